@@ -1,0 +1,118 @@
+"""The small store interface the apiserver's handlers use (so another backend can replace SQLite).
+
+Contract (kine/etcd semantics without etcd):
+- One global revision counter. Every successful create/update/delete gets the next revision,
+  which is written into the stored object's `metadata.resourceVersion` (as a decimal string).
+- Reads (`get`, `list`) are served from memory and are synchronous: they reflect every write
+  whose future has resolved.
+- A write's awaitable resolves only after its transaction is COMMITTED to SQLite (durable:
+  `synchronous=FULL` in WAL mode). Concurrent writes are group-committed by one writer task.
+- Writes are checked against the in-memory state at commit time by the single writer, so
+  `expected_rv` is a true compare-and-swap.
+- Watch from revision N yields every event with revision > N in order, then live events.
+  N below `compacted_revision` -> `TooOldError`. A watcher whose bounded queue overflows is
+  closed (its iterator raises `WatchOverflowError`); writers never wait for watchers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from minik3s.api.types import JsonDict
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+@dataclass(slots=True, frozen=True)
+class StoreEvent:
+    """A committed change. `object` is the stored object at `revision` (for DELETED: the last
+    state with `metadata.resourceVersion` set to the delete's revision). `prev` is the object
+    before the change (None for ADDED). Objects are shared: never mutate them."""
+
+    type: EventType
+    key: str
+    object: JsonDict
+    revision: int
+    prev: JsonDict | None = None
+
+
+class StorageError(Exception):
+    pass
+
+
+class KeyExistsError(StorageError):
+    """create() on a key that exists."""
+
+
+class KeyNotFoundError(StorageError):
+    """update()/delete() on a key that does not exist."""
+
+
+class RevisionMismatchError(StorageError):
+    """expected_rv did not match the stored object's revision."""
+
+    def __init__(self, key: str, expected: int, actual: int) -> None:
+        super().__init__(f"{key}: expected revision {expected}, found {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class TooOldError(StorageError):
+    """Requested revision is older than the retained history (-> 410 Expired)."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class WatchOverflowError(StorageError):
+    """The watcher fell too far behind; its stream is closed (the client relists)."""
+
+
+class Watcher(Protocol):
+    """An ordered stream of StoreEvents for keys under one prefix."""
+
+    def __aiter__(self) -> AsyncIterator[StoreEvent]: ...
+
+    async def __anext__(self) -> StoreEvent: ...
+
+    def close(self) -> None:
+        """Stop the watch; a pending `__anext__` ends with StopAsyncIteration."""
+
+
+class Store(Protocol):
+    @property
+    def revision(self) -> int:
+        """The newest committed revision."""
+
+    @property
+    def compacted_revision(self) -> int:
+        """Watches from a revision below this get TooOldError."""
+
+    async def start(self) -> None:
+        """Open the database, rebuild the in-memory state and history, start the writer."""
+
+    async def close(self) -> None:
+        """Finish queued writes, stop the writer and compactor, close watchers and SQLite."""
+
+    def get(self, key: str) -> JsonDict | None:
+        """The current object (shared; never mutate) or None."""
+
+    def list(self, prefix: str) -> tuple[list[JsonDict], int]:
+        """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
+
+    async def create(self, key: str, obj: JsonDict) -> JsonDict:
+        """Store a new object; sets metadata.resourceVersion. Raises KeyExistsError."""
+
+    async def update(self, key: str, obj: JsonDict, *, expected_rv: int | None = None) -> JsonDict:
+        """Replace the object; sets metadata.resourceVersion. Raises KeyNotFoundError,
+        RevisionMismatchError (when expected_rv is given and differs)."""
+
+    async def delete(self, key: str, *, expected_rv: int | None = None) -> JsonDict:
+        """Remove the object; returns its last state with the delete's resourceVersion."""
+
+    def watch(self, prefix: str, from_revision: int, *, queue_size: int = 1000) -> Watcher:
+        """Events with revision > from_revision for keys under prefix. Raises TooOldError."""

@@ -1,0 +1,233 @@
+"""One API error hierarchy shared by server and client (layer L2).
+
+The server renders an `ApiError` as an upstream `Status` object (kind Status, apiVersion v1,
+status Failure, message, reason, details, code); the client parses a `Status` back into the
+same class with `ApiError.from_status`. Reason names and codes are kube-apiserver's
+(k8s.io/apimachinery/pkg/api/errors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minik3s.api.types import JsonDict
+
+
+class ApiError(Exception):
+    """Base of every API error; `code` is the HTTP status, `reason` the StatusReason."""
+
+    code = 500
+    reason = "InternalError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: JsonDict | None = None,
+        code: int | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+        if code is not None:
+            self.code = code
+        if reason is not None:
+            self.reason = reason
+
+    def to_status(self) -> JsonDict:
+        status: JsonDict = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            status["details"] = self.details
+        return status
+
+    @property
+    def causes(self) -> list[JsonDict]:
+        return list(self.details.get("causes", []))
+
+    @staticmethod
+    def from_status(status: JsonDict, http_code: int | None = None) -> ApiError:
+        code = int(status.get("code") or http_code or 500)
+        reason = str(status.get("reason") or "")
+        message = str(status.get("message") or reason or f"HTTP {code}")
+        details = status.get("details") or {}
+        cls = _BY_REASON.get(reason) or _BY_CODE.get(code) or ApiError
+        err = cls(message, details=details, code=code, reason=reason or cls.reason)
+        return err
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code} {self.reason}: {self.message})"
+
+
+class BadRequestError(ApiError):
+    code = 400
+    reason = "BadRequest"
+
+
+class UnauthorizedError(ApiError):
+    code = 401
+    reason = "Unauthorized"
+
+
+class ForbiddenError(ApiError):
+    code = 403
+    reason = "Forbidden"
+
+
+class NotFoundError(ApiError):
+    code = 404
+    reason = "NotFound"
+
+
+class MethodNotAllowedError(ApiError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class NotAcceptableError(ApiError):
+    code = 406
+    reason = "NotAcceptable"
+
+
+class AlreadyExistsError(ApiError):
+    code = 409
+    reason = "AlreadyExists"
+
+
+class ConflictError(ApiError):
+    code = 409
+    reason = "Conflict"
+
+
+class GoneError(ApiError):
+    """410: `Expired` (too old resource version / expired continue) or `Gone`."""
+
+    code = 410
+    reason = "Expired"
+
+
+class RequestEntityTooLargeError(ApiError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
+class UnsupportedMediaTypeError(ApiError):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class InvalidError(ApiError):
+    """422 with `details.causes` carrying field paths."""
+
+    code = 422
+    reason = "Invalid"
+
+
+class TooManyRequestsError(ApiError):
+    code = 429
+    reason = "TooManyRequests"
+
+
+class InternalError(ApiError):
+    code = 500
+    reason = "InternalError"
+
+
+class ServiceUnavailableError(ApiError):
+    code = 503
+    reason = "ServiceUnavailable"
+
+
+class TimeoutError_(ApiError):
+    code = 504
+    reason = "Timeout"
+
+
+_BY_REASON: dict[str, type[ApiError]] = {
+    c.reason: c
+    for c in (
+        BadRequestError,
+        UnauthorizedError,
+        ForbiddenError,
+        NotFoundError,
+        MethodNotAllowedError,
+        NotAcceptableError,
+        AlreadyExistsError,
+        ConflictError,
+        RequestEntityTooLargeError,
+        UnsupportedMediaTypeError,
+        InvalidError,
+        TooManyRequestsError,
+        InternalError,
+        ServiceUnavailableError,
+        TimeoutError_,
+    )
+}
+_BY_REASON["Expired"] = GoneError
+_BY_REASON["Gone"] = GoneError
+_BY_CODE: dict[int, type[ApiError]] = {c.code: c for c in _BY_REASON.values() if c is not ConflictError}
+_BY_CODE[409] = ConflictError
+
+
+def cause(field: str, message: str, reason: str = "FieldValueInvalid") -> JsonDict:
+    """One `StatusCause`; reasons as upstream field errors: FieldValueRequired, FieldValueInvalid,
+    FieldValueNotSupported, FieldValueDuplicate, FieldValueForbidden, FieldValueTooLong."""
+    return {"reason": reason, "message": message, "field": field}
+
+
+def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> InvalidError:
+    """Build upstream's 422: `<Kind> "<name>" is invalid: <field>: <message>, ...`.
+
+    Each cause message is rendered as upstream field.Error does, e.g.
+    `spec.containers: Required value` or `metadata.name: Invalid value: "A": a lowercase RFC 1123 ...`.
+    """
+    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    if len(parts) == 1:
+        summary = parts[0]
+    else:
+        summary = "[" + ", ".join(parts) + "]"
+    details: JsonDict = {"name": name, "kind": kind, "causes": causes}
+    if group:
+        details["group"] = group
+    return InvalidError(f'{kind} "{name}" is invalid: {summary}', details=details)
+
+
+def qualified(resource: str, group: str) -> str:
+    """`pods` or `deployments.apps`, as upstream messages name a resource."""
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(resource: str, group: str, name: str) -> NotFoundError:
+    details: dict[str, Any] = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    return NotFoundError(f'{qualified(resource, group)} "{name}" not found', details=details)
+
+
+def already_exists(resource: str, group: str, name: str) -> AlreadyExistsError:
+    details: dict[str, Any] = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    return AlreadyExistsError(f'{qualified(resource, group)} "{name}" already exists', details=details)
+
+
+def conflict(resource: str, group: str, name: str, why: str | None = None) -> ConflictError:
+    details: dict[str, Any] = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    why = why or "the object has been modified; please apply your changes to the latest version and try again"
+    return ConflictError(
+        f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}', details=details
+    )
+
+
+def too_old(requested: int, oldest: int) -> GoneError:
+    return GoneError(f"too old resource version: {requested} ({oldest})")

@@ -1,0 +1,102 @@
+"""Kubernetes `resource.Quantity` parsing (layer L2).
+
+Grammar (k8s.io/apimachinery/pkg/api/resource): <sign><digits>[.<digits>]<suffix>, where the
+suffix is a binary SI suffix (Ki Mi Gi Ti Pi Ei), a decimal SI suffix (n u m "" k M G T P E)
+or a decimal exponent (e3, E-2). Examples: "100m" = 0.1, "1.5" = 1.5, "2Gi" = 2*2^30,
+"1e3" = 1000, "500Mi" = 524288000. Rejected: "abc", "1.5.3", "", "1Gb", "--1".
+
+Values are exact (`Fraction`); `milli_value` and `value` round up as upstream's
+MilliValue()/Value() do (a request of "0.5m" cpu counts as 1 milli-core).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
+    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
+    "P": Fraction(10**15), "E": Fraction(10**18),
+}
+_RE = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?[0-9]+))?$")
+
+_cache: dict[str, Fraction] = {}
+
+
+class QuantityError(ValueError):
+    pass
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Parse a quantity string (or a JSON number) into an exact Fraction. Raises QuantityError."""
+    if isinstance(value, bool):
+        raise QuantityError("quantities must match the regular expression "
+                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError("quantity must be finite")
+        return Fraction(str(value))
+    if not isinstance(value, str):
+        raise QuantityError("quantity must be a string or a number")
+    hit = _cache.get(value)
+    if hit is not None:
+        return hit
+    m = _RE.match(value.strip()) if value == value.strip() else None
+    if not m:
+        raise QuantityError("quantities must match the regular expression "
+                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    sign, num, suffix, exp = m.groups()
+    q = Fraction(num if not num.endswith(".") else num[:-1] or "0")
+    if suffix:
+        q *= _BINARY.get(suffix) or _DECIMAL[suffix]
+    elif exp is not None:
+        e = int(exp)
+        if abs(e) > 100:
+            raise QuantityError("quantity exponent out of range")
+        q *= Fraction(10) ** e
+    if sign == "-":
+        q = -q
+    if len(_cache) < 10000:
+        _cache[value] = q
+    return q
+
+
+def is_valid_quantity(value: object) -> bool:
+    try:
+        parse_quantity(value)  # type: ignore[arg-type]
+    except QuantityError:
+        return False
+    return True
+
+
+def milli_value(value: str | int | float | Fraction) -> int:
+    """ceil(value * 1000), as Quantity.MilliValue(). `"100m"` -> 100, `"1"` -> 1000."""
+    q = value if isinstance(value, Fraction) else parse_quantity(value)
+    return math.ceil(q * 1000)
+
+
+def int_value(value: str | int | float | Fraction) -> int:
+    """ceil(value), as Quantity.Value(). `"1Gi"` -> 1073741824, `"0.5"` -> 1."""
+    q = value if isinstance(value, Fraction) else parse_quantity(value)
+    return math.ceil(q)
+
+
+def format_quantity(value: int, binary: bool = True) -> str:
+    """A compact canonical-ish form for byte counts ("16Gi") and counts ("110")."""
+    if value == 0:
+        return "0"
+    if binary:
+        for suf in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+            if value % _BINARY[suf] == 0:
+                return f"{value // _BINARY[suf]}{suf}"
+    return str(value)
+
+
+def format_milli(milli: int) -> str:
+    """Milli-units as a quantity: 1500 -> "1500m", 2000 -> "2"."""
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"

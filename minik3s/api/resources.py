@@ -1,0 +1,293 @@
+"""The declarative resources table (layer L2).
+
+One entry per served resource drives routing, discovery, validation and field selectors in
+the apiserver, and path building in the client. Adding a built-in resource is one entry here
+(plus, optionally, a strategy in `apiserver/strategies`). CustomResourceDefinitions add
+entries at run time through `ResourceRegistry.add`.
+
+Storage keys: `<group or "core">/<resource>/<namespace>/<name>` for namespaced objects and
+`<group or "core">/<resource>//<name>` for cluster-scoped ones, so one prefix scan lists a
+resource (all namespaces) or a namespace of it, sorted by namespace then name as etcd does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from minik3s.api.types import JsonDict
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+def _dig(obj: JsonDict, path: str) -> Any:
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _as_field_value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+FieldGetter = Callable[[JsonDict], str]
+
+
+def path_getter(path: str) -> FieldGetter:
+    return lambda obj: _as_field_value(_dig(obj, path))
+
+
+def _pod_ip(obj: JsonDict) -> str:
+    status = obj.get("status") or {}
+    ips = status.get("podIPs") or []
+    if ips and isinstance(ips[0], dict):
+        return _as_field_value(ips[0].get("ip"))
+    return _as_field_value(status.get("podIP"))
+
+
+def _event_source(obj: JsonDict) -> str:
+    src = (obj.get("source") or {}).get("component")
+    return _as_field_value(src or obj.get("reportingController") or obj.get("reportingComponent"))
+
+
+POD_FIELDS: dict[str, FieldGetter] = {
+    "spec.nodeName": path_getter("spec.nodeName"),
+    "spec.host": path_getter("spec.nodeName"),
+    "spec.restartPolicy": path_getter("spec.restartPolicy"),
+    "spec.schedulerName": path_getter("spec.schedulerName"),
+    "spec.serviceAccountName": path_getter("spec.serviceAccountName"),
+    "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
+    "status.phase": path_getter("status.phase"),
+    "status.podIP": _pod_ip,
+    "status.nominatedNodeName": path_getter("status.nominatedNodeName"),
+}
+
+EVENT_FIELDS: dict[str, FieldGetter] = {
+    **{f"involvedObject.{k}": path_getter(f"involvedObject.{k}") for k in (
+        "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+    "reason": path_getter("reason"),
+    "reportingComponent": path_getter("reportingComponent"),
+    "source": _event_source,
+    "type": path_getter("type"),
+}
+
+EVENTS_V1_FIELDS: dict[str, FieldGetter] = {
+    **{f"regarding.{k}": path_getter(f"regarding.{k}") for k in (
+        "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+    "reason": path_getter("reason"),
+    "reportingController": path_getter("reportingController"),
+    "type": path_getter("type"),
+}
+
+
+@dataclass(slots=True)
+class ResourceInfo:
+    """One served resource. `resource` is the plural (`pods`), `kind` the object kind (`Pod`)."""
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "eviction"
+    singular: str = ""
+    # extra field-selector labels beyond metadata.name / metadata.namespace
+    field_labels: dict[str, FieldGetter] = field(default_factory=dict)
+    # True for built-in kinds: strategic merge patch is allowed (CRDs reject it with 415)
+    builtin: bool = True
+    has_spec: bool = True
+    # status subresource: the main resource ignores status changes and vice versa
+    # (only when "status" is in subresources)
+    crd_schema: JsonDict | None = None  # openAPIV3Schema for custom resources
+    printer_columns: tuple[JsonDict, ...] = ()  # CRD additionalPrinterColumns
+    selectable_fields: tuple[str, ...] = ()  # CRD selectableFields jsonPaths (without leading dot)
+
+    def __post_init__(self) -> None:
+        if not self.singular:
+            self.singular = self.kind.lower()
+        for path in self.selectable_fields:
+            self.field_labels.setdefault(path, path_getter(path))
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def key_prefix(self) -> str:
+        return f"{self.group or 'core'}/{self.resource}/"
+
+    def key(self, namespace: str | None, name: str) -> str:
+        return f"{self.key_prefix}{namespace or ''}/{name}"
+
+    def list_prefix(self, namespace: str | None) -> str:
+        if namespace and self.namespaced:
+            return f"{self.key_prefix}{namespace}/"
+        return self.key_prefix
+
+    def field_getter(self, label: str) -> FieldGetter | None:
+        if label == "metadata.name":
+            return path_getter("metadata.name")
+        if label == "metadata.namespace" and self.namespaced:
+            return path_getter("metadata.namespace")
+        return self.field_labels.get(label)
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.resource}"
+        if name:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+
+def builtin_resources() -> list[ResourceInfo]:
+    """The built-in resources minik3s serves (a fresh list per call: no global mutable state)."""
+    R = ResourceInfo
+    return [
+        R("", "v1", "namespaces", "Namespace", False, ("ns",), subresources=("status", "finalize"),
+          field_labels={"status.phase": path_getter("status.phase")}),
+        R("", "v1", "nodes", "Node", False, ("no",), subresources=("status",),
+          field_labels={"spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false"}),
+        R("", "v1", "pods", "Pod", True, ("po",), ("all",), subresources=("status", "binding", "eviction"),
+          field_labels=dict(POD_FIELDS)),
+        R("", "v1", "bindings", "Binding", True, verbs=("create",), has_spec=False),
+        R("", "v1", "events", "Event", True, ("ev",), has_spec=False, field_labels=dict(EVENT_FIELDS)),
+        R("", "v1", "configmaps", "ConfigMap", True, ("cm",), has_spec=False),
+        R("", "v1", "secrets", "Secret", True, has_spec=False,
+          field_labels={"type": path_getter("type")}),
+        R("", "v1", "services", "Service", True, ("svc",), ("all",), subresources=("status",)),
+        R("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), has_spec=False),
+        R("", "v1", "endpoints", "Endpoints", True, ("ep",), has_spec=False),
+        R("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), subresources=("status",)),
+        R("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), subresources=("status",)),
+        R("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",), ("all",),
+          subresources=("status", "scale"), field_labels={"status.replicas": path_getter("status.replicas")}),
+        R("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=("status",)),
+        R("", "v1", "limitranges", "LimitRange", True, ("limits",)),
+        R("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("all",), subresources=("status", "scale")),
+        R("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",), subresources=("status", "scale"),
+          field_labels={"status.replicas": path_getter("status.replicas")}),
+        R("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("all",), subresources=("status", "scale")),
+        R("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("all",), subresources=("status",)),
+        R("apps", "v1", "controllerrevisions", "ControllerRevision", True, has_spec=False),
+        R("batch", "v1", "jobs", "Job", True, (), ("all",), subresources=("status",),
+          field_labels={"status.successful": path_getter("status.succeeded")}),
+        R("batch", "v1", "cronjobs", "CronJob", True, ("cj",), ("all",), subresources=("status",)),
+        R("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",), has_spec=False),
+        R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=("status",)),
+        R("coordination.k8s.io", "v1", "leases", "Lease", True),
+        R("events.k8s.io", "v1", "events", "Event", True, ("ev",), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
+        R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
+          ("crd", "crds"), subresources=("status",)),
+    ]
+
+
+class ResourceRegistry:
+    """Lookup of served resources by (group, version, resource), by kind, and by short name.
+
+    Mutable only through `add`/`remove` (CRDs); readers see a consistent dict per call.
+    """
+
+    def __init__(self, resources: Iterable[ResourceInfo] | None = None) -> None:
+        self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._listeners: list[Callable[[], None]] = []
+        for info in resources if resources is not None else builtin_resources():
+            self.add(info, notify=False)
+
+    def add(self, info: ResourceInfo, *, notify: bool = True) -> None:
+        self._by_gvr[(info.group, info.version, info.resource)] = info
+        if notify:
+            for cb in list(self._listeners):
+                cb()
+
+    def remove(self, group: str, version: str, resource: str) -> None:
+        self._by_gvr.pop((group, version, resource), None)
+        for cb in list(self._listeners):
+            cb()
+
+    def on_change(self, cb: Callable[[], None]) -> None:
+        self._listeners.append(cb)
+
+    def get(self, group: str, version: str, resource: str) -> ResourceInfo | None:
+        return self._by_gvr.get((group, version, resource))
+
+    def all(self) -> list[ResourceInfo]:
+        return list(self._by_gvr.values())
+
+    def groups(self) -> dict[str, list[str]]:
+        """group -> versions (preferred first), in a stable order ('' is the core group)."""
+        out: dict[str, list[str]] = {}
+        for (g, v, _r) in self._by_gvr:
+            vs = out.setdefault(g, [])
+            if v not in vs:
+                vs.append(v)
+        return out
+
+    def for_group_version(self, group: str, version: str) -> list[ResourceInfo]:
+        return [i for (g, v, _r), i in self._by_gvr.items() if g == group and v == version]
+
+    def by_kind(self, api_version: str, kind: str) -> ResourceInfo | None:
+        group, _, version = api_version.rpartition("/")
+        for info in self._by_gvr.values():
+            if info.kind == kind and info.group == group and info.version == version:
+                return info
+        return None
+
+    def lookup(self, name: str) -> ResourceInfo | None:
+        """Resolve what a user typed (`po`, `pods`, `pod`, `deployments.apps`, `Pod`)."""
+        name_l = name.lower()
+        res, _, grp = name_l.partition(".")
+        for info in self._by_gvr.values():
+            if grp and info.group != grp:
+                continue
+            if res in (info.resource, info.singular, info.kind.lower()) or res in info.short_names:
+                if info.group == "events.k8s.io" and not grp:
+                    continue  # prefer core/v1 events, as kubectl does
+                return info
+        return None
+
+
+def _builtin_index() -> dict[str, ResourceInfo]:
+    return {r.qualified: r for r in builtin_resources()}
+
+
+_IDX = _builtin_index()
+# Read-only descriptors components use to address built-in resources through the client.
+NAMESPACES = _IDX["namespaces"]
+NODES = _IDX["nodes"]
+PODS = _IDX["pods"]
+EVENTS = _IDX["events"]
+CONFIGMAPS = _IDX["configmaps"]
+SERVICES = _IDX["services"]
+DEPLOYMENTS = _IDX["deployments.apps"]
+REPLICASETS = _IDX["replicasets.apps"]
+PRIORITYCLASSES = _IDX["priorityclasses.scheduling.k8s.io"]
+PODDISRUPTIONBUDGETS = _IDX["poddisruptionbudgets.policy"]
+LEASES = _IDX["leases.coordination.k8s.io"]
+CRDS = _IDX["customresourcedefinitions.apiextensions.k8s.io"]

@@ -1,0 +1,91 @@
+"""The `Client` protocol every component is written against (layer L3).
+
+Resources are addressed by `ResourceInfo` descriptors from `minik3s.api.resources`
+(PODS, NODES, DEPLOYMENTS, ...). Objects are plain JSON dicts. Errors are raised as the
+`minik3s.api.errors.ApiError` hierarchy (NotFoundError, ConflictError, ...), identical for
+both transports. Objects returned by watches and informers are shared: copy before changing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from minik3s.api.resources import ResourceInfo
+from minik3s.api.types import JsonDict
+
+PatchType = Literal["merge", "strategic", "json", "apply"]
+
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+@dataclass(slots=True, frozen=True)
+class WatchEvent:
+    type: str  # ADDED | MODIFIED | DELETED | BOOKMARK
+    object: JsonDict
+
+
+class WatchStream(Protocol):
+    """Async iterator of WatchEvents. An ERROR event is raised as ApiError (410 -> GoneError).
+    Ends (StopAsyncIteration) when the server closes the stream or `close()` is called."""
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    async def __anext__(self) -> WatchEvent: ...
+
+    async def close(self) -> None: ...
+
+
+class Client(Protocol):
+    async def get(self, res: ResourceInfo, name: str, namespace: str | None = None,
+                  *, subresource: str | None = None) -> JsonDict: ...
+
+    async def list(self, res: ResourceInfo, namespace: str | None = None, *,
+                   label_selector: str | None = None, field_selector: str | None = None,
+                   limit: int | None = None, continue_: str | None = None,
+                   resource_version: str | None = None) -> JsonDict:
+        """Returns the List object: {"kind": ..List, "metadata": {"resourceVersion", "continue"?}, "items": [...]}."""
+
+    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
+                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+        """Namespace defaults to obj.metadata.namespace (then "default" for namespaced kinds)."""
+
+    async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
+                     field_manager: str | None = None) -> JsonDict:
+        """PUT; name/namespace from obj.metadata; a set metadata.resourceVersion is a precondition."""
+
+    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+        """PUT .../status."""
+
+    async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
+                    patch_type: PatchType = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool | None = None) -> JsonDict: ...
+
+    async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None,
+                     preconditions: JsonDict | None = None,
+                     propagation_policy: str | None = None) -> JsonDict:
+        """Returns the object (still present, with deletionTimestamp, when graceful) or a Status."""
+
+    async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
+                                label_selector: str | None = None,
+                                field_selector: str | None = None) -> JsonDict: ...
+
+    def watch(self, res: ResourceInfo, namespace: str | None = None, *,
+              resource_version: str | None = None, label_selector: str | None = None,
+              field_selector: str | None = None, timeout_seconds: int | None = None,
+              allow_bookmarks: bool = False) -> WatchStream: ...
+
+    async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
+        """POST pods/{name}/binding. Raises ConflictError if already bound."""
+
+    async def evict(self, namespace: str, name: str, *, delete_options: JsonDict | None = None) -> None:
+        """POST pods/{name}/eviction. Raises TooManyRequestsError when a PDB blocks it."""
+
+    async def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""The scheduling framework: extension-point contracts, CycleState, NodeInfo/PodInfo, runtime."""

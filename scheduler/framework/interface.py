@@ -1,0 +1,305 @@
+"""Extension-point contracts of the scheduling framework (upstream: pkg/scheduler/framework/interface.go).
+
+A plugin declares the points it implements in its class line, e.g.
+`class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin)`, has a `NAME`, and is
+constructed as `Plugin(args, handle)` where `args` is its pydantic args model (or None) and
+`handle` the framework `Handle`. Plugins never call the API in Filter/Score.
+
+Every method returns a `Status` (or a tuple with one); returning None is a bug the runtime
+reports as an Error naming the plugin.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from minik3s.api.types import JsonDict
+
+if TYPE_CHECKING:
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.types import NodeInfo, PodInfo
+
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Code(enum.IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(slots=True)
+class Status:
+    """Outcome of a plugin call. `reasons` are the user-facing messages (counted per node in
+    FailedScheduling), `plugin` the plugin that produced it (set by the runtime if empty)."""
+
+    code: Code = Code.SUCCESS
+    reasons: list[str] = field(default_factory=list)
+    plugin: str = ""
+    error: BaseException | None = None
+
+    @classmethod
+    def success(cls) -> Status:
+        return cls(Code.SUCCESS)
+
+    @classmethod
+    def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE, list(reasons), plugin)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, list(reasons), plugin)
+
+    @classmethod
+    def skip(cls) -> Status:
+        return cls(Code.SKIP)
+
+    @classmethod
+    def wait(cls, plugin: str = "") -> Status:
+        return cls(Code.WAIT, [], plugin)
+
+    @classmethod
+    def as_error(cls, err: BaseException | str, plugin: str = "") -> Status:
+        if isinstance(err, str):
+            return cls(Code.ERROR, [err], plugin)
+        return cls(Code.ERROR, [str(err)], plugin, err)
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+
+def is_success(status: Status | None) -> bool:
+    """None counts as Success (as upstream's nil *Status)."""
+    return status is None or status.code == Code.SUCCESS
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Narrows the nodes Filter is run on. `node_names=None` means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return PreFilterResult(self.node_names)
+        if self.node_names is None:
+            return PreFilterResult(set(other.node_names))
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+class ActionType(enum.IntFlag):
+    """Cluster event actions (upstream framework.ActionType)."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATIONS = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
+              | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATIONS
+              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM)
+    ALL = ADD | DELETE | UPDATE
+
+
+class EventResource(str, enum.Enum):
+    POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnschedulablePod"
+    NODE = "Node"
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    POD_GROUP = "PodGroup"
+    WILDCARD = "*"
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterEvent:
+    resource: EventResource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        if self.resource == EventResource.WILDCARD:
+            return True
+        same = self.resource == incoming.resource or (
+            self.resource == EventResource.POD
+            and incoming.resource in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
+        )
+        return same and bool(self.action & incoming.action)
+
+
+class QueueingHint(enum.IntEnum):
+    SKIP = 0
+    QUEUE = 1
+
+
+@dataclass(slots=True)
+class ClusterEventWithHint:
+    """An event a plugin registers interest in. `hint_fn(pod, old_obj, new_obj) -> QueueingHint`
+    decides whether that event may make the rejected pod schedulable; None means always Queue."""
+
+    event: ClusterEvent
+    hint_fn: Any = None
+
+
+class Handle(Protocol):
+    """What the framework offers plugins (upstream framework.Handle)."""
+
+    def snapshot(self) -> Any:
+        """The current cycle's Snapshot: `.node_infos()` list, `.get(name)`, `.have_pods_with_affinity()`,
+        `.have_pods_with_required_anti_affinity()`."""
+
+    def iterate_waiting_pods(self) -> list[Any]:
+        """WaitingPod objects: `.pod`, `.allow(plugin)`, `.reject(plugin, msg)`, `.pending_plugins()`."""
+
+    def get_waiting_pod(self, uid: str) -> Any | None: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    @property
+    def client(self) -> Any:
+        """minik3s.client Client (only for PreBind/Bind/PostBind/PostFilter, never Filter/Score)."""
+
+    @property
+    def informers(self) -> Any:
+        """Shared informer factory (namespaces for namespaceSelector, PodGroups, ...)."""
+
+
+class Plugin:
+    NAME: ClassVar[str] = ""
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        self.args = args
+        self.handle = handle
+
+    def name(self) -> str:
+        return self.NAME
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: JsonDict) -> Status:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        """a, b are QueuedPodInfo; True if a should be popped before b."""
+        raise NotImplementedError
+
+
+class EnqueueExtensions(Plugin):
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        raise NotImplementedError
+
+    # PreFilterExtensions (used by preemption to simulate removing/adding pods). Optional.
+    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        return Status.success()
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status:
+        return Status.success()
+
+    def has_pre_filter_extensions(self) -> bool:
+        return False
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    async def post_filter(self, state: CycleState, pod: PodInfo, filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        raise NotImplementedError
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
+        """Optional ScoreExtensions: rewrite scores in place into [0, 100]."""
+        return Status.success()
+
+    def has_normalize_score(self) -> bool:
+        return type(self).normalize_score is not ScorePlugin.normalize_score
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        """Returns (status, timeout_seconds). Status WAIT parks the pod until allowed/rejected/timeout."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Return SKIP to let the next Bind plugin handle it."""
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
