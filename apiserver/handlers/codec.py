@@ -1,0 +1,128 @@
+"""Request body decoding and response encoding for the HTTP layer.
+
+Bodies: JSON (also when Content-Type is missing, as kubectl and the Python client send),
+YAML, Kubernetes protobuf (`application/vnd.kubernetes.protobuf`, kubectl's typed create
+commands and DELETE bodies), form-encoded DeleteOptions, and the four PATCH media types.
+Bodies over 3 MiB are refused with 413 before they are read whole, as kube-apiserver does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from minik3s.api.errors import BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError
+
+MAX_BODY = 3 * 1024 * 1024
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "apply-cbor",
+}
+
+JSON_CT = "application/json"
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=orjson.dumps(obj), status=status, content_type=JSON_CT, headers=headers)
+
+
+def media_type(request: web.Request) -> str:
+    ct = request.headers.get("Content-Type", "")
+    return ct.split(";", 1)[0].strip().lower()
+
+
+async def read_body(request: web.Request) -> bytes:
+    cl = request.content_length
+    if cl is not None and cl > MAX_BODY:
+        raise RequestEntityTooLargeError("the server has received a request that is too large",
+                                         details={"causes": [{"message": f"limit is {MAX_BODY}"}]})
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = await request.content.read(65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > MAX_BODY:
+            raise RequestEntityTooLargeError("the server has received a request that is too large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _yaml_load(raw: bytes) -> Any:
+    try:
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        raise BadRequestError(f"error converting YAML to JSON: {str(e).splitlines()[0]}") from None
+
+
+def decode_json(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise BadRequestError(f"the body of the request was in an unknown format: {e}") from None
+
+
+def decode_object(raw: bytes, ct: str) -> Any:
+    """Decode a create/update body into a JSON-shaped value."""
+    if not raw.strip():
+        raise BadRequestError("the body of the request was empty")
+    if ct in ("", JSON_CT, "*/*", "text/plain"):
+        return decode_json(raw)
+    if ct in ("application/yaml", "application/x-yaml", "text/yaml"):
+        return _yaml_load(raw)
+    if ct == "application/vnd.kubernetes.protobuf":
+        from apiserver.protobuf import ProtobufError, decode_protobuf
+
+        try:
+            return decode_protobuf(raw)
+        except ProtobufError as e:
+            raise BadRequestError(f"the body of the request was in an unknown format: {e}") from None
+    raise UnsupportedMediaTypeError(
+        f'the body of the request was in an unknown format - accepted media types include: '
+        f'application/json, application/yaml, application/vnd.kubernetes.protobuf (got "{ct}")')
+
+
+def decode_patch(raw: bytes, ct: str) -> tuple[str, Any]:
+    kind = PATCH_TYPES.get(ct)
+    if kind is None:
+        raise UnsupportedMediaTypeError(
+            f'the body of the request was in an unknown format - accepted media types include: '
+            f'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, '
+            f'application/strategic-merge-patch+json (got "{ct}")')
+    if not raw.strip():
+        raise BadRequestError("the body of the request was empty")
+    if kind == "apply":
+        return "apply", _yaml_load(raw)
+    if kind == "apply-cbor":
+        raise UnsupportedMediaTypeError("application/apply-patch+cbor is not supported")
+    return kind, decode_json(raw)
+
+
+def decode_delete_options(raw: bytes, ct: str) -> dict[str, Any] | None:
+    if not raw.strip():
+        return None
+    if ct == "application/x-www-form-urlencoded":
+        from urllib.parse import parse_qsl
+
+        out: dict[str, Any] = {}
+        for k, v in parse_qsl(raw.decode("utf-8", "replace")):
+            out[k] = int(v) if k == "gracePeriodSeconds" and v.lstrip("-").isdigit() else v
+        return out
+    obj = decode_object(raw, ct)
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise BadRequestError("DeleteOptions must be a JSON object")
+    return obj

@@ -1,0 +1,623 @@
+"""Server-side apply and field ownership (`metadata.managedFields`) (layer L4, apiserver).
+
+Why: `kubectl apply --server-side` sends the whole intended configuration; the server merges it
+into the live object, remembers which manager set which field, refuses (409) to let one manager
+silently change a field another manager set, and removes fields a manager stopped applying when
+nobody else uses them. Ordinary writes record ownership too (`update_managed_fields`), so an
+apply conflicts with an earlier `kubectl edit` or client-side apply exactly as upstream
+(k8s.io/apimachinery/pkg/util/managedfields + sigs.k8s.io/structured-merge-diff).
+
+Model: a field set is a Python set of paths; a path is a tuple of fieldsV1 elements:
+`f:<name>` (a map member), `k:{"name":"c"}` (a keyed list item, keys sorted, compact JSON),
+`v:<json>` (a set member), `i:<n>` (an index). Leaves, list items, atomic values and map entries
+are members; `fieldsV1` marks a member that also has members below it with `".": {}`.
+Keyed lists are the kinds' `+listType=map` lists from `PatchMeta`; with no schema (custom
+resources) maps are granular and lists atomic.
+
+Apply, in order (structured-merge-diff Updater.Apply):
+1. merged = live ⊕ applied (applied wins on leaves; keyed lists merge by key);
+2. the applier now owns exactly the applied field set;
+3. prune: fields the applier owned before, owns no longer, and no manager owns → removed;
+4. compare live and merged: fields added or changed that other managers own are conflicts
+   (409 unless `force`; with `force` the others lose them); removed fields leave every set.
+Applying a value equal to the live one is no conflict: both managers then share the field.
+
+Worked example: live `spec.replicas: 3` owned by `kubectl-client-side-apply` (Update);
+manager `kubectl` applies `spec.replicas: 5` → conflict `.spec.replicas`; applying `3` instead
+succeeds and both own `f:spec.f:replicas`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from apiserver.patch.errors import ApplyConflictError, PatchError
+from apiserver.patch.json_patch import json_equal
+from apiserver.patch.strategic_merge import DEDUCED, PatchMeta, canonical, patch_meta_for
+
+Path = tuple[str, ...]
+FieldSet = set[Path]
+
+BEFORE_FIRST_APPLY = "before-first-apply"
+
+# stripmeta.go: fields no manager ever owns
+_STRIPPED: tuple[Path, ...] = (
+    ("f:apiVersion",),
+    ("f:kind",),
+    ("f:metadata", "f:name"),
+    ("f:metadata", "f:namespace"),
+    ("f:metadata", "f:creationTimestamp"),
+    ("f:metadata", "f:selfLink"),
+    ("f:metadata", "f:uid"),
+    ("f:metadata", "f:clusterName"),
+    ("f:metadata", "f:generation"),
+    ("f:metadata", "f:managedFields"),
+    ("f:metadata", "f:resourceVersion"),
+)
+
+_MISSING: Any = object()
+
+
+class _Lookup:
+    """Sentinel: find the schema from the object's apiVersion/kind."""
+
+
+LOOKUP = _Lookup()
+
+
+@dataclass(slots=True)
+class ManagerEntry:
+    """One `metadata.managedFields` entry, decoded."""
+
+    manager: str
+    operation: str
+    api_version: str
+    time: str | None
+    fields: FieldSet = field(default_factory=set)
+    subresource: str = ""
+
+    def same_manager(self, manager: str, operation: str, subresource: str) -> bool:
+        return (self.manager, self.operation, self.subresource) == (manager, operation, subresource)
+
+    def printed(self) -> str:
+        """How upstream names a manager in conflict messages (printManager)."""
+        text = json.dumps(self.manager)
+        if self.subresource:
+            text += f" with subresource {json.dumps(self.subresource)}"
+        if self.operation == "Update":
+            text += f" using {self.api_version}"
+        return text
+
+
+# --- paths and fieldsV1 -----------------------------------------------------------------------
+
+
+def _item_element(item: Any, meta: PatchMeta, index: int) -> str:
+    if meta.list_type == "set":
+        return "v:" + canonical(item)
+    if meta.list_type == "map" and isinstance(item, dict):
+        keys = {}
+        for k in meta.list_keys:
+            if k in item and item[k] is not None:
+                keys[k] = item[k]
+            elif k in meta.key_defaults:
+                keys[k] = meta.key_defaults[k]
+        return "k:" + canonical(keys)
+    return f"i:{index}"
+
+
+def _granular_list(meta: PatchMeta) -> bool:
+    return not meta.deduced and meta.list_type in ("map", "set")
+
+
+def to_field_set(obj: Any, schema: PatchMeta | None) -> FieldSet:
+    """The field set an applied configuration sets (typed.ToFieldSet)."""
+    out: FieldSet = set()
+    _walk_set(obj, schema or DEDUCED, (), out)
+    return out
+
+
+def _walk_set(value: Any, meta: PatchMeta, path: Path, out: FieldSet) -> None:
+    if isinstance(value, dict) and not meta.atomic:
+        for k, v in value.items():
+            p = (*path, f"f:{k}")
+            _walk_set(v, meta.child(k), p, out)
+            # members of a map are members even when not leaves; fields of a struct only as leaves
+            if not meta.struct or v is None:
+                out.add(p)
+        return
+    if isinstance(value, list) and _granular_list(meta):
+        element = meta.element()
+        for i, item in enumerate(value):
+            p = (*path, _item_element(item, meta, i))
+            _walk_set(item, element, p, out)
+            out.add(p)
+        return
+    if path:
+        out.add(path)
+
+
+def encode_fields(fields: FieldSet) -> dict[str, Any]:
+    """A field set in the FieldsV1 JSON encoding."""
+    root: dict[str, Any] = {}
+    for path in sorted(fields):
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+    for path in fields:
+        node = root
+        for element in path:
+            node = node[element]
+        if node and "." not in node:
+            node["."] = {}
+    return _sorted_tree(root)
+
+
+def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
+    def order(k: str) -> tuple[int, str]:
+        return (0, "") if k == "." else ({"f": 1, "k": 2, "v": 3, "i": 4}.get(k[:1], 5), k)
+
+    return {k: _sorted_tree(node[k]) for k in sorted(node, key=order)}
+
+
+def decode_fields(fields_v1: Any) -> FieldSet:
+    out: FieldSet = set()
+
+    def walk(node: dict[str, Any], path: Path) -> None:
+        for k, v in node.items():
+            if k == ".":
+                if path:
+                    out.add(path)
+                continue
+            p = (*path, k)
+            if isinstance(v, dict) and v:
+                walk(v, p)
+            else:
+                out.add(p)
+
+    if isinstance(fields_v1, dict):
+        walk(fields_v1, ())
+    return out
+
+
+def path_string(path: Path) -> str:
+    """structured-merge-diff Path.String(): `.spec.containers[name="c"].image`."""
+    parts: list[str] = []
+    for element in path:
+        kind, rest = element[:2], element[2:]
+        if kind == "f:":
+            parts.append("." + rest)
+        elif kind == "k:":
+            keys = json.loads(rest)
+            parts.append("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(keys.items())) + "]")
+        elif kind == "v:":
+            parts.append(f"[={rest}]")
+        else:
+            parts.append(f"[{rest}]")
+    return "".join(parts)
+
+
+def _strip(fields: FieldSet, reset: Iterable[Path] = ()) -> FieldSet:
+    banned = (*_STRIPPED, *reset)
+    return {p for p in fields if not any(p[: len(b)] == b for b in banned) and p != ("f:metadata",)}
+
+
+# --- compare (typed.Compare) ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Comparison:
+    added: FieldSet = field(default_factory=set)
+    modified: FieldSet = field(default_factory=set)
+    removed: FieldSet = field(default_factory=set)
+
+
+def _empty(v: Any) -> bool:
+    return v is _MISSING or v is None or v == {} or v == []
+
+
+def compare(old: Any, new: Any, schema: PatchMeta | None) -> Comparison:
+    """Fields added, modified (leaf values only) and removed going from `old` to `new`."""
+    result = Comparison()
+    _cmp(old, new, schema or DEDUCED, (), result)
+    return result
+
+
+def _cmp(lhs: Any, rhs: Any, meta: PatchMeta, path: Path, res: Comparison) -> None:
+    if lhs is rhs or (isinstance(lhs, (dict, list)) and type(lhs) is type(rhs) and lhs == rhs):
+        return  # unchanged subtree (a schema never lets one field hold both a bool and a number)
+    both_empty = _empty(lhs) and _empty(rhs)
+    if (
+        not both_empty
+        and not meta.atomic
+        and (lhs is _MISSING or isinstance(lhs, dict))
+        and (rhs is _MISSING or isinstance(rhs, dict))
+    ):
+        l_map = {} if lhs is _MISSING else lhs
+        r_map = {} if rhs is _MISSING else rhs
+        for k in [*l_map, *(k for k in r_map if k not in l_map)]:
+            _cmp(l_map.get(k, _MISSING), r_map.get(k, _MISSING), meta.child(k), (*path, f"f:{k}"), res)
+        if path and not meta.struct:
+            _mark_container(lhs, rhs, path, res)
+        return
+    if (
+        not both_empty
+        and _granular_list(meta)
+        and (lhs is _MISSING or isinstance(lhs, list))
+        and (rhs is _MISSING or isinstance(rhs, list))
+    ):
+        l_items = _index_items([] if lhs is _MISSING else lhs, meta)
+        r_items = _index_items([] if rhs is _MISSING else rhs, meta)
+        element = meta.element()
+        for pe in [*l_items, *(pe for pe in r_items if pe not in l_items)]:
+            p = (*path, pe)
+            li, ri = l_items.get(pe, _MISSING), r_items.get(pe, _MISSING)
+            _cmp(li, ri, element, p, res)
+            if isinstance(li, dict) or isinstance(ri, dict):
+                _mark_container(li, ri, p, res)
+        if path and not meta.always_present:
+            _mark_container(lhs, rhs, path, res)
+        return
+    if lhs is _MISSING:
+        res.added.add(path)
+    elif rhs is _MISSING:
+        res.removed.add(path)
+    elif not json_equal(lhs, rhs):
+        res.modified.add(path)
+
+
+def _mark_container(lhs: Any, rhs: Any, path: Path, res: Comparison) -> None:
+    if lhs is _MISSING:
+        res.added.add(path)
+    elif rhs is _MISSING:
+        res.removed.add(path)
+
+
+def _index_items(items: list[Any], meta: PatchMeta) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        out.setdefault(_item_element(item, meta, i), item)
+    return out
+
+
+# --- merge (typed.Merge) ----------------------------------------------------------------------
+
+
+def _merge(lhs: Any, rhs: Any, meta: PatchMeta) -> Any:
+    if isinstance(lhs, dict) and isinstance(rhs, dict) and not meta.atomic:
+        out = dict(lhs)
+        for k, v in rhs.items():
+            out[k] = _merge(lhs[k], v, meta.child(k)) if k in lhs else copy.deepcopy(v)
+        return out
+    if isinstance(lhs, list) and isinstance(rhs, list) and _granular_list(meta):
+        return _merge_list(lhs, rhs, meta)
+    return copy.deepcopy(rhs)
+
+
+def _merge_list(lhs: list[Any], rhs: list[Any], meta: PatchMeta) -> list[Any]:
+    """Keyed/set list merge keeping live-only items in place and applied items in applied order."""
+    l_order = list(_index_items(lhs, meta).items())
+    r_index = _index_items(rhs, meta)
+    r_order = list(r_index.items())
+    l_index = dict(l_order)
+    shared = [pe for pe, _ in r_order if pe in l_index]
+    element = meta.element()
+    out: list[Any] = []
+    li = ri = 0
+    next_shared = shared.pop(0) if shared else None
+    while li < len(l_order) or ri < len(r_order):
+        progressed = False
+        if li < len(l_order) and ri < len(r_order):
+            lpe = l_order[li][0]
+            if lpe == r_order[ri][0]:
+                out.append(_merge(l_order[li][1], r_order[ri][1], element))
+                li += 1
+                ri += 1
+                next_shared = shared.pop(0) if shared else None
+                continue
+            if lpe in r_index and next_shared is not None and next_shared != lpe:
+                li += 1
+                continue
+        if li < len(l_order) and l_order[li][0] not in r_index:
+            out.append(copy.deepcopy(l_order[li][1]))
+            li += 1
+            continue
+        if ri < len(r_order):
+            rpe, rval = r_order[ri]
+            out.append(_merge(l_index[rpe], rval, element) if rpe in l_index else copy.deepcopy(rval))
+            ri += 1
+            progressed = True
+            if next_shared == rpe:
+                next_shared = shared.pop(0) if shared else None
+        if not progressed:
+            li += 1  # a shared item already emitted
+    return out
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+# --- removal (typed.RemoveItems) --------------------------------------------------------------
+
+
+def _remove_path(obj: dict[str, Any], path: Path, schema: PatchMeta) -> None:
+    """Remove the value at `path`; containers emptied by the removal disappear too."""
+    trail: list[tuple[Any, Any]] = []  # (container, key-or-index)
+    node: Any = obj
+    meta = schema
+    for element in path:
+        if element.startswith("f:"):
+            name = element[2:]
+            if not isinstance(node, dict) or name not in node:
+                return
+            trail.append((node, name))
+            node, meta = node[name], meta.child(name)
+        else:
+            if not isinstance(node, list):
+                return
+            for i, item in enumerate(node):
+                if _item_element(item, meta, i) == element:
+                    trail.append((node, i))
+                    node = item
+                    break
+            else:
+                return
+            meta = meta.element()
+    while trail:
+        container, key = trail.pop()
+        del container[key]
+        if container or not trail:
+            break
+
+
+def _is_key_field(path: Path) -> bool:
+    """True for `...k:{"name":"c"}, f:name`: the key of a list item is part of its identity."""
+    if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
+        return False
+    return path[-1][2:] in json.loads(path[-2][2:])
+
+
+# --- managedFields encode/decode --------------------------------------------------------------
+
+
+def decode_managed_fields(entries: Any) -> list[ManagerEntry]:
+    out: list[ManagerEntry] = []
+    if not isinstance(entries, list):
+        return out
+    for e in entries:
+        if not isinstance(e, dict) or not e.get("manager"):
+            continue
+        out.append(
+            ManagerEntry(
+                manager=str(e.get("manager")),
+                operation=str(e.get("operation") or "Update"),
+                api_version=str(e.get("apiVersion") or ""),
+                time=e.get("time"),
+                fields=decode_fields(e.get("fieldsV1")),
+                subresource=str(e.get("subresource") or ""),
+            )
+        )
+    return out
+
+
+def encode_managed_fields(entries: list[ManagerEntry]) -> list[dict[str, Any]]:
+    """Entries in upstream's order: Apply before Update, then by time, manager, apiVersion."""
+    ordered = sorted(
+        (e for e in entries if e.fields),
+        key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
+    )
+    out: list[dict[str, Any]] = []
+    for e in ordered:
+        d: dict[str, Any] = {"manager": e.manager, "operation": e.operation, "apiVersion": e.api_version}
+        if e.time:
+            d["time"] = e.time
+        d["fieldsType"] = "FieldsV1"
+        d["fieldsV1"] = encode_fields(e.fields)
+        if e.subresource:
+            d["subresource"] = e.subresource
+        out.append(d)
+    return out
+
+
+def _without_managed_fields(obj: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of `obj` without managedFields; only the top level and metadata are copied."""
+    if not obj:
+        return {}
+    out = dict(obj)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        meta = dict(meta)
+        meta.pop("managedFields", None)
+        out["metadata"] = meta
+    return out
+
+
+def _with_managed_fields(obj: dict[str, Any], entries: list[ManagerEntry]) -> dict[str, Any]:
+    encoded = encode_managed_fields(entries)
+    meta = obj.setdefault("metadata", {})
+    if encoded:
+        meta["managedFields"] = encoded
+    else:
+        meta.pop("managedFields", None)
+    return obj
+
+
+def _resolve_schema(schema: PatchMeta | None | _Lookup, obj: dict[str, Any]) -> PatchMeta | None:
+    if isinstance(schema, _Lookup):
+        return patch_meta_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    return schema
+
+
+def _record_update(
+    entries: list[ManagerEntry],
+    old: dict[str, Any],
+    new: dict[str, Any],
+    *,
+    manager: str,
+    operation: str,
+    api_version: str,
+    now: str,
+    schema: PatchMeta | None,
+    subresource: str,
+    reset: tuple[Path, ...],
+) -> list[ManagerEntry]:
+    diff = compare(old, new, schema)
+    changed = _strip(diff.added | diff.modified, reset)
+    for e in entries:
+        e.fields -= changed
+        e.fields -= diff.removed
+    if changed:
+        mine = next((e for e in entries if e.same_manager(manager, operation, subresource)), None)
+        if mine is None:
+            mine = ManagerEntry(manager, operation, api_version, now, set(), subresource)
+            entries.append(mine)
+        mine.fields |= changed
+        mine.time = now
+        mine.api_version = api_version
+    return [e for e in entries if e.fields]
+
+
+# --- public API -------------------------------------------------------------------------------
+
+
+def update_managed_fields(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    manager: str,
+    operation: str = "Update",
+    api_version: str | None = None,
+    now: str,
+    schema: PatchMeta | None | _Lookup = LOOKUP,
+    subresource: str | None = None,
+    reset_fields: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Record ownership for an ordinary write (create/update/patch) and return the new object.
+
+    The result is a new dict whose top level and metadata are fresh copies; nested values
+    (spec, status) are shared with `new`, which is not modified.
+
+    `old` is the live object (None on create), `new` the object about to be stored. Fields the
+    write added or changed now belong to `manager` (taken from whoever owned them: updates
+    never conflict); removed fields leave every manager. The entries sent in `new` are the
+    base when present (clients may edit managedFields), else those of `old`. `reset_fields`
+    names top-level fields this endpoint ignores (`("status",)` for a main resource with a
+    status subresource, `("spec", "metadata")`-like for `/status`).
+    """
+    schema_ = _resolve_schema(schema, new)
+    sent = (new.get("metadata") or {}).get("managedFields")
+    entries = decode_managed_fields(sent) if sent else []
+    if not entries and old is not None:
+        entries = decode_managed_fields((old.get("metadata") or {}).get("managedFields"))
+    entries = _record_update(
+        entries,
+        _without_managed_fields(old),
+        _without_managed_fields(new),
+        manager=manager,
+        operation=operation,
+        api_version=api_version or str(new.get("apiVersion") or ""),
+        now=now,
+        schema=schema_,
+        subresource=subresource or "",
+        reset=tuple((f"f:{name}",) for name in reset_fields),
+    )
+    return _with_managed_fields(_without_managed_fields(new), entries)
+
+
+def server_side_apply(
+    live: dict[str, Any] | None,
+    applied: dict[str, Any],
+    *,
+    manager: str,
+    force: bool,
+    schema: PatchMeta | None,
+    now: str,
+    api_version: str | None = None,
+    subresource: str | None = None,
+    reset_fields: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Merge an applied configuration into `live` (None: create) and return the new object.
+
+    The result carries updated `metadata.managedFields`. When nothing changes, the result
+    equals `live` (the handler may skip the write). Raises `ApplyConflictError` when the apply
+    would change fields other managers own and `force` is False, and `PatchError(400)` for a
+    body that is not an object or that sets `metadata.managedFields`. `reset_fields` are
+    top-level fields this endpoint ignores in the applied config (e.g. `("status",)` on the
+    main resource of a kind with a status subresource).
+    """
+    if not isinstance(applied, dict):
+        raise PatchError("the applied configuration must be an object", code=400)
+    if (applied.get("metadata") or {}).get("managedFields"):
+        raise PatchError("metadata.managedFields must be nil", code=400)
+    meta_schema = schema or DEDUCED
+    sub = subresource or ""
+    version = api_version or str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
+    reset = tuple((f"f:{name}",) for name in reset_fields)
+    config = {k: v for k, v in copy.deepcopy(applied).items() if k not in reset_fields}
+
+    live_obj = _without_managed_fields(copy.deepcopy(live) if live is not None else None)
+    entries = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
+    if live is not None and not entries:
+        # skipnonapplied.go: everything already there belongs to "before-first-apply"
+        entries = _record_update(
+            [], {}, live_obj, manager=BEFORE_FIRST_APPLY, operation="Update", api_version=version,
+            now=now, schema=schema, subresource="", reset=reset,
+        )
+
+    mine = next((e for e in entries if e.same_manager(manager, "Apply", sub)), None)
+    last_set = set(mine.fields) if mine is not None else set()
+    new_set = _strip(to_field_set(config, schema), reset)
+    if mine is None:
+        mine = ManagerEntry(manager, "Apply", version, now, set(), sub)
+        entries.append(mine)
+    previous_time = mine.time
+    mine.fields = new_set
+    mine.api_version = version
+
+    merged = _merge(live_obj, config, meta_schema) if live is not None else copy.deepcopy(config)
+
+    # prune what this applier dropped and nobody else owns (Updater.prune)
+    owned: FieldSet = set().union(*(e.fields for e in entries))
+    if last_set - owned:
+        merged = copy.deepcopy(merged)  # merge shares untouched subtrees with live_obj
+    for path in sorted(last_set - owned, key=lambda p: (len(p), p)):  # parents first
+        if _is_key_field(path) or any(o[: len(path)] == path for o in owned):
+            continue  # a kept item keeps its key fields and whatever others own below it
+        _remove_path(merged, path, meta_schema)
+    merged = _drop_nulls(merged)
+
+    diff = compare(live_obj, merged, schema)
+    changed = diff.added | diff.modified
+    conflicts: list[tuple[ManagerEntry, Path]] = []
+    for e in entries:
+        if e is mine:
+            continue
+        for path in sorted(e.fields & changed):
+            conflicts.append((e, path))
+    if conflicts and not force:
+        conflicts.sort(key=lambda c: (c[0].printed(), c[1]))
+        raise ApplyConflictError([(e.printed(), path_string(p)) for e, p in conflicts])
+    for e in entries:
+        if e is not mine:
+            e.fields -= changed
+        e.fields -= diff.removed
+    entries = [e for e in entries if e.fields]
+
+    unchanged = live is not None and json_equal(merged, live_obj)
+    if unchanged:
+        mine.time = previous_time
+    else:
+        mine.time = now
+    result = _with_managed_fields(merged, entries)
+    if unchanged and json_equal(result, live):
+        return copy.deepcopy(live) if live is not None else result
+    return result

@@ -1,0 +1,200 @@
+"""Fan committed events out to watchers by key prefix (layer L4, apiserver/storage only).
+
+Why: the single writer must publish every committed event to hundreds of watchers without ever
+waiting for one of them. Each watcher owns a bounded buffer; the writer only appends to it (or
+marks the watcher overflowed) and wakes its reader.
+
+Dispatch by prefix: a watcher for prefix `p` is filed under its *anchor*, `p` cut after its last
+`/` (`core/pods/ns1/` -> itself, `core/pods/ns1/web-` -> `core/pods/ns1/`). For an event on key
+`core/pods/ns1/web-1` the broadcaster looks up the anchors `""`, `core/`, `core/pods/`,
+`core/pods/ns1/` (every `/`-terminated prefix of the key) and checks `startswith` only for the
+watchers found there, so the cost per event is O(key depth + interested watchers), not
+O(all watchers).
+
+Data flow: SqliteStore writer -> Broadcaster.publish(events) -> StoreWatcher buffer -> the
+apiserver's watch handler iterating the watcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Iterable
+
+from apiserver.storage.interface import StoreEvent, WatchOverflowError
+
+logger = logging.getLogger(__name__)
+
+
+def anchor_of(prefix: str) -> str:
+    """The `/`-terminated part of a prefix: `core/pods/ns/we` -> `core/pods/ns/`."""
+    return prefix[: prefix.rfind("/") + 1]
+
+
+class StoreWatcher:
+    """An ordered stream of StoreEvents: first the replayed history, then live events.
+
+    Live events go to a buffer bounded by `queue_size`; when it is full the watcher is marked
+    overflowed, stops receiving events and, once the consumer has drained what is buffered,
+    `__anext__` raises WatchOverflowError. `close()` ends the stream at once (StopAsyncIteration).
+    """
+
+    __slots__ = (
+        "prefix",
+        "min_revision",
+        "queue_size",
+        "_replay",
+        "_replay_pos",
+        "_buf",
+        "_waiter",
+        "_closed",
+        "_overflowed",
+        "_broadcaster",
+    )
+
+    def __init__(
+        self,
+        prefix: str,
+        min_revision: int,
+        *,
+        replay: list[StoreEvent],
+        queue_size: int,
+        broadcaster: Broadcaster | None,
+    ) -> None:
+        self.prefix = prefix
+        # Live events with revision <= min_revision are skipped (watch from a future revision).
+        self.min_revision = min_revision
+        self.queue_size = queue_size
+        self._replay = replay
+        self._replay_pos = 0
+        self._buf: deque[StoreEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._overflowed = False
+        self._broadcaster = broadcaster
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def overflowed(self) -> bool:
+        return self._overflowed
+
+    def push(self, ev: StoreEvent) -> bool:
+        """Called by the broadcaster; never blocks. Returns False when the watcher must be dropped."""
+        if self._closed or self._overflowed:
+            return False
+        if ev.revision <= self.min_revision:
+            return True
+        if len(self._buf) >= self.queue_size:
+            self._overflowed = True
+            logger.info("watch overflowed prefix=%s queue_size=%d", self.prefix, self.queue_size)
+            self._wake()
+            return False
+        self._buf.append(ev)
+        self._wake()
+        return True
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def close(self) -> None:
+        """Stop the watch; a pending `__anext__` ends with StopAsyncIteration."""
+        if self._closed:
+            return
+        self._closed = True
+        self._buf.clear()
+        self._replay = []
+        b = self._broadcaster
+        self._broadcaster = None
+        if b is not None:
+            b.unsubscribe(self)
+        self._wake()
+
+    def __aiter__(self) -> StoreWatcher:
+        return self
+
+    async def __anext__(self) -> StoreEvent:
+        while True:
+            if self._closed:
+                raise StopAsyncIteration
+            replay = self._replay
+            if self._replay_pos < len(replay):
+                ev = replay[self._replay_pos]
+                self._replay_pos += 1
+                if self._replay_pos == len(replay):
+                    self._replay = []
+                    self._replay_pos = 0
+                return ev
+            if self._buf:
+                return self._buf.popleft()
+            if self._overflowed:
+                self.close()
+                raise WatchOverflowError(f"watch on {self.prefix!r} fell behind by more than {self.queue_size} events")
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+
+
+class Broadcaster:
+    """Watchers filed by anchor; `publish` hands each event to the watchers whose prefix matches."""
+
+    __slots__ = ("_by_anchor", "_count")
+
+    def __init__(self) -> None:
+        self._by_anchor: dict[str, dict[StoreWatcher, None]] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def subscribe(self, w: StoreWatcher) -> None:
+        bucket = self._by_anchor.setdefault(anchor_of(w.prefix), {})
+        if w not in bucket:
+            bucket[w] = None
+            self._count += 1
+
+    def unsubscribe(self, w: StoreWatcher) -> None:
+        anchor = anchor_of(w.prefix)
+        bucket = self._by_anchor.get(anchor)
+        if bucket is not None and bucket.pop(w, 0) is None:
+            self._count -= 1
+            if not bucket:
+                del self._by_anchor[anchor]
+
+    def publish(self, events: Iterable[StoreEvent]) -> None:
+        by_anchor = self._by_anchor
+        if not by_anchor:
+            return
+        dropped: list[StoreWatcher] = []
+        for ev in events:
+            key = ev.key
+            end = 0
+            while True:
+                bucket = by_anchor.get(key[:end])
+                if bucket:
+                    for w in bucket:
+                        if (len(w.prefix) == end or key.startswith(w.prefix)) and not w.push(ev):
+                            dropped.append(w)
+                nxt = key.find("/", end)
+                if nxt < 0:
+                    break
+                end = nxt + 1
+            if dropped:
+                for w in dropped:
+                    self.unsubscribe(w)
+                dropped.clear()
+
+    def close_all(self) -> None:
+        watchers = [w for bucket in self._by_anchor.values() for w in bucket]
+        for w in watchers:
+            w.close()
+        self._by_anchor.clear()
+        self._count = 0

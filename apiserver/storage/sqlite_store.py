@@ -1,0 +1,675 @@
+"""SqliteStore: the durable revisioned key-value store behind the apiserver (layer L4, storage).
+
+Why: Kubernetes needs etcd semantics (one global revision, compare-and-swap writes, ordered
+watch from a revision, 410 below the compaction floor). This module provides them on SQLite the
+way kine does, minus kine's polling: the process that commits a write publishes the event.
+
+Data flow:
+
+    create/update/delete --(request queue)--> writer task
+        writer: take everything queued (<= batch_max), check each op IN ORDER against the
+        in-memory state plus a per-batch overlay, assign consecutive revisions, serialise with
+        orjson, write kv + log + meta in ONE transaction, COMMIT (synchronous=FULL: on disk),
+        then apply the overlay to memory, append the events to the history ring, resolve the
+        callers' futures and publish the events to the broadcaster.
+    get/list  -> served synchronously from memory (dict + SortedKeys index).
+    watch     -> replay from the history ring, then live events from the broadcaster; both happen
+                 synchronously on the loop, so nothing can slip in between (no gap, no dup).
+    compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
+                 small transactions queued through the same writer, then incremental_vacuum and
+                 wal_checkpoint(TRUNCATE) so the files do not grow under steady churn.
+
+Group commit, worked example: 64 coroutines each await a create. While the writer's COMMIT of
+batch N is in SQLite's thread, the callers of batch N-1 are already queueing again, so batch N+1
+holds ~64 ops and costs one fsync: 64 durable writes per fsync instead of 1.
+
+Ownership of objects (the fast option): `create`/`update` KEEP the dict they are given (no deep
+copy) and set its `metadata.resourceVersion`; the caller must not mutate it after the call. The
+returned dict, `get`/`list` results and event objects are shared with the store: never mutate
+them, copy first. On a failed commit the dict's previous resourceVersion is restored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import os
+import sqlite3
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+import orjson
+
+from apiserver.storage import schema
+from apiserver.storage.broadcaster import Broadcaster, StoreWatcher
+from apiserver.storage.interface import (
+    KeyExistsError,
+    KeyNotFoundError,
+    RevisionMismatchError,
+    StorageError,
+    StoreEvent,
+    TooOldError,
+)
+from apiserver.storage.sorted_keys import SortedKeys
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+_CREATE = 0
+_UPDATE = 1
+_DELETE = 2
+_MISSING = object()
+_COMPACT_BATCH = 500
+
+_dumps = orjson.dumps
+_loads = orjson.loads
+
+
+@dataclass(slots=True)
+class StoreStats:
+    """Counters for metrics and tests: committed batches (transactions) and operations."""
+
+    batches: int = 0
+    ops: int = 0
+    failed_batches: int = 0
+
+
+@dataclass(slots=True)
+class _Op:
+    kind: int
+    key: str
+    obj: JsonDict | None
+    expected_rv: int | None
+    fut: asyncio.Future[JsonDict]
+
+
+@dataclass(slots=True)
+class _Call:
+    """A maintenance job run by the writer between batches (never inside another transaction)."""
+
+    fn: Callable[[aiosqlite.Connection], Awaitable[Any]]
+    fut: asyncio.Future[Any]
+
+
+class SqliteStore:
+    """The `Store` protocol on SQLite: single writer with group commit, memory reads, watches."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        history_window: int = 100_000,
+        compact_interval: float = 60.0,
+        batch_max: int = 1000,
+        clock: Clock | None = None,
+    ) -> None:
+        if history_window < 1:
+            raise ValueError("history_window must be >= 1")
+        self._path = os.fspath(path)
+        self._window = history_window
+        # Trim the ring in chunks so the O(n) `del list[:k]` is amortised.
+        self._slack = max(1, min(4096, history_window // 8))
+        self._compact_interval = compact_interval
+        self._batch_max = max(1, batch_max)
+        self._clock = clock or Clock()
+
+        self._db: aiosqlite.Connection | None = None
+        self._objects: dict[str, JsonDict] = {}
+        self._revs: dict[str, int] = {}
+        self._keys = SortedKeys()
+        self._rev = 0
+        # History ring: _hist[i].revision == _hist_floor + 1 + i (revisions are consecutive).
+        self._hist: builtins.list[StoreEvent] = []
+        self._hist_floor = 0
+        self._db_compacted = 0
+        self._broadcaster = Broadcaster()
+        self.stats = StoreStats()
+
+        self._pending: deque[_Op | _Call] = deque()
+        self._wake: asyncio.Future[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._compactor: asyncio.Task[None] | None = None
+        self._started = False
+        self._closed = False
+        self._compact_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def revision(self) -> int:
+        """The newest committed revision."""
+        return self._rev
+
+    @property
+    def compacted_revision(self) -> int:
+        """Watches from a revision below this get TooOldError (the history ring's floor)."""
+        return self._hist_floor
+
+    @property
+    def persisted_compacted_revision(self) -> int:
+        """The change log in SQLite holds every revision above this one."""
+        return self._db_compacted
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def watcher_count(self) -> int:
+        return len(self._broadcaster)
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Open the database, rebuild the in-memory state and history, start the writer."""
+        if self._started:
+            raise StorageError("store already started")
+        self._started = True
+        db = await aiosqlite.connect(self._path, isolation_level=None, iter_chunk_size=1024)
+        self._db = db
+        try:
+            await self._open_schema(db)
+            await self._load(db)
+        except BaseException:
+            await db.close()
+            self._db = None
+            raise
+        self._writer = asyncio.create_task(self._writer_loop(), name="storage-writer")
+        if self._compact_interval > 0:
+            self._compactor = asyncio.create_task(self._compactor_loop(), name="storage-compactor")
+        logger.info(
+            "store opened path=%s keys=%d revision=%d history_floor=%d",
+            self._path, len(self._objects), self._rev, self._hist_floor,
+        )
+
+    async def close(self) -> None:
+        """Finish queued writes, stop the writer and compactor, close watchers and SQLite."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._compactor is not None:
+            self._compactor.cancel()
+            await asyncio.wait([self._compactor])
+            self._compactor = None
+        if self._writer is not None:
+            self._wake_writer()
+            await asyncio.wait([self._writer])
+            self._writer = None
+        self._broadcaster.close_all()
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+        logger.info("store closed path=%s revision=%d", self._path, self._rev)
+
+    async def _open_schema(self, db: aiosqlite.Connection) -> None:
+        async with db.execute("SELECT count(*) FROM sqlite_master") as cur:
+            row = await cur.fetchone()
+        if row is not None and row[0] == 0:
+            for stmt in schema.CREATE_PRAGMAS:
+                await db.execute(stmt)
+        for stmt in schema.OPEN_PRAGMAS:
+            await db.execute(stmt)
+        await db.execute("BEGIN IMMEDIATE")
+        for stmt in schema.CREATE_TABLES:
+            await db.execute(stmt)
+        await db.execute("COMMIT")
+
+    async def _load(self, db: aiosqlite.Connection) -> None:
+        async with db.execute(schema.GET_META) as cur:
+            meta = {name: value for name, value in await cur.fetchall()}
+        rev = int(meta.get("revision", 0))
+        compacted = int(meta.get("compacted", 0))
+
+        objects = self._objects
+        revs = self._revs
+        async with db.execute(schema.SELECT_KV) as cur:
+            async for key, r, value in cur:
+                objects[key] = _loads(value)
+                revs[key] = r
+                if r > rev:
+                    rev = r
+        self._keys = SortedKeys.from_keys(list(objects))
+
+        async with db.execute(schema.MAX_LOG_REVISION) as cur:
+            row = await cur.fetchone()
+        if row is not None and row[0] is not None and row[0] > rev:
+            rev = row[0]
+        async with db.execute(schema.MIN_LOG_REVISION) as cur:
+            row = await cur.fetchone()
+        min_log = row[0] if row is not None and row[0] is not None else rev + 1
+        self._db_compacted = max(compacted, min_log - 1)
+
+        floor = max(compacted, rev - self._window)
+        hist: builtins.list[StoreEvent] = []
+        async with db.execute(schema.SELECT_LOG_AFTER, (floor,)) as cur:
+            async for r, key, typ, value, prev_rev, prev_value in cur:
+                if r != floor + 1 + len(hist):
+                    # Never written by this store (revisions are consecutive); keep only the
+                    # contiguous tail so ring indexing stays exact.
+                    logger.warning("history gap before revision=%d; dropping older history", r)
+                    hist.clear()
+                    floor = r - 1
+                prev: JsonDict | None = None
+                if typ == schema.TYPE_DELETED:
+                    obj = _loads(value)
+                    if prev_rev > floor:
+                        prev = hist[prev_rev - floor - 1].object
+                    else:
+                        prev = _with_rv(obj, prev_rev)
+                else:
+                    obj = objects[key] if revs.get(key) == r else _loads(value)
+                    if typ == schema.TYPE_MODIFIED:
+                        if prev_rev > floor:
+                            prev = hist[prev_rev - floor - 1].object
+                        elif prev_value is not None:
+                            prev = _loads(prev_value)
+                hist.append(StoreEvent(schema.TYPE_NAMES[typ], key, obj, r, prev))  # type: ignore[arg-type]
+        if floor + len(hist) != rev:
+            hist.clear()
+            floor = rev
+        self._rev = rev
+        self._hist = hist
+        self._hist_floor = floor
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, key: str) -> JsonDict | None:
+        """The current object (shared; never mutate) or None."""
+        return self._objects.get(key)
+
+    def list(self, prefix: str) -> tuple[builtins.list[JsonDict], int]:
+        """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
+        objects = self._objects
+        return [objects[k] for k in self._keys.iter_prefix(prefix)], self._rev
+
+    def keys(self, prefix: str) -> builtins.list[str]:
+        """Current keys under `prefix`, sorted."""
+        return list(self._keys.iter_prefix(prefix))
+
+    # ------------------------------------------------------------------ writes
+
+    async def create(self, key: str, obj: JsonDict) -> JsonDict:
+        """Store a new object; sets metadata.resourceVersion. Raises KeyExistsError."""
+        return await self._submit(_CREATE, key, obj, None)
+
+    async def update(self, key: str, obj: JsonDict, *, expected_rv: int | None = None) -> JsonDict:
+        """Replace the object; sets metadata.resourceVersion. Raises KeyNotFoundError,
+        RevisionMismatchError (when expected_rv is given and differs)."""
+        return await self._submit(_UPDATE, key, obj, expected_rv)
+
+    async def delete(self, key: str, *, expected_rv: int | None = None) -> JsonDict:
+        """Remove the object; returns its last state with the delete's resourceVersion."""
+        return await self._submit(_DELETE, key, None, expected_rv)
+
+    def _submit(self, kind: int, key: str, obj: JsonDict | None, expected_rv: int | None) -> asyncio.Future[JsonDict]:
+        if self._closed or self._writer is None or self._writer.done():
+            raise StorageError("store is not running")
+        fut: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Op(kind, key, obj, expected_rv, fut))
+        self._wake_writer()
+        return fut
+
+    async def _call(self, fn: Callable[[aiosqlite.Connection], Awaitable[Any]]) -> Any:
+        if self._closed or self._writer is None or self._writer.done():
+            raise StorageError("store is not running")
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Call(fn, fut))
+        self._wake_writer()
+        return await fut
+
+    def _wake_writer(self) -> None:
+        w = self._wake
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def _writer_loop(self) -> None:
+        pending = self._pending
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                if not pending:
+                    if self._closed:
+                        return
+                    self._wake = loop.create_future()
+                    try:
+                        await self._wake
+                    finally:
+                        self._wake = None
+                    # One extra turn of the loop lets callers that were woken together with us
+                    # queue their next write, so it joins this batch (group commit).
+                    await asyncio.sleep(0)
+                    continue
+                item = pending[0]
+                if type(item) is _Call:
+                    pending.popleft()
+                    await self._run_call(item)
+                    continue
+                batch: builtins.list[_Op] = []
+                limit = self._batch_max
+                while pending and len(batch) < limit:
+                    item = pending[0]
+                    if type(item) is not _Op:
+                        break
+                    pending.popleft()
+                    batch.append(item)
+                try:
+                    await self._commit_batch(batch)
+                except Exception:
+                    # A bug after the commit: never leave callers hanging or the writer dead.
+                    logger.exception("write batch crashed ops=%d", len(batch))
+                    err = StorageError("internal error while applying a write batch")
+                    for op in batch:
+                        if not op.fut.done():
+                            op.fut.set_exception(err)
+        finally:
+            if pending:
+                err = StorageError("store closed before the write was committed")
+                while pending:
+                    item = pending.popleft()
+                    if not item.fut.done():
+                        item.fut.set_exception(err)
+
+    async def _run_call(self, call: _Call) -> None:
+        if call.fut.done():
+            return
+        assert self._db is not None
+        try:
+            result = await call.fn(self._db)
+        except Exception as e:  # handed to the caller, who decides what to do
+            if not call.fut.done():
+                call.fut.set_exception(e)
+            return
+        if not call.fut.done():
+            call.fut.set_result(result)
+
+    async def _commit_batch(self, batch: builtins.list[_Op]) -> None:
+        objects = self._objects
+        revs = self._revs
+        overlay: dict[str, tuple[int, JsonDict | None]] = {}
+        final: dict[str, tuple[int, bytes | None]] = {}
+        rev = self._rev
+        events: builtins.list[StoreEvent] = []
+        log_rows: builtins.list[tuple[int, str, int, bytes, int, bytes | None]] = []
+        outcomes: builtins.list[tuple[asyncio.Future[JsonDict], JsonDict | None, Exception | None]] = []
+        restore: builtins.list[tuple[JsonDict, Any]] = []
+
+        try:
+            for op in batch:
+                fut = op.fut
+                if fut.done():  # the caller went away before we got to it: do not apply
+                    continue
+                key = op.key
+                staged = overlay.get(key)
+                if staged is None:
+                    cur_obj = objects.get(key)
+                    cur_rev = revs.get(key, 0)
+                else:
+                    cur_rev, cur_obj = staged
+                kind = op.kind
+                if kind == _CREATE:
+                    if cur_obj is not None:
+                        outcomes.append((fut, None, KeyExistsError(key)))
+                        continue
+                    obj = op.obj
+                    assert obj is not None
+                    data = _stamp(obj, rev + 1, restore)
+                    if data is None:
+                        outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
+                        continue
+                    rev += 1
+                    log_rows.append((rev, key, schema.TYPE_ADDED, data, 0, None))
+                    final[key] = (rev, data)
+                    overlay[key] = (rev, obj)
+                    events.append(StoreEvent("ADDED", key, obj, rev, None))
+                    outcomes.append((fut, obj, None))
+                    continue
+                if cur_obj is None:
+                    outcomes.append((fut, None, KeyNotFoundError(key)))
+                    continue
+                exp = op.expected_rv
+                if exp is not None and exp != cur_rev:
+                    outcomes.append((fut, None, RevisionMismatchError(key, exp, cur_rev)))
+                    continue
+                if kind == _UPDATE:
+                    obj = op.obj
+                    assert obj is not None
+                    data = _stamp(obj, rev + 1, restore)
+                    if data is None:
+                        outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
+                        continue
+                    rev += 1
+                    log_rows.append((rev, key, schema.TYPE_MODIFIED, data, cur_rev, _dumps(cur_obj)))
+                    final[key] = (rev, data)
+                    overlay[key] = (rev, obj)
+                    events.append(StoreEvent("MODIFIED", key, obj, rev, cur_obj))
+                    outcomes.append((fut, obj, None))
+                else:
+                    rev += 1
+                    last = _with_rv(cur_obj, rev)
+                    log_rows.append((rev, key, schema.TYPE_DELETED, _dumps(last), cur_rev, None))
+                    final[key] = (rev, None)
+                    overlay[key] = (rev, None)
+                    events.append(StoreEvent("DELETED", key, last, rev, cur_obj))
+                    outcomes.append((fut, last, None))
+
+            if log_rows:
+                await self._write(final, log_rows, rev)
+        except Exception as e:
+            for md, old in reversed(restore):
+                if old is _MISSING:
+                    md.pop("resourceVersion", None)
+                else:
+                    md["resourceVersion"] = old
+            self.stats.failed_batches += 1
+            logger.error("write batch failed ops=%d error=%s", len(batch), e)
+            err = StorageError(f"commit failed: {e}")
+            err.__cause__ = e
+            for op in batch:
+                if not op.fut.done():
+                    op.fut.set_exception(err)
+            return
+
+        # Committed: apply to memory, extend history, answer callers, then publish.
+        keys = self._keys
+        for key, (r, obj) in overlay.items():
+            if obj is None:
+                if objects.pop(key, None) is not None:
+                    del revs[key]
+                    keys.discard(key)
+            else:
+                if key not in objects:
+                    keys.add(key)
+                objects[key] = obj
+                revs[key] = r
+        self._rev = rev
+        if log_rows:
+            self.stats.batches += 1
+            self.stats.ops += len(log_rows)
+        if events:
+            hist = self._hist
+            hist.extend(events)
+            excess = len(hist) - self._window
+            if excess >= self._slack:
+                del hist[:excess]
+                self._hist_floor += excess
+        for fut, result, exc in outcomes:
+            if fut.done():
+                continue
+            if exc is not None:
+                fut.set_exception(exc)
+            else:
+                fut.set_result(result)  # type: ignore[arg-type]
+        if events:
+            self._broadcaster.publish(events)
+
+    async def _write(
+        self,
+        final: dict[str, tuple[int, bytes | None]],
+        log_rows: builtins.list[tuple[int, str, int, bytes, int, bytes | None]],
+        rev: int,
+    ) -> None:
+        """One transaction: kv upserts/deletes (final state per key), log rows, meta revision.
+
+        The whole transaction runs as ONE job on aiosqlite's connection thread (its
+        `Connection._execute`, the primitive behind every aiosqlite call): one thread hop per
+        batch instead of five measured ~25k vs ~11k creates/s."""
+        db = self._db
+        assert db is not None
+        upserts = [(k, r, d) for k, (r, d) in final.items() if d is not None]
+        deletes = [(k,) for k, (_, d) in final.items() if d is None]
+        await db._execute(_write_txn, db._conn, upserts, deletes, log_rows, rev)  # type: ignore[no-untyped-call]
+
+    # ------------------------------------------------------------------ watch
+
+    def watch(self, prefix: str, from_revision: int, *, queue_size: int = 1000) -> StoreWatcher:
+        """Events with revision > from_revision for keys under prefix. Raises TooOldError."""
+        if self._closed or self._writer is None:
+            raise StorageError("store is not running")
+        floor = self._hist_floor
+        if from_revision < floor:
+            raise TooOldError(from_revision, floor)
+        hist = self._hist
+        start = from_revision - floor
+        replay: builtins.list[StoreEvent] = []
+        if start < len(hist):
+            if prefix:
+                replay = [ev for ev in hist[start:] if ev.key.startswith(prefix)]
+            else:
+                replay = hist[start:]
+        w = StoreWatcher(
+            prefix,
+            max(from_revision, self._rev),
+            replay=replay,
+            queue_size=max(1, queue_size),
+            broadcaster=self._broadcaster,
+        )
+        self._broadcaster.subscribe(w)
+        return w
+
+    # ------------------------------------------------------------------ compaction
+
+    async def compact(self, keep: int | None = None) -> int:
+        """Drop history older than `current - keep` revisions (default: history_window).
+
+        Trims the in-memory ring at once (watches from below the new floor get TooOldError),
+        then deletes log rows in transactions of 500 revisions queued through the writer,
+        reclaims free pages and truncates the WAL. Returns the new compacted revision.
+
+        Example: revision 1200, keep=1000 -> floor 200; log rows 1..200 deleted in one batch.
+        """
+        keep = self._window if keep is None else max(0, keep)
+        target = self._rev - keep
+        if target > self._hist_floor:
+            del self._hist[: target - self._hist_floor]
+            self._hist_floor = target
+        async with self._compact_lock:
+            deleted = 0
+            while self._db_compacted < target:
+                lo = self._db_compacted
+                hi = min(lo + _COMPACT_BATCH, target)
+                deleted += await self._call(_compact_range_job(lo, hi))
+                self._db_compacted = hi
+            if deleted:
+                await self._call(_reclaim_job)
+                logger.info("compacted revision=%d deleted_rows=%d", self._db_compacted, deleted)
+        return self._hist_floor
+
+    async def _compactor_loop(self) -> None:
+        while True:
+            await self._clock.sleep(self._compact_interval)
+            try:
+                await self.compact()
+            except StorageError:
+                return  # the store is closing
+            except Exception:
+                logger.exception("compaction failed; retrying next interval")
+
+
+def _stamp(obj: JsonDict, rev: int, restore: list[tuple[JsonDict, Any]]) -> bytes | None:
+    """Set metadata.resourceVersion (remembering the old value in `restore`) and serialise.
+    Returns None (and undoes the stamp) when the object is not JSON-serialisable."""
+    md = obj.get("metadata")
+    if md is None:
+        md = obj["metadata"] = {}
+    old = md.get("resourceVersion", _MISSING)
+    md["resourceVersion"] = str(rev)
+    try:
+        data = _dumps(obj)
+    except TypeError:
+        if old is _MISSING:
+            del md["resourceVersion"]
+        else:
+            md["resourceVersion"] = old
+        return None
+    restore.append((md, old))
+    return data
+
+
+def _with_rv(obj: JsonDict, rev: int) -> JsonDict:
+    """A copy of `obj` (top level and metadata only) with metadata.resourceVersion = rev."""
+    out = dict(obj)
+    md = dict(obj.get("metadata") or {})
+    md["resourceVersion"] = str(rev)
+    out["metadata"] = md
+    return out
+
+
+def _write_txn(
+    conn: sqlite3.Connection,
+    upserts: list[tuple[str, int, bytes]],
+    deletes: list[tuple[str]],
+    log_rows: list[tuple[int, str, int, bytes, int, bytes | None]],
+    rev: int,
+) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if upserts:
+            conn.executemany(schema.UPSERT_KV, upserts)
+        if deletes:
+            conn.executemany(schema.DELETE_KV, deletes)
+        conn.executemany(schema.INSERT_LOG, log_rows)
+        conn.execute(schema.SET_META, (rev, "revision"))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+async def _rollback(db: aiosqlite.Connection) -> None:
+    try:
+        await db.execute("ROLLBACK")
+    except Exception as e:  # no transaction left to roll back: nothing else to do
+        logger.debug("rollback failed error=%s", e)
+
+
+def _compact_range_job(lo: int, hi: int) -> Callable[[aiosqlite.Connection], Awaitable[int]]:
+    async def job(db: aiosqlite.Connection) -> int:
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = await db.execute(schema.DELETE_LOG_RANGE, (lo, hi))
+            n = cur.rowcount
+            await cur.close()
+            await db.execute(schema.SET_META, (hi, "compacted"))
+            await db.execute("COMMIT")
+        except BaseException:
+            await _rollback(db)
+            raise
+        return max(0, n)
+
+    return job
+
+
+async def _reclaim_job(db: aiosqlite.Connection) -> None:
+    async with db.execute("PRAGMA incremental_vacuum") as cur:
+        await cur.fetchall()
+    async with db.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cur:
+        await cur.fetchall()

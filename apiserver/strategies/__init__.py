@@ -1,0 +1,120 @@
+"""Per-kind defaulting, validation, create/update rules and admission (layer L4, apiserver).
+
+Row of the architecture table: "add an API kind or field" -> `minik3s/api/<group>.py` + the
+resources table + `apiserver/strategies/<kind>.py`; tests in `tests/apiserver/strategies/`.
+
+Data flow (create): handler decodes -> `strategy_for(group, kind).default(obj)` ->
+`prepare_for_create(obj)` -> `await admit(...)` (mutating: priority, tolerations) ->
+`validate(obj)` -> storage. Updates use `prepare_for_update(new, old)` and
+`validate_update(new, old)`; the status subresource `prepare_for_status_update` and
+`validate_status_update`. Validation returns causes; the handler raises
+`minik3s.api.errors.invalid(kind, name, causes)` when there are any.
+
+Unknown fields (fieldValidation): `unknown_fields(group, kind, obj)` lists dotted paths not in
+the schema (`spec.containers[0].bar`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from minik3s.api.resources import ResourceInfo
+from minik3s.api.types import JsonDict
+
+from .admission import Lookup, admit
+from .apps import DeploymentStrategy, ReplicaSetStrategy
+from .base import Strategy
+from .custom import default_custom, prune_custom, unknown_custom, validate_custom
+from .generic import (
+    ConfigMapStrategy,
+    CustomResourceDefinitionStrategy,
+    CustomResourceStrategy,
+    EventStrategy,
+    EventsV1Strategy,
+    GenericStrategy,
+    LeaseStrategy,
+    SecretStrategy,
+)
+from .namespace import NamespaceStrategy
+from .node import NodeStrategy
+from .pod import PodStrategy
+from .policy import PodDisruptionBudgetStrategy
+from .scheduling import PriorityClassStrategy
+from .schema import SchemaIndex
+from .service import ServiceStrategy
+
+__all__ = [
+    "Lookup",
+    "Strategy",
+    "CustomResourceStrategy",
+    "admit",
+    "custom_strategy",
+    "default_custom",
+    "prune_custom",
+    "strategy_for",
+    "unknown_fields",
+    "validate_custom",
+]
+
+
+@cache
+def _builtin() -> dict[tuple[str, str], Strategy]:
+    """Stateless strategy singletons per (group, kind); built once, never mutated."""
+    with_status = {
+        ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("batch", "Job"), ("batch", "CronJob"),
+        ("", "ReplicationController"),
+    }
+    table: dict[tuple[str, str], Strategy] = {
+        ("", "Pod"): PodStrategy(),
+        ("", "Node"): NodeStrategy(),
+        ("", "Namespace"): NamespaceStrategy(),
+        ("", "Service"): ServiceStrategy(),
+        ("", "ConfigMap"): ConfigMapStrategy(),
+        ("", "Secret"): SecretStrategy(),
+        ("", "Event"): EventStrategy(),
+        ("events.k8s.io", "Event"): EventsV1Strategy(),
+        ("apps", "Deployment"): DeploymentStrategy(),
+        ("apps", "ReplicaSet"): ReplicaSetStrategy(),
+        ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
+        ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
+        ("coordination.k8s.io", "Lease"): LeaseStrategy(),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
+        ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True),
+        ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True),
+        ("", "ResourceQuota"): GenericStrategy("ResourceQuota", "", has_status=True),
+    }
+    for group, kind in with_status:
+        table[(group, kind)] = GenericStrategy(kind, group, has_status=True, tracks_generation=True)
+    return table
+
+
+def strategy_for(group: str, kind: str, *, resource: ResourceInfo | None = None) -> Strategy:
+    """The strategy of a kind. For custom resources pass `resource` (its ResourceInfo, with
+    `crd_schema` and `subresources`) to get schema defaulting/validation; without it an
+    unknown kind gets the generic strategy."""
+    s = _builtin().get((group, kind))
+    if s is not None:
+        return s
+    if resource is not None and not resource.builtin:
+        return custom_strategy(resource)
+    return GenericStrategy(kind, group)
+
+
+def custom_strategy(resource: ResourceInfo) -> CustomResourceStrategy:
+    return CustomResourceStrategy(
+        resource.kind, resource.group, schema=resource.crd_schema,
+        has_status="status" in resource.subresources, namespaced=resource.namespaced,
+    )
+
+
+@cache
+def _schema_index() -> SchemaIndex:
+    return SchemaIndex()
+
+
+def unknown_fields(group: str, kind: str, obj: JsonDict, *, schema: JsonDict | None = None) -> list[str]:
+    """Dotted paths of fields the schema does not define, sorted. Built-in kinds use the wire
+    models; a custom resource uses `schema` (its openAPIV3Schema), [] without one."""
+    if schema is not None:
+        return sorted(unknown_custom(obj, schema))
+    return _schema_index().unknown_fields(group, kind, obj)

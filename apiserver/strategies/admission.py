@@ -1,0 +1,235 @@
+"""Built-in admission: NamespaceLifecycle, ServiceAccount (name only), Priority,
+DefaultTolerationSeconds (layer L4, apiserver).
+
+Why: kube-apiserver's default admission chain changes and checks objects after decoding and
+defaulting: it refuses content in missing or terminating namespaces, resolves a pod's
+priorityClassName into spec.priority/preemptionPolicy (plugin/pkg/admission/priority), keeps
+one globalDefault PriorityClass, and gives every pod 300 s tolerations for the
+not-ready/unreachable NoExecute taints (plugin/pkg/admission/defaulttolerationseconds).
+
+Data flow: handler -> admit(group, kind, operation, obj, old, lookup) -> lookup reads other
+objects from the store (sync) -> obj changed in place or an ApiError raised (403/404).
+
+`lookup(group, resource, namespace, name) -> dict | None`. Listing (for the globalDefault
+PriorityClass) uses `lookup.list(group, resource, namespace)` when the lookup has it, else
+`lookup(group, resource, None, None)` must return a list.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from minik3s.api.errors import ForbiddenError, NotFoundError
+from minik3s.api.scheduling import SYSTEM_PRIORITY_CLASSES
+from minik3s.api.types import JsonDict
+
+logger = logging.getLogger(__name__)
+
+Lookup = Callable[[str, str, str | None, str | None], Any]
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS = 300
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+_RESOURCES = {
+    "Pod": "pods", "PriorityClass": "priorityclasses", "Namespace": "namespaces", "Node": "nodes",
+    "Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "Ingress": "ingresses",
+    "PodDisruptionBudget": "poddisruptionbudgets", "StorageClass": "storageclasses",
+}
+
+
+def resource_for_kind(kind: str) -> str:
+    r = _RESOURCES.get(kind)
+    if r:
+        return r
+    low = kind.lower()
+    if low.endswith("y"):
+        return low[:-1] + "ies"
+    if low.endswith(("s", "x", "ch", "sh")):
+        return low + "es"
+    return low + "s"
+
+
+def forbidden(group: str, kind: str, name: str, why: str, *, causes: list[JsonDict] | None = None) -> ForbiddenError:
+    """apierrors.NewForbidden as admission.NewForbidden builds it."""
+    resource = resource_for_kind(kind)
+    qualified = f"{resource}.{group}" if group else resource
+    msg = f'{qualified} "{name}" is forbidden: {why}' if name else f"{qualified} is forbidden: {why}"
+    details: JsonDict = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    if causes:
+        details["causes"] = causes
+    if not name:
+        details.pop("name")
+    return ForbiddenError(msg, details=details)
+
+
+def _list(lookup: Lookup, group: str, resource: str) -> list[JsonDict]:
+    lister = getattr(lookup, "list", None)
+    items = lister(group, resource, None) if callable(lister) else lookup(group, resource, None, None)
+    return [i for i in items or [] if isinstance(i, dict)]
+
+
+# ------------------------------------------------------------------------------------------------
+# NamespaceLifecycle
+# ------------------------------------------------------------------------------------------------
+
+
+def admit_namespace_lifecycle(group: str, kind: str, operation: str, obj: JsonDict, lookup: Lookup) -> None:
+    meta = obj.get("metadata") or {}
+    if operation == "DELETE" and group == "" and kind == "Namespace":
+        name = meta.get("name") or ""
+        if name in IMMORTAL_NAMESPACES:
+            raise forbidden("", "Namespace", name, "this namespace may not be deleted")
+        return
+    if operation != "CREATE" or (group == "" and kind == "Namespace"):
+        return
+    ns = meta.get("namespace")
+    if not ns:
+        return
+    ns_obj = lookup("", "namespaces", None, ns)
+    if ns_obj is None:
+        raise NotFoundError(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
+    if (ns_obj.get("status") or {}).get("phase") == "Terminating" or (ns_obj.get("metadata") or {}).get(
+        "deletionTimestamp"
+    ):
+        why = f"unable to create new content in namespace {ns} because it is being terminated"
+        raise forbidden(group, kind, meta.get("name") or "", why, causes=[
+            {"reason": "NamespaceTerminating", "message": why, "field": "metadata.namespace"}
+        ])
+
+
+# ------------------------------------------------------------------------------------------------
+# Priority
+# ------------------------------------------------------------------------------------------------
+
+
+def _priority_class(name: str, lookup: Lookup) -> JsonDict | None:
+    pc = lookup("scheduling.k8s.io", "priorityclasses", None, name)
+    if pc is None and name in SYSTEM_PRIORITY_CLASSES:
+        return {"metadata": {"name": name}, "value": SYSTEM_PRIORITY_CLASSES[name],
+                "preemptionPolicy": "PreemptLowerPriority"}
+    return pc
+
+
+def default_priority_class(lookup: Lookup) -> JsonDict | None:
+    """The globalDefault class; with several (a race), the lowest value wins, as upstream."""
+    best: JsonDict | None = None
+    for pc in _list(lookup, "scheduling.k8s.io", "priorityclasses"):
+        if pc.get("globalDefault") is True:
+            if best is None or int(pc.get("value") or 0) < int(best.get("value") or 0):
+                best = pc
+    return best
+
+
+def admit_pod_priority(obj: JsonDict, lookup: Lookup) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    name = (obj.get("metadata") or {}).get("name") or ""
+    pc_name = spec.get("priorityClassName")
+    if not pc_name:
+        dpc = default_priority_class(lookup)
+        if dpc is not None:
+            pc_name = (dpc.get("metadata") or {}).get("name") or ""
+            priority = int(dpc.get("value") or 0)
+            policy = dpc.get("preemptionPolicy") or "PreemptLowerPriority"
+            spec["priorityClassName"] = pc_name
+        else:
+            priority, policy = 0, "PreemptLowerPriority"
+    else:
+        pc = _priority_class(pc_name, lookup)
+        if pc is None:
+            raise forbidden("", "Pod", name, f"no PriorityClass with name {pc_name} was found")
+        priority = int(pc.get("value") or 0)
+        policy = pc.get("preemptionPolicy") or "PreemptLowerPriority"
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise forbidden("", "Pod", name, f"the integer value of priority ({given}) must not be provided in pod "
+                        f"spec; priority admission controller computed {priority} from the given PriorityClass name")
+    spec["priority"] = priority
+    given_policy = spec.get("preemptionPolicy")
+    if given_policy is not None and given_policy != policy:
+        raise forbidden("", "Pod", name, f"the string value of PreemptionPolicy ({given_policy}) must not be "
+                        f"provided in pod spec; priority admission controller computed {policy} from the given "
+                        "PriorityClass name")
+    spec["preemptionPolicy"] = policy
+
+
+def admit_priority_class(operation: str, obj: JsonDict, lookup: Lookup) -> None:
+    """Only one globalDefault PriorityClass may exist."""
+    if obj.get("globalDefault") is not True:
+        return
+    name = (obj.get("metadata") or {}).get("name") or ""
+    dpc = default_priority_class(lookup)
+    if dpc is None:
+        return
+    dname = (dpc.get("metadata") or {}).get("name") or ""
+    if operation == "CREATE" or (operation == "UPDATE" and dname != name):
+        raise forbidden("scheduling.k8s.io", "PriorityClass", name,
+                        f"PriorityClass {dname} is already marked as default. Only one default can exist")
+
+
+# ------------------------------------------------------------------------------------------------
+# DefaultTolerationSeconds, ServiceAccount
+# ------------------------------------------------------------------------------------------------
+
+
+def admit_default_tolerations(obj: JsonDict) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    tols = spec.get("tolerations")
+    if not isinstance(tols, list):
+        tols = []
+    not_ready = unreachable = False
+    for t in tols:
+        if not isinstance(t, dict):
+            continue
+        key, effect = t.get("key") or "", t.get("effect") or ""
+        if effect in ("NoExecute", ""):
+            if key in (NOT_READY_TAINT, ""):
+                not_ready = True
+            if key in (UNREACHABLE_TAINT, ""):
+                unreachable = True
+    if not_ready and unreachable:
+        return
+    if not not_ready:
+        tols.append({"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute",
+                     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    if not unreachable:
+        tols.append({"key": UNREACHABLE_TAINT, "operator": "Exists", "effect": "NoExecute",
+                     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    spec["tolerations"] = tols
+
+
+def admit_service_account(obj: JsonDict) -> None:
+    """The ServiceAccount plugin's defaulting: serviceAccountName `default` (and the deprecated
+    serviceAccount mirror). Token volumes are not injected."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
+    spec["serviceAccount"] = spec["serviceAccountName"]
+
+
+# ------------------------------------------------------------------------------------------------
+# the chain
+# ------------------------------------------------------------------------------------------------
+
+
+async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup) -> None:
+    """Mutating + validating admission of one request, in place. `operation` is CREATE, UPDATE,
+    DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError."""
+    op = operation.upper()
+    admit_namespace_lifecycle(group, kind, op, obj, lookup)
+    if group == "" and kind == "Pod" and op == "CREATE":
+        admit_service_account(obj)
+        admit_pod_priority(obj, lookup)
+        admit_default_tolerations(obj)
+    elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
+        admit_priority_class(op, obj, lookup)

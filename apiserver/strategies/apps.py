@@ -1,0 +1,237 @@
+"""Deployment and ReplicaSet strategies (layer L4, apiserver).
+
+Upstream: pkg/apis/apps/v1/defaults.go (replicas 1; RollingUpdate 25%/25%; revisionHistoryLimit
+10; progressDeadlineSeconds 600), pkg/apis/apps/validation (selector required and non-empty,
+must match the template labels, template restartPolicy Always, selector immutable), and
+pkg/registry/apps/*/strategy.go (status reset on create, generation bumped on spec change,
+status subresource keeps spec and labels).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import (
+    forbidden,
+    int_or_percent_is_zero,
+    invalid,
+    not_supported,
+    required,
+    selector_is_empty,
+    selector_matches,
+    type_invalid,
+    validate_int_or_percent,
+    validate_label_selector,
+    validate_labels,
+    validate_nonnegative,
+    validate_object_meta,
+)
+
+from .base import Strategy, as_dict
+from .podspec import default_pod_spec, validate_pod_spec
+
+STRATEGY_TYPES = ("Recreate", "RollingUpdate")
+
+
+def default_template(spec: JsonDict) -> None:
+    tmpl = spec.get("template")
+    if isinstance(tmpl, dict) and isinstance(tmpl.get("spec"), dict):
+        default_pod_spec(tmpl["spec"])
+
+
+def _selector_repr(sel: Any) -> Any:
+    """metav1.LabelSelector's String(), as upstream renders it in `field is immutable`."""
+
+    class _Repr:
+        def __str__(self) -> str:
+            s = as_dict(sel)
+            ml = s.get("matchLabels") or {}
+            labels = ",".join(f"{k}: {ml[k]}" for k in sorted(ml))
+            exprs = ",".join(
+                f"LabelSelectorRequirement{{Key:{e.get('key')},Operator:{e.get('operator')},"
+                f"Values:[]string{{{','.join(e.get('values') or [])}}},}}"
+                for e in s.get("matchExpressions") or [] if isinstance(e, dict)
+            )
+            return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels + ',' if labels else ''}}},"
+                    f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")
+    return _Repr()
+
+
+def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]:
+    """ValidatePodTemplateSpecForReplicaSet: template required, labels matched by the selector,
+    restartPolicy Always, no activeDeadlineSeconds."""
+    errs: list[JsonDict] = []
+    sel = spec.get("selector")
+    tmpl = spec.get("template")
+    if tmpl is None:
+        return [required(f"{field}.template", "")]
+    if not isinstance(tmpl, dict):
+        return [type_invalid(f"{field}.template", tmpl, "must be an object")]
+    tmeta = as_dict(tmpl.get("metadata"))
+    labels = tmeta.get("labels")
+    if isinstance(sel, dict) and not selector_is_empty(sel):
+        if not selector_matches(sel, labels if isinstance(labels, dict) else {}):
+            errs.append(invalid(f"{field}.template.metadata.labels", labels or {},
+                                "`selector` does not match template `labels`"))
+    errs.extend(validate_labels(labels, f"{field}.template.metadata.labels"))
+    errs.extend(e for e in validate_object_meta(tmeta, field=f"{field}.template.metadata")
+                if not e["field"].endswith(".labels"))
+    tspec = tmpl.get("spec")
+    errs.extend(validate_pod_spec(tspec, f"{field}.template.spec"))
+    tspec = as_dict(tspec)
+    rp = tspec.get("restartPolicy")
+    if rp and rp != "Always":
+        errs.append(not_supported(f"{field}.template.spec.restartPolicy", rp, ("Always",)))
+    if tspec.get("activeDeadlineSeconds") is not None:
+        errs.append(forbidden(f"{field}.template.spec.activeDeadlineSeconds",
+                              "activeDeadlineSeconds in ReplicaSet is not Supported"))
+    return errs
+
+
+def _validate_selector(spec: JsonDict, field: str, what: str) -> list[JsonDict]:
+    sel = spec.get("selector")
+    if sel is None:
+        return [required(f"{field}.selector", "")]
+    errs = validate_label_selector(sel, f"{field}.selector")
+    if isinstance(sel, dict) and selector_is_empty(sel):
+        errs.append(invalid(f"{field}.selector", _selector_repr(sel), f"empty selector is invalid for {what}"))
+    return errs
+
+
+def _immutable_selector(new: JsonDict, old: JsonDict) -> list[JsonDict]:
+    ns, os_ = as_dict(new.get("spec")).get("selector"), as_dict(old.get("spec")).get("selector")
+    if ns != os_:
+        return [invalid("spec.selector", _selector_repr(ns), "field is immutable")]
+    return []
+
+
+class DeploymentStrategy(Strategy):
+    kind = "Deployment"
+    group = "apps"
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        strat = spec.get("strategy")
+        if not isinstance(strat, dict):
+            strat = {}
+            spec["strategy"] = strat
+        if not strat.get("type"):
+            strat["type"] = "RollingUpdate"
+        if strat["type"] == "RollingUpdate":
+            ru = strat.get("rollingUpdate")
+            if not isinstance(ru, dict):
+                ru = {}
+                strat["rollingUpdate"] = ru
+            if ru.get("maxUnavailable") is None:
+                ru["maxUnavailable"] = "25%"
+            if ru.get("maxSurge") is None:
+                ru["maxSurge"] = "25%"
+        if spec.get("revisionHistoryLimit") is None:
+            spec["revisionHistoryLimit"] = 10
+        if spec.get("progressDeadlineSeconds") is None:
+            spec["progressDeadlineSeconds"] = 600
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = validate_nonnegative(spec.get("replicas"), "spec.replicas")
+        errs.extend(_validate_selector(spec, "spec", "deployment"))
+        errs.extend(validate_template_for_selector(spec, "spec"))
+        strat = as_dict(spec.get("strategy"))
+        stype = strat.get("type")
+        if stype not in STRATEGY_TYPES:
+            if not stype:
+                errs.append(required("spec.strategy.type", ""))
+            else:
+                errs.append(not_supported("spec.strategy.type", stype, STRATEGY_TYPES))
+        ru = strat.get("rollingUpdate")
+        if stype == "Recreate" and ru is not None:
+            errs.append(forbidden("spec.strategy.rollingUpdate",
+                                  "may not be specified when strategy `type` is 'Recreate'"))
+        elif stype == "RollingUpdate" and isinstance(ru, dict):
+            mu, ms = ru.get("maxUnavailable"), ru.get("maxSurge")
+            errs.extend(validate_int_or_percent(mu, "spec.strategy.rollingUpdate.maxUnavailable", max_100_percent=True))
+            errs.extend(validate_int_or_percent(ms, "spec.strategy.rollingUpdate.maxSurge"))
+            if int_or_percent_is_zero(mu) and int_or_percent_is_zero(ms):
+                errs.append(invalid("spec.strategy.rollingUpdate.maxUnavailable", mu,
+                                    "may not be 0 when `maxSurge` is 0"))
+        errs.extend(validate_nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"))
+        mrs = spec.get("minReadySeconds")
+        errs.extend(validate_nonnegative(mrs, "spec.minReadySeconds"))
+        pds = spec.get("progressDeadlineSeconds")
+        if pds is not None:
+            perrs = validate_nonnegative(pds, "spec.progressDeadlineSeconds")
+            errs.extend(perrs)
+            if not perrs and isinstance(mrs, int) and pds <= mrs:
+                errs.append(invalid("spec.progressDeadlineSeconds", pds, "must be greater than minReadySeconds"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return _immutable_selector(new, old)
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))
+
+
+def validate_replica_status(status: Any) -> list[JsonDict]:
+    status = as_dict(status)
+    errs: list[JsonDict] = []
+    for key in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas",
+                "fullyLabeledReplicas", "observedGeneration", "terminatingReplicas"):
+        errs.extend(validate_nonnegative(status.get(key), f"status.{key}"))
+    ready, avail = status.get("readyReplicas"), status.get("availableReplicas")
+    replicas = status.get("replicas")
+    if isinstance(ready, int) and isinstance(replicas, int) and ready > replicas:
+        errs.append(invalid("status.readyReplicas", ready, "cannot be greater than status.replicas"))
+    if isinstance(avail, int) and isinstance(ready, int) and avail > ready and "fullyLabeledReplicas" in status:
+        errs.append(invalid("status.availableReplicas", avail, "cannot be greater than readyReplicas"))
+    return errs
+
+
+class ReplicaSetStrategy(Strategy):
+    kind = "ReplicaSet"
+    group = "apps"
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"replicas": 0}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = validate_nonnegative(spec.get("replicas"), "spec.replicas")
+        errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
+        errs.extend(_validate_selector(spec, "spec", "deployment"))
+        errs.extend(validate_template_for_selector(spec, "spec"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return _immutable_selector(new, old)
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))
+
+
+

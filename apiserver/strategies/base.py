@@ -1,0 +1,154 @@
+"""The Strategy base: create/update/status rules shared by every kind (layer L4, apiserver).
+
+Why: kube-apiserver's generic registry calls a per-kind RESTCreateStrategy /
+RESTUpdateStrategy (PrepareForCreate, PrepareForUpdate, Validate, ValidateUpdate) and, for the
+status subresource, a status strategy. This base class carries the behaviour most kinds share;
+each kind's module overrides the hooks it needs (`_default`, `_validate`, `_validate_update`).
+
+Data flow (create): handler -> default -> prepare_for_create -> validate -> admit -> storage.
+(update): handler -> default -> prepare_for_update(new, old) -> validate_update -> admit.
+(status): handler -> prepare_for_status_update(new, old) -> validate_status_update.
+
+Objects are plain JSON dicts and are changed in place; `old` is never changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import validate_object_meta
+
+# metadata fields only the server sets: an update keeps the stored value
+IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
+# metav1.ResetObjectMetaForStatus: a status write may not change these
+STATUS_RESET_META = (
+    "deletionTimestamp", "generation", "selfLink", "labels", "annotations", "finalizers", "ownerReferences",
+)
+_TOP_LEVEL_META = ("apiVersion", "kind", "metadata", "status")
+
+
+def _meta(obj: JsonDict) -> JsonDict:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+def copy_meta_fields(new: JsonDict, old: JsonDict, fields: tuple[str, ...]) -> None:
+    nm, om = _meta(new), old.get("metadata") or {}
+    for f in fields:
+        if f in om:
+            nm[f] = om[f]
+        else:
+            nm.pop(f, None)
+
+
+class Strategy:
+    """Defaults, validation and create/update preparation for one kind.
+
+    Class attributes describe the kind:
+    - `has_status`: the kind serves a `status` subresource, so the main resource ignores status
+      changes and the status subresource ignores everything else;
+    - `tracks_generation`: metadata.generation starts at 1 and grows when the spec changes;
+    - `name_format`: "subdomain" (most kinds), "label" (namespaces), "dns1035" (services).
+    """
+
+    kind = ""
+    group = ""
+    has_status = False
+    tracks_generation = False
+    name_format = "subdomain"
+
+    # ---- hooks for subclasses -------------------------------------------------------------------
+
+    def _default(self, obj: JsonDict) -> None:
+        return None
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj.pop("status", None)
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        return []
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return []
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        return None
+
+    def _spec_changed(self, new: JsonDict, old: JsonDict) -> bool:
+        """Whether the user-owned content changed (drives metadata.generation)."""
+        if "spec" in new or "spec" in old:
+            return new.get("spec") != old.get("spec")
+        keys = (set(new) | set(old)) - set(_TOP_LEVEL_META)
+        return any(new.get(k) != old.get(k) for k in keys)
+
+    # ---- the API the handlers call -----------------------------------------------------------------
+
+    def default(self, obj: JsonDict) -> None:
+        """Upstream defaulting, in place; unknown fields are never dropped."""
+        self._default(obj)
+
+    def prepare_for_create(self, obj: JsonDict) -> None:
+        meta = _meta(obj)
+        if self.has_status:
+            self._reset_status_on_create(obj)
+        if self.tracks_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+
+    def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        copy_meta_fields(new, old, IMMUTABLE_META)
+        if self.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        self._prepare_for_update(new, old)
+        meta = _meta(new)
+        old_gen = (old.get("metadata") or {}).get("generation")
+        if self.tracks_generation:
+            gen = old_gen if isinstance(old_gen, int) else 1
+            meta["generation"] = gen + 1 if self._spec_changed(new, old) else gen
+        elif old_gen is not None:
+            meta["generation"] = old_gen
+        else:
+            meta.pop("generation", None)
+
+    def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None:
+        """Keep everything but status from `old` (upstream status strategies + ResetObjectMetaForStatus)."""
+        for k in list(new):
+            if k not in _TOP_LEVEL_META:
+                del new[k]
+        for k, v in old.items():
+            if k not in _TOP_LEVEL_META:
+                new[k] = copy.deepcopy(v)
+        copy_meta_fields(new, old, IMMUTABLE_META + self._status_reset_meta())
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        return STATUS_RESET_META
+
+    def validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs = validate_object_meta(obj.get("metadata"), name_format=self.name_format)
+        errs.extend(self._validate(obj))
+        return errs
+
+    def validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs = self.validate(new)
+        errs.extend(self._validate_update(new, old))
+        return errs
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return validate_object_meta(new.get("metadata"), name_format=self.name_format)
+
+
+def as_dict(v: Any) -> JsonDict:
+    return v if isinstance(v, dict) else {}
+
+
+def as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []

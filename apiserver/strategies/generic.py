@@ -1,0 +1,305 @@
+"""Strategies for the simpler kinds and for custom resources (layer L4, apiserver).
+
+ConfigMap/Secret (immutable data once `immutable: true`), Lease, core and events.k8s.io Event,
+CustomResourceDefinition, the custom-resource strategy (schema validation, defaulting,
+pruning) and the fallback for kinds without a dedicated strategy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import (
+    forbidden,
+    invalid,
+    is_dns1035_label,
+    is_dns1123_subdomain,
+    not_supported,
+    required,
+    type_invalid,
+    validate_nonnegative,
+)
+
+from .base import Strategy, as_dict, as_list
+from .custom import default_custom, prune_custom, validate_custom
+
+
+class GenericStrategy(Strategy):
+    """Kinds without special rules: metadata validation only; status kept on update when the
+    kind serves a status subresource."""
+
+    def __init__(self, kind: str = "", group: str = "", *, has_status: bool = False,
+                 tracks_generation: bool = False) -> None:
+        self.kind = kind
+        self.group = group
+        self.has_status = has_status
+        self.tracks_generation = tracks_generation
+
+
+class ConfigMapStrategy(Strategy):
+    kind = "ConfigMap"
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        keys: set[str] = set()
+        for fld in ("data", "binaryData"):
+            data = obj.get(fld)
+            if data is None:
+                continue
+            if not isinstance(data, dict):
+                errs.append(type_invalid(fld, data, "must be an object"))
+                continue
+            for k in data:
+                errs.extend(_config_key_errors(k, f"{fld}[{k}]"))
+                if k in keys:
+                    errs.append(invalid(f"{fld}[{k}]", k, "duplicate of key present in data"))
+                keys.add(k)
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        if old.get("immutable") is True:
+            errs: list[JsonDict] = []
+            if new.get("immutable") is not True:
+                errs.append(forbidden("immutable", "field is immutable when `immutable` is set"))
+            if new.get("data") != old.get("data"):
+                errs.append(forbidden("data", "field is immutable when `immutable` is set"))
+            if new.get("binaryData") != old.get("binaryData"):
+                errs.append(forbidden("binaryData", "field is immutable when `immutable` is set"))
+            return errs
+        return []
+
+
+class SecretStrategy(ConfigMapStrategy):
+    kind = "Secret"
+
+    def _default(self, obj: JsonDict) -> None:
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+        sd = obj.pop("stringData", None)
+        if isinstance(sd, dict):
+            import base64
+
+            data = obj.get("data")
+            if not isinstance(data, dict):
+                data = {}
+                obj["data"] = data
+            for k, v in sd.items():
+                data[k] = base64.b64encode(str(v).encode()).decode()
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs = super()._validate_update(new, old)
+        if new.get("type") != old.get("type"):
+            errs.append(invalid("type", new.get("type"), "field is immutable"))
+        return errs
+
+
+_CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+
+
+def _config_key_errors(k: str, field: str) -> list[JsonDict]:
+    import re
+
+    if len(k) > 253:
+        return [invalid(field, k, "must be no more than 253 characters")]
+    if not re.fullmatch(r"[-._a-zA-Z0-9]+", k):
+        return [invalid(field, k, _CONFIG_KEY_MSG)]
+    if k in (".", ".."):
+        return [invalid(field, k, f"must not be '{k}'")]
+    return []
+
+
+class LeaseStrategy(Strategy):
+    kind = "Lease"
+    group = "coordination.k8s.io"
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = as_dict(obj.get("spec"))
+        errs: list[JsonDict] = []
+        lds = spec.get("leaseDurationSeconds")
+        if lds is not None and (not isinstance(lds, int) or lds <= 0):
+            errs.append(invalid("spec.leaseDurationSeconds", lds, "must be greater than 0"))
+        errs.extend(validate_nonnegative(spec.get("leaseTransitions"), "spec.leaseTransitions"))
+        return errs
+
+
+class EventStrategy(Strategy):
+    """core/v1 Event: involvedObject namespace must match the event's (ValidateEventCreate)."""
+
+    kind = "Event"
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        io = obj.get("involvedObject")
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if isinstance(io, dict):
+            ions = io.get("namespace")
+            if ions and ns and ions != ns:
+                errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
+        etype = obj.get("type")
+        if etype and etype not in ("Normal", "Warning"):
+            errs.append(not_supported("type", etype, ("Normal", "Warning")))
+        return errs
+
+
+class EventsV1Strategy(Strategy):
+    kind = "Event"
+    group = "events.k8s.io"
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        if not obj.get("eventTime"):
+            errs.append(required("eventTime", ""))
+        etype = obj.get("type")
+        if etype not in ("Normal", "Warning"):
+            errs.append(not_supported("type", etype, ("Normal", "Warning")))
+        if not obj.get("reportingController"):
+            errs.append(required("reportingController", ""))
+        if not obj.get("reportingInstance"):
+            errs.append(required("reportingInstance", ""))
+        if not obj.get("action"):
+            errs.append(required("action", ""))
+        if not obj.get("reason"):
+            errs.append(required("reason", ""))
+        note = obj.get("note")
+        if isinstance(note, str) and len(note) > 1024:
+            errs.append({"reason": "FieldValueTooLong", "field": "note",
+                         "message": "Too long: may not be more than 1024 bytes"})
+        return errs
+
+
+def _storage_version(spec: JsonDict) -> str | None:
+    for v in as_list(spec.get("versions")):
+        if isinstance(v, dict) and v.get("storage"):
+            return str(v.get("name"))
+    return None
+
+
+class CustomResourceDefinitionStrategy(Strategy):
+    kind = "CustomResourceDefinition"
+    group = "apiextensions.k8s.io"
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        names = spec.get("names")
+        if isinstance(names, dict) and names.get("kind"):
+            if not names.get("singular"):
+                names["singular"] = str(names["kind"]).lower()
+            if not names.get("listKind"):
+                names["listKind"] = f"{names['kind']}List"
+        conv = spec.get("conversion")
+        if not isinstance(conv, dict):
+            spec["conversion"] = {"strategy": "None"}
+        elif not conv.get("strategy"):
+            conv["strategy"] = "None"
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        spec = as_dict(obj.get("spec"))
+        sv = _storage_version(spec)
+        obj["status"] = {
+            "conditions": [],
+            "acceptedNames": {"plural": "", "kind": ""},
+            "storedVersions": [sv] if sv else [],
+        }
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")]
+        errs: list[JsonDict] = []
+        group = spec.get("group") or ""
+        names = as_dict(spec.get("names"))
+        plural = names.get("plural") or ""
+        name = (obj.get("metadata") or {}).get("name") or ""
+        if name != f"{plural}.{group}":
+            errs.append(invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group"))
+        if not group:
+            errs.append(required("spec.group", ""))
+        elif "." not in group:
+            errs.append(invalid("spec.group", group, "should be a domain with at least one dot"))
+        else:
+            errs.extend(invalid("spec.group", group, m) for m in is_dns1123_subdomain(group))
+        if not plural:
+            errs.append(required("spec.names.plural", ""))
+        else:
+            errs.extend(invalid("spec.names.plural", plural, m) for m in _dns1035(plural))
+        if not names.get("kind"):
+            errs.append(required("spec.names.kind", "must not be empty"))
+        scope = spec.get("scope")
+        if scope not in ("Cluster", "Namespaced"):
+            errs.append(not_supported("spec.scope", scope, ("Cluster", "Namespaced")) if scope
+                        else required("spec.scope", ""))
+        versions = as_list(spec.get("versions"))
+        if not versions:
+            errs.append(invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
+        else:
+            storage = [v for v in versions if isinstance(v, dict) and v.get("storage")]
+            if len(storage) != 1:
+                errs.append(invalid("spec.versions", _VersionsRepr(versions),
+                                    "must have exactly one version marked as storage version"))
+            seen: set[str] = set()
+            for i, v in enumerate(versions):
+                if not isinstance(v, dict):
+                    continue
+                vn = v.get("name") or ""
+                if vn in seen:
+                    errs.append({"reason": "FieldValueDuplicate", "field": f"spec.versions[{i}].name",
+                                 "message": f'Duplicate value: "{vn}"'})
+                seen.add(vn)
+                if not vn:
+                    errs.append(required(f"spec.versions[{i}].name", ""))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        if ns.get("scope") != os_.get("scope"):
+            errs.append(invalid("spec.scope", ns.get("scope"), "field is immutable"))
+        if ns.get("group") != os_.get("group"):
+            errs.append(invalid("spec.group", ns.get("group"), "field is immutable"))
+        return errs
+
+
+def _dns1035(v: str) -> list[str]:
+    return is_dns1035_label(v)
+
+
+class _VersionsRepr:
+    def __init__(self, versions: list[Any]) -> None:
+        self.versions = versions
+
+    def __str__(self) -> str:
+        return "[]apiextensions.CustomResourceDefinitionVersion{...}"
+
+
+class CustomResourceStrategy(Strategy):
+    """One CRD version's custom resources: schema defaulting, pruning, validation; generation
+    always tracked (any non-metadata change bumps it, or spec when a status subresource exists)."""
+
+    tracks_generation = True
+
+    def __init__(self, kind: str, group: str, *, schema: JsonDict | None = None,
+                 has_status: bool = False, namespaced: bool = True) -> None:
+        self.kind = kind
+        self.group = group
+        self.schema = schema
+        self.has_status = has_status
+        self.namespaced = namespaced
+
+    def _default(self, obj: JsonDict) -> None:
+        default_custom(obj, self.schema)
+
+    def prune(self, obj: JsonDict) -> list[str]:
+        return prune_custom(obj, self.schema)
+
+    def _spec_changed(self, new: JsonDict, old: JsonDict) -> bool:
+        skip = ("apiVersion", "kind", "metadata") + (("status",) if self.has_status else ())
+        keys = (set(new) | set(old)) - set(skip)
+        return any(new.get(k) != old.get(k) for k in keys)
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        return validate_custom(obj, self.schema)

@@ -1,0 +1,67 @@
+"""Namespace strategy (layer L4, apiserver): pkg/registry/core/namespace/strategy.go.
+
+Create: status = {phase: Active}, the `kubernetes` finalizer added to spec.finalizers, and the
+immutable label `kubernetes.io/metadata.name=<name>` (SetDefaults_Namespace). Update: spec
+finalizers and status are kept (they change only through /finalize and /status).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import validate_finalizers
+
+from .base import Strategy, as_dict
+
+FINALIZER_KUBERNETES = "kubernetes"
+NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+class NamespaceStrategy(Strategy):
+    kind = "Namespace"
+    has_status = True
+    name_format = "label"
+
+    def _default(self, obj: JsonDict) -> None:
+        meta = obj.setdefault("metadata", {})
+        name = meta.get("name")
+        if isinstance(name, str) and name:
+            labels = meta.get("labels")
+            if not isinstance(labels, dict):
+                labels = {}
+                meta["labels"] = labels
+            labels[NAME_LABEL] = name
+        status = obj.get("status")
+        if isinstance(status, dict) and not status.get("phase"):
+            status["phase"] = "Active"
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"phase": "Active"}
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
+            obj["spec"] = spec
+        fins = spec.get("finalizers")
+        if not isinstance(fins, list):
+            fins = []
+        if FINALIZER_KUBERNETES not in fins:
+            fins.append(FINALIZER_KUBERNETES)
+        spec["finalizers"] = fins
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        if "spec" in old:
+            new["spec"] = copy.deepcopy(old["spec"])
+        else:
+            new.pop("spec", None)
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        return validate_finalizers(as_dict(obj.get("spec")).get("finalizers"), "spec.finalizers")
+
+    def prepare_for_finalize(self, new: JsonDict, old: JsonDict) -> None:
+        """namespaces/finalize: only spec.finalizers may change."""
+        fins = as_dict(new.get("spec")).get("finalizers")
+        out = copy.deepcopy(old)
+        out.setdefault("spec", {})["finalizers"] = fins or []
+        new.clear()
+        new.update(out)

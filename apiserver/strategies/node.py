@@ -1,0 +1,61 @@
+"""Node strategy (layer L4, apiserver): taints validated, spec/status split, podCIDR and
+providerID immutable once set (pkg/registry/core/node/strategy.go, ValidateNode/ValidateNodeUpdate)."""
+
+from __future__ import annotations
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import forbidden, invalid, type_invalid
+
+from .base import Strategy, as_dict
+from .podspec import validate_resource_list_values, validate_taints
+
+
+class NodeStrategy(Strategy):
+    kind = "Node"
+    has_status = True
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        # nodes register with their status (kubelet POSTs a full Node); upstream keeps it
+        return None
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if spec is None:
+            return []
+        if not isinstance(spec, dict):
+            return [type_invalid("spec", spec, "must be an object")]
+        errs = validate_taints(spec.get("taints"), "spec.taints")
+        if "unschedulable" in spec and not isinstance(spec["unschedulable"], bool):
+            errs.append(type_invalid("spec.unschedulable", spec["unschedulable"], "must be a boolean"))
+        errs.extend(self._validate_status(obj))
+        return errs
+
+    def _validate_status(self, obj: JsonDict) -> list[JsonDict]:
+        status = as_dict(obj.get("status"))
+        errs: list[JsonDict] = []
+        for key in ("capacity", "allocatable"):
+            if key in status:
+                e, _ = validate_resource_list_values(status.get(key), f"status.{key}", container=False)
+                errs.extend(e)
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        for key in ("podCIDR", "providerID"):
+            if os_.get(key) and ns.get(key) != os_.get(key):
+                detail = "node updates may not change podCIDR except from \"\" to valid" if key == "podCIDR" \
+                    else "node updates may not change providerID except from \"\" to valid"
+                errs.append(forbidden(f"spec.{key}", detail))
+        if os_.get("podCIDRs") and ns.get("podCIDRs") != os_.get("podCIDRs"):
+            errs.append(forbidden("spec.podCIDRs", "node updates may not change podCIDR except from \"\" to valid"))
+        return errs
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs = super().validate_status_update(new, old)
+        errs.extend(self._validate_status(new))
+        for i, c in enumerate(as_dict(new.get("status")).get("conditions") or []):
+            if isinstance(c, dict) and c.get("status") not in ("True", "False", "Unknown"):
+                errs.append(invalid(f"status.conditions[{i}].status", c.get("status"),
+                                    "must be one of True, False, Unknown"))
+        return errs

@@ -1,0 +1,124 @@
+"""Service strategy (layer L4, apiserver): defaults (type ClusterIP, sessionAffinity None,
+ports protocol TCP, targetPort = port, internalTrafficPolicy Cluster) and the common checks of
+ValidateService. Service names are DNS-1035 labels. Cluster IP allocation is the registry's
+job (not done here)."""
+
+from __future__ import annotations
+
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import (
+    duplicate,
+    invalid,
+    is_dns1123_label,
+    not_supported,
+    required,
+    type_invalid,
+    validate_labels,
+)
+
+from .base import Strategy, as_dict, as_list
+from .podspec import PROTOCOLS
+
+SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+SESSION_AFFINITIES = ("ClientIP", "None")
+TRAFFIC_POLICIES = ("Cluster", "Local")
+
+
+class ServiceStrategy(Strategy):
+    kind = "Service"
+    has_status = True
+    name_format = "dns1035"
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        if not spec.get("type"):
+            spec["type"] = "ClusterIP"
+        if not spec.get("sessionAffinity"):
+            spec["sessionAffinity"] = "None"
+        for p in as_list(spec.get("ports")):
+            if not isinstance(p, dict):
+                continue
+            if not p.get("protocol"):
+                p["protocol"] = "TCP"
+            if p.get("targetPort") in (None, 0, "") and isinstance(p.get("port"), int):
+                p["targetPort"] = p["port"]
+        if spec["type"] != "ExternalName" and not spec.get("internalTrafficPolicy"):
+            spec["internalTrafficPolicy"] = "Cluster"
+        if spec["type"] in ("NodePort", "LoadBalancer") and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
+        if spec.get("sessionAffinity") == "ClientIP" and not spec.get("sessionAffinityConfig"):
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"loadBalancer": {}}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [type_invalid("spec", spec, "must be an object")] if spec is not None else []
+        errs: list[JsonDict] = []
+        stype = spec.get("type")
+        if stype not in SERVICE_TYPES:
+            errs.append(not_supported("spec.type", stype, SERVICE_TYPES))
+        ports = as_list(spec.get("ports"))
+        if not ports and stype != "ExternalName" and spec.get("clusterIP") != "None":
+            errs.append(required("spec.ports", ""))
+        names: set[str] = set()
+        seen: set[tuple[object, object]] = set()
+        for i, p in enumerate(ports):
+            pp = f"spec.ports[{i}]"
+            if not isinstance(p, dict):
+                errs.append(type_invalid(pp, p, "must be an object"))
+                continue
+            name = p.get("name") or ""
+            if len(ports) > 1 and not name:
+                errs.append(required(f"{pp}.name", ""))
+            elif name:
+                errs.extend(invalid(f"{pp}.name", name, m) for m in is_dns1123_label(name))
+                if name in names:
+                    errs.append(duplicate(f"{pp}.name", name))
+                names.add(name)
+            port = p.get("port")
+            if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+                errs.append(invalid(f"{pp}.port", port, "must be between 1 and 65535, inclusive"))
+            proto = p.get("protocol")
+            if proto not in PROTOCOLS:
+                errs.append(not_supported(f"{pp}.protocol", proto, PROTOCOLS))
+            if (port, proto) in seen:
+                errs.append(duplicate(pp, {"port": port, "protocol": proto}))
+            seen.add((port, proto))
+            tp = p.get("targetPort")
+            if isinstance(tp, int) and not isinstance(tp, bool) and not 1 <= tp <= 65535:
+                errs.append(invalid(f"{pp}.targetPort", tp, "must be between 1 and 65535, inclusive"))
+        sa = spec.get("sessionAffinity")
+        if sa not in SESSION_AFFINITIES:
+            errs.append(not_supported("spec.sessionAffinity", sa, SESSION_AFFINITIES))
+        for key in ("internalTrafficPolicy", "externalTrafficPolicy"):
+            v = spec.get(key)
+            if v is not None and v not in TRAFFIC_POLICIES:
+                errs.append(not_supported(f"spec.{key}", v, TRAFFIC_POLICIES))
+        errs.extend(validate_labels(spec.get("selector"), "spec.selector"))
+        if stype == "ExternalName":
+            en = spec.get("externalName")
+            if not en:
+                errs.append(required("spec.externalName", ""))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        old_ip = os_.get("clusterIP")
+        if old_ip and ns.get("clusterIP") not in (None, "", old_ip) and ns.get("type") != "ExternalName":
+            return [invalid("spec.clusterIPs[0]", ns.get("clusterIP"), "may not change once set")]
+        return []
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        ns, os_ = new.get("spec"), as_dict(old.get("spec"))
+        if isinstance(ns, dict):
+            for key in ("clusterIP", "clusterIPs"):
+                if key in os_ and not ns.get(key):
+                    ns[key] = os_[key]
+
+
+

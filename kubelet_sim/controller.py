@@ -1,0 +1,311 @@
+"""The generic stage controller: drives pods on simulated nodes through the stages (layer L4).
+
+Why: one controller for the whole fleet keeps 1,000 nodes cheap — one shared pod informer (not a
+watch per node), one keyed queue, one timer heap, a few workers — while each pod key is handled
+in order, never by two workers at once.
+
+`KubeletFleet` (bottom of this module) is the entry point the composition root starts: it wires
+the `NodeAgent` (register, leases, node status) and this controller to the shared informers:
+
+    fleet = KubeletFleet(parse_fleet(args.nodes), client=client, informers=factory)
+    tg.create_task(fleet.run(), name="kubelet-fleet")      # registers, then runs until cancelled
+
+Data flow: pod informer event → (pod bound to one of our nodes?) → queue key → sync(key):
+  1. the pod vanished → free its IP, forget it;
+  2. its node is failed → do nothing (a failed node's pods do not progress; a recovery re-queues);
+  3. pick the first matching stage (kubelet_sim/stages/defaults/*.yaml). The stage's delay runs
+     from the moment it first matched: due = since + delay(annotation or default) + jitter;
+     a stage with `notAfter: GracePeriodEnd` is cut at the end of the deletion grace period, which
+     is recomputed on every update: deadline = min(deadline, now + deletionGracePeriodSeconds)
+     when a later DELETE shortened it. Worked example: shutdown-seconds 100, deleted with grace 3
+     at t=0 → due = min(0+100, 0+3) = 3 → containers killed (exit 137) at t=3;
+  4. not due yet → timer (add_after); due → apply `next`: status step (PUT /status with the cached
+     resourceVersion: a stale cache conflicts and the newer event re-queues the key), finalizer
+     changes, or DELETE gracePeriodSeconds=0 with a uid precondition (once per pod uid).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kubelet_sim.config import parse_fleet
+from kubelet_sim.keyqueue import KeyQueue
+from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
+from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, pod_images
+from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
+from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.resources import NODES, PODS
+from minik3s.api.types import JsonDict
+from minik3s.client.interface import Client
+from minik3s.utils.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FleetOptions", "KubeletFleet", "StageController", "fail_node", "recover_node", "run_standalone"]
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+RETRY_SECONDS = 1.0
+
+
+class NodeDirectory(Protocol):
+    """What the controller needs to know about the simulated nodes (NodeAgent provides it)."""
+
+    def has_node(self, name: str | None) -> bool: ...
+    def is_failed(self, name: str) -> bool: ...
+    def host_ip(self, name: str) -> str: ...
+    def allocate_ip(self, name: str) -> str: ...
+    def reserve_ip(self, name: str, ip: str) -> bool: ...
+    def release_ip(self, name: str, ip: str) -> None: ...
+    def note_images(self, name: str, images: list[str], *, size_hint: int | None) -> None: ...
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """What the simulated kubelet remembers about one pod (by key; reset when the uid changes)."""
+
+    uid: str
+    node: str
+    stage: str | None = None
+    since: float = 0.0
+    jitter: float = 0.0
+    grace_deadline: float | None = None
+    grace_seen: int | None = None
+    ip: str | None = None
+    delete_sent: bool = False
+
+
+def _key(pod: JsonDict) -> str:
+    meta = pod.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+def _node_of(pod: JsonDict) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName")
+
+
+class StageController:
+    def __init__(self, stages: list[Stage], *, client: Client, pod_informer: Any, nodes: NodeDirectory,
+                 clock: Clock | None = None, rng: random.Random | None = None, workers: int = 8) -> None:
+        self._stages = stages
+        self._client = client
+        self._informer = pod_informer
+        self._nodes = nodes
+        self._clock = clock or Clock()
+        self._rng = rng or random.Random()
+        self._workers = max(1, workers)
+        self.queue = KeyQueue(self._clock)
+        self.records: dict[str, PodRecord] = {}
+        self._by_node: dict[str, set[str]] = {}
+        pod_informer.add_handler(on_add=self._on_pod, on_update=lambda _old, new: self._on_pod(new),
+                                 on_delete=self._on_pod_delete)
+
+    # -- informer handlers (sync, fast) -----------------------------------------------------
+
+    def _on_pod(self, pod: JsonDict) -> None:
+        node = _node_of(pod)
+        if not self._nodes.has_node(node):
+            return
+        key = _key(pod)
+        self._by_node.setdefault(node or "", set()).add(key)
+        self.queue.add(key)
+
+    def _on_pod_delete(self, pod: Any) -> None:
+        obj = pod if isinstance(pod, dict) else getattr(pod, "obj", None)  # tolerate tombstones
+        if isinstance(obj, dict) and self._nodes.has_node(_node_of(obj)):
+            self.queue.add(_key(obj))
+
+    def requeue_node(self, node: str) -> None:
+        """Re-examine every pod of `node` (after it recovered from a simulated failure)."""
+        for key in list(self._by_node.get(node, ())):
+            self.queue.add(key)
+
+    # -- run -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        wait = getattr(self._informer, "wait_for_sync", None)
+        if wait is not None:
+            await wait()
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self.queue.run_timers(), name="kubelet-sim-stage-timers")
+            for i in range(self._workers):
+                tg.create_task(self._worker(), name=f"kubelet-sim-stage-worker-{i}")
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                await self.sync(key)
+            except (ApiError, OSError) as e:
+                logger.warning("stage sync failed, retrying pod=%s error=%s", key, e)
+                self.queue.add_after(key, RETRY_SECONDS)
+            except Exception:
+                logger.exception("stage sync crashed, retrying pod=%s", key)
+                self.queue.add_after(key, RETRY_SECONDS)
+            finally:
+                self.queue.done(key)
+
+    # -- sync ----------------------------------------------------------------------------
+
+    def _forget(self, key: str) -> None:
+        rec = self.records.pop(key, None)
+        if rec is None:
+            return
+        if rec.ip:
+            self._nodes.release_ip(rec.node, rec.ip)
+        keys = self._by_node.get(rec.node)
+        if keys is not None:
+            keys.discard(key)
+
+    async def sync(self, key: str) -> None:
+        pod = self._informer.store.get(key)
+        rec = self.records.get(key)
+        if pod is None:
+            self._forget(key)
+            return
+        meta = pod.get("metadata") or {}
+        uid = meta.get("uid", "")
+        if rec is not None and rec.uid != uid:
+            self._forget(key)
+            rec = None
+        node = _node_of(pod)
+        if node is None or not self._nodes.has_node(node):
+            return
+        if self._nodes.is_failed(node):
+            return
+        status = pod.get("status") or {}
+        if rec is None:
+            rec = PodRecord(uid=uid, node=node)
+            self.records[key] = rec
+            self._by_node.setdefault(node, set()).add(key)
+            ip = status.get("podIP")
+            if ip and not (pod.get("spec") or {}).get("hostNetwork") and self._nodes.reserve_ip(node, ip):
+                rec.ip = ip
+        if status.get("phase") in TERMINAL_PHASES and rec.ip:
+            self._nodes.release_ip(node, rec.ip)  # the sandbox is gone; the IP may be reused
+            rec.ip = None
+        now = self._clock.monotonic()
+        if meta.get("deletionTimestamp"):
+            grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+            if rec.grace_deadline is None or rec.grace_seen is None:
+                rec.grace_deadline, rec.grace_seen = now + grace, grace
+            elif grace < rec.grace_seen:
+                rec.grace_deadline = min(rec.grace_deadline, now + grace)
+                rec.grace_seen = grace
+        stage = select_stage(self._stages, pod)
+        if stage is None:
+            rec.stage = None
+            return
+        delay = stage.spec.delay
+        if rec.stage != stage.name:
+            rec.stage = stage.name
+            rec.since = now
+            rec.jitter = self._rng.uniform(0, delay.jitterDurationMilliseconds / 1000.0) \
+                if delay.jitterDurationMilliseconds else 0.0
+        want = rec.since + delay.base_seconds(pod) + rec.jitter
+        due, killed = want, False
+        if delay.notAfter == "GracePeriodEnd" and rec.grace_deadline is not None and rec.grace_deadline < want:
+            due, killed = rec.grace_deadline, True
+        if due > now:
+            self.queue.add_after(key, due - now)
+            return
+        await self._apply(stage, pod, rec, killed=killed)
+
+    async def _apply(self, stage: Stage, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
+        nxt = stage.spec.next
+        meta = pod["metadata"]
+        name, ns = meta.get("name", ""), meta.get("namespace")
+        try:
+            if nxt.status is not None:
+                await self._write_status(nxt.status, pod, rec, killed=killed)
+            if nxt.finalizers is not None:
+                current = list(meta.get("finalizers") or [])
+                wanted = [f for f in current if f not in nxt.finalizers.remove]
+                wanted += [f for f in nxt.finalizers.add if f not in wanted]
+                if wanted != current:
+                    await self._client.patch(PODS, name, {"metadata": {
+                        "finalizers": wanted or None, "resourceVersion": meta.get("resourceVersion")}}, ns)
+            if nxt.delete and not rec.delete_sent:
+                logger.debug("confirming pod deletion pod=%s/%s", ns, name)
+                await self._client.delete(PODS, name, ns, grace_period_seconds=0,
+                                          preconditions={"uid": rec.uid})
+                rec.delete_sent = True
+            rec.stage = None  # applied: the stage's clock restarts should it match again
+        except ConflictError:
+            logger.debug("stale pod in cache, waiting for the newer event pod=%s/%s stage=%s", ns, name, stage.name)
+        except NotFoundError:
+            rec.delete_sent = True
+
+    async def _write_status(self, step_name: str, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
+        node = rec.node
+
+        def allocate() -> str:
+            if rec.ip is None:
+                rec.ip = self._nodes.allocate_ip(node)
+            return rec.ip
+
+        ctx = StepContext(now=self._clock.now(), host_ip=self._nodes.host_ip(node), allocate_ip=allocate,
+                          killed=killed)
+        new_status = STATUS_STEPS[step_name](pod, ctx)
+        if new_status == pod.get("status"):
+            return
+        obj = copy.deepcopy({k: v for k, v in pod.items() if k != "status"})
+        obj["status"] = new_status
+        await self._client.update_status(PODS, obj)
+        if new_status.get("phase") == "Running":
+            self._nodes.note_images(node, pod_images(pod), size_hint=image_size_hint(pod))
+
+
+# -- the fleet: what the composition root starts ---------------------------------------------
+
+
+class KubeletFleet:
+    def __init__(self, nodes: list[JsonDict], *, client: Client, informers: Any,
+                 clock: Clock | None = None, rng: random.Random | None = None,
+                 options: FleetOptions | None = None, stages: list[Stage] | None = None) -> None:
+        self._clock = clock or Clock()
+        self._rng = rng or random.Random()
+        self.options = options or FleetOptions()
+        self._has_nodes = bool(nodes)
+        node_informer = informers.informer(NODES) if nodes else None
+        self.agent = NodeAgent(nodes, client=client, node_informer=node_informer, clock=self._clock,
+                               rng=self._rng, options=self.options)
+        self.controller: StageController | None = None
+        if nodes:
+            self.controller = StageController(
+                stages if stages is not None else load_default_stages(), client=client,
+                pod_informer=informers.informer(PODS), nodes=self.agent, clock=self._clock,
+                rng=self._rng, workers=self.options.workers)
+            self.agent.on_recover = self.controller.requeue_node
+
+    async def run(self) -> None:
+        """Register every node, then keep leases, node status and pods moving until cancelled."""
+        if not self._has_nodes or self.controller is None:
+            logger.info("no simulated nodes configured")
+            await asyncio.Event().wait()
+            return
+        await self.agent.register_all()
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self.agent.run(), name="kubelet-sim-heartbeats")
+            tg.create_task(self.controller.run(), name="kubelet-sim-stages")
+
+
+async def run_standalone(server_url: str, nodes_spec: str) -> None:
+    """`minik3s kubelet-sim --server URL --nodes SPEC`: the fleet as its own process over HTTP."""
+    from minik3s.client.informer import SharedInformerFactory
+    from minik3s.client.rest import HttpClient
+
+    client = HttpClient(server_url)
+    try:
+        factory = SharedInformerFactory(client)
+        fleet = KubeletFleet(parse_fleet(nodes_spec), client=client, informers=factory)
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(factory.run(), name="kubelet-sim-informers")
+            tg.create_task(fleet.run(), name="kubelet-fleet")
+    finally:
+        await client.close()

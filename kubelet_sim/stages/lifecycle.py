@@ -1,0 +1,381 @@
+"""Named pod status steps a stage's `next.status` refers to (layer L4, kubelet_sim.stages).
+
+Why: the selector and timing of a stage are data (YAML); what a kubelet writes into `pod.status`
+at each point of a pod's life is fixed by upstream and lives here, once, as pure functions
+`step(pod, ctx) -> new status`. They mirror kubelet v1.33's generateAPIPodStatus/getPhase:
+
+* ContainerCreating – phase Pending, hostIP/startTime set, every container waiting
+  (reason ContainerCreating, or PodInitializing when the pod has init containers).
+* Running – init containers terminated (Completed, exit 0), sidecars and containers running,
+  podIP from the node's CIDR, conditions PodReadyToStartContainers/Initialized/Ready/
+  ContainersReady/PodScheduled all True.
+* ContainersExited – containers exit with `sim.minik3s.io/exit-code` (default 0). restartPolicy
+  Always (and OnFailure with a non-zero code) restarts them (restartCount+1, lastState.terminated);
+  Never (and OnFailure with 0) ends the pod: Succeeded when every container exited 0, else Failed.
+* Terminated – the kubelet stopped the containers after SIGTERM: exit 0 (Completed) when they shut
+  down within the grace period, 137 (Error) when killed at its end. A deleted pod is terminal
+  whatever its restartPolicy (getPhase with podIsTerminal): Succeeded if all exited 0, else Failed.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import rfc3339
+
+ANNOTATION_EXIT_CODE = "sim.minik3s.io/exit-code"
+
+CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+EXIT_KILLED = 137
+
+
+@dataclass(slots=True)
+class StepContext:
+    """What a step needs besides the pod: time, where it runs, and the outcome of the timer."""
+
+    now: datetime
+    host_ip: str
+    allocate_ip: Callable[[], str] = field(default=lambda: "")
+    killed: bool = False
+
+
+StatusStep = Callable[[JsonDict, StepContext], JsonDict]
+
+
+# -- images and ids ---------------------------------------------------------------------------
+
+def normalize_image(image: str) -> str:
+    """Docker-style reference normalisation as containerd reports it.
+    "nginx" → "docker.io/library/nginx:latest"; "me/app:1" → "docker.io/me/app:1";
+    "registry.k8s.io/pause:3.10" unchanged; digests keep their "@sha256:...".
+    """
+    image = image.strip()
+    if not image:
+        return image
+    first, sep, rest = image.partition("/")
+    if not sep or ("." not in first and ":" not in first and first != "localhost"):
+        image = f"docker.io/{image}" if sep else f"docker.io/library/{image}"
+    last = image.rsplit("/", 1)[-1]
+    if "@" not in last and ":" not in last:
+        image += ":latest"
+    return image
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def image_id(image: str) -> str:
+    """The repo-digest form kubelet reports as imageID: docker.io/library/nginx@sha256:<64 hex>."""
+    ref = normalize_image(image)
+    if "@" in ref:
+        return ref
+    repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+    return f"{repo}@sha256:{_digest(ref)}"
+
+
+def container_id(pod_uid: str, name: str, restart_count: int) -> str:
+    return "containerd://" + _digest(f"{pod_uid}/{name}/{restart_count}")
+
+
+# -- conditions ------------------------------------------------------------------------------
+
+def _set_condition(conds: list[JsonDict], ctype: str, status: str, now: str, *,
+                   reason: str | None = None, message: str | None = None) -> None:
+    for c in conds:
+        if c.get("type") == ctype:
+            if c.get("status") != status:
+                c["lastTransitionTime"] = now
+            c["status"] = status
+            c.setdefault("lastProbeTime", None)
+            c.pop("reason", None)
+            c.pop("message", None)
+            break
+    else:
+        c = {"lastProbeTime": None, "lastTransitionTime": now, "status": status, "type": ctype}
+        conds.append(c)
+    if reason:
+        c["reason"] = reason
+    if message:
+        c["message"] = message
+
+
+def _ordered(conds: list[JsonDict]) -> list[JsonDict]:
+    rank = {t: i for i, t in enumerate(CONDITION_ORDER)}
+    return sorted(conds, key=lambda c: rank.get(c.get("type", ""), len(rank)))
+
+
+def _names(containers: list[JsonDict]) -> str:
+    return "[" + " ".join(c.get("name", "") for c in containers) + "]"
+
+
+def _base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict], str]:
+    status = copy.deepcopy(pod.get("status") or {})
+    now = rfc3339(ctx.now)
+    conds = list(status.get("conditions") or [])
+    status["hostIP"] = ctx.host_ip
+    status["hostIPs"] = [{"ip": ctx.host_ip}]
+    status.setdefault("startTime", now)
+    _set_condition(conds, "PodScheduled", "True", now)
+    return status, conds, now
+
+
+def _old_statuses(status: JsonDict, key: str) -> dict[str, JsonDict]:
+    return {s.get("name", ""): s for s in status.get(key) or []}
+
+
+def _is_sidecar(c: JsonDict) -> bool:
+    return c.get("restartPolicy") == "Always"
+
+
+def _container_base(c: JsonDict, old: JsonDict | None) -> JsonDict:
+    image = c.get("image", "")
+    cs: JsonDict = {
+        "name": c.get("name", ""),
+        "image": normalize_image(image),
+        "imageID": "",
+        "ready": False,
+        "restartCount": int((old or {}).get("restartCount", 0)),
+        "started": False,
+        "state": {},
+    }
+    if old and old.get("lastState"):
+        cs["lastState"] = old["lastState"]
+    else:
+        cs["lastState"] = {}
+    return cs
+
+
+def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
+    if old and "running" in (old.get("state") or {}) and old.get("containerID"):
+        cs = copy.deepcopy(old)
+        cs["ready"] = True
+        cs["started"] = True
+        return cs
+    cs = _container_base(c, old)
+    cs["imageID"] = image_id(c.get("image", ""))
+    cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
+    cs["ready"] = True
+    cs["started"] = True
+    cs["state"] = {"running": {"startedAt": now}}
+    return cs
+
+
+def _terminated(c: JsonDict, old: JsonDict | None, uid: str, now: str, *, exit_code: int,
+                reason: str | None = None, started: str | None = None) -> JsonDict:
+    cs = _container_base(c, old)
+    cs["imageID"] = image_id(c.get("image", ""))
+    cid = (old or {}).get("containerID") or container_id(uid, cs["name"], cs["restartCount"])
+    cs["containerID"] = cid
+    running = ((old or {}).get("state") or {}).get("running") or {}
+    term: JsonDict = {
+        "containerID": cid,
+        "exitCode": exit_code,
+        "finishedAt": now,
+        "reason": reason or ("Completed" if exit_code == 0 else "Error"),
+        "startedAt": started or running.get("startedAt") or now,
+    }
+    cs["state"] = {"terminated": term}
+    return cs
+
+
+# -- steps -----------------------------------------------------------------------------------
+
+def container_creating(pod: JsonDict, ctx: StepContext) -> JsonDict:
+    spec = pod.get("spec") or {}
+    inits = spec.get("initContainers") or []
+    containers = spec.get("containers") or []
+    status, conds, now = _base(pod, ctx)
+    status["phase"] = "Pending"
+    waiting_reason = "PodInitializing" if inits else "ContainerCreating"
+    old_init = _old_statuses(status, "initContainerStatuses")
+    old = _old_statuses(status, "containerStatuses")
+    if inits:
+        iss = []
+        for c in inits:
+            cs = _container_base(c, old_init.get(c.get("name", "")))
+            cs["state"] = {"waiting": {"reason": waiting_reason}}
+            iss.append(cs)
+        status["initContainerStatuses"] = iss
+    css = []
+    for c in containers:
+        cs = _container_base(c, old.get(c.get("name", "")))
+        cs["state"] = {"waiting": {"reason": waiting_reason}}
+        css.append(cs)
+    status["containerStatuses"] = css
+    _set_condition(conds, "PodReadyToStartContainers", "False", now)
+    if inits:
+        _set_condition(conds, "Initialized", "False", now, reason="ContainersNotInitialized",
+                       message=f"containers with incomplete status: {_names(inits)}")
+    else:
+        _set_condition(conds, "Initialized", "True", now)
+    msg = f"containers with unready status: {_names(containers)}"
+    _set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
+    _set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
+    status["conditions"] = _ordered(conds)
+    return status
+
+
+def _readiness_gates_ok(pod: JsonDict, conds: list[JsonDict]) -> list[str]:
+    """Names of readiness-gate conditions that are not True (pod.spec.readinessGates)."""
+    by_type = {c.get("type"): c.get("status") for c in conds}
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    return [g.get("conditionType", "") for g in gates if by_type.get(g.get("conditionType")) != "True"]
+
+
+def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
+    spec = pod.get("spec") or {}
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    inits = spec.get("initContainers") or []
+    containers = spec.get("containers") or []
+    status, conds, now = _base(pod, ctx)
+    status["phase"] = "Running"
+    ip = ctx.host_ip if spec.get("hostNetwork") else (status.get("podIP") or ctx.allocate_ip())
+    if ip:
+        status["podIP"] = ip
+        status["podIPs"] = [{"ip": ip}]
+    old_init = _old_statuses(status, "initContainerStatuses")
+    old = _old_statuses(status, "containerStatuses")
+    if inits:
+        iss = []
+        for c in inits:
+            o = old_init.get(c.get("name", ""))
+            if _is_sidecar(c):
+                iss.append(_running(c, o, uid, now))
+            elif o and "terminated" in (o.get("state") or {}):
+                iss.append(copy.deepcopy(o))
+            else:
+                cs = _terminated(c, o, uid, now, exit_code=0, started=now)
+                cs["ready"] = True
+                iss.append(cs)
+        status["initContainerStatuses"] = iss
+    status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
+    _set_condition(conds, "PodReadyToStartContainers", "True", now)
+    _set_condition(conds, "Initialized", "True", now)
+    _set_condition(conds, "ContainersReady", "True", now)
+    not_ready = _readiness_gates_ok(pod, conds)
+    if not_ready:
+        _set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
+                       message=f"corresponding condition of pod readiness gate \"{not_ready[0]}\" does not exist.")
+    else:
+        _set_condition(conds, "Ready", "True", now)
+    status["conditions"] = _ordered(conds)
+    return status
+
+
+def _finish(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
+            regular: list[JsonDict]) -> JsonDict:
+    """Make a terminal status: phase from exit codes, readiness False with reason PodCompleted."""
+    all_ok = all(((cs.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for cs in regular)
+    status["phase"] = "Succeeded" if all_ok else "Failed"
+    _set_condition(conds, "PodReadyToStartContainers", "False", now)
+    _set_condition(conds, "Initialized", "True", now, reason="PodCompleted")
+    _set_condition(conds, "Ready", "False", now, reason="PodCompleted")
+    _set_condition(conds, "ContainersReady", "False", now, reason="PodCompleted")
+    status["conditions"] = _ordered(conds)
+    return status
+
+
+def _exit_code(pod: JsonDict) -> int:
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_EXIT_CODE)
+    try:
+        return int(str(raw).strip()) if raw is not None else 0
+    except ValueError:
+        return 1
+
+
+def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
+    spec = pod.get("spec") or {}
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    policy = spec.get("restartPolicy") or "Always"
+    code = _exit_code(pod)
+    status, conds, now = _base(pod, ctx)
+    old = _old_statuses(status, "containerStatuses")
+    containers = spec.get("containers") or []
+    restart = policy == "Always" or (policy == "OnFailure" and code != 0)
+    if restart:
+        css = []
+        for c in containers:
+            o = old.get(c.get("name", ""))
+            done = _terminated(c, o, uid, now, exit_code=code)
+            cs = copy.deepcopy(done)
+            cs["lastState"] = {"terminated": done["state"]["terminated"]}
+            cs["restartCount"] = done["restartCount"] + 1
+            cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
+            cs["state"] = {"running": {"startedAt": now}}
+            cs["ready"] = True
+            cs["started"] = True
+            css.append(cs)
+        status["containerStatuses"] = css
+        status["conditions"] = _ordered(conds)
+        return status
+    status["containerStatuses"] = [_terminated(c, old.get(c.get("name", "")), uid, now, exit_code=code)
+                                   for c in containers]
+    _stop_sidecars(spec, status, uid, now, exit_code=0)
+    return _finish(pod, status, conds, now, regular=status["containerStatuses"])
+
+
+def _stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit_code: int) -> None:
+    inits = spec.get("initContainers") or []
+    if not inits:
+        return
+    old_init = _old_statuses(status, "initContainerStatuses")
+    iss = []
+    for c in inits:
+        o = old_init.get(c.get("name", ""))
+        state = (o or {}).get("state") or {}
+        if "terminated" in state:
+            iss.append(copy.deepcopy(o))
+        elif "running" in state:
+            iss.append(_terminated(c, o, uid, now, exit_code=exit_code))
+        else:
+            cs = _terminated(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
+            cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
+            iss.append(cs)
+    status["initContainerStatuses"] = iss
+
+
+def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
+    spec = pod.get("spec") or {}
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    status, conds, now = _base(pod, ctx)
+    old = _old_statuses(status, "containerStatuses")
+    code = EXIT_KILLED if ctx.killed else 0
+    css = []
+    for c in spec.get("containers") or []:
+        o = old.get(c.get("name", ""))
+        state = (o or {}).get("state") or {}
+        if "terminated" in state:
+            css.append(copy.deepcopy(o))
+        elif "running" in state:
+            css.append(_terminated(c, o, uid, now, exit_code=code))
+        else:
+            cs = _terminated(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
+            cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
+            css.append(cs)
+    status["containerStatuses"] = css
+    _stop_sidecars(spec, status, uid, now, exit_code=code)
+    return _finish(pod, status, conds, now, regular=css)
+
+
+STATUS_STEPS: dict[str, StatusStep] = {
+    "ContainerCreating": container_creating,
+    "Running": running,
+    "ContainersExited": containers_exited,
+    "Terminated": terminated,
+}
+
+
+def pod_images(pod: JsonDict) -> list[str]:
+    """Every image the pod's (init) containers use, normalised, in spec order, without repeats."""
+    spec = pod.get("spec") or {}
+    seen: dict[str, None] = {}
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        if c.get("image"):
+            seen.setdefault(normalize_image(c["image"]), None)
+    return list(seen)

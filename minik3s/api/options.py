@@ -1,0 +1,61 @@
+"""Request options shared by the apiserver and the in-process transport (layer L2).
+
+Parsing query strings into these dataclasses happens once in the HTTP layer; the in-process
+transport builds them directly. The request core (`apiserver.core.ApiCore`) only sees these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from minik3s.api.types import JsonDict
+
+
+@dataclass(slots=True)
+class ListOptions:
+    label_selector: str | None = None
+    field_selector: str | None = None
+    limit: int | None = None
+    continue_: str | None = None
+    resource_version: str | None = None
+    resource_version_match: str | None = None
+
+
+@dataclass(slots=True)
+class WatchOptions:
+    label_selector: str | None = None
+    field_selector: str | None = None
+    resource_version: str | None = None
+    allow_bookmarks: bool = False
+    timeout_seconds: float | None = None
+    send_initial_events: bool = False
+
+
+@dataclass(slots=True)
+class WriteOptions:
+    dry_run: bool = False
+    field_manager: str | None = None
+    field_validation: str = "Warn"  # Strict | Warn | Ignore
+    force: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DeleteOptions:
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = None
+    orphan_dependents: bool | None = None
+    preconditions: JsonDict | None = None
+    dry_run: bool = False
+
+    @classmethod
+    def from_dict(cls, d: JsonDict | None) -> DeleteOptions:
+        d = d or {}
+        gp = d.get("gracePeriodSeconds")
+        return cls(
+            grace_period_seconds=int(gp) if gp is not None else None,
+            propagation_policy=d.get("propagationPolicy"),
+            orphan_dependents=d.get("orphanDependents"),
+            preconditions=d.get("preconditions"),
+            dry_run=bool(d.get("dryRun")),
+        )

@@ -1,0 +1,187 @@
+"""In-process transport for the `Client` protocol (layer L3).
+
+Calls the API server's request core directly: the same defaulting, admission, validation,
+resourceVersion checks and errors as over HTTP, without HTTP or JSON. The core is handed in
+by the composition root (`minik3s.server`); this module never imports `apiserver` — the core
+only has to provide the methods of `LocalCore` (structural typing).
+
+Objects going in are deep-copied (the core takes ownership of what it is given); single
+objects coming out are copies the caller owns; watch events and informer lists share the
+stored objects, which are read-only by contract.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import orjson
+
+from minik3s.api import errors
+from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
+from minik3s.api.resources import ResourceInfo, ResourceRegistry
+from minik3s.api.types import JsonDict
+from minik3s.client.interface import PatchType, WatchEvent
+
+
+def _copy(obj: Any) -> Any:
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except TypeError:
+        return copy.deepcopy(obj)
+
+
+class LocalCore(Protocol):
+    registry: ResourceRegistry
+
+    def get(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict: ...
+    def list(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> JsonDict: ...
+    async def create(self, info: ResourceInfo, namespace: str | None, obj: Any,
+                     opts: WriteOptions | None = None) -> JsonDict: ...
+    async def update(self, info: ResourceInfo, namespace: str | None, name: str, obj: Any,
+                     opts: WriteOptions | None = None, *, subresource: str | None = None) -> JsonDict: ...
+    async def patch(self, info: ResourceInfo, namespace: str | None, name: str, patch_type: str, body: Any,
+                    opts: WriteOptions | None = None, *, subresource: str | None = None) -> JsonDict: ...
+    async def delete(self, info: ResourceInfo, namespace: str | None, name: str,
+                     options: DeleteOptions | None = None) -> tuple[JsonDict, bool]: ...
+    async def delete_collection(self, info: ResourceInfo, namespace: str | None, list_opts: ListOptions,
+                                options: DeleteOptions | None = None) -> JsonDict: ...
+    def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
+              ) -> AsyncIterator[tuple[str, JsonDict]]: ...
+    async def bind(self, namespace: str, name: str, binding: Any, opts: WriteOptions | None = None) -> JsonDict: ...
+    async def evict(self, namespace: str, name: str, eviction: Any) -> JsonDict: ...
+    def get_scale(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict: ...
+    async def update_scale(self, info: ResourceInfo, namespace: str | None, name: str, scale: Any,
+                           opts: WriteOptions | None = None) -> JsonDict: ...
+
+
+def _ns(res: ResourceInfo, obj: JsonDict | None, namespace: str | None) -> str | None:
+    if not res.namespaced:
+        return None
+    if namespace:
+        return namespace
+    if obj is not None:
+        return (obj.get("metadata") or {}).get("namespace") or "default"
+    return None
+
+
+def _resolve(core: LocalCore, res: ResourceInfo) -> ResourceInfo:
+    """Use the server's live descriptor (CRDs carry schemas the client's copy may lack)."""
+    return core.registry.get(res.group, res.version, res.resource) or res
+
+
+class LocalClient:
+    def __init__(self, core: LocalCore, *, field_manager: str = "minik3s") -> None:
+        self.core = core
+        self.field_manager = field_manager
+
+    def _wopts(self, field_manager: str | None = None, dry_run: bool = False, force: bool | None = None
+               ) -> WriteOptions:
+        return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.field_manager,
+                            field_validation="Ignore", force=bool(force))
+
+    async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
+                  subresource: str | None = None) -> JsonDict:
+        info = _resolve(self.core, res)
+        if subresource == "scale":
+            return self.core.get_scale(info, _ns(info, None, namespace), name)
+        return _copy(self.core.get(info, _ns(info, None, namespace), name))
+
+    async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
+                   field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
+                   resource_version: str | None = None, _shared: bool = False) -> JsonDict:
+        info = _resolve(self.core, res)
+        lst = self.core.list(info, namespace if info.namespaced else None, ListOptions(
+            label_selector=label_selector, field_selector=field_selector, limit=limit, continue_=continue_,
+            resource_version=resource_version))
+        if not _shared:
+            lst = {**lst, "items": _copy(lst["items"])}
+        return lst
+
+    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
+                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+        info = _resolve(self.core, res)
+        out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), self._wopts(field_manager, dry_run))
+        return _copy(out)
+
+    async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
+                     field_manager: str | None = None) -> JsonDict:
+        info = _resolve(self.core, res)
+        name = (obj.get("metadata") or {}).get("name") or ""
+        ns = _ns(info, obj, None)
+        if subresource == "scale":
+            return await self.core.update_scale(info, ns, name, _copy(obj), self._wopts(field_manager))
+        out = await self.core.update(info, ns, name, _copy(obj), self._wopts(field_manager), subresource=subresource)
+        return _copy(out)
+
+    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+        return await self.update(res, obj, subresource="status")
+
+    async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
+                    patch_type: PatchType = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool | None = None) -> JsonDict:
+        info = _resolve(self.core, res)
+        out = await self.core.patch(info, _ns(info, None, namespace), name, patch_type, _copy(patch),
+                                    self._wopts(field_manager, force=force), subresource=subresource)
+        return _copy(out)
+
+    async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None, preconditions: JsonDict | None = None,
+                     propagation_policy: str | None = None) -> JsonDict:
+        info = _resolve(self.core, res)
+        obj, _ = await self.core.delete(info, _ns(info, None, namespace), name, DeleteOptions(
+            grace_period_seconds=grace_period_seconds, preconditions=preconditions,
+            propagation_policy=propagation_policy))
+        return _copy(obj)
+
+    async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
+                                label_selector: str | None = None, field_selector: str | None = None) -> JsonDict:
+        info = _resolve(self.core, res)
+        return _copy(await self.core.delete_collection(info, namespace if info.namespaced else None, ListOptions(
+            label_selector=label_selector, field_selector=field_selector)))
+
+    def watch(self, res: ResourceInfo, namespace: str | None = None, *, resource_version: str | None = None,
+              label_selector: str | None = None, field_selector: str | None = None,
+              timeout_seconds: int | None = None, allow_bookmarks: bool = False) -> _LocalWatch:
+        info = _resolve(self.core, res)
+        gen = self.core.watch(info, namespace if info.namespaced else None, WatchOptions(
+            label_selector=label_selector, field_selector=field_selector, resource_version=resource_version,
+            allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds))
+        return _LocalWatch(gen, info)
+
+    async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
+        meta: JsonDict = {"name": name, "namespace": namespace}
+        if uid:
+            meta["uid"] = uid
+        await self.core.bind(namespace, name, {"metadata": meta, "target": {"kind": "Node", "name": node_name}},
+                             self._wopts())
+
+    async def evict(self, namespace: str, name: str, *, delete_options: JsonDict | None = None) -> None:
+        body: JsonDict = {"metadata": {"name": name, "namespace": namespace}}
+        if delete_options:
+            body["deleteOptions"] = _copy(delete_options)
+        await self.core.evict(namespace, name, body)
+
+    async def close(self) -> None:
+        return None
+
+
+class _LocalWatch:
+    def __init__(self, gen: AsyncIterator[tuple[str, JsonDict]], info: ResourceInfo) -> None:
+        self._gen = gen
+        self._info = info
+
+    def __aiter__(self) -> _LocalWatch:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        etype, obj = await self._gen.__anext__()
+        if etype == "ERROR":
+            raise errors.ApiError.from_status(obj)
+        if etype == "BOOKMARK":
+            obj = {"kind": self._info.kind, "apiVersion": self._info.api_version, **obj}
+        return WatchEvent(etype, obj)
+
+    async def close(self) -> None:
+        await self._gen.aclose()  # type: ignore[attr-defined]

@@ -1,0 +1,234 @@
+"""HTTP transport for the `Client` protocol (layer L3; the only user of the aiohttp client).
+
+Used by components running out of process (`minik3s scheduler --server URL`,
+`minik3s kubelet-sim --server URL`), by the CLI and by tests. Non-2xx answers are parsed as
+`Status` objects and raised as the shared `ApiError` hierarchy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+
+from minik3s.api.errors import ApiError, ServiceUnavailableError
+from minik3s.api.resources import PODS, ResourceInfo
+from minik3s.api.types import JsonDict
+from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WatchEvent
+
+
+def _ns(res: ResourceInfo, obj: JsonDict | None, namespace: str | None) -> str | None:
+    if not res.namespaced:
+        return None
+    if namespace:
+        return namespace
+    if obj is not None:
+        return (obj.get("metadata") or {}).get("namespace") or "default"
+    return None
+
+
+def _params(**kw: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in kw.items():
+        if v is None or v is False:
+            continue
+        out[k] = "true" if v is True else str(v)
+    return out
+
+
+class HttpClient:
+    """`Client` over HTTP. `base_url` like http://127.0.0.1:6443."""
+
+    def __init__(self, base_url: str, *, session: aiohttp.ClientSession | None = None,
+                 connection_limit: int = 64, user_agent: str = "minik3s") -> None:
+        self.base_url = base_url.rstrip("/")
+        self._session = session
+        self._own_session = session is None
+        self._limit = connection_limit
+        self._ua = user_agent
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._limit),
+                headers={"User-Agent": self._ua, "Accept": "application/json"},
+                json_serialize=lambda o: orjson.dumps(o).decode(),
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None and self._own_session:
+            await self._session.close()
+
+    async def request(self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None,
+                      content_type: str = "application/json", raw: bool = False) -> Any:
+        data = None
+        headers = {}
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = content_type
+        try:
+            async with self.session.request(method, self.base_url + path, params=params, data=data,
+                                            headers=headers) as resp:
+                payload = await resp.read()
+                if resp.status >= 300:
+                    raise _error(resp.status, payload)
+                if raw:
+                    return payload
+                if not payload:
+                    return None
+                ct = resp.headers.get("Content-Type", "")
+                if "json" not in ct:
+                    return payload.decode("utf-8", "replace")
+                return orjson.loads(payload)
+        except aiohttp.ClientConnectionError as e:
+            raise ServiceUnavailableError(f"cannot reach the API server at {self.base_url}: {e}") from e
+
+    # ---- verbs
+    async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
+                  subresource: str | None = None) -> JsonDict:
+        return await self.request("GET", res.path(_ns(res, None, namespace), quote(name), subresource))
+
+    async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
+                   field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
+                   resource_version: str | None = None) -> JsonDict:
+        return await self.request("GET", res.path(namespace if res.namespaced else None), params=_params(
+            labelSelector=label_selector, fieldSelector=field_selector, limit=limit, resourceVersion=resource_version,
+            **{"continue": continue_}))
+
+    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
+                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+        return await self.request("POST", res.path(_ns(res, obj, namespace)), body=obj,
+                                  params=_params(fieldManager=field_manager, dryRun="All" if dry_run else None))
+
+    async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
+                     field_manager: str | None = None) -> JsonDict:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        return await self.request("PUT", res.path(_ns(res, obj, None), quote(name), subresource), body=obj,
+                                  params=_params(fieldManager=field_manager))
+
+    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+        return await self.update(res, obj, subresource="status")
+
+    async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
+                    patch_type: PatchType = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool | None = None) -> JsonDict:
+        return await self.request("PATCH", res.path(_ns(res, None, namespace) if res.namespaced else None, quote(name),
+                                                    subresource),
+                                  body=patch, content_type=PATCH_CONTENT_TYPES[patch_type],
+                                  params=_params(fieldManager=field_manager, force=force))
+
+    async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None, preconditions: JsonDict | None = None,
+                     propagation_policy: str | None = None) -> JsonDict:
+        body: JsonDict = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            body["preconditions"] = preconditions
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        return await self.request("DELETE", res.path(namespace if res.namespaced else None, quote(name)), body=body)
+
+    async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
+                                label_selector: str | None = None, field_selector: str | None = None) -> JsonDict:
+        return await self.request("DELETE", res.path(namespace if res.namespaced else None),
+                                  params=_params(labelSelector=label_selector, fieldSelector=field_selector))
+
+    def watch(self, res: ResourceInfo, namespace: str | None = None, *, resource_version: str | None = None,
+              label_selector: str | None = None, field_selector: str | None = None,
+              timeout_seconds: int | None = None, allow_bookmarks: bool = False) -> _HttpWatch:
+        params = _params(watch=True, resourceVersion=resource_version, labelSelector=label_selector,
+                         fieldSelector=field_selector, timeoutSeconds=timeout_seconds,
+                         allowWatchBookmarks=allow_bookmarks)
+        return _HttpWatch(self, res.path(namespace if res.namespaced else None), params)
+
+    async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
+        meta: JsonDict = {"name": name, "namespace": namespace}
+        if uid:
+            meta["uid"] = uid
+        await self.request("POST", PODS.path(namespace, quote(name), "binding"),
+                           body={"kind": "Binding", "apiVersion": "v1", "metadata": meta,
+                                 "target": {"kind": "Node", "name": node_name}})
+
+    async def evict(self, namespace: str, name: str, *, delete_options: JsonDict | None = None) -> None:
+        body: JsonDict = {"kind": "Eviction", "apiVersion": "policy/v1",
+                          "metadata": {"name": name, "namespace": namespace}}
+        if delete_options:
+            body["deleteOptions"] = delete_options
+        await self.request("POST", PODS.path(namespace, quote(name), "eviction"), body=body)
+
+
+def _error(status: int, payload: bytes) -> ApiError:
+    try:
+        doc = orjson.loads(payload)
+        if isinstance(doc, dict) and doc.get("kind") == "Status":
+            return ApiError.from_status(doc, status)
+    except orjson.JSONDecodeError:
+        pass
+    return ApiError.from_status({"code": status, "message": payload.decode("utf-8", "replace")[:500]}, status)
+
+
+class _HttpWatch:
+    def __init__(self, client: HttpClient, path: str, params: dict[str, str]) -> None:
+        self._client = client
+        self._path = path
+        self._params = params
+        self._resp: aiohttp.ClientResponse | None = None
+        self._it: AsyncIterator[WatchEvent] | None = None
+        self._closed = False
+
+    def __aiter__(self) -> _HttpWatch:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        if self._it is None:
+            self._it = self._events()
+        return await self._it.__anext__()
+
+    async def _events(self) -> AsyncIterator[WatchEvent]:
+        if self._closed:
+            return
+        try:
+            self._resp = await self._client.session.get(
+                self._client.base_url + self._path, params=self._params,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=None))
+        except aiohttp.ClientConnectionError as e:
+            raise ServiceUnavailableError(f"cannot reach the API server: {e}") from e
+        resp = self._resp
+        try:
+            if resp.status >= 300:
+                raise _error(resp.status, await resp.read())
+            buf = b""
+            while True:
+                try:
+                    chunk = await resp.content.readany()
+                except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.CancelledError) as e:
+                    if isinstance(e, asyncio.CancelledError):
+                        raise
+                    return
+                if not chunk:
+                    return
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    ev = orjson.loads(line)
+                    if ev.get("type") == "ERROR":
+                        raise ApiError.from_status(ev.get("object") or {})
+                    yield WatchEvent(ev.get("type", ""), ev.get("object") or {})
+        finally:
+            resp.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._resp is not None:
+            self._resp.close()
+        if self._it is not None:
+            await self._it.aclose()  # type: ignore[attr-defined]

@@ -1,0 +1,36 @@
+"""Server configuration (layer L5): what the CLI parses and `minik3s.server.run` consumes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
+
+
+class ServerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bind: str = "127.0.0.1"
+    port: int = Field(6443, ge=0, le=65535)
+    data_dir: Path = Path(".minik3s")
+    # simulated nodes: a count ("6"), a YAML file path, or None for the default fleet (6 nodes)
+    nodes: str | None = None
+    scheduler_config: Path | None = None
+    disable: set[str] = Field(default_factory=set)
+    node_monitor_grace_period: float = Field(50.0, gt=0)
+    history_window: int = Field(100_000, ge=100)
+    compact_interval: float = Field(60.0, gt=0)
+    descheduler_policy: Path | None = None
+
+    def enabled(self, component: str) -> bool:
+        return component not in self.disable
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "state.db"
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.data_dir / "kubeconfig.yaml"

@@ -1,0 +1,101 @@
+"""Embedded controllers (layer L4): kube-controller-manager's loops for minik3s.
+
+| I want to... | Touch | Test at |
+|---|---|---|
+| change a controller's reconcile | `minik3s/controllers/<name>.py` | `tests/minik3s/controllers/test_<name>.py` |
+| add a controller | a module here + `all_controllers` | `tests/minik3s/controllers/` |
+
+Data flow: SharedInformerFactory informers -> handlers enqueue keys -> WorkQueue -> `sync(key)`
+-> writes through the `Client` (never direct storage access). Each controller's `run()` waits
+for its informers to sync and runs until cancelled; `all_controllers` hands the composition
+root named run coroutines to start in its TaskGroup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.interface import Client
+from minik3s.utils.clock import Clock
+
+ALL_CONTROLLER_NAMES = (
+    "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
+    "podgc", "disruption", "namespace",
+)
+
+
+@dataclass(slots=True)
+class ControllerConfig:
+    """kube-controller-manager flags that matter here (defaults as upstream v1.33)."""
+
+    node_monitor_grace_period: float = 50.0
+    node_monitor_period: float = 5.0
+    node_startup_grace_period: float = 60.0
+    # upstream's old --pod-eviction-timeout; NoExecute eviction follows tolerationSeconds
+    # (the DefaultTolerationSeconds admission gives 300 s), so this is informational only
+    pod_eviction_timeout: float = 300.0
+    terminated_pod_gc_threshold: int = 12500
+    pod_gc_period: float = 20.0
+    pod_gc_quarantine: float = 40.0
+    concurrent_deployment_syncs: int = 5
+    concurrent_replicaset_syncs: int = 5
+    concurrent_gc_syncs: int = 20
+    concurrent_namespace_syncs: int = 10
+    enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
+    clock: Clock | None = None
+
+
+def all_controllers(client: Client, informers: SharedInformerFactory, *, config: ControllerConfig
+                    ) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+    """Build the enabled controllers (registering their informers) and return
+    `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
+    from minik3s.controllers.deployment import DeploymentController
+    from minik3s.controllers.disruption import DisruptionController
+    from minik3s.controllers.garbage_collector import GarbageCollector
+    from minik3s.controllers.namespace import NamespaceController
+    from minik3s.controllers.node_lifecycle import NodeLifecycleController
+    from minik3s.controllers.podgc import PodGCController
+    from minik3s.controllers.replicaset import ReplicaSetController
+    from minik3s.controllers.taint_eviction import TaintEvictionController
+
+    c = config
+    clock = c.clock
+    out: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+
+    def on(name: str) -> bool:
+        return name in c.enabled
+
+    if on("replicaset"):
+        rs = ReplicaSetController(client, informers, clock=clock)
+        out.append(("replicaset", lambda: rs.run(c.concurrent_replicaset_syncs)))
+    if on("deployment"):
+        dep = DeploymentController(client, informers, clock=clock)
+        out.append(("deployment", lambda: dep.run(c.concurrent_deployment_syncs)))
+    if on("garbagecollector"):
+        gc = GarbageCollector(client, informers, clock=clock)
+        out.append(("garbagecollector", lambda: gc.run(c.concurrent_gc_syncs)))
+    if on("nodelifecycle"):
+        nl = NodeLifecycleController(client, informers, clock=clock, node_monitor_period=c.node_monitor_period,
+                                     node_monitor_grace_period=c.node_monitor_grace_period,
+                                     node_startup_grace_period=c.node_startup_grace_period)
+        out.append(("nodelifecycle", lambda: nl.run()))
+    if on("taint-eviction-controller"):
+        te = TaintEvictionController(client, informers, clock=clock)
+        out.append(("taint-eviction-controller", lambda: te.run()))
+    if on("podgc"):
+        pg = PodGCController(client, informers, clock=clock,
+                             terminated_pod_gc_threshold=c.terminated_pod_gc_threshold,
+                             gc_check_period=c.pod_gc_period, quarantine=c.pod_gc_quarantine)
+        out.append(("podgc", lambda: pg.run()))
+    if on("disruption"):
+        dc = DisruptionController(client, informers, clock=clock)
+        out.append(("disruption", lambda: dc.run()))
+    if on("namespace"):
+        ns = NamespaceController(client, informers, clock=clock)
+        out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))
+    return out
+
+
+__all__ = ["ALL_CONTROLLER_NAMES", "ControllerConfig", "all_controllers"]

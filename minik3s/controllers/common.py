@@ -1,0 +1,337 @@
+"""Helpers every embedded controller shares (layer L4, inside `minik3s.controllers`).
+
+Mirrors the small pieces of kube-controller-manager's `pkg/controller` (controller_utils.go),
+`pkg/api/v1/pod` (IsPodReady, IsPodAvailable) and apimachinery's intstr scaling that several
+controllers need: owner references, pod readiness, int-or-percent arithmetic, condition
+upserts, an event recorder that never blocks reconciliation.
+
+Data flow: controllers read informer objects (shared, read-only) -> these pure functions ->
+controllers write through the `Client`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from minik3s.api.errors import ApiError
+from minik3s.api.resources import EVENTS
+from minik3s.api.types import JsonDict
+from minik3s.client.interface import Client
+from minik3s.client.workqueue import ShutDownError
+from minik3s.utils.clock import Clock, parse_time, rfc3339
+
+logger = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def meta(obj: JsonDict) -> JsonDict:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def controller_ref(obj: JsonDict) -> JsonDict | None:
+    """The ownerReference with `controller: true` (metav1.GetControllerOf)."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def make_controller_ref(owner: JsonDict, *, api_version: str, kind: str) -> JsonDict:
+    """metav1.NewControllerRef: controller and blockOwnerDeletion both true."""
+    m = meta(owner)
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": m.get("name"),
+        "uid": m.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def is_deleting(obj: JsonDict) -> bool:
+    return bool(meta(obj).get("deletionTimestamp"))
+
+
+def creation_time(obj: JsonDict) -> datetime | None:
+    return parse_time(meta(obj).get("creationTimestamp"))
+
+
+# --------------------------------------------------------------------------- pods
+
+
+def pod_condition(pod: JsonDict, cond_type: str) -> JsonDict | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == cond_type:
+            return c
+    return None
+
+
+def is_pod_ready(pod: JsonDict) -> bool:
+    c = pod_condition(pod, "Ready")
+    return bool(c and c.get("status") == "True")
+
+
+def is_pod_available(pod: JsonDict, min_ready_seconds: int, now: datetime) -> bool:
+    """podutil.IsPodAvailable: Ready, and Ready since at least minReadySeconds.
+
+    Example: minReadySeconds 10, Ready since 12:00:00, now 12:00:09 -> not yet available."""
+    c = pod_condition(pod, "Ready")
+    if not c or c.get("status") != "True":
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = parse_time(c.get("lastTransitionTime"))
+    if since is None:
+        return False
+    return since + timedelta(seconds=min_ready_seconds) <= now
+
+
+def is_pod_active(pod: JsonDict) -> bool:
+    """controller.IsPodActive: not Succeeded/Failed and not being deleted."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not is_deleting(pod)
+
+
+def is_pod_terminal(pod: JsonDict) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+# --------------------------------------------------------------------------- int or percent
+
+
+def scaled_value(value: int | str | None, total: int, *, round_up: bool, default: int = 0) -> int:
+    """intstr.GetScaledValueFromIntOrPercent.
+
+    `"25%"` of 10 is 2.5 -> 3 rounding up (maxSurge), 2 rounding down (maxUnavailable).
+    Raises ValueError on a malformed string, as upstream returns an error."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise ValueError(f"invalid value for IntOrString: {value!r}")
+    if isinstance(value, int):
+        return value
+    s = str(value)
+    if not s.endswith("%"):
+        try:
+            return int(s)
+        except ValueError:
+            raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {s!r}") from None
+    try:
+        pct = int(s[:-1])
+    except ValueError:
+        raise ValueError(f"invalid value for IntOrString: invalid value {s!r}") from None
+    # integer arithmetic avoids float error: ceil(pct*total/100) or floor(pct*total/100)
+    return -((-pct * total) // 100) if round_up else (pct * total) // 100
+
+
+# --------------------------------------------------------------------------- conditions
+
+
+def set_condition(conditions: list[JsonDict], new: JsonDict, *, now: str, update_time_field: str | None = None) -> bool:
+    """Upsert a condition by type. Keeps lastTransitionTime when the status is unchanged.
+
+    Returns True when something changed (status, reason or message)."""
+    for i, cur in enumerate(conditions):
+        if cur.get("type") != new.get("type"):
+            continue
+        if (cur.get("status"), cur.get("reason"), cur.get("message")) == (
+            new.get("status"), new.get("reason"), new.get("message")):
+            return False
+        merged = dict(new)
+        merged["lastTransitionTime"] = cur.get("lastTransitionTime", now) if cur.get("status") == new.get("status") else now
+        if update_time_field:
+            merged[update_time_field] = now
+        conditions[i] = merged
+        return True
+    merged = dict(new)
+    merged.setdefault("lastTransitionTime", now)
+    if update_time_field:
+        merged.setdefault(update_time_field, now)
+    conditions.append(merged)
+    return True
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(slots=True)
+class _PendingEvent:
+    obj_ref: JsonDict
+    namespace: str
+    event_type: str
+    reason: str
+    message: str
+
+
+class EventRecorder:
+    """Fire-and-forget core/v1 Events (client-go's record.EventRecorder, without aggregation).
+
+    `event()` only enqueues; `run()` (started by the owning controller) writes them. A full
+    queue drops events: reconciliation never waits on events."""
+
+    def __init__(self, client: Client, component: str, *, clock: Clock | None = None, max_pending: int = 1000) -> None:
+        self._client = client
+        self._component = component
+        self._clock = clock or Clock()
+        self._queue: asyncio.Queue[_PendingEvent] = asyncio.Queue(maxsize=max_pending)
+        self._seq = 0
+
+    def event(self, obj: JsonDict, event_type: str, reason: str, message: str) -> None:
+        m = meta(obj)
+        ref = {
+            "kind": obj.get("kind"),
+            "apiVersion": obj.get("apiVersion"),
+            "name": m.get("name"),
+            "uid": m.get("uid"),
+            "resourceVersion": m.get("resourceVersion"),
+        }
+        if m.get("namespace"):
+            ref["namespace"] = m["namespace"]
+        ref = {k: v for k, v in ref.items() if v}
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(_PendingEvent(ref, m.get("namespace") or "default", event_type, reason, message))
+
+    def _build(self, ev: _PendingEvent) -> JsonDict:
+        now = self._clock.now()
+        self._seq += 1
+        stamp = int(now.timestamp() * 1e9) + self._seq
+        ts = rfc3339(now)
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{ev.obj_ref.get('name')}.{stamp:x}", "namespace": ev.namespace},
+            "involvedObject": ev.obj_ref,
+            "reason": ev.reason,
+            "message": ev.message,
+            "source": {"component": self._component},
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+            "type": ev.event_type,
+            "reportingComponent": self._component,
+            "reportingInstance": "",
+        }
+
+    async def run(self) -> None:
+        while True:
+            ev = await self._queue.get()
+            try:
+                await self._client.create(EVENTS, self._build(ev), ev.namespace)
+            except ApiError as e:
+                logger.debug("event dropped reason=%s err=%r", ev.reason, e)
+            except (OSError, RuntimeError) as e:  # transport hiccups never stop the recorder
+                logger.debug("event dropped reason=%s err=%r", ev.reason, e)
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+
+def now_str(clock: Clock) -> str:
+    return rfc3339(clock.now())
+
+
+def get_int(d: JsonDict | None, key: str, default: int = 0) -> int:
+    if not d:
+        return default
+    v: Any = d.get(key)
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+
+# --------------------------------------------------------------------------- workers
+
+
+SyncFn = Callable[[str], Awaitable[None]]
+
+
+async def run_workers(queue: Any, sync: SyncFn, *, workers: int, name: str) -> None:
+    """Run `workers` tasks popping keys from a client-go style WorkQueue until cancelled.
+
+    A sync that raises is retried with the queue's rate limiter (5 ms doubling, as
+    client-go's default controller rate limiter); a clean sync forgets the key's backoff."""
+
+    async def worker() -> None:
+        while True:
+            try:
+                key = await queue.get()
+            except ShutDownError:
+                return
+            try:
+                await sync(key)
+            except asyncio.CancelledError:
+                raise
+            except ApiError as e:
+                logger.info("%s: sync failed key=%s err=%r; requeued", name, key, e)
+                queue.add_rate_limited(key)
+            except Exception:
+                logger.exception("%s: sync crashed key=%s; requeued", name, key)
+                queue.add_rate_limited(key)
+            else:
+                queue.forget(key)
+            finally:
+                queue.done(key)
+
+    async with asyncio.TaskGroup() as tg:
+        for i in range(max(1, workers)):
+            tg.create_task(worker(), name=f"{name}-worker-{i}")
+
+
+# --------------------------------------------------------------------------- taints
+
+
+def toleration_tolerates(tol: JsonDict, taint: JsonDict) -> bool:
+    """v1.Toleration.ToleratesTaint: effect (empty = all), key (empty + Exists = all keys),
+    operator Exists or Equal (the default) on the value."""
+    effect = tol.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = tol.get("key") or ""
+    op = tol.get("operator") or "Equal"
+    if key and key != taint.get("key"):
+        return False
+    if not key and op != "Exists":
+        return False
+    if op == "Exists":
+        return True
+    return (tol.get("value") or "") == (taint.get("value") or "")
+
+
+def matching_tolerations(taints: list[JsonDict], tolerations: list[JsonDict]) -> tuple[bool, list[JsonDict]]:
+    """GetMatchingTolerations: (all taints tolerated, the tolerations used)."""
+    used: list[JsonDict] = []
+    for taint in taints:
+        found = False
+        for tol in tolerations:
+            if toleration_tolerates(tol, taint):
+                used.append(tol)
+                found = True
+                break
+        if not found:
+            return False, []
+    return True, used
+
+
+def min_toleration_seconds(tolerations: list[JsonDict]) -> float:
+    """getMinTolerationTime: 0 = evict now, -1 = tolerated forever, else the minimum
+    tolerationSeconds. Example: [300, unset] -> 300; [] -> 0; [unset] -> -1; [-5] -> 0."""
+    if not tolerations:
+        return 0.0
+    best: float | None = None
+    for tol in tolerations:
+        ts = tol.get("tolerationSeconds")
+        if ts is None:
+            continue
+        if ts <= 0:
+            return 0.0
+        if best is None or ts < best:
+            best = float(ts)
+    return -1.0 if best is None else best

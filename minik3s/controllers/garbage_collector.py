@@ -1,0 +1,367 @@
+"""Garbage collector (layer L4), after kube-controller-manager's `pkg/controller/garbagecollector`.
+
+Keeps a uid -> node graph of every object of the watched kinds: each node knows its owner
+references and its dependents. Two queues drive it, as upstream:
+
+- attempt-to-delete: a dependent whose owners may be gone. The item is re-read from the API,
+  its owners classified as solid (exist), dangling (absent, or a different uid) or waiting
+  (being deleted in the foreground). Solid owners keep it (dangling/waiting references are
+  removed); otherwise it is deleted with the policy its own finalizers imply (Background
+  default, Foreground when a foreground owner waits and it has dependents of its own).
+  Owners being deleted in the foreground are also processed here: when no dependent with
+  `blockOwnerDeletion: true` remains, the `foregroundDeletion` finalizer is removed.
+- orphan: an owner deleted with propagationPolicy Orphan (the API server put the `orphan`
+  finalizer on it): the owner reference is removed from each dependent, then the finalizer.
+
+Watched kinds: the built-in namespaced kinds that carry ownerReferences here (pods,
+replicasets, deployments, statefulsets, daemonsets, jobs, cronjobs, controllerrevisions,
+configmaps, secrets, services, endpoints, PVCs, serviceaccounts, PDBs, leases) plus nodes and
+namespaces as possible owners. Custom resources are not tracked: an owner of a kind the
+collector does not know is treated as present (never a reason to delete).
+
+Data flow: informers -> graph updates (synchronous, in the handler) -> keys (uids) on the
+two queues -> workers -> patch / delete through the Client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from minik3s.api.errors import ConflictError, NotFoundError
+from minik3s.api.resources import ResourceInfo, builtin_resources
+from minik3s.api.types import JsonDict
+from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.interface import Client
+from minik3s.client.workqueue import WorkQueue
+from minik3s.controllers.common import meta, run_workers
+from minik3s.utils.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+DEFAULT_GC_RESOURCES = (
+    "pods", "replicasets.apps", "deployments.apps", "statefulsets.apps", "daemonsets.apps",
+    "controllerrevisions.apps", "jobs.batch", "cronjobs.batch", "configmaps", "secrets", "services",
+    "endpoints", "persistentvolumeclaims", "serviceaccounts", "poddisruptionbudgets.policy",
+    "leases.coordination.k8s.io", "replicationcontrollers", "nodes", "namespaces",
+    "persistentvolumes",
+)
+
+
+@dataclass(slots=True)
+class Node:
+    """One object in the ownership graph (upstream `node`); `virtual` until observed."""
+
+    uid: str
+    res: ResourceInfo | None
+    namespace: str
+    name: str
+    owners: list[JsonDict] = field(default_factory=list)
+    dependents: set[str] = field(default_factory=set)
+    finalizers: tuple[str, ...] = ()
+    deleting: bool = False
+    virtual: bool = False
+
+    @property
+    def deleting_dependents(self) -> bool:
+        return self.deleting and FOREGROUND in self.finalizers
+
+
+def _res_key(api_version: str, kind: str) -> tuple[str, str]:
+    group = api_version.rpartition("/")[0]
+    return group, kind
+
+
+class GarbageCollector:
+    NAME = "garbage-collector-controller"
+
+    def __init__(self, client: Client, informers: SharedInformerFactory, *, clock: Clock | None = None,
+                 resources: list[ResourceInfo] | None = None) -> None:
+        self._client = client
+        self._clock = clock or Clock()
+        if resources is None:
+            by_q = {r.qualified: r for r in builtin_resources()}
+            resources = [by_q[q] for q in DEFAULT_GC_RESOURCES if q in by_q]
+        self._resources = resources
+        self._by_kind: dict[tuple[str, str], ResourceInfo] = {
+            (r.group, r.kind): r for r in builtin_resources()}
+        self.graph: dict[str, Node] = {}
+        self.attempt_to_delete = WorkQueue()
+        self.attempt_to_orphan = WorkQueue()
+        self._informers = []
+        for res in resources:
+            inf = informers.informer(res)
+            self._informers.append(inf)
+            inf.add_handler(on_add=lambda o, r=res: self._observe(r, o),
+                            on_update=lambda _o, n, r=res: self._observe(r, n),
+                            on_delete=lambda o, r=res: self._removed(r, o))
+
+    # ---- graph maintenance (GraphBuilder.processGraphChanges)
+
+    def _observe(self, res: ResourceInfo, obj: JsonDict) -> None:
+        m = meta(obj)
+        uid = m.get("uid")
+        if not uid:
+            return
+        owners = [dict(r) for r in m.get("ownerReferences") or []]
+        node = self.graph.get(uid)
+        old_owner_uids: set[str] = set()
+        was_deleting_deps = False
+        if node is None:
+            node = Node(uid, res, m.get("namespace") or "", m.get("name") or "")
+            self.graph[uid] = node
+        else:
+            old_owner_uids = {o.get("uid") for o in node.owners}
+            was_deleting_deps = node.deleting_dependents
+            if node.virtual:
+                node.virtual = False
+                node.res, node.namespace, node.name = res, m.get("namespace") or "", m.get("name") or ""
+                # a virtual node was observed: its dependents need re-checking (uid may differ)
+                for dep in node.dependents:
+                    self.attempt_to_delete.add(dep)
+        old_owners = node.owners
+        node.owners = owners
+        node.finalizers = tuple(m.get("finalizers") or ())
+        node.deleting = bool(m.get("deletionTimestamp"))
+        new_owner_uids = {o.get("uid") for o in owners}
+        for ouid in old_owner_uids - new_owner_uids:
+            owner = self.graph.get(ouid)
+            if owner is not None:
+                owner.dependents.discard(uid)
+                if owner.deleting_dependents:
+                    self.attempt_to_delete.add(ouid)
+        for ref in owners:
+            ouid = ref.get("uid")
+            if not ouid:
+                continue
+            owner = self.graph.get(ouid)
+            if owner is None:
+                owner = Node(ouid, self._res_for(ref), node.namespace if self._namespaced(ref) else "",
+                             ref.get("name") or "", virtual=True)
+                self.graph[ouid] = owner
+                self.attempt_to_delete.add(uid)  # the owner may not exist at all
+            owner.dependents.add(uid)
+            if owner.virtual:
+                self.attempt_to_delete.add(uid)
+        # blockOwnerDeletion dropped while the owner waits in the foreground
+        if old_owners != owners:
+            for ref in old_owners:
+                owner = self.graph.get(ref.get("uid") or "")
+                if owner is not None and owner.deleting_dependents:
+                    self.attempt_to_delete.add(owner.uid)
+        if node.deleting and ORPHAN in node.finalizers:
+            self.attempt_to_orphan.add(uid)
+        if node.deleting_dependents and not was_deleting_deps:
+            for dep in node.dependents:
+                self.attempt_to_delete.add(dep)
+            self.attempt_to_delete.add(uid)
+        elif node.deleting_dependents:
+            self.attempt_to_delete.add(uid)
+
+    def _removed(self, res: ResourceInfo, obj: JsonDict) -> None:
+        uid = meta(obj).get("uid")
+        if not uid:
+            return
+        node = self.graph.pop(uid, None)
+        if node is None:
+            return
+        for ref in node.owners:
+            owner = self.graph.get(ref.get("uid") or "")
+            if owner is None:
+                continue
+            owner.dependents.discard(uid)
+            if owner.deleting_dependents:
+                self.attempt_to_delete.add(owner.uid)
+            if owner.virtual and not owner.dependents:
+                self.graph.pop(owner.uid, None)
+        for dep in node.dependents:
+            self.attempt_to_delete.add(dep)
+        if node.dependents:
+            # keep the dependents pointing at a virtual node until they are re-checked
+            ghost = Node(uid, res, node.namespace, node.name, dependents=set(node.dependents), virtual=True)
+            self.graph[uid] = ghost
+
+    def _res_for(self, ref: JsonDict) -> ResourceInfo | None:
+        return self._by_kind.get(_res_key(str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")))
+
+    def _namespaced(self, ref: JsonDict) -> bool:
+        res = self._res_for(ref)
+        return True if res is None else res.namespaced
+
+    # ---- run
+
+    async def run(self, workers: int = 5) -> None:
+        for inf in self._informers:
+            await inf.wait_for_sync()
+        logger.info("%s: caches synced", self.NAME)
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(run_workers(self.attempt_to_delete, self.process_attempt_to_delete,
+                                       workers=workers, name=f"{self.NAME}-delete"), name=f"{self.NAME}-delete")
+            tg.create_task(run_workers(self.attempt_to_orphan, self.process_orphan,
+                                       workers=max(1, workers // 2), name=f"{self.NAME}-orphan"),
+                           name=f"{self.NAME}-orphan")
+
+    # ---- attempt to delete
+
+    async def _get_live(self, node: Node) -> JsonDict | None:
+        if node.res is None:
+            return None
+        try:
+            return await self._client.get(node.res, node.name, node.namespace if node.res.namespaced else None)
+        except NotFoundError:
+            return None
+
+    async def _owner_state(self, ref: JsonDict, namespace: str) -> str:
+        """'solid', 'dangling' or 'waiting' for one owner reference (classifyReferences)."""
+        res = self._res_for(ref)
+        if res is None:
+            return "solid"  # unknown kind (e.g. a custom resource): never delete because of it
+        owner_node = self.graph.get(ref.get("uid") or "")
+        if owner_node is not None and not owner_node.virtual:
+            if owner_node.deleting_dependents:
+                return "waiting"
+            return "solid"
+        try:
+            owner = await self._client.get(res, str(ref.get("name")), namespace if res.namespaced else None)
+        except NotFoundError:
+            return "dangling"
+        m = meta(owner)
+        if m.get("uid") != ref.get("uid"):
+            return "dangling"
+        if m.get("deletionTimestamp") and FOREGROUND in (m.get("finalizers") or []):
+            return "waiting"
+        return "solid"
+
+    async def process_attempt_to_delete(self, uid: str) -> None:
+        node = self.graph.get(uid)
+        if node is None or node.virtual:
+            if node is not None and node.virtual and node.res is not None and node.dependents:
+                # a virtual owner: confirm it is absent, then let the dependents be re-checked
+                live = await self._get_live(node)
+                if live is None or meta(live).get("uid") != uid:
+                    for dep in list(node.dependents):
+                        self.attempt_to_delete.add(dep)
+            return
+        live = await self._get_live(node)
+        if live is None or meta(live).get("uid") != uid:
+            return
+        lm = meta(live)
+        finalizers = lm.get("finalizers") or []
+        if lm.get("deletionTimestamp"):
+            if FOREGROUND in finalizers:
+                await self._process_deleting_dependents(node, live)
+            return
+        owners = lm.get("ownerReferences") or []
+        if not owners:
+            return
+        solid: list[JsonDict] = []
+        dangling: list[JsonDict] = []
+        waiting: list[JsonDict] = []
+        for ref in owners:
+            state = await self._owner_state(ref, lm.get("namespace") or "")
+            {"solid": solid, "dangling": dangling, "waiting": waiting}[state].append(ref)
+        if solid:
+            if dangling or waiting:
+                gone = {r.get("uid") for r in dangling + waiting}
+                keep = [r for r in owners if r.get("uid") not in gone]
+                await self._patch_owner_refs(node, live, keep)
+            return
+        if waiting and node.dependents:
+            policy = "Foreground"
+        elif ORPHAN in finalizers:
+            policy = "Orphan"
+        elif FOREGROUND in finalizers:
+            policy = "Foreground"
+        else:
+            policy = "Background"
+        logger.info("%s: deleting dependent %s %s/%s uid=%s policy=%s", self.NAME,
+                    node.res.kind if node.res else "?", node.namespace, node.name, uid, policy)
+        assert node.res is not None
+        try:
+            await self._client.delete(node.res, node.name, node.namespace if node.res.namespaced else None,
+                                      preconditions={"uid": uid}, propagation_policy=policy)
+        except (NotFoundError, ConflictError):
+            pass
+
+    async def _process_deleting_dependents(self, node: Node, live: JsonDict) -> None:
+        """processDeletingDependentsItem: remove `foregroundDeletion` once no dependent blocks."""
+        blocking = []
+        for dep_uid in node.dependents:
+            dep = self.graph.get(dep_uid)
+            if dep is None or dep.virtual:
+                continue
+            for ref in dep.owners:
+                if ref.get("uid") == node.uid and ref.get("blockOwnerDeletion"):
+                    blocking.append(dep)
+        if not blocking:
+            await self._remove_finalizer(node, FOREGROUND)
+            return
+        for dep in blocking:
+            if not dep.deleting:
+                self.attempt_to_delete.add(dep.uid)
+
+    async def _patch_owner_refs(self, node: Node, live: JsonDict, keep: list[JsonDict]) -> None:
+        assert node.res is not None
+        lm = meta(live)
+        body = {"metadata": {"ownerReferences": keep or None, "uid": lm.get("uid"),
+                             "resourceVersion": lm.get("resourceVersion")}}
+        try:
+            await self._client.patch(node.res, node.name, body, node.namespace if node.res.namespaced else None)
+        except NotFoundError:
+            pass
+
+    async def _remove_finalizer(self, node: Node, finalizer: str) -> None:
+        """Drop one finalizer with a resourceVersion precondition, retrying on conflicts."""
+        assert node.res is not None
+        for _ in range(5):
+            live = await self._get_live(node)
+            if live is None or meta(live).get("uid") != node.uid:
+                return
+            lm = meta(live)
+            fins = list(lm.get("finalizers") or [])
+            if finalizer not in fins:
+                return
+            fins = [f for f in fins if f != finalizer]
+            body = {"metadata": {"finalizers": fins or None, "resourceVersion": lm.get("resourceVersion")}}
+            try:
+                await self._client.patch(node.res, node.name, body,
+                                         node.namespace if node.res.namespaced else None)
+                logger.info("%s: removed finalizer %s from %s %s/%s", self.NAME, finalizer,
+                            node.res.kind, node.namespace, node.name)
+                return
+            except ConflictError:
+                continue
+            except NotFoundError:
+                return
+        raise ConflictError(f"could not remove finalizer {finalizer} from {node.name}")
+
+    # ---- orphan
+
+    async def process_orphan(self, uid: str) -> None:
+        """attemptToOrphanWorker: strip the owner reference from every dependent, then the
+        `orphan` finalizer from the owner."""
+        node = self.graph.get(uid)
+        if node is None or node.virtual or node.res is None:
+            return
+        for dep_uid in list(node.dependents):
+            dep = self.graph.get(dep_uid)
+            if dep is None or dep.virtual or dep.res is None:
+                continue
+            for _ in range(5):
+                live = await self._get_live(dep)
+                if live is None or meta(live).get("uid") != dep_uid:
+                    break
+                refs = meta(live).get("ownerReferences") or []
+                keep = [r for r in refs if r.get("uid") != uid]
+                if len(keep) == len(refs):
+                    break
+                try:
+                    await self._patch_owner_refs(dep, live, keep)
+                    break
+                except ConflictError:
+                    continue
+        await self._remove_finalizer(node, ORPHAN)

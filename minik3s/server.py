@@ -1,0 +1,184 @@
+"""The composition root (layer L5): the only code that knows every component.
+
+`run(config)` opens storage, serves the API (AppRunner/TCPSite), writes the kubeconfig,
+builds the in-process client and the shared informer factory, then runs the components as
+named tasks in one TaskGroup — controllers, scheduler, kubelet fleet, descheduler — each
+behind a disable flag. One component failing stops all; cancellation (SIGTERM/SIGINT) stops
+all, closes watch streams and closes SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from apiserver.app import READY, create_app
+from apiserver.core import ApiCore
+from apiserver.storage.sqlite_store import SqliteStore
+from minik3s.api.errors import AlreadyExistsError
+from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, ResourceRegistry
+from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.local import LocalClient
+from minik3s.config import ServerConfig
+
+logger = logging.getLogger(__name__)
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SYSTEM_PRIORITY_CLASSES = (
+    ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."),
+    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."),
+)
+
+
+@dataclass
+class RunningServer:
+    """What `start()` returns: the live pieces, for the CLI, tests and benchmarks."""
+
+    config: ServerConfig
+    url: str
+    core: ApiCore
+    store: SqliteStore
+    client: LocalClient
+    informers: SharedInformerFactory
+    runner: web.AppRunner
+    components: dict[str, Any] = field(default_factory=dict)
+
+
+async def _bootstrap(client: LocalClient) -> None:
+    for ns in SYSTEM_NAMESPACES:
+        try:
+            await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except AlreadyExistsError:
+            pass
+    for name, value, desc in SYSTEM_PRIORITY_CLASSES:
+        try:
+            await client.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                                  "metadata": {"name": name}, "value": value,
+                                                  "description": desc})
+        except AlreadyExistsError:
+            pass
+
+
+def write_kubeconfig(config: ServerConfig, url: str) -> None:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "minik3s", "cluster": {"server": url}}],
+        "users": [{"name": "minik3s", "user": {}}],
+        "contexts": [{"name": "minik3s", "context": {"cluster": "minik3s", "user": "minik3s",
+                                                      "namespace": "default"}}],
+        "current-context": "minik3s",
+        "preferences": {},
+    }
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = config.kubeconfig_path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
+    tmp.replace(config.kubeconfig_path)
+
+
+async def start(config: ServerConfig) -> RunningServer:
+    """Open storage and serve the API; components are started by `run_components`."""
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqliteStore(config.db_path, history_window=config.history_window,
+                        compact_interval=config.compact_interval)
+    await store.start()
+    registry = ResourceRegistry()
+    core = ApiCore(store, registry)
+    core.load_crds()
+    client = LocalClient(core)
+    await _bootstrap(client)
+    holder: dict[str, Any] = {}
+
+    def explain(namespace: str, name: str) -> Any:
+        sched = holder.get("scheduler")
+        return sched.explain(namespace, name) if sched is not None else None
+
+    app = create_app(core, explain=explain)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+    await runner.setup()
+    site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
+    await site.start()
+    port = config.port
+    server = getattr(site, "_server", None)
+    if server is not None and server.sockets:
+        port = server.sockets[0].getsockname()[1]
+    host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
+    url = f"http://{host}:{port}"
+    write_kubeconfig(config, url)
+    app[READY].set()
+    informers = SharedInformerFactory(client)
+    rs = RunningServer(config, url, core, store, client, informers, runner)
+    rs.components = holder
+    return rs
+
+
+def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+    """Named run coroutines of the enabled components (imports only what is enabled)."""
+    cfg = rs.config
+    out: list[tuple[str, Callable[[], Awaitable[None]]]] = [("informers", rs.informers.run)]
+    if cfg.enabled("controllers"):
+        from minik3s.controllers import ControllerConfig, all_controllers
+
+        ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period)
+        out.extend(all_controllers(rs.client, rs.informers, config=ccfg))
+    if cfg.enabled("scheduler"):
+        from scheduler.config import default_config, load_config
+        from scheduler.scheduler import Scheduler
+
+        scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else default_config()
+        sched = Scheduler(scfg, client=rs.client, informers=rs.informers)
+        rs.components["scheduler"] = sched
+        out.append(("scheduler", sched.run))
+    if cfg.enabled("kubelet"):
+        from kubelet_sim.config import parse_fleet
+        from kubelet_sim.controller import KubeletFleet
+
+        nodes = parse_fleet(cfg.nodes if cfg.nodes is not None else 6)
+        if nodes:
+            fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers)
+            rs.components["kubelet"] = fleet
+            out.append(("kubelet", fleet.run))
+    if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:
+        from descheduler.descheduler import Descheduler, load_policy
+
+        desched = Descheduler(load_policy(cfg.descheduler_policy), client=rs.client, informers=rs.informers)
+        rs.components["descheduler"] = desched
+        out.append(("descheduler", desched.run))
+    return out
+
+
+async def stop(rs: RunningServer) -> None:
+    await rs.runner.cleanup()
+    await rs.store.close()
+
+
+async def run(config: ServerConfig, *, on_ready: Callable[[RunningServer], None] | None = None) -> None:
+    rs = await start(config)
+    try:
+        components = build_components(rs)
+        logger.info("minik3s server ready url=%s kubeconfig=%s components=%s", rs.url, config.kubeconfig_path,
+                    ",".join(n for n, _ in components))
+        if on_ready is not None:
+            on_ready(rs)
+        async with asyncio.TaskGroup() as tg:
+            for name, fn in components:
+                tg.create_task(_supervised(name, fn), name=name)
+    finally:
+        await stop(rs)
+
+
+async def _supervised(name: str, fn: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await fn()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("component failed component=%s", name)
+        raise

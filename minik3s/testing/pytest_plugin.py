@@ -1,0 +1,49 @@
+"""pytest fixtures that give a test a real minik3s server (usable by other projects too:
+`pytest_plugins = ["minik3s.testing.pytest_plugin"]`).
+
+- `minik3s_api`: a module-scoped API-only server (no scheduler, controllers or kubelets).
+- `minik3s_cluster`: a module-scoped server with every component and 6 simulated nodes.
+- `minik3s_server_factory`: start servers with any arguments; all are stopped at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from minik3s.testing.server import ServerProcess
+
+API_ONLY = ["--disable", "scheduler", "--disable", "controllers", "--disable", "kubelet"]
+
+
+@pytest.fixture
+def minik3s_server_factory(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    started: list[ServerProcess] = []
+
+    def make(*args: str, nodes: str | int = 0, name: str = "srv", start: bool = True) -> ServerProcess:
+        srv = ServerProcess(tmp_path / f"{name}-{len(started)}", nodes=nodes, args=list(args))
+        started.append(srv)
+        return srv.start() if start else srv
+
+    yield make
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def minik3s_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("minik3s-api"), nodes=0, args=API_ONLY)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def minik3s_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("minik3s-cluster"), nodes=6,
+                        args=["--node-monitor-grace-period", "8"])
+    srv.start()
+    yield srv
+    srv.stop()

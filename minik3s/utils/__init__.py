@@ -1,0 +1,1 @@
+"""Layer L1: clock, backoff, task supervision, logging helpers (stdlib only)."""

@@ -1,0 +1,291 @@
+"""The scheduler cache: live NodeInfos kept up to date from events (layer L4).
+
+Upstream: pkg/scheduler/backend/cache/cache.go. Event handlers feed node add/update/remove
+and assigned-pod add/update/remove; the scheduling cycle adds *assumed* pods (the pod with
+its chosen nodeName, before the bind reaches the API) so the next cycle already sees their
+resources. `finish_binding` marks the bind as done, `forget_pod` rolls an assumption back;
+when the informer later delivers the bound pod, `add_pod` confirms the assumption.
+Assumed pods never expire (upstream durationToExpireAssumedPod = 0).
+
+Every mutation bumps the NodeInfo's generation and moves the node to the end of an
+ordered "recently changed" index, so `update_snapshot` walks back only over nodes changed
+since the snapshot's generation (upstream's doubly-linked list trick): with 5,000 nodes and
+one pod bound since the last cycle, one NodeInfo is copied.
+
+Pods of a terminating pod (deletionTimestamp set) keep their resources until removed.
+A pod whose node is not (yet) known is kept on a placeholder NodeInfo without a node object,
+which the snapshot skips until the node arrives (upstream behaves the same way).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from minik3s.api.types import JsonDict
+from scheduler.backend.snapshot import Snapshot
+from scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod_info: PodInfo
+    assumed: bool = False
+    binding_finished: bool = False
+
+
+@dataclass(slots=True)
+class _ImageState:
+    summary: ImageStateSummary
+    nodes: set[str]
+
+
+class Cache:
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        # node name -> None, ordered by last change (most recent last)
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._pods: dict[str, _PodState] = {}
+        self._assumed: set[str] = set()
+        self._images: dict[str, _ImageState] = {}
+        # node order of the snapshot list (insertion order of nodes); a change forces a list rebuild
+        self._order_version = 0
+        self._removed_since: set[str] = set()
+
+    # ---- nodes ------------------------------------------------------------------------
+    def add_node(self, node: JsonDict) -> NodeInfo:
+        name = (node.get("metadata") or {}).get("name") or ""
+        ni = self._nodes.get(name)
+        if ni is None:
+            ni = NodeInfo()
+            self._nodes[name] = ni
+            self._order_version += 1
+        elif ni.node is not None:
+            self._remove_node_images(name, ni)
+        else:
+            self._order_version += 1  # placeholder becomes a real node
+        ni.set_node(node)
+        self._add_node_images(name, ni, node)
+        self._touch(name)
+        return ni
+
+    def update_node(self, old: JsonDict | None, new: JsonDict) -> NodeInfo:
+        return self.add_node(new)
+
+    def remove_node(self, node: JsonDict) -> None:
+        name = (node.get("metadata") or {}).get("name") or ""
+        ni = self._nodes.get(name)
+        if ni is None:
+            return
+        self._remove_node_images(name, ni)
+        if ni.pods:
+            # keep a placeholder so pods still on it can be removed later (upstream keeps the NodeInfo)
+            ni.node = None
+            ni.generation = next_generation()
+        else:
+            del self._nodes[name]
+        self._recent.pop(name, None)
+        self._removed_since.add(name)
+        self._order_version += 1
+        if name in self._nodes:
+            self._touch(name)
+
+    def node_count(self) -> int:
+        return sum(1 for n in self._nodes.values() if n.node is not None)
+
+    def get_node_info(self, name: str) -> NodeInfo | None:
+        return self._nodes.get(name)
+
+    def _touch(self, name: str) -> None:
+        self._recent[name] = None
+        self._recent.move_to_end(name)
+
+    def _add_node_images(self, name: str, ni: NodeInfo, node: JsonDict) -> None:
+        summaries: dict[str, ImageStateSummary] = {}
+        for img in (node.get("status") or {}).get("images") or ():
+            size = int(img.get("sizeBytes") or 0)
+            for image_name in img.get("names") or ():
+                st = self._images.get(image_name)
+                if st is None:
+                    st = _ImageState(ImageStateSummary(size, 0), set())
+                    self._images[image_name] = st
+                if name not in st.nodes:
+                    st.nodes.add(name)
+                    st.summary.num_nodes = len(st.nodes)
+                summaries[image_name] = st.summary
+        ni.image_states = summaries
+
+    def _remove_node_images(self, name: str, ni: NodeInfo) -> None:
+        for image_name in list(ni.image_states):
+            st = self._images.get(image_name)
+            if st is None:
+                continue
+            st.nodes.discard(name)
+            st.summary.num_nodes = len(st.nodes)
+            if not st.nodes:
+                del self._images[image_name]
+        ni.image_states = {}
+
+    def image_num_nodes(self, image_name: str) -> int:
+        st = self._images.get(image_name)
+        return st.summary.num_nodes if st else 0
+
+    # ---- pods -------------------------------------------------------------------------
+    def _node_for(self, name: str) -> NodeInfo:
+        ni = self._nodes.get(name)
+        if ni is None:
+            ni = NodeInfo()
+            ni.name = name
+            self._nodes[name] = ni
+        return ni
+
+    def _add_to_node(self, pi: PodInfo) -> None:
+        self._node_for(pi.node_name).add_pod(pi)
+        self._touch(pi.node_name)
+
+    def _remove_from_node(self, pi: PodInfo) -> None:
+        ni = self._nodes.get(pi.node_name)
+        if ni is None:
+            return
+        ni.remove_pod(pi.uid)
+        if ni.node is None and not ni.pods:
+            del self._nodes[pi.node_name]
+            self._recent.pop(pi.node_name, None)
+            return
+        self._touch(pi.node_name)
+
+    def assume_pod(self, pi: PodInfo) -> None:
+        """`pi` already carries the chosen node (pi.node_name)."""
+        if pi.uid in self._pods:
+            raise ValueError(f"pod {pi.key}({pi.uid}) is in the cache, so can't be assumed")
+        self._pods[pi.uid] = _PodState(pi, assumed=True)
+        self._assumed.add(pi.uid)
+        self._add_to_node(pi)
+
+    def finish_binding(self, pi: PodInfo) -> None:
+        st = self._pods.get(pi.uid)
+        if st is not None and st.assumed:
+            st.binding_finished = True
+
+    def forget_pod(self, pi: PodInfo) -> None:
+        st = self._pods.get(pi.uid)
+        if st is None:
+            return
+        if st.pod_info.node_name != pi.node_name:
+            raise ValueError(f"pod {pi.key} was assumed on {st.pod_info.node_name} but assigned to {pi.node_name}")
+        if st.assumed:
+            self._remove_from_node(st.pod_info)
+            del self._pods[pi.uid]
+            self._assumed.discard(pi.uid)
+
+    def is_assumed(self, uid: str) -> bool:
+        return uid in self._assumed
+
+    def add_pod(self, pod: JsonDict) -> None:
+        """An assigned pod observed from the API (confirms an assumption if there was one)."""
+        pi = PodInfo(pod)
+        st = self._pods.get(pi.uid)
+        if st is not None and st.assumed:
+            if st.pod_info.node_name != pi.node_name:
+                logger.info("pod was added to a different node than assumed pod=%s assumed=%s actual=%s",
+                            pi.key, st.pod_info.node_name, pi.node_name)
+            self._remove_from_node(st.pod_info)
+            self._add_to_node(pi)
+            self._assumed.discard(pi.uid)
+            self._pods[pi.uid] = _PodState(pi)
+            return
+        if st is not None:
+            self._update(st, pi)
+            return
+        self._pods[pi.uid] = _PodState(pi)
+        self._add_to_node(pi)
+
+    def update_pod(self, old: JsonDict | None, new: JsonDict) -> None:
+        pi = PodInfo(new)
+        st = self._pods.get(pi.uid)
+        if st is None:
+            self.add_pod(new)
+            return
+        if st.assumed:
+            # the informer saw the bound pod as an update (e.g. it arrived unassigned first)
+            self.add_pod(new)
+            return
+        self._update(st, pi)
+
+    def _update(self, st: _PodState, pi: PodInfo) -> None:
+        self._remove_from_node(st.pod_info)
+        st.pod_info = pi
+        self._add_to_node(pi)
+
+    def remove_pod(self, pod: JsonDict) -> None:
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        st = self._pods.pop(uid, None)
+        if st is None:
+            return
+        self._assumed.discard(uid)
+        self._remove_from_node(st.pod_info)
+
+    def pod_count(self) -> int:
+        return len(self._pods)
+
+    def get_pod(self, uid: str) -> PodInfo | None:
+        st = self._pods.get(uid)
+        return st.pod_info if st else None
+
+    # ---- snapshot ---------------------------------------------------------------------
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Copy NodeInfos changed since `snapshot.generation` into it, in place."""
+        gen = snapshot.generation
+        new_gen = gen
+        affinity_changed = False
+        rebuild_list = False
+        smap = snapshot.node_info_map
+        for name in reversed(self._recent):
+            ni = self._nodes.get(name)
+            if ni is None:
+                continue
+            if ni.generation <= gen:
+                break
+            if ni.generation > new_gen:
+                new_gen = ni.generation
+            if ni.node is None:
+                if smap.pop(name, None) is not None:
+                    rebuild_list = True
+                continue
+            existing = smap.get(name)
+            clone = ni.clone()
+            if existing is None:
+                smap[name] = clone
+                rebuild_list = True
+                affinity_changed = True
+                continue
+            if (bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity)
+                    or bool(existing.pods_with_required_anti_affinity)
+                    != bool(clone.pods_with_required_anti_affinity)):
+                affinity_changed = True
+            _copy_into(existing, clone)
+        if self._removed_since:
+            for name in self._removed_since:
+                ni = self._nodes.get(name)
+                if (ni is None or ni.node is None) and smap.pop(name, None) is not None:
+                    rebuild_list = True
+            self._removed_since.clear()
+        if rebuild_list or len(smap) != len(snapshot.node_info_list):
+            # nodes in insertion order of the cache (stable across cycles)
+            snapshot.node_info_list = [smap[n] for n in self._nodes if n in smap]
+            affinity_changed = True
+        if affinity_changed:
+            snapshot.rebuild_affinity_lists()
+        snapshot.generation = new_gen
+
+
+_NODEINFO_SLOTS = NodeInfo.__slots__
+
+
+def _copy_into(dst: NodeInfo, src: NodeInfo) -> None:
+    for attr in _NODEINFO_SLOTS:
+        setattr(dst, attr, getattr(src, attr))
+

@@ -1,0 +1,594 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulablePods, nominator (layer L4).
+
+Upstream: pkg/scheduler/backend/queue/scheduling_queue.go (+ backoff_queue.go, nominator.go).
+
+- activeQ: heap ordered by the profile's QueueSort `less` (PrioritySort: priority desc, then
+  timestamp asc). `pop()` blocks until it has a pod.
+- backoffQ: heap ordered by backoff expiry. Backoff = initial x 2^(attempts-1), capped:
+  with 1 s / 10 s, attempts 1, 2, 3, 4, 5 -> 1, 2, 4, 8, 10 s. A pod with 0 attempts has none.
+- unschedulablePods: pods a plugin rejected (remembering which plugins: unschedulable_plugins,
+  pending_plugins), plus pods gated at PreEnqueue (gated=True, gating_plugin set). Gated pods
+  are never popped.
+
+A cluster event (`move_all_to_active_or_backoff`) moves an unschedulable pod only if one of the
+plugins that rejected it registered a matching ClusterEvent and its queueing hint says Queue
+(a hint that raises counts as Queue). Pods rejected by no plugin (errors) always requeue after
+backoff. Events that arrive while a pod is being scheduled are kept (in-flight events) and
+replayed when that pod comes back as unschedulable, so they are not lost.
+`run()` flushes finished backoffs every 1 s and unschedulable pods older than 5 min every 30 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import Clock
+from scheduler.backend.heap import KeyedHeap
+from scheduler.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
+)
+from scheduler.framework.types import PodInfo
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+POD_MAX_IN_UNSCHEDULABLE_DURATION = 300.0
+BACKOFF_FLUSH_INTERVAL = 1.0
+UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
+
+# Well-known events (upstream framework/events.go labels)
+EVENT_NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
+EVENT_ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
+EVENT_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE,
+                                            "UnschedulablePodUpdate")
+EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnschedulablePodAdd")
+EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.DELETE,
+                                            "UnschedulablePodDelete")
+EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+EVENT_FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")
+
+_ACTIVE, _BACKOFF, _UNSCHEDULABLE = "activeQ", "backoffQ", "unschedulablePods"
+
+
+class QueueFramework(Protocol):
+    """What the queue needs from a profile's Framework."""
+
+    def queue_sort_less(self, a: Any, b: Any) -> bool: ...
+
+    def run_pre_enqueue(self, pod: JsonDict) -> Status: ...
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]: ...
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+    consecutive_errors: int = 0
+
+    @property
+    def pod(self) -> JsonDict:
+        return self.pod_info.pod
+
+    @property
+    def uid(self) -> str:
+        return self.pod_info.uid
+
+
+def scheduler_name(pod: JsonDict) -> str:
+    return (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+
+
+def nominated_node_name(pod: JsonDict) -> str:
+    return (pod.get("status") or {}).get("nominatedNodeName") or ""
+
+
+class Nominator:
+    """Pods nominated to nodes (by preemption): node -> [PodInfo]. Filter on a node accounts for
+    nominated pods of equal or higher priority."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pi: PodInfo, node_name: str = "") -> None:
+        self.delete(pi.uid)
+        node = node_name or nominated_node_name(pi.pod)
+        if not node or pi.node_name:
+            return
+        self._node_of[pi.uid] = node
+        self._by_node.setdefault(node, []).append(pi)
+
+    def delete(self, uid: str) -> None:
+        node = self._node_of.pop(uid, None)
+        if node is None:
+            return
+        lst = [p for p in self._by_node.get(node, ()) if p.uid != uid]
+        if lst:
+            self._by_node[node] = lst
+        else:
+            self._by_node.pop(node, None)
+
+    def update(self, old_uid: str, pi: PodInfo) -> None:
+        """Keep an in-memory nomination when the API object does not carry it yet (upstream
+        UpdateNominatedPod keeps the old nomination unless the new pod states one)."""
+        node = nominated_node_name(pi.pod) or self._node_of.get(old_uid, "")
+        self.delete(old_uid)
+        if node:
+            self.add(pi, node)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self._by_node.get(node_name) or []
+
+    def nominated_node(self, uid: str) -> str:
+        return self._node_of.get(uid, "")
+
+    def __len__(self) -> int:
+        return len(self._node_of)
+
+
+@dataclass(slots=True)
+class _InFlightEvent:
+    seq: int
+    event: ClusterEvent
+    old: Any
+    new: Any
+
+
+class PriorityQueue:
+    def __init__(
+        self,
+        frameworks: Mapping[str, QueueFramework],
+        *,
+        clock: Clock | None = None,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        pod_max_in_unschedulable_duration: float = POD_MAX_IN_UNSCHEDULABLE_DURATION,
+    ) -> None:
+        self._frameworks = frameworks
+        self._clock = clock or Clock()
+        self.pod_initial_backoff = pod_initial_backoff
+        self.pod_max_backoff = pod_max_backoff
+        self.pod_max_in_unschedulable_duration = pod_max_in_unschedulable_duration
+        first = next(iter(frameworks.values()), None)
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
+            first.queue_sort_less if first is not None else (lambda a, b: a.timestamp < b.timestamp))
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less)
+        self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, self._backoff_less)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._events: dict[str, dict[str, list[ClusterEventWithHint]]] = {
+            name: fw.events_to_register() for name, fw in frameworks.items()}
+        self._match_cache: dict[ClusterEvent, bool] = {}
+        self.nominator = Nominator()
+        self._has_items = asyncio.Event()
+        self._closed = False
+        self.scheduling_cycle = 0
+        self._seq = itertools.count(1)
+        self._in_flight: dict[str, int] = {}  # uid -> seq at pop
+        self._in_flight_events: list[_InFlightEvent] = []
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _backoff_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.backoff_expiry(a) < self.backoff_expiry(b)
+
+    def backoff_duration(self, q: QueuedPodInfo) -> float:
+        """initial x 2^(n-1) capped at max, n = attempts (consecutive errors when erroring)."""
+        n = q.consecutive_errors or q.attempts
+        if n <= 0:
+            return 0.0
+        d = self.pod_initial_backoff
+        for _ in range(1, n):
+            if d > self.pod_max_backoff - d:
+                return self.pod_max_backoff
+            d += d
+        return min(d, self.pod_max_backoff)
+
+    def backoff_expiry(self, q: QueuedPodInfo) -> float:
+        return q.timestamp + self.backoff_duration(q)
+
+    def is_backing_off(self, q: QueuedPodInfo) -> bool:
+        return self.backoff_expiry(q) > self._clock.monotonic()
+
+    def _framework_for(self, pod: JsonDict) -> QueueFramework | None:
+        return self._frameworks.get(scheduler_name(pod))
+
+    def _wake(self) -> None:
+        if len(self._active) or self._closed:
+            self._has_items.set()
+
+    def _run_pre_enqueue(self, q: QueuedPodInfo) -> bool:
+        fw = self._framework_for(q.pod)
+        st = fw.run_pre_enqueue(q.pod) if fw is not None else Status.success()
+        if st.is_success():
+            q.gated = False
+            q.gating_plugin = ""
+            return True
+        q.gated = True
+        q.gating_plugin = st.plugin
+        q.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        q.pending_plugins = set()
+        return False
+
+    def _move_to_active(self, q: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; gated pods go (back) to unschedulablePods."""
+        if not self._run_pre_enqueue(q):
+            self._backoff.delete(q.uid)
+            self._unschedulable[q.uid] = q
+            return False
+        self._unschedulable.pop(q.uid, None)
+        self._backoff.delete(q.uid)
+        self._active.add_or_update(q)
+        self._wake()
+        return True
+
+    def _new_qpi(self, pod: JsonDict) -> QueuedPodInfo:
+        now = self._clock.monotonic()
+        return QueuedPodInfo(PodInfo(pod), timestamp=now)
+
+    # ---- pod lifecycle ------------------------------------------------------------------
+    def add(self, pod: JsonDict) -> None:
+        q = self._new_qpi(pod)
+        uid = q.uid
+        if uid in self._active or uid in self._backoff or uid in self._unschedulable:
+            self.update(None, pod)
+            return
+        self._move_to_active(q)
+        self.nominator.add(q.pod_info)
+
+    def activate(self, pods: list[JsonDict]) -> None:
+        """Move the given pods (if in backoffQ / unschedulablePods) to activeQ (ForceActivate)."""
+        for pod in pods:
+            uid = (pod.get("metadata") or {}).get("uid") or ""
+            q = self._unschedulable.get(uid) or self._backoff.get(uid)
+            if q is not None:
+                self._move_to_active(q)
+
+    def update(self, old: JsonDict | None, new: JsonDict) -> None:
+        uid = (new.get("metadata") or {}).get("uid") or ""
+        q = self._active.get(uid)
+        if q is not None:
+            self.nominator.update(uid, _refresh(q, new))
+            self._active.add_or_update(q)
+            return
+        q = self._backoff.get(uid)
+        if q is not None:
+            self.nominator.update(uid, _refresh(q, new))
+            self._backoff.add_or_update(q)
+            return
+        q = self._unschedulable.get(uid)
+        if q is not None:
+            self.nominator.update(uid, _refresh(q, new))
+            if q.gated:
+                self._move_to_active(q)
+                return
+            old_pod = old if old is not None else q.pod
+            for evt in pod_scheduling_property_changes(new, old_pod):
+                hint = self._is_pod_worth_requeuing(q, evt, old_pod, new)
+                where = self._requeue_with_strategy(q, hint)
+                if where != _UNSCHEDULABLE:
+                    return
+            return
+        if uid in self._in_flight:
+            # being scheduled: the update is replayed if the attempt fails
+            self._record_in_flight(EVENT_UNSCHEDULED_POD_UPDATE, old, new)
+            return
+        self.add(new)
+
+    def delete(self, pod: JsonDict) -> None:
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        self.nominator.delete(uid)
+        self._active.delete(uid)
+        self._backoff.delete(uid)
+        self._unschedulable.pop(uid, None)
+        if uid in self._in_flight:
+            self._record_in_flight(EVENT_UNSCHEDULED_POD_DELETE, pod, None)
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule; None once closed. Marks it in flight."""
+        while True:
+            if self._closed:
+                return None
+            q = self._active.pop()
+            if q is not None:
+                if not len(self._active):
+                    self._has_items.clear()
+                q.attempts += 1
+                if q.initial_attempt_timestamp is None:
+                    q.initial_attempt_timestamp = self._clock.monotonic()
+                self.scheduling_cycle += 1
+                self._in_flight[q.uid] = next(self._seq)
+                return q
+            self._has_items.clear()
+            await self._has_items.wait()
+
+    def done(self, uid: str) -> None:
+        """The scheduling attempt of `uid` is over (success or requeued)."""
+        if self._in_flight.pop(uid, None) is None:
+            return
+        if not self._in_flight:
+            self._in_flight_events.clear()
+            return
+        oldest = min(self._in_flight.values())
+        ev = self._in_flight_events
+        i = 0
+        while i < len(ev) and ev[i].seq < oldest:
+            i += 1
+        if i:
+            del ev[:i]
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        if self._in_flight:
+            self._in_flight_events.append(_InFlightEvent(next(self._seq), event, old, new))
+
+    def add_unschedulable_if_not_present(self, q: QueuedPodInfo, scheduling_cycle: int = 0) -> None:
+        """Return a pod whose attempt failed. Rejected-by-plugins pods go to unschedulablePods
+        unless an event recorded during their attempt may have helped; error pods to backoffQ."""
+        uid = q.uid
+        if uid in self._active or uid in self._backoff or uid in self._unschedulable:
+            self.done(uid)
+            return
+        q.timestamp = self._clock.monotonic()
+        popped_seq = self._in_flight.get(uid)
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            # failed with an error: always pays the backoff
+            self._backoff.add_or_update(q)
+            self.nominator.add(q.pod_info)
+            self.done(uid)
+            return
+        q.consecutive_errors = 0
+        hint = "skip"
+        if popped_seq is not None:
+            for ev in self._in_flight_events:
+                if ev.seq <= popped_seq:
+                    continue
+                h = self._is_pod_worth_requeuing(q, ev.event, ev.old, ev.new)
+                if h != "skip":
+                    hint = h
+                    if h == "immediate":
+                        break
+        self._requeue_with_strategy(q, hint, fresh=True)
+        self.nominator.add(q.pod_info)
+        self.done(uid)
+
+    def _requeue_with_strategy(self, q: QueuedPodInfo, hint: str, *, fresh: bool = False) -> str:
+        if hint == "skip":
+            self._unschedulable[q.uid] = q
+            return _UNSCHEDULABLE
+        if hint == "backoff" and self.is_backing_off(q):
+            if not self._run_pre_enqueue(q):
+                self._unschedulable[q.uid] = q
+                return _UNSCHEDULABLE
+            self._unschedulable.pop(q.uid, None)
+            self._backoff.add_or_update(q)
+            return _BACKOFF
+        return _ACTIVE if self._move_to_active(q) else _UNSCHEDULABLE
+
+    # ---- events -------------------------------------------------------------------------
+    def _is_pod_worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> str:
+        """"skip", "backoff" or "immediate" (upstream isPodWorthRequeuing)."""
+        rejectors = q.unschedulable_plugins | q.pending_plugins
+        if q.gated:
+            rejectors = {q.gating_plugin} if q.gating_plugin else set()
+        if not rejectors:
+            return "backoff"
+        if event.resource == EventResource.WILDCARD:
+            return "backoff"
+        regs = self._events.get(scheduler_name(q.pod), {})
+        result = "skip"
+        pod = q.pod
+        for plugin in rejectors:
+            for reg in regs.get(plugin, ()):
+                if not reg.event.matches(event):
+                    continue
+                if reg.hint_fn is None:
+                    hint = QueueingHint.QUEUE
+                else:
+                    try:
+                        hint = reg.hint_fn(pod, old, new)
+                    except Exception:
+                        logger.exception("queueing hint failed plugin=%s pod=%s event=%s",
+                                         plugin, q.pod_info.key, event.label)
+                        hint = QueueingHint.QUEUE
+                if hint == QueueingHint.SKIP:
+                    continue
+                if plugin in q.pending_plugins:
+                    return "immediate"
+                result = "backoff"
+        return result
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
+                                      precheck: Callable[[JsonDict], bool] | None = None) -> None:
+        """Requeue the unschedulable pods this event may help (gated pods re-run PreEnqueue)."""
+        self._record_in_flight(event, old, new)
+        if not self._unschedulable or not self._may_match(event):
+            return
+        for q in list(self._unschedulable.values()):
+            if precheck is not None and not q.gated and not precheck(q.pod):
+                continue
+            hint = self._is_pod_worth_requeuing(q, event, old, new)
+            if hint == "skip":
+                continue
+            if q.gated:
+                self._move_to_active(q)
+            else:
+                self._requeue_with_strategy(q, hint)
+
+    def _may_match(self, event: ClusterEvent) -> bool:
+        """Whether any registration of any profile matches `event` (cached per event)."""
+        hit = self._match_cache.get(event)
+        if hit is None:
+            hit = event.resource == EventResource.WILDCARD or any(
+                reg.event.matches(event)
+                for regs in self._events.values() for lst in regs.values() for reg in lst)
+            self._match_cache[event] = hit
+        return hit
+
+    def assigned_pod_added(self, pod: JsonDict) -> None:
+        self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
+
+    def assigned_pod_updated(self, old: JsonDict, new: JsonDict) -> None:
+        for evt in assigned_pod_update_events(old, new):
+            self.move_all_to_active_or_backoff(evt, old, new)
+
+    def assigned_pod_deleted(self, pod: JsonDict) -> None:
+        self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    # ---- flushing -----------------------------------------------------------------------
+    def flush_backoff_completed(self) -> None:
+        now = self._clock.monotonic()
+        while True:
+            q = self._backoff.peek()
+            if q is None or self.backoff_expiry(q) > now:
+                break
+            self._backoff.pop()
+            self._move_to_active(q)
+
+    def flush_unschedulable_left_over(self) -> None:
+        now = self._clock.monotonic()
+        for q in list(self._unschedulable.values()):
+            if q.gated:
+                continue
+            if now - q.timestamp > self.pod_max_in_unschedulable_duration:
+                self._requeue_with_strategy(q, "backoff")
+
+    async def run(self) -> None:
+        """Periodic flushes until cancelled."""
+        ticks = 0
+        every = max(1, round(UNSCHEDULABLE_FLUSH_INTERVAL / BACKOFF_FLUSH_INTERVAL))
+        while True:
+            await self._clock.sleep(BACKOFF_FLUSH_INTERVAL)
+            self.flush_backoff_completed()
+            ticks += 1
+            if ticks % every == 0:
+                self.flush_unschedulable_left_over()
+
+    def close(self) -> None:
+        self._closed = True
+        self._has_items.set()
+
+    # ---- introspection ------------------------------------------------------------------
+    def pending_pods(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for where, items in ((_ACTIVE, list(self._active)), (_BACKOFF, list(self._backoff)),
+                             (_UNSCHEDULABLE, list(self._unschedulable.values()))):
+            for q in items:
+                out.append({
+                    "pod": q.pod_info.key, "uid": q.uid, "queue": where, "attempts": q.attempts,
+                    "unschedulablePlugins": sorted(q.unschedulable_plugins),
+                    "pendingPlugins": sorted(q.pending_plugins), "gated": q.gated,
+                    "gatingPlugin": q.gating_plugin,
+                })
+        return out
+
+    def where(self, uid: str) -> str | None:
+        if uid in self._active:
+            return _ACTIVE
+        if uid in self._backoff:
+            return _BACKOFF
+        if uid in self._unschedulable:
+            return _UNSCHEDULABLE
+        if uid in self._in_flight:
+            return "inFlight"
+        return None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self._active.get(uid) or self._backoff.get(uid) or self._unschedulable.get(uid)
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._backoff) + len(self._unschedulable)
+
+    def active_len(self) -> int:
+        return len(self._active)
+
+
+def _uid(q: QueuedPodInfo) -> str:
+    return q.pod_info.uid
+
+
+def _refresh(q: QueuedPodInfo, pod: JsonDict) -> PodInfo:
+    q.pod_info = PodInfo(pod)
+    return q.pod_info
+
+
+def _requests_reduced(old: JsonDict, new: JsonDict) -> bool:
+    a = PodInfo(old).requests
+    b = PodInfo(new).requests
+    if b.milli_cpu < a.milli_cpu or b.memory < a.memory or b.ephemeral_storage < a.ephemeral_storage:
+        return True
+    return any(v < a.scalar.get(k, 0) for k, v in b.scalar.items())
+
+
+def pod_scheduling_property_changes(new: JsonDict, old: JsonDict) -> list[ClusterEvent]:
+    """Events describing how an unscheduled pod changed (upstream PodSchedulingPropertiesChange);
+    the generic UnscheduledPod/Update when nothing specific changed."""
+    out: list[ClusterEvent] = []
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    if (om.get("labels") or {}) != (nm.get("labels") or {}):
+        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL, "UnscheduledPodUpdatePodLabel"))
+    if _requests_reduced(old, new):
+        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
+                                "UnscheduledPodUpdatePodScaleDown"))
+    if (os_.get("tolerations") or []) != (ns_.get("tolerations") or []):
+        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS,
+                                "UnscheduledPodUpdatePodTolerations"))
+    if os_.get("schedulingGates") and not ns_.get("schedulingGates"):
+        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                                "UnscheduledPodUpdatePodSchedulingGatesEliminated"))
+    if not out:
+        out.append(EVENT_UNSCHEDULED_POD_UPDATE)
+    return out
+
+
+def assigned_pod_update_events(old: JsonDict, new: JsonDict) -> list[ClusterEvent]:
+    out: list[ClusterEvent] = []
+    if ((old.get("metadata") or {}).get("labels") or {}) != ((new.get("metadata") or {}).get("labels") or {}):
+        out.append(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL, "AssignedPodUpdatePodLabel"))
+    if _requests_reduced(old, new):
+        out.append(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
+                                "AssignedPodUpdatePodScaleDown"))
+    return out
+
+
+def node_scheduling_property_changes(new: JsonDict, old: JsonDict) -> list[ClusterEvent]:
+    """Node update classification (upstream nodeSchedulingPropertiesChange)."""
+    out: list[ClusterEvent] = []
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    ost, nst = old.get("status") or {}, new.get("status") or {}
+    if bool(os_.get("unschedulable")) != bool(ns_.get("unschedulable")):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT, "UpdateNodeTaint"))
+    if (om.get("labels") or {}) != (nm.get("labels") or {}):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL, "UpdateNodeLabel"))
+    if (os_.get("taints") or []) != (ns_.get("taints") or []):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT, "UpdateNodeTaint"))
+    if (ost.get("allocatable") or {}) != (nst.get("allocatable") or {}):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE, "UpdateNodeAllocatable"))
+    if _conditions(ost) != _conditions(nst):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_CONDITION, "UpdateNodeCondition"))
+    if (om.get("annotations") or {}) != (nm.get("annotations") or {}):
+        out.append(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ANNOTATION, "UpdateNodeAnnotation"))
+    return out
+
+
+def _conditions(status: JsonDict) -> dict[str, str]:
+    return {c.get("type", ""): c.get("status", "") for c in status.get("conditions") or ()}

@@ -1,0 +1,116 @@
+"""Informer event handlers: route API changes into the cache and the queue (layer L4).
+
+Upstream: pkg/scheduler/eventhandlers.go. Pods: assigned ones feed the cache and wake
+unschedulable pods (AssignedPod Add/Update/Delete events); unassigned pods whose
+spec.schedulerName is one of our profiles feed the queue (a pod carrying a deletionTimestamp
+leaves the queue); a pod that becomes assigned leaves the queue. Nodes feed the cache and wake
+unschedulable pods (NodeAdd, node updates classified by `node_scheduling_property_changes`).
+Handlers are synchronous and cheap; they never call the API.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Container
+from typing import Any, Protocol
+
+from minik3s.api.types import JsonDict
+from scheduler.backend.cache import Cache
+from scheduler.backend.queue import (
+    EVENT_NODE_ADD,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_DELETE,
+    PriorityQueue,
+    node_scheduling_property_changes,
+    scheduler_name,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class _InformerLike(Protocol):
+    def add_handler(self, *, on_add: Any = None, on_update: Any = None, on_delete: Any = None) -> None: ...
+
+
+def assigned(pod: JsonDict) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def terminating(pod: JsonDict) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _uid(pod: JsonDict) -> str:
+    return (pod.get("metadata") or {}).get("uid") or ""
+
+
+class EventHandlers:
+    def __init__(self, cache: Cache, queue: PriorityQueue, profiles: Container[str], *,
+                 reject_waiting_pod: Any = None) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self._reject_waiting_pod = reject_waiting_pod
+
+    def register(self, pod_informer: _InformerLike, node_informer: _InformerLike) -> None:
+        pod_informer.add_handler(on_add=self.on_pod_add, on_update=self.on_pod_update,
+                                 on_delete=self.on_pod_delete)
+        node_informer.add_handler(on_add=self.on_node_add, on_update=self.on_node_update,
+                                  on_delete=self.on_node_delete)
+
+    def responsible(self, pod: JsonDict) -> bool:
+        return scheduler_name(pod) in self.profiles
+
+    # ---- pods -------------------------------------------------------------------------
+    def on_pod_add(self, pod: JsonDict) -> None:
+        if assigned(pod):
+            self.cache.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
+        elif self.responsible(pod):
+            if terminating(pod):
+                return
+            self.queue.add(pod)
+            self.queue.move_all_to_active_or_backoff(EVENT_UNSCHEDULED_POD_ADD, None, pod)
+
+    def on_pod_update(self, old: JsonDict, new: JsonDict) -> None:
+        if assigned(new):
+            if not assigned(old):
+                if self.responsible(old):
+                    self.queue.delete(old)
+                self.cache.add_pod(new)
+                self.queue.assigned_pod_added(new)
+            else:
+                self.cache.update_pod(old, new)
+                self.queue.assigned_pod_updated(old, new)
+            return
+        if not self.responsible(new):
+            return
+        if terminating(new):
+            self.queue.delete(new)
+            return
+        self.queue.update(old, new)
+
+    def on_pod_delete(self, pod: JsonDict) -> None:
+        if assigned(pod):
+            self.cache.remove_pod(pod)
+            self.queue.assigned_pod_deleted(pod)
+            return
+        if not self.responsible(pod):
+            return
+        self.queue.delete(pod)
+        if self._reject_waiting_pod is not None:
+            self._reject_waiting_pod(_uid(pod))
+        self.queue.move_all_to_active_or_backoff(EVENT_UNSCHEDULED_POD_DELETE, pod, None)
+
+    # ---- nodes ------------------------------------------------------------------------
+    def on_node_add(self, node: JsonDict) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
+
+    def on_node_update(self, old: JsonDict, new: JsonDict) -> None:
+        self.cache.update_node(old, new)
+        for evt in node_scheduling_property_changes(new, old):
+            self.queue.move_all_to_active_or_backoff(evt, old, new)
+
+    def on_node_delete(self, node: JsonDict) -> None:
+        self.cache.remove_node(node)

@@ -1,0 +1,148 @@
+"""Explain: why the scheduler placed (or failed to place) a pod, per node and per plugin (layer L4).
+
+Upstream kube-scheduler does not expose per-node reasons (users ask for it, e.g.
+kubernetes-sigs/cluster-capacity#137); kube-scheduler-simulator records them as annotations.
+We keep, for the latest attempt of each pod, what the cycle already computed:
+
+- the PreFilter outcome and the plugins whose Filter / Score were skipped;
+- per evaluated node the Filter verdicts: Filter stops at the first failure, so the verdicts
+  are "Success" for the active filter plugins before the rejecting one, then its status;
+- per score plugin the raw, normalized and weighted scores of each feasible node, the totals;
+- the chosen node, or the FailedScheduling message and the PostFilter outcome.
+
+Hot-path cost is one dict entry per evaluated node (the failing Status, or None) plus the score
+lists; the per-plugin breakdown is rebuilt only when `to_dict()` is called. Memory is bounded by
+an LRU of `capacity` pods (default 10,000).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.framework.interface import Code, Status
+
+CODE_NAMES = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+def status_dict(st: Status) -> dict[str, Any]:
+    return {"plugin": st.plugin, "code": CODE_NAMES.get(st.code, str(st.code)), "reasons": list(st.reasons)}
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    namespace: str
+    name: str
+    uid: str
+    profile: str
+    attempt: int
+    cycle: int
+    timestamp: str
+    num_all_nodes: int = 0
+    pre_filter_status: Status | None = None
+    skipped_filter_plugins: list[str] = field(default_factory=list)
+    skipped_score_plugins: list[str] = field(default_factory=list)
+    filter_plugins: list[str] = field(default_factory=list)
+    node_statuses: dict[str, Status | None] = field(default_factory=dict)
+    feasible: list[str] = field(default_factory=list)
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    totals: list[int] = field(default_factory=list)
+    selected_node: str = ""
+    result: str = ""
+    message: str = ""
+    post_filter_status: Status | None = None
+    nominated_node: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        nodes: dict[str, Any] = {}
+        for node, st in self.node_statuses.items():
+            verdicts: list[dict[str, Any]] = []
+            for pl in self.filter_plugins:
+                if st is not None and st.plugin == pl:
+                    verdicts.append(status_dict(st))
+                    break
+                verdicts.append({"plugin": pl, "code": "Success", "reasons": []})
+            else:
+                if st is not None:  # rejected outside the listed filters (e.g. an error)
+                    verdicts.append(status_dict(st))
+            nodes[node] = {"feasible": st is None, "filters": verdicts}
+        for i, node in enumerate(self.feasible):
+            entry = nodes.setdefault(node, {"feasible": True, "filters": []})
+            per_plugin: dict[str, Any] = {}
+            for pl, rec in self.scores.items():
+                raw = rec.get("raw")
+                norm = rec["normalized"][i]
+                per_plugin[pl] = {
+                    "raw": raw[i] if raw is not None else norm,
+                    "normalized": norm,
+                    "weight": rec["weight"],
+                    "weighted": norm * rec["weight"],
+                }
+            entry["scores"] = per_plugin
+            if i < len(self.totals):
+                entry["totalScore"] = self.totals[i]
+        out: dict[str, Any] = {
+            "pod": {"namespace": self.namespace, "name": self.name, "uid": self.uid},
+            "schedulerName": self.profile,
+            "attempt": self.attempt,
+            "schedulingCycle": self.cycle,
+            "timestamp": self.timestamp,
+            "numAllNodes": self.num_all_nodes,
+            "numEvaluatedNodes": len(self.node_statuses),
+            "numFeasibleNodes": len(self.feasible),
+            "skippedFilterPlugins": self.skipped_filter_plugins,
+            "skippedScorePlugins": self.skipped_score_plugins,
+            "result": self.result,
+            "nodes": nodes,
+        }
+        if self.pre_filter_status is not None:
+            out["preFilter"] = status_dict(self.pre_filter_status)
+        if self.selected_node:
+            out["selectedNode"] = self.selected_node
+        if self.message:
+            out["message"] = self.message
+        if self.post_filter_status is not None:
+            pf = status_dict(self.post_filter_status)
+            if self.nominated_node:
+                pf["nominatedNodeName"] = self.nominated_node
+            out["postFilter"] = pf
+        return out
+
+
+class Explainer:
+    """LRU of the latest AttemptRecord per pod (keyed by namespace/name)."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._records: OrderedDict[str, AttemptRecord] = OrderedDict()
+
+    def record(self, rec: AttemptRecord) -> None:
+        if self.capacity <= 0:
+            return
+        key = f"{rec.namespace}/{rec.name}"
+        self._records[key] = rec
+        self._records.move_to_end(key)
+        while len(self._records) > self.capacity:
+            self._records.popitem(last=False)
+
+    def get(self, namespace: str, name: str) -> AttemptRecord | None:
+        return self._records.get(f"{namespace}/{name}")
+
+    def explain(self, namespace: str, name: str) -> dict[str, Any] | None:
+        rec = self.get(namespace, name)
+        return rec.to_dict() if rec is not None else None
+
+    def forget(self, namespace: str, name: str) -> None:
+        self._records.pop(f"{namespace}/{name}", None)
+
+    def __len__(self) -> int:
+        return len(self._records)

@@ -1,0 +1,697 @@
+"""The framework runtime: runs one profile's plugins at every extension point (layer L4).
+
+Upstream: pkg/scheduler/framework/runtime/framework.go. A `Framework` is built from a registry
+(plugin name -> class), the profile's plugin sets (after multiPoint expansion, see
+`expand_plugins`) and the `pluginConfig` args. Plugins are instantiated once per profile as
+`cls(args, handle)` and shared by every extension point they implement.
+
+Data flow per pod: run_pre_filter -> run_filter (per node, first failure wins) ->
+run_post_filter on failure -> run_pre_score -> run_score (raw -> normalize -> x weight -> sum)
+-> run_reserve -> run_permit; then in the binding task wait_on_permit -> run_pre_bind ->
+run_bind -> run_post_bind. The runtime is the only place that catches broadly: a plugin that
+raises, or returns None, becomes `Status(ERROR)` naming the plugin.
+
+Weighted total example: TaintToleration normalized 100 x weight 3 + NodeResourcesFit 40 x 1
+= 340 for that node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import Clock
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ActionType,
+    BindPlugin,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    NodeScore,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo
+
+logger = logging.getLogger(__name__)
+
+# Upstream maxTimeout for Permit WAIT.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+# Upstream MaxTotalScore is MaxInt64; we only guard against absurd weights.
+MAX_TOTAL_SCORE = 2**63 - 1
+
+# extension point config name -> plugin base class
+EXTENSION_POINTS: dict[str, type[Plugin]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+WILDCARD_EVENT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "WildCardEvent")
+
+
+class FrameworkError(ValueError):
+    """The profile cannot be turned into a framework (unknown plugin, duplicate, no binder...)."""
+
+
+@dataclass(slots=True)
+class PluginEntry:
+    name: str
+    weight: int = 0
+
+
+@dataclass(slots=True)
+class PluginSetSpec:
+    enabled: list[PluginEntry] = field(default_factory=list)
+    disabled: list[PluginEntry] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ProfileSpec:
+    """A profile in runtime terms: extension point name (config spelling, plus "multiPoint")
+    -> PluginSetSpec, pluginConfig args (raw dicts) and the profile's percentageOfNodesToScore."""
+
+    scheduler_name: str = "default-scheduler"
+    plugins: dict[str, PluginSetSpec] = field(default_factory=dict)
+    plugin_args: dict[str, JsonDict] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> dict[str, list[PluginEntry]]:
+    """Per extension point, the ordered enabled plugins after multiPoint expansion (upstream
+    expandMultiPointPlugins): explicitly configured plugins that override a multiPoint one
+    first (in their configured order), then the multiPoint plugins, then the remaining explicit
+    ones. A plugin disabled at a point (or `*`) is not expanded there. Score weights: the
+    explicit weight, else the multiPoint weight, else 1."""
+    multi = spec.plugins.get("multiPoint", PluginSetSpec())
+    out: dict[str, list[PluginEntry]] = {}
+    for ep, base in EXTENSION_POINTS.items():
+        ps = spec.plugins.get(ep, PluginSetSpec())
+        explicit: dict[str, PluginEntry] = {}
+        for e in ps.enabled:
+            if e.name not in registry:
+                raise FrameworkError(f"{ep} plugin {e.name!r} does not exist")
+            if e.name in explicit:
+                raise FrameworkError(f"plugin {e.name!r} already registered as {ep!r}")
+            if not issubclass(registry[e.name], base):
+                raise FrameworkError(f"plugin {e.name!r} does not extend {ep} plugin")
+            explicit[e.name] = e
+        disabled = {d.name for d in ps.disabled}
+        if "*" in disabled:
+            out[ep] = list(explicit.values())
+            continue
+        overrides: list[str] = []
+        multi_enabled: list[PluginEntry] = []
+        for e in multi.enabled:
+            cls = registry.get(e.name)
+            if cls is None:
+                raise FrameworkError(f"multiPoint plugin {e.name!r} does not exist")
+            if not issubclass(cls, base) or e.name in disabled:
+                continue
+            if e.name in explicit:
+                overrides.append(e.name)
+                if ep == "score" and not explicit[e.name].weight:
+                    explicit[e.name] = PluginEntry(e.name, e.weight)
+                continue
+            if any(m.name == e.name for m in multi_enabled):
+                raise FrameworkError(f"plugin {e.name!r} already registered as {ep!r}")
+            multi_enabled.append(e)
+        ordered = [explicit[n] for n in explicit if n in overrides]
+        ordered += multi_enabled
+        ordered += [explicit[n] for n in explicit if n not in overrides]
+        out[ep] = [PluginEntry(e.name, (e.weight or 1) if ep == "score" else 0) for e in ordered]
+    return out
+
+
+class WaitingPod:
+    """A pod parked at Permit (upstream waitingPod). Each waiting plugin has its own timeout;
+    the pod is allowed when every plugin allowed it, rejected as soon as one rejects."""
+
+    __slots__ = ("pod_info", "_pending", "_future", "_timers")
+
+    def __init__(self, pod_info: PodInfo, plugin_timeouts: dict[str, float]) -> None:
+        self.pod_info = pod_info
+        self._pending: dict[str, float] = dict(plugin_timeouts)
+        self._future: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
+        self._timers: list[asyncio.Task[None]] = []
+
+    @property
+    def pod(self) -> JsonDict:
+        return self.pod_info.pod
+
+    def pending_plugins(self) -> list[str]:
+        return sorted(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        self._pending.pop(plugin, None)
+        if not self._pending and not self._future.done():
+            self._future.set_result(Status.success())
+            self._cancel_timers()
+
+    def reject(self, plugin: str, msg: str) -> None:
+        if not self._future.done():
+            self._future.set_result(Status.unschedulable(msg, plugin=plugin))
+            self._cancel_timers()
+
+    def _cancel_timers(self) -> None:
+        current = asyncio.current_task()
+        for t in self._timers:
+            if t is not current:
+                t.cancel()
+
+    async def wait(self) -> Status:
+        return await self._future
+
+
+class Framework:
+    """One profile's plugins plus the `Handle` they see (upstream frameworkImpl)."""
+
+    def __init__(
+        self,
+        spec: ProfileSpec,
+        registry: Mapping[str, type[Plugin]],
+        *,
+        client: Any = None,
+        informers: Any = None,
+        snapshot: Any = None,
+        waiting_pods: dict[str, WaitingPod] | None = None,
+        nominator: Any = None,
+        clock: Clock | None = None,
+        rng: Any = None,
+        parse_args: Callable[[type[Plugin], JsonDict | None], Any] | None = None,
+    ) -> None:
+        self.profile_name = spec.scheduler_name
+        self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
+        self._client = client
+        self._informers = informers
+        self._snapshot = snapshot
+        self._waiting_pods: dict[str, WaitingPod] = waiting_pods if waiting_pods is not None else {}
+        self.nominator = nominator
+        self.clock = clock or Clock()
+        self.rng = rng
+        self._timer_tasks: set[asyncio.Task[None]] = set()
+        expanded = expand_plugins(spec, registry)
+        needed: list[str] = []
+        for entries in expanded.values():
+            for e in entries:
+                if e.name not in needed:
+                    needed.append(e.name)
+        self.plugins: dict[str, Plugin] = {}
+        for name in needed:
+            cls = registry[name]
+            raw = spec.plugin_args.get(name)
+            args = (parse_args or default_parse_args)(cls, raw)
+            self.plugins[name] = cls(args, self)
+        p = self.plugins
+
+        def of(ep: str) -> list[Any]:
+            return [p[e.name] for e in expanded[ep]]
+
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = of("preEnqueue")
+        self.queue_sort_plugins: list[QueueSortPlugin] = of("queueSort")
+        self.pre_filter_plugins: list[PreFilterPlugin] = of("preFilter")
+        self.filter_plugins: list[FilterPlugin] = of("filter")
+        self.post_filter_plugins: list[PostFilterPlugin] = of("postFilter")
+        self.pre_score_plugins: list[PreScorePlugin] = of("preScore")
+        self.score_plugins: list[ScorePlugin] = of("score")
+        self.reserve_plugins: list[ReservePlugin] = of("reserve")
+        self.permit_plugins: list[PermitPlugin] = of("permit")
+        self.pre_bind_plugins: list[PreBindPlugin] = of("preBind")
+        self.bind_plugins: list[BindPlugin] = of("bind")
+        self.post_bind_plugins: list[PostBindPlugin] = of("postBind")
+        self.score_weights: dict[str, int] = {e.name: e.weight for e in expanded["score"]}
+        if len(self.queue_sort_plugins) > 1:
+            raise FrameworkError(
+                f"only one queue sort plugin required for profile with scheduler name "
+                f"{self.profile_name!r}, but got {len(self.queue_sort_plugins)}")
+        self._less = self.queue_sort_plugins[0].less if self.queue_sort_plugins else None
+
+    # ---- Handle -------------------------------------------------------------------------
+    def snapshot(self) -> Any:
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: Any) -> None:
+        self._snapshot = snapshot
+
+    def iterate_waiting_pods(self) -> list[WaitingPod]:
+        return list(self._waiting_pods.values())
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self._waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self._waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    @property
+    def client(self) -> Any:
+        return self._client
+
+    @property
+    def informers(self) -> Any:
+        return self._informers
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    # ---- queue-facing -------------------------------------------------------------------
+    def queue_sort_less(self, a: Any, b: Any) -> bool:
+        if self._less is None:
+            return bool(a.timestamp < b.timestamp)
+        return bool(self._less(a, b))
+
+    def run_pre_enqueue(self, pod: JsonDict) -> Status:
+        """First rejection wins; its plugin becomes the pod's gating plugin."""
+        for pl in self.pre_enqueue_plugins:
+            st = self._call(pl, "pre_enqueue", pod)
+            if not st.is_success():
+                return st
+        return Status.success()
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """plugin name -> events that may make a pod it rejected schedulable. Plugins that can
+        reject but declare nothing get the wildcard (any event requeues), as upstream."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        rejectors: list[Plugin] = [*self.pre_enqueue_plugins, *self.pre_filter_plugins, *self.filter_plugins,
+                                   *self.reserve_plugins, *self.permit_plugins]
+        for pl in rejectors:
+            name = pl.name()
+            if name in out:
+                continue
+            if isinstance(pl, EnqueueExtensions):
+                try:
+                    out[name] = list(pl.events_to_register() or [])
+                except Exception:
+                    logger.exception("events_to_register failed plugin=%s", name)
+                    out[name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+            else:
+                out[name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        return out
+
+    # ---- scheduling cycle ---------------------------------------------------------------
+    def _call(self, pl: Plugin, method: str, *args: Any) -> Status:
+        try:
+            st = getattr(pl, method)(*args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the runtime is the one place that catches broadly
+            logger.exception("plugin raised plugin=%s point=%s", pl.name(), method)
+            return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
+        if st is None:
+            return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
+        if st.code and not st.plugin:  # never touch shared Success constants
+            st.plugin = pl.name()
+        return st
+
+    def run_pre_filter(self, state: CycleState, pi: PodInfo,
+                       nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Returns (merged result, status, plugins that narrowed the node set). Skip marks the
+        plugin's Filter skipped; a rejection stops at once (upstream returns on the first
+        non-success, non-skip status)."""
+        result: PreFilterResult | None = None
+        narrowing: list[str] = []
+        skipped = state.skip_filter_plugins
+        for pl in self.pre_filter_plugins:
+            name = pl.name()
+            try:
+                out = pl.pre_filter(state, pi, nodes)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                logger.exception("plugin raised plugin=%s point=pre_filter", name)
+                return None, Status.as_error(f"running PreFilter plugin {name!r}: {e}", name), set()
+            if out is None or not isinstance(out, tuple) or out[1] is None:
+                return None, Status.as_error(f"plugin {name!r} returned no status from PreFilter", name), set()
+            r, st = out
+            if st.code == Code.SKIP:
+                skipped.add(name)
+                continue
+            if not st.is_success():
+                st.plugin = st.plugin or name
+                if not st.is_rejected():
+                    return None, Status.as_error(f"running PreFilter plugin {name!r}: {st.message()}", name), set()
+                return None, st, {name}
+            if r is not None and not r.all_nodes():
+                narrowing.append(name)
+            result = r if result is None else result.merge(r)
+            if result is not None and result.node_names is not None and not result.node_names:
+                if len(narrowing) == 1:
+                    msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                return result, Status.unresolvable(msg, plugin=name), set(narrowing)
+        return result, Status.success(), set(narrowing)
+
+    def active_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
+        skip = state.skip_filter_plugins
+        if not skip:
+            return self.filter_plugins
+        return [p for p in self.filter_plugins if p.name() not in skip]
+
+    def run_filter(self, state: CycleState, pi: PodInfo, node: NodeInfo,
+                   plugins: Sequence[FilterPlugin] | None = None) -> Status | None:
+        """None means the node passed. On failure the Status names the rejecting plugin; a
+        non-rejection failure becomes an Error."""
+        for pl in (self.active_filter_plugins(state) if plugins is None else plugins):
+            try:
+                st = pl.filter(state, pi, node)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                logger.exception("plugin raised plugin=%s point=filter node=%s", pl.name(), node.name)
+                return Status.as_error(f"running {pl.name()!r} filter plugin: {e}", pl.name())
+            if st is None:
+                return Status.as_error(f"plugin {pl.name()!r} returned no status from Filter", pl.name())
+            if st.code:
+                if st.code == Code.SKIP:
+                    continue
+                if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+                    return Status.as_error(f"running {pl.name()!r} filter plugin: {st.message()}", pl.name())
+                st.plugin = pl.name()
+                return st
+        return None
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pi: PodInfo, node: NodeInfo,
+                                       plugins: Sequence[FilterPlugin] | None = None) -> Status | None:
+        """Filter twice when pods of equal or higher priority are nominated to the node: once as
+        if they were running there, once without (upstream RunFilterPluginsWithNominatedPods)."""
+        nominator = self.nominator
+        nominated = nominator.nominated_pods_for_node(node.name) if nominator is not None else None
+        if nominated:
+            added = False
+            node2 = node
+            state2 = state
+            for npi in nominated:
+                if npi.priority >= pi.priority and npi.uid != pi.uid:
+                    if not added:
+                        node2 = node.clone()
+                        state2 = state.clone()
+                        added = True
+                    node2.add_pod(npi)
+                    st = self.run_pre_filter_extension_add_pod(state2, pi, npi, node2)
+                    if not st.is_success():
+                        return st
+            if added:
+                st2 = self.run_filter(state2, pi, node2, plugins)
+                if st2 is not None:
+                    return st2
+        return self.run_filter(state, pi, node, plugins)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: PodInfo,
+                                         pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        for pl in self.pre_filter_plugins:
+            if pl.name() in state.skip_filter_plugins or not pl.has_pre_filter_extensions():
+                continue
+            st = self._call(pl, "add_pod", state, pod_to_schedule, pod_to_add, node)
+            if not st.is_success():
+                return Status.as_error(f"running AddPod on PreFilter plugin {pl.name()!r}: {st.message()}",
+                                       pl.name())
+        return Status.success()
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: PodInfo,
+                                            pod_to_remove: PodInfo, node: NodeInfo) -> Status:
+        for pl in self.pre_filter_plugins:
+            if pl.name() in state.skip_filter_plugins or not pl.has_pre_filter_extensions():
+                continue
+            st = self._call(pl, "remove_pod", state, pod_to_schedule, pod_to_remove, node)
+            if not st.is_success():
+                return Status.as_error(f"running RemovePod on PreFilter plugin {pl.name()!r}: {st.message()}",
+                                       pl.name())
+        return Status.success()
+
+    async def run_post_filter(self, state: CycleState, pi: PodInfo,
+                              filtered: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        """First success wins; an Error stops; otherwise the rejection messages are joined."""
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            try:
+                out = await pl.post_filter(state, pi, filtered)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                logger.exception("plugin raised plugin=%s point=post_filter", pl.name())
+                return None, Status.as_error(f"running PostFilter plugin {pl.name()!r}: {e}", pl.name())
+            if out is None or not isinstance(out, tuple) or out[1] is None:
+                return None, Status.as_error(f"plugin {pl.name()!r} returned no status from PostFilter",
+                                             pl.name())
+            r, st = out
+            if st.is_success():
+                st.plugin = pl.name()
+                return r, st
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                st.plugin = st.plugin or pl.name()
+                return r, st
+            if not st.is_rejected():
+                st.plugin = st.plugin or pl.name()
+                return None, st
+            if r is not None and r.nominated_node_name:
+                result = r
+            reasons.extend(st.reasons)
+            rejector = pl.name()
+        return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
+
+    def run_pre_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        skip = state.skip_score_plugins
+        for pl in self.pre_score_plugins:
+            st = self._call(pl, "pre_score", state, pi, nodes)
+            if st.code == Code.SKIP:
+                skip.add(pl.name())
+                continue
+            if not st.is_success():
+                return Status.as_error(f"running PreScore plugin {pl.name()!r}: {st.message()}", pl.name())
+        return Status.success()
+
+    def run_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo], *,
+                  record: dict[str, Any] | None = None) -> tuple[list[int], Status]:
+        """Totals per node (same order as `nodes`). `record`, when given, receives per plugin
+        {"raw": [...], "normalized": [...], "weight": w} for explain."""
+        totals = [0] * len(nodes)
+        skip = state.skip_score_plugins
+        for pl in self.score_plugins:
+            name = pl.name()
+            if name in skip:
+                continue
+            scores: list[NodeScore] = []
+            score_fn = pl.score
+            for ni in nodes:
+                try:
+                    out = score_fn(state, pi, ni)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:
+                    logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name)
+                    return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
+                if out is None or not isinstance(out, tuple) or out[1] is None:
+                    return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
+                s, st = out
+                if st.code:
+                    return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}", name)
+                scores.append(NodeScore(ni.name, int(s)))
+            raw = [ns.score for ns in scores] if record is not None else None
+            if pl.has_normalize_score():
+                st = self._call(pl, "normalize_score", state, pi, scores)
+                if not st.is_success():
+                    return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {st.message()}",
+                                                   name)
+            weight = self.score_weights.get(name, 1)
+            for i, ns in enumerate(scores):
+                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
+                    return totals, Status.as_error(
+                        f"plugin {name!r} returns an invalid score {ns.score}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", name)
+                totals[i] += ns.score * weight
+            if record is not None:
+                record[name] = {"raw": raw, "normalized": [ns.score for ns in scores], "weight": weight}
+        return totals, Status.success()
+
+    def run_reserve(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
+        for pl in self.reserve_plugins:
+            st = self._call(pl, "reserve", state, pi, node_name)
+            if not st.is_success():
+                if st.is_rejected():
+                    return st
+                return Status.as_error(f"running Reserve plugin {pl.name()!r}: {st.message()}", pl.name())
+        return Status.success()
+
+    def run_unreserve(self, state: CycleState, pi: PodInfo, node_name: str) -> None:
+        """Reverse order; errors are logged, never raised (upstream RunReservePluginsUnreserve)."""
+        for pl in reversed(self.reserve_plugins):
+            try:
+                pl.unreserve(state, pi, node_name)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("unreserve failed plugin=%s pod=%s", pl.name(), pi.key)
+
+    def run_permit(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
+        """Rejection or error stops at once; WAIT from any plugin parks the pod in the waiting map
+        with each plugin's own timeout (capped at 15 min)."""
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            name = pl.name()
+            try:
+                out = pl.permit(state, pi, node_name)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                logger.exception("plugin raised plugin=%s point=permit", name)
+                return Status.as_error(f"running Permit plugin {name!r}: {e}", name)
+            if out is None or not isinstance(out, tuple) or out[0] is None:
+                return Status.as_error(f"plugin {name!r} returned no status from Permit", name)
+            st, timeout = out
+            if st.is_success():
+                continue
+            if st.is_rejected():
+                st.plugin = st.plugin or name
+                return st
+            if st.code == Code.WAIT:
+                waits[name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status.as_error(f"running Permit plugin {name!r}: {st.message()}", name)
+        if waits:
+            wp = WaitingPod(pi, waits)
+            self._waiting_pods[pi.uid] = wp
+            for name, t in waits.items():
+                task = asyncio.get_running_loop().create_task(
+                    self._permit_timer(wp, name, t), name=f"permit-timeout:{pi.key}:{name}")
+                wp._timers.append(task)
+                self._timer_tasks.add(task)
+                task.add_done_callback(self._timer_tasks.discard)
+            return Status(Code.WAIT, ["one or more plugins asked to wait and no plugin rejected pod"])
+        return Status.success()
+
+    async def _permit_timer(self, wp: WaitingPod, plugin: str, timeout: float) -> None:
+        await self.clock.sleep(timeout)
+        wp.reject(plugin, f"rejected due to timeout after waiting {_fmt_duration(timeout)} at plugin {plugin}")
+
+    async def wait_on_permit(self, pi: PodInfo) -> Status:
+        wp = self._waiting_pods.get(pi.uid)
+        if wp is None:
+            return Status.success()
+        try:
+            st = await wp.wait()
+        finally:
+            self._waiting_pods.pop(pi.uid, None)
+        if st.is_success():
+            return st
+        if st.is_rejected():
+            return st
+        return Status.as_error(f"error while waiting on permit for pod {pi.key}: {st.message()}", st.plugin)
+
+    async def run_pre_bind(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
+        for pl in self.pre_bind_plugins:
+            st = await self._acall(pl, "pre_bind", state, pi, node_name)
+            if st.code == Code.SKIP:
+                continue
+            if not st.is_success():
+                if st.is_rejected():
+                    return st
+                return Status.as_error(f"running PreBind plugin {pl.name()!r}: {st.message()}", pl.name())
+        return Status.success()
+
+    async def run_bind(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
+        """The first bind plugin that does not Skip decides; all skipping is a SKIP status."""
+        if not self.bind_plugins:
+            return Status.skip()
+        for pl in self.bind_plugins:
+            st = await self._acall(pl, "bind", state, pi, node_name)
+            if st.code == Code.SKIP:
+                continue
+            if not st.is_success():
+                if st.is_rejected():
+                    return st
+                return Status.as_error(f"running Bind plugin {pl.name()!r}: {st.message()}", pl.name())
+            return st
+        return Status.skip()
+
+    async def run_post_bind(self, state: CycleState, pi: PodInfo, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            try:
+                await pl.post_bind(state, pi, node_name)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("post_bind failed plugin=%s pod=%s", pl.name(), pi.key)
+
+    async def _acall(self, pl: Plugin, method: str, *args: Any) -> Status:
+        try:
+            st = await getattr(pl, method)(*args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            logger.exception("plugin raised plugin=%s point=%s", pl.name(), method)
+            return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
+        if st is None:
+            return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
+        if st.code and not st.plugin:  # never touch shared Success constants
+            st.plugin = pl.name()
+        return st
+
+    def close(self) -> None:
+        for t in list(self._timer_tasks):
+            t.cancel()
+
+
+def default_parse_args(cls: type[Plugin], raw: JsonDict | None) -> Any:
+    """A plugin's `Args` pydantic model validated from the pluginConfig entry (defaults when absent);
+    plugins without `Args` get the raw dict (or None)."""
+    args_model = getattr(cls, "Args", None)
+    if args_model is None:
+        return raw
+    return args_model.model_validate(raw or {})
+
+
+def _fmt_duration(seconds: float) -> str:
+    """Go's time.Duration String() for the common cases: 10s, 1m30s, 500ms."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    m, s = divmod(seconds, 60)
+    s_txt = f"{s:g}s"
+    if m >= 60:
+        h, m = divmod(m, 60)
+        return f"{int(h)}h{int(m)}m{s_txt}"
+    if m:
+        return f"{int(m)}m{s_txt}"
+    return s_txt

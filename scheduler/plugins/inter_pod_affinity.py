@@ -1,0 +1,361 @@
+"""InterPodAffinity (PreFilter, Filter, PreScore, Score): required pod (anti-)affinity as a filter,
+preferred terms (the incoming pod's and, symmetrically, existing pods') as a score (upstream
+plugins/interpodaffinity).
+
+PreFilter counts, per topology pair (key, value):
+  existing_anti[(k, v)]: existing pods whose required anti-affinity term matches the incoming pod;
+  affinity[(k, v)]:      existing pods matching ALL the incoming pod's required affinity terms;
+  anti[(k, v)]:          existing pods matching an incoming required anti-affinity term.
+Filter: every affinity term's key must be on the node with affinity[(k, node[k])] > 0, unless no pod
+anywhere matches and the pod matches its own terms (first pod of a self-affine group); no anti-term
+pair of the node may be > 0; no existing_anti pair may equal one of the node's labels.
+
+Score (PreScore builds topology_score[key][value]): +w for each incoming preferred affinity term an
+existing pod matches, −w for anti; +hardPodAffinityWeight for each existing pod's required affinity
+term the incoming pod matches; ±w for the existing pod's preferred (anti-)affinity terms. A node's raw
+score sums topology_score[k][node[k]]; normalized min-max: raw −100, 0 -> 0, 100.
+
+Namespace selectors need namespace labels: the plugin reads them from `handle.namespace_labels(ns)`
+when the handle offers it, else from the shared informer factory's namespaces store
+(`handle.informers.informer(NAMESPACES).store`), else treats every namespace as unlabelled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from minik3s.api.resources import NAMESPACES
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    NodeScore,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueingHint,
+    ScorePlugin,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins import names
+from scheduler.plugins.helpers import SUCCESS, CompiledTerm, NamespaceLabels, compiled_affinity
+
+logger = logging.getLogger(__name__)
+
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
+PRE_SCORE_STATE_KEY = "PreScore" + names.INTER_POD_AFFINITY
+
+Pair = tuple[str, str]
+
+
+class InterPodAffinityArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    hard_pod_affinity_weight: int = Field(default=1, alias="hardPodAffinityWeight")
+    ignore_preferred_terms_of_existing_pods: bool = Field(default=False, alias="ignorePreferredTermsOfExistingPods")
+
+    @field_validator("hard_pod_affinity_weight")
+    @classmethod
+    def _w(cls, v: int) -> int:
+        if not 0 <= v <= 100:
+            raise ValueError(f"hardPodAffinityWeight: Invalid value: {v}: not in valid range [0, 100]")
+        return v
+
+
+class _NsLabelsMemo:
+    """Per-cycle memo of namespace labels."""
+
+    __slots__ = ("_fn", "_memo")
+
+    def __init__(self, fn: NamespaceLabels | None) -> None:
+        self._fn = fn
+        self._memo: dict[str, Mapping[str, str] | None] = {}
+
+    def __call__(self, ns: str) -> Mapping[str, str] | None:
+        try:
+            return self._memo[ns]
+        except KeyError:
+            v = self._memo[ns] = self._fn(ns) if self._fn is not None else None
+            return v
+
+
+def _update(m: dict[Pair, int], labels: Mapping[str, str], key: str, value: int) -> None:
+    tv = labels.get(key)
+    if tv is None:
+        return
+    pair = (key, tv)
+    n = m.get(pair, 0) + value
+    if n == 0:
+        m.pop(pair, None)
+    else:
+        m[pair] = n
+
+
+def _matches_all(terms: Sequence[CompiledTerm], pod: PodInfo, ns_labels: NamespaceLabels | None) -> bool:
+    if not terms:
+        return False
+    for t in terms:
+        if not t.matches(pod, ns_labels):
+            return False
+    return True
+
+
+class _PreFilterState:
+    __slots__ = ("pod", "affinity", "anti_affinity", "existing_anti", "affinity_counts", "anti_counts",
+                 "ns_labels")
+
+    def __init__(self, pod: PodInfo, ns_labels: _NsLabelsMemo) -> None:
+        c = compiled_affinity(pod)
+        self.pod = pod
+        self.affinity = c.required_affinity
+        self.anti_affinity = c.required_anti_affinity
+        self.ns_labels = ns_labels
+        self.existing_anti: dict[Pair, int] = {}
+        self.affinity_counts: dict[Pair, int] = {}
+        self.anti_counts: dict[Pair, int] = {}
+
+    def clone(self) -> _PreFilterState:
+        c = _PreFilterState.__new__(_PreFilterState)
+        c.pod, c.affinity, c.anti_affinity, c.ns_labels = self.pod, self.affinity, self.anti_affinity, self.ns_labels
+        c.existing_anti = dict(self.existing_anti)
+        c.affinity_counts = dict(self.affinity_counts)
+        c.anti_counts = dict(self.anti_counts)
+        return c
+
+    def update_with_pod(self, other: PodInfo, labels: Mapping[str, str], mult: int) -> None:
+        for t in compiled_affinity(other).required_anti_affinity:
+            if t.matches(self.pod, self.ns_labels):
+                _update(self.existing_anti, labels, t.topology_key, mult)
+        if _matches_all(self.affinity, other, self.ns_labels):
+            for t in self.affinity:
+                _update(self.affinity_counts, labels, t.topology_key, mult)
+        for t in self.anti_affinity:
+            if t.matches(other, self.ns_labels):
+                _update(self.anti_counts, labels, t.topology_key, mult)
+
+
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    NAME = names.INTER_POD_AFFINITY
+    Args = InterPodAffinityArgs
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        if isinstance(args, dict):
+            args = InterPodAffinityArgs.model_validate(args)
+        super().__init__(args or InterPodAffinityArgs(), handle)
+        self._ns_lookup: NamespaceLabels | None = self._resolve_namespace_labels()
+
+    def _resolve_namespace_labels(self) -> NamespaceLabels | None:
+        h = self.handle
+        if h is None:
+            return None
+        fn = getattr(h, "namespace_labels", None)
+        if callable(fn):
+            return fn  # type: ignore[no-any-return]
+        informers = getattr(h, "informers", None)
+        if informers is None:
+            return None
+        try:
+            store = informers.informer(NAMESPACES).store
+        except Exception:  # noqa: BLE001 - no namespace informer: behave as unlabelled namespaces
+            logger.debug("no namespace informer; namespaceSelector sees no labels")
+            return None
+
+        def lookup(ns: str) -> Mapping[str, str] | None:
+            obj = store.get(ns)
+            return ((obj or {}).get("metadata") or {}).get("labels")
+
+        return lookup
+
+    # --- PreFilter / Filter ---------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        s = _PreFilterState(pod, _NsLabelsMemo(self._ns_lookup))
+        ns_labels = s.ns_labels
+        for n in nodes:
+            if not n.pods_with_required_anti_affinity:
+                continue
+            labels = n.labels
+            for existing in n.pods_with_required_anti_affinity:
+                for t in compiled_affinity(existing).required_anti_affinity:
+                    if t.matches(pod, ns_labels):
+                        _update(s.existing_anti, labels, t.topology_key, 1)
+        if s.affinity or s.anti_affinity:
+            aff, anti = s.affinity, s.anti_affinity
+            for n in nodes:
+                labels = n.labels
+                for existing in n.pods:
+                    if aff and _matches_all(aff, existing, ns_labels):
+                        for t in aff:
+                            _update(s.affinity_counts, labels, t.topology_key, 1)
+                    for t in anti:
+                        if t.matches(existing, ns_labels):
+                            _update(s.anti_counts, labels, t.topology_key, 1)
+        if not s.existing_anti and not s.affinity and not s.anti_affinity:
+            return None, Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, SUCCESS
+
+    def has_pre_filter_extensions(self) -> bool:
+        return True
+
+    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is not None:
+            s.update_with_pod(pod_to_add, node.labels, 1)
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo,
+                   node: NodeInfo) -> Status:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is not None:
+            s.update_with_pod(pod_to_remove, node.labels, -1)
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.as_error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME)
+        labels = node.labels
+        # required affinity of the incoming pod
+        if s.affinity:
+            pods_exist = True
+            for t in s.affinity:
+                v = labels.get(t.topology_key)
+                if v is None:
+                    return Status.unresolvable(ERR_REASON_AFFINITY, plugin=self.NAME)
+                if s.affinity_counts.get((t.topology_key, v), 0) <= 0:
+                    pods_exist = False
+            if not pods_exist and not (not s.affinity_counts and _matches_all(s.affinity, pod, s.ns_labels)):
+                return Status.unresolvable(ERR_REASON_AFFINITY, plugin=self.NAME)
+        # required anti-affinity of the incoming pod
+        if s.anti_counts:
+            for t in s.anti_affinity:
+                v = labels.get(t.topology_key)
+                if v is not None and s.anti_counts.get((t.topology_key, v), 0) > 0:
+                    return Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)
+        # existing pods' required anti-affinity
+        if s.existing_anti:
+            for (k, v), c in s.existing_anti.items():
+                if c > 0 and labels.get(k) == v:
+                    return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
+        return SUCCESS
+
+    # --- PreScore / Score -----------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        if not nodes:
+            return SUCCESS
+        c = compiled_affinity(pod)
+        has_constraints = bool(c.preferred_affinity or c.preferred_anti_affinity)
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.skip()
+        all_nodes: Sequence[NodeInfo]
+        snap = self.handle.snapshot() if self.handle is not None else None
+        all_nodes = snap.node_infos() if snap is not None else nodes
+        ns_labels = _NsLabelsMemo(self._ns_lookup)
+        hard_weight = self.args.hard_pod_affinity_weight
+        ignore_existing = self.args.ignore_preferred_terms_of_existing_pods
+        topo: dict[str, dict[str, int]] = {}
+        touched = False
+
+        def process(terms: Sequence[CompiledTerm], target: PodInfo, labels: Mapping[str, str], mult: int,
+                    weight: int | None = None) -> bool:
+            hit = False
+            for t in terms:
+                if t.matches(target, ns_labels):
+                    tv = labels.get(t.topology_key)
+                    if tv is not None:
+                        m = topo.setdefault(t.topology_key, {})
+                        m[tv] = m.get(tv, 0) + (t.weight if weight is None else weight) * mult
+                        hit = True
+            return hit
+
+        for n in all_nodes:
+            labels = n.labels
+            if not labels:
+                continue
+            pods = n.pods if has_constraints else n.pods_with_affinity
+            for existing in pods:
+                ec = compiled_affinity(existing)
+                if has_constraints:
+                    touched |= process(c.preferred_affinity, existing, labels, 1)
+                    touched |= process(c.preferred_anti_affinity, existing, labels, -1)
+                if hard_weight > 0 and ec.required_affinity:
+                    touched |= process(ec.required_affinity, pod, labels, 1, hard_weight)
+                if not ignore_existing:
+                    touched |= process(ec.preferred_affinity, pod, labels, 1)
+                    touched |= process(ec.preferred_anti_affinity, pod, labels, -1)
+        if not touched:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, topo)
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        topo: dict[str, dict[str, int]] | None = state.get(PRE_SCORE_STATE_KEY)
+        if not topo:
+            return 0, SUCCESS
+        labels = node.labels
+        total = 0
+        for key, values in topo.items():
+            v = labels.get(key)
+            if v is not None:
+                total += values.get(v, 0)
+        return total, SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
+        if not state.get(PRE_SCORE_STATE_KEY) or not scores:
+            return SUCCESS
+        lo = min(s.score for s in scores)
+        hi = max(s.score for s in scores)
+        diff = hi - lo
+        for s in scores:
+            s.score = int(MAX_NODE_SCORE * ((s.score - lo) / diff)) if diff > 0 else 0
+        return SUCCESS
+
+    # --- events ---------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD,
+                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                 self._after_node_change),
+        ]
+
+    def _after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        me = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        c = compiled_affinity(me)
+        lookup = _NsLabelsMemo(self._ns_lookup)
+        if new is not None:
+            # added or relabelled pod: may satisfy the pod's required affinity
+            other = PodInfo(new)
+            if c.required_affinity and _matches_all(c.required_affinity, other, lookup):
+                return QueueingHint.QUEUE
+            return QueueingHint.SKIP
+        # deleted pod: may have blocked the pod by anti-affinity (either direction)
+        gone = PodInfo(old) if isinstance(old, dict) else None
+        if gone is None:
+            return QueueingHint.QUEUE
+        if any(t.matches(me, lookup) for t in compiled_affinity(gone).required_anti_affinity):
+            return QueueingHint.QUEUE
+        if any(t.matches(gone, lookup) for t in c.required_anti_affinity):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        return QueueingHint.QUEUE

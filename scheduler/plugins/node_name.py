@@ -1,0 +1,40 @@
+"""NodeName (Filter): a pod with `spec.nodeName` fits only that node (upstream plugins/nodename)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    QueueingHint,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins import names
+from scheduler.plugins.helpers import SUCCESS
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(FilterPlugin, EnqueueExtensions):
+    NAME = names.NODE_NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if not pod.node_name or pod.node_name == node.name:
+            return SUCCESS
+        return Status.unresolvable(ERR_REASON, plugin=self.NAME)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add)]
+
+    @staticmethod
+    def _after_node_add(pod: Any, old: Any, new: Any) -> QueueingHint:
+        want = ((getattr(pod, "pod", pod) or {}).get("spec") or {}).get("nodeName") or ""
+        name = ((new or {}).get("metadata") or {}).get("name") or ""
+        return QueueingHint.QUEUE if not want or want == name else QueueingHint.SKIP

@@ -1,0 +1,227 @@
+"""NodeResourcesFit (PreFilter, Filter, PreScore, Score): the pod's requests must fit the node's free
+allocatable; the score follows the configured strategy (upstream noderesources/fit.go).
+
+Filter: `len(pods)+1 <= allocatable.pods` ("Too many pods"); then, unless the pod requests nothing,
+each requested resource r needs `request_r <= allocatable_r − requested_r` ("Insufficient r"), every
+failing resource is reported. Extended resources a node lacks have allocatable 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueingHint,
+    ScorePlugin,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo, Resource
+from scheduler.plugins import names
+from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.node_resources.strategies import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    ResourceAllocationScorer,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    requested_to_capacity_ratio_scorer,
+)
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+
+
+class ResourceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    weight: int = 1
+
+    @field_validator("weight")
+    @classmethod
+    def _w(cls, v: int) -> int:
+        if not 1 <= v <= 100:
+            raise ValueError(f"resource weight of {v} not in valid range [1, 100]")
+        return v
+
+
+class UtilizationShapePoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    utilization: int
+    score: int
+
+    @model_validator(mode="after")
+    def _range(self) -> UtilizationShapePoint:
+        if not 0 <= self.utilization <= 100:
+            raise ValueError(f"utilization values must not be less than 0 or greater than 100, got {self.utilization}")
+        if not 0 <= self.score <= 10:
+            raise ValueError(f"score values must not be less than 0 or greater than 10, got {self.score}")
+        return self
+
+
+class RequestedToCapacityRatioParam(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    shape: list[UtilizationShapePoint]
+
+    @field_validator("shape")
+    @classmethod
+    def _increasing(cls, v: list[UtilizationShapePoint]) -> list[UtilizationShapePoint]:
+        if not v:
+            raise ValueError("at least one point must be specified")
+        for a, b in zip(v, v[1:], strict=False):
+            if b.utilization <= a.utilization:
+                raise ValueError("utilization values must be sorted in increasing order")
+        return v
+
+
+def _default_resources() -> list[ResourceSpec]:
+    return [ResourceSpec(name=CPU, weight=1), ResourceSpec(name=MEMORY, weight=1)]
+
+
+class ScoringStrategy(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = LEAST_ALLOCATED
+    resources: list[ResourceSpec] = Field(default_factory=_default_resources)
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = Field(
+        default=None, alias="requestedToCapacityRatio")
+
+    @model_validator(mode="after")
+    def _check(self) -> ScoringStrategy:
+        if self.type == REQUESTED_TO_CAPACITY_RATIO and self.requested_to_capacity_ratio is None:
+            raise ValueError("requestedToCapacityRatio: Required value")
+        if not self.resources:
+            raise ValueError("resources: Required value")
+        return self
+
+
+class NodeResourcesFitArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    ignored_resources: list[str] = Field(default_factory=list, alias="ignoredResources")
+    ignored_resource_groups: list[str] = Field(default_factory=list, alias="ignoredResourceGroups")
+    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy, alias="scoringStrategy")
+
+    @field_validator("ignored_resource_groups")
+    @classmethod
+    def _groups(cls, v: list[str]) -> list[str]:
+        for g in v:
+            if "/" in g:
+                raise ValueError(f'ignoredResourceGroups: Invalid value: "{g}": resource group name can\'t '
+                                 "contain '/'")
+        return v
+
+
+def insufficient_resources(req: Resource, node: NodeInfo, ignored: frozenset[str] = frozenset(),
+                           ignored_groups: frozenset[str] = frozenset()) -> list[str]:
+    """Reasons the pod (requests `req`) does not fit `node`, in upstream order; [] when it fits."""
+    reasons: list[str] = []
+    alloc = node.allocatable
+    if len(node.pods) + 1 > alloc.allowed_pod_number:
+        reasons.append("Too many pods")
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+        return reasons
+    used = node.requested
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        reasons.append("Insufficient cpu")
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        reasons.append("Insufficient memory")
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        reasons.append("Insufficient ephemeral-storage")
+    for name, q in req.scalar.items():
+        if q == 0:
+            continue
+        if "/" in name and "kubernetes.io/" not in name.split("/", 1)[0] + "/":
+            if name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups):
+                continue
+        if q > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
+    resources = tuple(r.name for r in strategy.resources)
+    weights = [r.weight for r in strategy.resources]
+    if strategy.type == MOST_ALLOCATED:
+        fn = most_allocated_scorer(weights)
+    elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        assert strategy.requested_to_capacity_ratio is not None
+        fn = requested_to_capacity_ratio_scorer(
+            weights, [(p.utilization, p.score) for p in strategy.requested_to_capacity_ratio.shape])
+    else:
+        fn = least_allocated_scorer(weights)
+    return ResourceAllocationScorer(resources, fn, use_requested=False)
+
+
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    NAME = names.NODE_RESOURCES_FIT
+    Args = NodeResourcesFitArgs
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        if isinstance(args, dict):
+            args = NodeResourcesFitArgs.model_validate(args)
+        super().__init__(args or NodeResourcesFitArgs(), handle)
+        self._ignored = frozenset(self.args.ignored_resources)
+        self._ignored_groups = frozenset(self.args.ignored_resource_groups)
+        self._scorer = build_scorer(self.args.scoring_strategy)
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        state.write(PRE_FILTER_STATE_KEY, pod.requests)
+        return None, SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        reasons = insufficient_resources(req, node, self._ignored, self._ignored_groups)
+        if not reasons:
+            return SUCCESS
+        return Status.unschedulable(*reasons, plugin=self.NAME)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, self._scorer.pod_requests(pod))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = self._scorer.pod_requests(pod)
+        return self._scorer.score(node, reqs), SUCCESS
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE,
+                                              ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                                 self._after_node_change),
+        ]
+
+    @staticmethod
+    def _after_pod_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        gone = old if isinstance(old, dict) else None
+        if gone is None or not (gone.get("spec") or {}).get("nodeName"):
+            return QueueingHint.SKIP  # an unscheduled pod's deletion frees nothing
+        return QueueingHint.QUEUE
+
+    def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, dict):
+            return QueueingHint.QUEUE
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        if insufficient_resources(pi.requests, NodeInfo(new), self._ignored, self._ignored_groups):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+
+__all__ = ["NodeResourcesFit", "NodeResourcesFitArgs", "insufficient_resources", "EPHEMERAL_STORAGE"]

@@ -1,0 +1,189 @@
+"""Resource scoring strategies shared by NodeResourcesFit and NodeResourcesBalancedAllocation
+(upstream noderesources/{resource_allocation,least_allocated,most_allocated,requested_to_capacity_ratio}.go).
+
+For each configured resource r: alloc_r = node allocatable, req_r = node requested (non-zero variant
+unless `use_requested`) + pod request. Resources with alloc 0 are skipped; an extended (scalar)
+resource the pod does not request is skipped too.
+
+LeastAllocated:  score_r = (alloc − req) * 100 // alloc (0 if req > alloc); Σ score_r*w_r // Σ w_r.
+  Example: 4 cpu / 8Gi node, 200m / 256Mi requested after the pod: cpu 95, mem 96 -> (95+96)//2 = 95.
+MostAllocated:   score_r = min(req, alloc) * 100 // alloc; same weighting.
+RequestedToCapacityRatio: score_r = f(req*100//alloc) with f the broken-linear shape (points scaled
+  by 10 from 0..10 to 0..100); resources scoring 0 are left out; round(Σ s*w / Σ w).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from scheduler.framework.interface import MAX_NODE_SCORE
+from scheduler.framework.types import NodeInfo, PodInfo, Resource
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+_NATIVE = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
+
+
+def is_scalar_resource(name: str) -> bool:
+    return name not in _NATIVE
+
+
+def _div(a: int, b: int) -> int:
+    """Go integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    if requested > capacity:
+        requested = capacity
+    return requested * MAX_NODE_SCORE // capacity
+
+
+def broken_linear(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """Piecewise-linear function through (utilization, score) points (upstream BuildBrokenLinearFunction)."""
+    pts = list(shape)
+
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(pts):
+            if p <= u:
+                if i == 0:
+                    return s
+                pu, ps = pts[i - 1]
+                return ps + _div((s - ps) * (p - pu), u - pu)
+        return pts[-1][1]
+
+    return f
+
+
+ScorerFn = Callable[[list[int], list[int]], int]
+
+
+def least_allocated_scorer(weights: Sequence[int]) -> ScorerFn:
+    def score(requested: list[int], alloc: list[int]) -> int:
+        total = wsum = 0
+        for i, a in enumerate(alloc):
+            if a == 0:
+                continue
+            total += least_requested_score(requested[i], a) * weights[i]
+            wsum += weights[i]
+        return total // wsum if wsum else 0
+    return score
+
+
+def most_allocated_scorer(weights: Sequence[int]) -> ScorerFn:
+    def score(requested: list[int], alloc: list[int]) -> int:
+        total = wsum = 0
+        for i, a in enumerate(alloc):
+            if a == 0:
+                continue
+            total += most_requested_score(requested[i], a) * weights[i]
+            wsum += weights[i]
+        return total // wsum if wsum else 0
+    return score
+
+
+def requested_to_capacity_ratio_scorer(weights: Sequence[int], shape: Sequence[tuple[int, int]]) -> ScorerFn:
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    fn = broken_linear([(u, s * scale) for u, s in shape])
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return fn(MAX_UTILIZATION)
+        return fn(requested * MAX_UTILIZATION // capacity)
+
+    def score(requested: list[int], alloc: list[int]) -> int:
+        total = wsum = 0
+        for i, a in enumerate(alloc):
+            if a == 0:
+                continue
+            s = resource_score(requested[i], a)
+            if s > 0:
+                total += s * weights[i]
+                wsum += weights[i]
+        if wsum == 0:
+            return 0
+        return int(math.floor(total / wsum + 0.5))
+    return score
+
+
+def balanced_scorer(requested: list[int], alloc: list[int]) -> int:
+    """Score = trunc((1 − std) * 100) of the fractions min(1, req/alloc) (upstream balancedResourceScorer).
+    Example: f_cpu 0.6625, f_mem 0.5 -> std 0.08125 -> 91."""
+    fractions: list[float] = []
+    for i, a in enumerate(alloc):
+        if a == 0:
+            continue
+        f = requested[i] / a
+        fractions.append(1.0 if f > 1 else f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+@dataclass(slots=True)
+class ResourceAllocationScorer:
+    """Collects (requested, allocatable) per configured resource for one node and applies `scorer`."""
+
+    resources: tuple[str, ...]
+    scorer: ScorerFn
+    use_requested: bool = False
+
+    def pod_requests(self, pod: PodInfo) -> list[int]:
+        """The pod's request per resource: real when `use_requested`, else cpu/memory non-zero defaults."""
+        src: Resource = pod.requests if self.use_requested else pod.non_zero_requests
+        out: list[int] = []
+        for r in self.resources:
+            if r in (CPU, MEMORY):
+                out.append(src.get(r))
+            else:
+                out.append(pod.requests.get(r))
+        return out
+
+    def score(self, node: NodeInfo, pod_requests: list[int]) -> int:
+        node_req = node.requested if self.use_requested else node.non_zero_requested
+        alloc_res = node.allocatable
+        n = len(self.resources)
+        requested = [0] * n
+        alloc = [0] * n
+        for i, r in enumerate(self.resources):
+            pr = pod_requests[i]
+            if r == CPU:
+                a, q = alloc_res.milli_cpu, node_req.milli_cpu + pr
+            elif r == MEMORY:
+                a, q = alloc_res.memory, node_req.memory + pr
+            elif r == EPHEMERAL_STORAGE:
+                a, q = alloc_res.ephemeral_storage, node_req.ephemeral_storage + pr
+            else:
+                if pr == 0 and is_scalar_resource(r):
+                    continue
+                if r == PODS:
+                    a, q = alloc_res.allowed_pod_number, len(node.pods) + pr
+                elif r in alloc_res.scalar:
+                    a, q = alloc_res.scalar[r], node_req.scalar.get(r, 0) + pr
+                else:
+                    continue
+            if a == 0:
+                continue
+            alloc[i] = a
+            requested[i] = q
+        return self.scorer(requested, alloc)

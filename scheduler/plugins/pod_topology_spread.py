@@ -1,0 +1,461 @@
+"""PodTopologySpread (PreFilter, Filter, PreScore, Score): spread matching pods evenly across
+topology domains (upstream plugins/podtopologyspread).
+
+Filter (DoNotSchedule constraints): for the node's domain v of constraint i,
+    count_i[v] + (1 if the pod matches the selector) − min_i <= maxSkew_i
+where count_i counts matching pods (same namespace, not terminating) on eligible nodes (all
+constraint keys present; nodeAffinityPolicy Honor: node matches the pod's nodeSelector/required
+affinity; nodeTaintsPolicy Honor: no untolerated NoSchedule/NoExecute taint), and min_i is the
+smallest domain count, or 0 when fewer than minDomains domains exist.
+Example: zones a=2, b=0 pods, maxSkew 1, pod matches: zone a -> 2+1−0 = 3 > 1 rejected; b -> 1 ok.
+
+Score (ScheduleAnyway constraints, or the system defaults hostname/3 + zone/5 when the pod has no
+constraints and a Service/RC/ReplicaSet/StatefulSet selects it):
+    raw = round(Σ_i count_i(node's domain) * ln(size_i + 2) + (maxSkew_i − 1))
+    normalized = 100 * (max + min − raw) // max  (ignored nodes 0; all 100 when max is 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from minik3s.api.helpers.node_affinity import RequiredNodeAffinity
+from minik3s.api.helpers.taints import find_untolerated_taint, is_no_schedule_or_no_execute
+from minik3s.api.resources import builtin_resources
+from minik3s.api.selectors import LabelSelector, selector_from_set
+from minik3s.api.types import JsonDict
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    NodeScore,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueingHint,
+    ScorePlugin,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins import names
+from scheduler.plugins.helpers import SUCCESS, cached_on, compile_selector
+
+logger = logging.getLogger(__name__)
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[JsonDict, ...] = (
+    {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
+    {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
+)
+
+
+class PodTopologySpreadArgs(BaseModel):
+    """`defaultConstraints` apply to pods without their own constraints when `defaultingType` is
+    List; with System (the default) the built-in hostname/zone ScheduleAnyway pair is used."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    default_constraints: list[dict[str, Any]] = Field(default_factory=list, alias="defaultConstraints")
+    defaulting_type: Literal["System", "List"] = Field(default="System", alias="defaultingType")
+
+    @model_validator(mode="after")
+    def _check(self) -> PodTopologySpreadArgs:
+        if self.defaulting_type == "System" and self.default_constraints:
+            raise ValueError('defaultConstraints: Invalid value: when .defaultingType is "System", '
+                             ".defaultConstraints must be empty")
+        seen: set[tuple[str, str]] = set()
+        for i, c in enumerate(self.default_constraints):
+            if int(c.get("maxSkew") or 0) <= 0:
+                raise ValueError(f"defaultConstraints[{i}].maxSkew: Invalid value: {c.get('maxSkew')}: "
+                                 "not in valid range [1, inf)")
+            if not c.get("topologyKey"):
+                raise ValueError(f"defaultConstraints[{i}].topologyKey: Required value: can not be empty")
+            when = c.get("whenUnsatisfiable")
+            if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+                raise ValueError(f'defaultConstraints[{i}].whenUnsatisfiable: Unsupported value: "{when}": '
+                                 'supported values: "DoNotSchedule", "ScheduleAnyway"')
+            if (c["topologyKey"], when) in seen:
+                raise ValueError(f"defaultConstraints[{i}]: Duplicate value: "
+                                 f'{{"{c["topologyKey"]}", "{when}"}}')
+            seen.add((c["topologyKey"], when))
+            if c.get("labelSelector") is not None:
+                raise ValueError(f"defaultConstraints[{i}].labelSelector: Forbidden: constraint must not "
+                                 "define a selector, as they deduced for each pod")
+        return self
+
+
+@dataclass(slots=True)
+class Constraint:
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+    def matches_node_inclusion(self, pod: PodInfo, labels: Mapping[str, str], name: str, node: NodeInfo,
+                               required: RequiredNodeAffinity) -> bool:
+        if self.node_affinity_policy == HONOR and not required.match_labels(labels, name):
+            return False
+        if self.node_taints_policy == HONOR and node.taints and find_untolerated_taint(
+                node.taints, pod.spec.get("tolerations"), is_no_schedule_or_no_execute) is not None:
+            return False
+        return True
+
+
+def build_constraints(raw: Sequence[JsonDict], pod_labels: Mapping[str, str], action: str) -> list[Constraint]:
+    """Constraints with `whenUnsatisfiable == action`, selectors compiled and ANDed with the pod's values
+    for matchLabelKeys (upstream filterTopologySpreadConstraints)."""
+    out: list[Constraint] = []
+    for c in raw:
+        if (c.get("whenUnsatisfiable") or DO_NOT_SCHEDULE) != action:
+            continue
+        sel = compile_selector(c.get("labelSelector"))
+        for key in c.get("matchLabelKeys") or ():
+            if key in pod_labels:
+                try:
+                    sel = sel.add(key, "In", [pod_labels[key]])
+                except ValueError:
+                    pass
+        min_domains = c.get("minDomains")
+        out.append(Constraint(int(c.get("maxSkew") or 1), c.get("topologyKey") or "", sel,
+                              int(min_domains) if min_domains is not None else 1,
+                              c.get("nodeAffinityPolicy") or HONOR, c.get("nodeTaintsPolicy") or IGNORE))
+    return out
+
+
+def _labels_have_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
+
+
+def count_matching(pods: Sequence[PodInfo], selector: LabelSelector, namespace: str) -> int:
+    n = 0
+    for p in pods:
+        if p.namespace != namespace or (p.pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        if selector.matches(p.labels):
+            n += 1
+    return n
+
+
+@dataclass(slots=True)
+class _PreFilterState:
+    constraints: list[Constraint]
+    counts: list[dict[str, int]]
+    mins: list[int] = field(default_factory=list)
+    required: RequiredNodeAffinity | None = None
+
+    def recompute_mins(self) -> None:
+        self.mins = [min(c.values()) if c else 0 for c in self.counts]
+
+    def min_match(self, i: int) -> int:
+        if len(self.counts[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.mins[i]
+
+    def clone(self) -> _PreFilterState:
+        return _PreFilterState(self.constraints, [dict(c) for c in self.counts], list(self.mins), self.required)
+
+
+@dataclass(slots=True)
+class _PreScoreState:
+    constraints: list[Constraint]
+    ignored: set[str]
+    pair_counts: dict[tuple[str, str], int]
+    weights: list[float]
+
+
+class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    NAME = names.POD_TOPOLOGY_SPREAD
+    Args = PodTopologySpreadArgs
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        if isinstance(args, dict):
+            args = PodTopologySpreadArgs.model_validate(args)
+        super().__init__(args or PodTopologySpreadArgs(), handle)
+        self.system_defaulted = self.args.defaulting_type == "System"
+        self._default_constraints: tuple[JsonDict, ...] = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints))
+        self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
+
+    def _workload_stores(self) -> dict[str, Any]:
+        """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
+        default selector (upstream DefaultSelector); absent when the handle has no informers."""
+        informers = getattr(self.handle, "informers", None) if self.handle is not None else None
+        if informers is None:
+            return {}
+        idx = {r.qualified: r for r in builtin_resources()}
+        stores: dict[str, Any] = {}
+        for kind, qualified in (("Service", "services"), ("ReplicationController", "replicationcontrollers"),
+                                ("ReplicaSet", "replicasets.apps"), ("StatefulSet", "statefulsets.apps")):
+            try:
+                stores[kind] = informers.informer(idx[qualified]).store
+            except Exception:  # noqa: BLE001 - a missing informer only weakens default spreading
+                logger.debug("no %s informer for default topology spreading", kind)
+        return stores
+
+    # --- constraints ------------------------------------------------------------------------
+
+    def default_selector(self, pod: PodInfo) -> LabelSelector:
+        """Selector merged from the Services selecting the pod and its controller (RC/RS/StatefulSet)."""
+        label_set: dict[str, str] = {}
+        svc_store = self._stores.get("Service")
+        if svc_store is not None:
+            for svc in svc_store.list():
+                meta = svc.get("metadata") or {}
+                if meta.get("namespace") != pod.namespace:
+                    continue
+                sel = (svc.get("spec") or {}).get("selector")
+                if sel and selector_from_set(sel).matches(pod.labels):
+                    label_set.update(sel)
+        selector = selector_from_set(label_set)
+        owner = next((o for o in (pod.pod.get("metadata") or {}).get("ownerReferences") or ()
+                      if o.get("controller")), None)
+        if owner is None:
+            return selector
+        kind, group = owner.get("kind"), (owner.get("apiVersion") or "").rpartition("/")[0]
+        store = None
+        if kind == "ReplicationController" and group == "":
+            store = self._stores.get(kind)
+        elif kind in ("ReplicaSet", "StatefulSet") and group == "apps":
+            store = self._stores.get(kind)
+        if store is None:
+            return selector
+        obj = store.get(f"{pod.namespace}/{owner.get('name')}")
+        if obj is None:
+            return selector
+        spec_sel = (obj.get("spec") or {}).get("selector")
+        if kind == "ReplicationController":
+            label_set.update(spec_sel or {})
+            return selector_from_set(label_set)
+        other = compile_selector(spec_sel)
+        if other.matches_nothing:
+            return selector
+        for key, op, operand in other.requirements:
+            selector = LabelSelector((*selector.requirements, (key, op, operand)))
+        return selector
+
+    def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        raw = pod.spec.get("topologySpreadConstraints")
+        if raw:
+            return cached_on(pod, f"pts-{action}", lambda: build_constraints(raw, pod.labels, action))  # type: ignore[no-any-return]
+        if not self._default_constraints:
+            return []
+        cons = build_constraints(self._default_constraints, pod.labels, action)
+        if not cons:
+            return []
+        sel = self.default_selector(pod)
+        if sel.empty:
+            return []
+        for c in cons:
+            c.selector = sel
+        return cons
+
+    # --- PreFilter / Filter -----------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status.skip()
+        required = RequiredNodeAffinity(pod.pod)
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        ns = pod.namespace
+        for n in nodes:
+            labels = n.labels
+            if not _labels_have_keys(labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.matches_node_inclusion(pod, labels, n.name, n, required):
+                    continue
+                v = labels[c.topology_key]
+                counts[i][v] = counts[i].get(v, 0) + (count_matching(n.pods, c.selector, ns) if n.pods else 0)
+        s = _PreFilterState(constraints, counts, required=required)
+        s.recompute_mins()
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, SUCCESS
+
+    def has_pre_filter_extensions(self) -> bool:
+        return True
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, delta: int) -> Status:
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or other.namespace != pod.namespace:
+            return SUCCESS
+        labels = node.labels
+        if not _labels_have_keys(labels, s.constraints):
+            return SUCCESS
+        required = s.required or RequiredNodeAffinity(pod.pod)
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(other.labels):
+                continue
+            if not c.matches_node_inclusion(pod, labels, node.name, node, required):
+                continue
+            v = labels[c.topology_key]
+            s.counts[i][v] = s.counts[i].get(v, 0) + delta
+        s.recompute_mins()
+        return SUCCESS
+
+    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        return self._update(state, pod_to_schedule, pod_to_add, node, 1)
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo,
+                   node: NodeInfo) -> Status:
+        return self._update(state, pod_to_schedule, pod_to_remove, node, -1)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.as_error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME)
+        labels = node.labels
+        for i, c in enumerate(s.constraints):
+            v = labels.get(c.topology_key)
+            if v is None:
+                return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=self.NAME)
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            skew = s.counts[i].get(v, 0) + self_match - s.min_match(i)
+            if skew > c.max_skew:
+                return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=self.NAME)
+        return SUCCESS
+
+    # --- PreScore / Score -------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        snap = self.handle.snapshot() if self.handle is not None else None
+        all_nodes: Sequence[NodeInfo] = snap.node_infos() if snap is not None else nodes
+        if not nodes or not all_nodes:
+            return SUCCESS
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status.skip()
+        require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+        ignored: set[str] = set()
+        pair_counts: dict[tuple[str, str], int] = {}
+        sizes = [0] * len(constraints)
+        for n in nodes:
+            labels = n.labels
+            if require_all and not _labels_have_keys(labels, constraints):
+                ignored.add(n.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                pair = (c.topology_key, labels.get(c.topology_key, ""))
+                if pair not in pair_counts:
+                    pair_counts[pair] = 0
+                    sizes[i] += 1
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
+            weights.append(math.log(size + 2))
+        required = RequiredNodeAffinity(pod.pod)
+        ns = pod.namespace
+        if pair_counts:
+            for n in all_nodes:
+                labels = n.labels
+                if require_all and not _labels_have_keys(labels, constraints):
+                    continue
+                for c in constraints:
+                    if c.topology_key == LABEL_HOSTNAME:
+                        continue
+                    pair = (c.topology_key, labels.get(c.topology_key, ""))
+                    if pair not in pair_counts:
+                        continue
+                    if not c.matches_node_inclusion(pod, labels, n.name, n, required):
+                        continue
+                    if n.pods:
+                        pair_counts[pair] += count_matching(n.pods, c.selector, ns)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, ignored, pair_counts, weights))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or node.name in s.ignored:
+            return 0, SUCCESS
+        labels = node.labels
+        total = 0.0
+        for i, c in enumerate(s.constraints):
+            v = labels.get(c.topology_key)
+            if v is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_matching(node.pods, c.selector, pod.namespace)
+            else:
+                cnt = s.pair_counts.get((c.topology_key, v), 0)
+            total += cnt * s.weights[i] + (c.max_skew - 1)
+        return int(math.floor(total + 0.5)), SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return SUCCESS
+        lo: int | None = None
+        hi = 0
+        for sc in scores:
+            if sc.name in s.ignored:
+                continue
+            if lo is None or sc.score < lo:
+                lo = sc.score
+            if sc.score > hi:
+                hi = sc.score
+        lo = lo or 0
+        for sc in scores:
+            if sc.name in s.ignored:
+                sc.score = 0
+            elif hi == 0:
+                sc.score = MAX_NODE_SCORE
+            else:
+                sc.score = MAX_NODE_SCORE * (hi + lo - sc.score) // hi
+        return SUCCESS
+
+    # --- events -----------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD,
+                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE,
+                                              ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                                              | ActionType.UPDATE_NODE_TAINT)),
+        ]
+
+    def _after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        me = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        changed = new if isinstance(new, dict) else old
+        if not isinstance(changed, dict):
+            return QueueingHint.QUEUE
+        other = PodInfo(changed)
+        if other.namespace != me.namespace:
+            return QueueingHint.SKIP
+        raw = me.spec.get("topologySpreadConstraints") or ()
+        cons = build_constraints(raw, me.labels, DO_NOT_SCHEDULE)
+        for c in cons:
+            if c.selector.matches(other.labels):
+                return QueueingHint.QUEUE
+            if isinstance(old, dict) and c.selector.matches(PodInfo(old).labels):
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP

@@ -1,0 +1,692 @@
+"""The scheduler: the scheduling loop and the binding cycle (layer L4).
+
+Upstream: pkg/scheduler/scheduler.go and schedule_one.go. Data flow:
+
+    informers -> EventHandlers -> Cache (assigned pods, nodes) / PriorityQueue (pending pods)
+    schedule_one: queue.pop -> cache.update_snapshot -> PreFilter -> Filter (round-robin from
+      next_start_node_index, stopping after num_feasible_nodes_to_find) -> [PostFilter on
+      failure] -> PreScore/Score -> select_host -> assume -> Reserve -> Permit
+    binding task (tracked, off the hot path): WaitOnPermit -> PreBind -> Bind -> PostBind
+    failures -> queue.add_unschedulable_if_not_present + FailedScheduling event + PodScheduled
+      condition (status writes and events go through ApiWriter, never blocking the loop)
+
+Search size (upstream numFeasibleNodesToFind): below 100 nodes all are checked; otherwise
+percentage = percentageOfNodesToScore, or adaptive 50 - N/125 (floor 5) when 0, and
+N x pct / 100 nodes, at least 100. 5,000 nodes -> 10 % = 500; 1,000 -> 42 % = 420.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from minik3s.api.resources import EVENTS, NODES, PODS
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
+from scheduler.backend.cache import Cache
+from scheduler.backend.queue import (
+    EVENT_ASSIGNED_POD_DELETE,
+    PriorityQueue,
+    QueuedPodInfo,
+    nominated_node_name,
+    scheduler_name,
+)
+from scheduler.backend.snapshot import Snapshot
+from scheduler.config import (
+    KubeSchedulerConfiguration,
+    build_registry,
+    parse_config,
+    profile_spec,
+)
+from scheduler.eventhandlers import EventHandlers
+from scheduler.explain import AttemptRecord, Explainer
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import Code, Plugin, Status
+from scheduler.framework.runtime import Framework, WaitingPod
+from scheduler.framework.types import NodeInfo, PodInfo
+
+logger = logging.getLogger(__name__)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NOTE_LENGTH_LIMIT = 1024
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+DEFAULT_COMPONENT = "default-scheduler"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for (upstream numFeasibleNodesToFind)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct <= 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * pct // 100
+    if num < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return min(num, num_all_nodes)
+
+
+def truncate_message(msg: str) -> str:
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    suffix = " ..."
+    return msg[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """No node fits (upstream framework.FitError); `str()` is the FailedScheduling message."""
+
+    def __init__(self, pod_info: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod_info = pod_info
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for st in d.node_to_status.values():
+                for r in st.reasons:
+                    counts[r] = counts.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if d.absent_status is not None and d.absent_status.is_rejected() and absent > 0:
+                for r in d.absent_status.reasons:
+                    counts[r] = counts.get(r, 0) + absent
+            hist = sorted(f"{n} {r}" for r, n in counts.items())
+            if hist:
+                msg += f" {', '.join(hist)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
+
+
+class SchedulingError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+class ApiWriter:
+    """Off-hot-path API writes: status patches (coalesced per pod, never dropped) and events
+    (bounded; dropped with a log line when `max_pending_events` are already queued, as
+    client-go's event broadcaster does)."""
+
+    def __init__(self, client: Any, *, workers: int = 4, max_pending_events: int = 1000) -> None:
+        self._client = client
+        self._workers = workers
+        self._max_events = max_pending_events
+        self._status: dict[tuple[str, str], JsonDict] = {}
+        self._events: list[JsonDict] = []
+        self._wake = asyncio.Event()
+        self.dropped_events = 0
+
+    def patch_status(self, namespace: str, name: str, status_patch: JsonDict) -> None:
+        key = (namespace, name)
+        prev = self._status.get(key)
+        self._status[key] = {**prev, **status_patch} if prev else status_patch
+        self._wake.set()
+
+    def emit_event(self, event: JsonDict) -> None:
+        if len(self._events) >= self._max_events:
+            self.dropped_events += 1
+            logger.debug("dropping event reason=%s", event.get("reason"))
+            return
+        self._events.append(event)
+        self._wake.set()
+
+    def pending(self) -> int:
+        return len(self._status) + len(self._events)
+
+    def _next(self) -> Callable[[], Awaitable[Any]] | None:
+        if self._status:
+            (ns, name), patch = next(iter(self._status.items()))
+            del self._status[(ns, name)]
+            return lambda: self._client.patch(PODS, name, {"status": patch}, ns,
+                                              patch_type="strategic", subresource="status")
+        if self._events:
+            ev = self._events.pop(0)
+            ns = ev["metadata"]["namespace"]
+            return lambda: self._client.create(EVENTS, ev, ns)
+        return None
+
+    async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            await job()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a failed status/event write is logged, never fatal
+            logger.info("api write failed err=%s", e)
+
+    async def flush(self) -> None:
+        """Perform every pending write now (tests; shutdown)."""
+        while (job := self._next()) is not None:
+            await self._do(job)
+
+    async def _worker(self) -> None:
+        while True:
+            job = self._next()
+            if job is None:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            await self._do(job)
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for i in range(self._workers):
+                tg.create_task(self._worker(), name=f"scheduler-api-writer-{i}")
+
+
+class Scheduler:
+    """The embedded kube-scheduler. `run()` until cancelled; `explain(ns, name)` for debugging."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration | None = None,
+        *,
+        client: Any,
+        informers: Any,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        registry: Mapping[str, type[Plugin]] | None = None,
+        explain_capacity: int = 10_000,
+        max_pending_events: int = 1000,
+    ) -> None:
+        self.config = config or parse_config({})
+        self.client = client
+        self.informers = informers
+        self.clock = clock or Clock()
+        self.rng = rng or random.Random()
+        if registry is None:
+            registry = build_registry(self.config, _in_tree_registry())
+        self.registry = dict(registry)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.waiting_pods: dict[str, WaitingPod] = {}
+        self.frameworks: dict[str, Framework] = {}
+        for prof in self.config.profiles:
+            spec = profile_spec(prof, self.registry, global_percentage=self.config.percentage_of_nodes_to_score)
+            self.frameworks[prof.scheduler_name] = Framework(
+                spec, self.registry, client=client, informers=informers, snapshot=self.snapshot,
+                waiting_pods=self.waiting_pods, clock=self.clock, rng=self.rng)
+        self.queue = PriorityQueue(
+            self.frameworks, clock=self.clock,
+            pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
+            pod_max_backoff=float(self.config.pod_max_backoff_seconds))
+        for fw in self.frameworks.values():
+            fw.nominator = self.queue.nominator
+        self.explainer = Explainer(explain_capacity)
+        self.writer = ApiWriter(client, max_pending_events=max_pending_events)
+        self.next_start_node_index = 0
+        self.handlers = EventHandlers(self.cache, self.queue, self.frameworks,
+                                      reject_waiting_pod=self._reject_waiting)
+        self._pod_informer = informers.informer(PODS)
+        self._node_informer = informers.informer(NODES)
+        self.handlers.register(self._pod_informer, self._node_informer)
+        self._tg: asyncio.TaskGroup | None = None
+        self._binding_tasks: set[asyncio.Task[None]] = set()
+        self._event_seq = itertools.count()
+        self.scheduled_count = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    async def run(self) -> None:
+        """Wait for the pod/node informers (the composition root runs the factory), then
+        schedule until cancelled."""
+        await self._pod_informer.wait_for_sync()
+        await self._node_informer.wait_for_sync()
+        logger.info("scheduler started profiles=%s", ",".join(self.frameworks))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                tg.create_task(self.queue.run(), name="scheduler-queue-flush")
+                tg.create_task(self.writer.run(), name="scheduler-api-writer")
+                while await self.schedule_one():
+                    pass
+        finally:
+            self._tg = None
+            self.queue.close()
+            for fw in self.frameworks.values():
+                fw.close()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        if self._tg is not None:
+            self._tg.create_task(coro, name=name)
+            return
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
+
+    async def wait_for_bindings(self) -> None:
+        """Await binding tasks spawned outside `run()` (tests)."""
+        while self._binding_tasks:
+            await asyncio.gather(*list(self._binding_tasks), return_exceptions=True)
+
+    def explain(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.explainer.explain(namespace, name)
+
+    def pending_pods(self) -> list[dict[str, Any]]:
+        return self.queue.pending_pods()
+
+    def _reject_waiting(self, uid: str) -> None:
+        wp = self.waiting_pods.get(uid)
+        if wp is not None:
+            wp.reject("", "pod deleted")
+
+    # ---- scheduling cycle ---------------------------------------------------------------
+    async def schedule_one(self) -> bool:
+        """One pod through the scheduling cycle. Returns False once the queue is closed."""
+        q = await self.queue.pop()
+        if q is None:
+            return False
+        pod = q.pod
+        fw = self.frameworks.get(scheduler_name(pod))
+        if fw is None:
+            self.queue.done(q.uid)
+            return True
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self._record_event(pod, "Warning", "FailedScheduling", "Scheduling",
+                               f"skip schedule deleting pod: {q.pod_info.key}")
+            self.queue.done(q.uid)
+            return True
+        if self.cache.is_assumed(q.uid):
+            self.queue.done(q.uid)
+            return True
+        try:
+            await self._scheduling_cycle(fw, q)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # never let one pod kill the loop
+            logger.exception("scheduling cycle crashed pod=%s", q.pod_info.key)
+            self._handle_failure(fw, q, Status.as_error(str(e)), None, None)
+        return True
+
+    async def _scheduling_cycle(self, fw: Framework, q: QueuedPodInfo) -> None:
+        pi = q.pod_info
+        state = CycleState()
+        self.cache.update_snapshot(self.snapshot)
+        rec: AttemptRecord | None = None
+        if self.explainer.capacity > 0:
+            rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, q.attempts,
+                                self.queue.scheduling_cycle, rfc3339(self.clock.now()))
+        try:
+            result = self.schedule_pod(fw, state, pi, rec)
+        except FitError as fe:
+            nominating: str | None = None
+            diag = fe.diagnosis
+            if fw.has_post_filter_plugins():
+                filtered = diag.node_to_status
+                if diag.absent_status is not None:
+                    filtered = dict(filtered)
+                    for ni in self.snapshot.node_info_list:
+                        filtered.setdefault(ni.name, diag.absent_status)
+                pres, pst = await fw.run_post_filter(state, pi, filtered)
+                diag.post_filter_msg = pst.message()
+                if pst.code == Code.ERROR:
+                    logger.error("post filter failed pod=%s err=%s", pi.key, pst.message())
+                if pres is not None:
+                    nominating = pres.nominated_node_name
+                if rec is not None:
+                    rec.post_filter_status = pst
+                    rec.nominated_node = nominating or ""
+            self._handle_failure(fw, q, Status(Code.UNSCHEDULABLE, [str(fe)]), fe, nominating, rec=rec)
+            return
+        except SchedulingError as se:
+            self._handle_failure(fw, q, se.status, None, None, rec=rec)
+            return
+        host = result.suggested_host
+        assumed = _assumed_pod_info(pi, host)
+        try:
+            self.cache.assume_pod(assumed)
+        except ValueError as e:
+            self._handle_failure(fw, q, Status.as_error(str(e)), None, "", rec=rec)
+            return
+        self.queue.nominator.delete(pi.uid)
+        st = fw.run_reserve(state, assumed, host)
+        if not st.is_success():
+            fw.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail_on_node(fw, q, st, host, rec)
+            return
+        st = fw.run_permit(state, assumed, host)
+        if not st.is_success() and st.code != Code.WAIT:
+            fw.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail_on_node(fw, q, st, host, rec)
+            return
+        if rec is not None:
+            rec.selected_node = host
+            rec.result = "Scheduled"
+            self.explainer.record(rec)
+        self._spawn(self._binding_cycle(fw, state, q, assumed, host, rec), name=f"bind:{pi.key}")
+
+    def _fail_on_node(self, fw: Framework, q: QueuedPodInfo, st: Status, host: str,
+                      rec: AttemptRecord | None, *, clear_nomination: bool = True) -> None:
+        """A Reserve/Permit/binding rejection: a FitError over the one chosen node."""
+        if st.is_rejected():
+            diag = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
+            fe = FitError(q.pod_info, 1, diag)
+            self._handle_failure(fw, q, Status(st.code, [str(fe)], st.plugin), fe,
+                                 "" if clear_nomination else None, rec=rec)
+        else:
+            self._handle_failure(fw, q, st, None, "" if clear_nomination else None, rec=rec)
+
+    def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo,
+                     rec: AttemptRecord | None = None) -> ScheduleResult:
+        """Upstream schedulePod: find feasible nodes, score them, pick one. Raises FitError /
+        SchedulingError."""
+        all_nodes = self.snapshot.node_info_list
+        if not all_nodes:
+            raise SchedulingError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [NO_NODES_AVAILABLE]))
+        feasible, diag = self._find_nodes_that_fit(fw, state, pi, all_nodes, rec)
+        if rec is not None:
+            rec.num_all_nodes = len(all_nodes)
+            statuses: dict[str, Status | None] = dict(diag.node_to_status)
+            for ni in feasible:
+                statuses[ni.name] = None
+            rec.node_statuses = statuses
+            rec.feasible = [ni.name for ni in feasible]
+            rec.skipped_filter_plugins = sorted(state.skip_filter_plugins)
+            rec.filter_plugins = [p.name() for p in fw.active_filter_plugins(state)]
+        if not feasible:
+            raise FitError(pi, len(all_nodes), diag)
+        evaluated = len(diag.node_to_status) + len(feasible)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1)
+        totals = self._prioritize(fw, state, pi, feasible, rec)
+        host = self.select_host(feasible, totals)
+        return ScheduleResult(host, evaluated, len(feasible))
+
+    def _find_nodes_that_fit(self, fw: Framework, state: CycleState, pi: PodInfo,
+                             all_nodes: list[NodeInfo],
+                             rec: AttemptRecord | None) -> tuple[list[NodeInfo], Diagnosis]:
+        diag = Diagnosis()
+        pre_res, st, narrowing = fw.run_pre_filter(state, pi, all_nodes)
+        if not st.is_success():
+            if not st.is_rejected():
+                raise SchedulingError(st)
+            diag.absent_status = st
+            diag.pre_filter_msg = st.message()
+            if st.plugin:
+                (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
+            if rec is not None:
+                rec.pre_filter_status = st
+            return [], diag
+        # a nominated node (from an earlier preemption) is tried first
+        nnn = nominated_node_name(pi.pod)
+        if nnn:
+            ni = self.snapshot.get(nnn)
+            if ni is not None and (pre_res is None or pre_res.node_names is None or nnn in pre_res.node_names):
+                d2 = Diagnosis()
+                feasible = self._find_nodes_that_pass_filters(fw, state, pi, [ni], d2, advance=False)
+                if feasible:
+                    return feasible, diag
+        nodes = all_nodes
+        if pre_res is not None and pre_res.node_names is not None:
+            smap = self.snapshot.node_info_map
+            nodes = [smap[n] for n in sorted(pre_res.node_names) if n in smap]
+            diag.absent_status = Status.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diag)
+        return feasible, diag
+
+    def _find_nodes_that_pass_filters(self, fw: Framework, state: CycleState, pi: PodInfo,
+                                      nodes: list[NodeInfo], diag: Diagnosis, *,
+                                      advance: bool = True) -> list[NodeInfo]:
+        n = len(nodes)
+        if n == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
+        if not fw.has_score_plugins():
+            to_find = 1
+        start = self.next_start_node_index % n
+        if not fw.has_filter_plugins():
+            feasible = [nodes[(start + i) % n] for i in range(min(to_find, n))]
+            if advance:
+                self.next_start_node_index = (start + len(feasible)) % n
+            return feasible
+        plugins = fw.active_filter_plugins(state)
+        run = fw.run_filter_with_nominated_pods if len(fw.nominator or ()) else fw.run_filter
+        feasible: list[NodeInfo] = []
+        statuses = diag.node_to_status
+        processed = 0
+        ordered = nodes[start:] + nodes[:start] if start else nodes
+        for ni in ordered:
+            processed += 1
+            st = run(state, pi, ni, plugins)
+            if st is None:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+                continue
+            if st.code == Code.ERROR:
+                raise SchedulingError(st)
+            statuses[ni.name] = st
+            if st.plugin:
+                (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
+        if advance:
+            self.next_start_node_index = (start + processed) % n
+        return feasible
+
+    def _prioritize(self, fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],
+                    rec: AttemptRecord | None) -> list[int]:
+        if not fw.has_score_plugins():
+            return [1] * len(feasible)
+        st = fw.run_pre_score(state, pi, feasible)
+        if not st.is_success():
+            raise SchedulingError(st)
+        record: dict[str, Any] | None = {} if rec is not None else None
+        totals, st = fw.run_score(state, pi, feasible, record=record)
+        if not st.is_success():
+            raise SchedulingError(st)
+        if rec is not None and record is not None:
+            rec.scores = record
+            rec.totals = totals
+            rec.skipped_score_plugins = sorted(state.skip_score_plugins)
+        return totals
+
+    def select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+        """Highest total; ties broken uniformly at random by reservoir sampling."""
+        best_i = 0
+        best = totals[0]
+        count = 1
+        rng = self.rng
+        for i in range(1, len(totals)):
+            s = totals[i]
+            if s > best:
+                best, best_i, count = s, i, 1
+            elif s == best:
+                count += 1
+                if rng.randrange(count) == 0:
+                    best_i = i
+        return nodes[best_i].name
+
+    # ---- binding cycle ------------------------------------------------------------------
+    async def _binding_cycle(self, fw: Framework, state: CycleState, q: QueuedPodInfo,
+                             assumed: PodInfo, host: str, rec: AttemptRecord | None) -> None:
+        try:
+            st = await fw.wait_on_permit(assumed)
+            if st.is_success():
+                st = await fw.run_pre_bind(state, assumed, host)
+            if st.is_success():
+                st = await fw.run_bind(state, assumed, host)
+                if st.code == Code.SKIP:
+                    st = Status.as_error("no bind plugin bound the pod")
+            if not st.is_success():
+                self._handle_binding_error(fw, state, q, assumed, host, st, rec)
+                return
+            self.cache.finish_binding(assumed)
+            self.scheduled_count += 1
+            self._record_event(q.pod, "Normal", "Scheduled", "Binding",
+                               f"Successfully assigned {assumed.key} to {host}")
+            if rec is not None:
+                rec.result = "Bound"
+            await fw.run_post_bind(state, assumed, host)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            logger.exception("binding cycle crashed pod=%s", assumed.key)
+            self._handle_binding_error(fw, state, q, assumed, host, Status.as_error(str(e)), rec)
+        finally:
+            self.queue.done(q.uid)
+
+    def _handle_binding_error(self, fw: Framework, state: CycleState, q: QueuedPodInfo, assumed: PodInfo,
+                              host: str, st: Status, rec: AttemptRecord | None) -> None:
+        fw.run_unreserve(state, assumed, host)
+        try:
+            self.cache.forget_pod(assumed)
+        except ValueError:
+            logger.exception("forget pod failed pod=%s", assumed.key)
+        # the resources it held may let other pods fit
+        uid = assumed.uid
+        self.queue.move_all_to_active_or_backoff(
+            EVENT_ASSIGNED_POD_DELETE, assumed.pod, None,
+            (lambda p: (p.get("metadata") or {}).get("uid") != uid) if st.is_rejected() else None)
+        if rec is not None:
+            rec.result = "BindingFailed"
+        self._fail_on_node(fw, q, st, host, rec)
+
+    # ---- failure handling ---------------------------------------------------------------
+    def _handle_failure(self, fw: Framework, q: QueuedPodInfo, st: Status, fe: FitError | None,
+                        nominating: str | None, *, rec: AttemptRecord | None = None) -> None:
+        """Upstream handleSchedulingFailure: requeue, nominate, event, PodScheduled condition."""
+        pi = q.pod_info
+        rejected = st.is_rejected()
+        reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        msg = str(fe) if fe is not None else st.message()
+        if fe is not None:
+            q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
+            q.pending_plugins = set(fe.diagnosis.pending_plugins)
+            q.consecutive_errors = 0
+        elif rejected:
+            q.unschedulable_plugins = set()
+            q.pending_plugins = set()
+        else:
+            q.unschedulable_plugins = set()
+            q.pending_plugins = set()
+            q.consecutive_errors += 1
+        if rec is not None:
+            rec.message = msg
+            rec.result = rec.result if rec.result == "BindingFailed" else reason
+            self.explainer.record(rec)
+        logger.debug("unable to schedule pod=%s reason=%s msg=%s", pi.key, reason, msg)
+        current = self._pod_informer.store.get(pi.key)
+        if current is None or (current.get("metadata") or {}).get("uid") != pi.uid:
+            logger.debug("pod deleted, not requeued pod=%s", pi.key)
+            self.queue.done(pi.uid)
+            return
+        if (current.get("spec") or {}).get("nodeName"):
+            logger.debug("pod already assigned, not requeued pod=%s", pi.key)
+            self.queue.done(pi.uid)
+            return
+        if current is not pi.pod:
+            q.pod_info = PodInfo(current)
+        self.queue.add_unschedulable_if_not_present(q, self.queue.scheduling_cycle)
+        if nominating is not None:
+            if nominating:
+                self.queue.nominator.add(q.pod_info, nominating)
+            else:
+                self.queue.nominator.delete(pi.uid)
+        self._record_event(current, "Warning", "FailedScheduling", "Scheduling", truncate_message(msg))
+        self._update_pod_status(current, reason, msg, nominating)
+
+    def _update_pod_status(self, pod: JsonDict, reason: str, msg: str, nominating: str | None) -> None:
+        status = pod.get("status") or {}
+        old = next((c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None)
+        cond_changed = old is None or old.get("status") != "False" or old.get("reason") != reason \
+            or old.get("message") != msg
+        cur_nnn = status.get("nominatedNodeName") or ""
+        nnn_changed = nominating is not None and nominating != cur_nnn
+        if not cond_changed and not nnn_changed:
+            return
+        patch: JsonDict = {}
+        if cond_changed:
+            ltt = old.get("lastTransitionTime") if old is not None and old.get("status") == "False" else None
+            patch["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                "lastTransitionTime": ltt or rfc3339(self.clock.now()), "reason": reason, "message": msg,
+            }]
+        if nnn_changed:
+            patch["nominatedNodeName"] = nominating or None
+        meta = pod.get("metadata") or {}
+        self.writer.patch_status(meta.get("namespace") or "default", meta.get("name") or "", patch)
+
+    def _record_event(self, pod: JsonDict, type_: str, reason: str, action: str, message: str) -> None:
+        meta = pod.get("metadata") or {}
+        now = self.clock.now()
+        ns = meta.get("namespace") or "default"
+        name = meta.get("name") or ""
+        seq = next(self._event_seq)
+        stamp = int(now.timestamp() * 1e9) + seq
+        ts = rfc3339(now)
+        self.writer.emit_event({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{name}.{stamp:x}", "namespace": ns},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": name,
+                               "uid": meta.get("uid") or "", "resourceVersion": meta.get("resourceVersion") or ""},
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "action": action,
+            "source": {"component": DEFAULT_COMPONENT},
+            "reportingComponent": DEFAULT_COMPONENT,
+            "reportingInstance": DEFAULT_COMPONENT,
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "eventTime": rfc3339_micro(now),
+            "count": 1,
+        })
+
+
+def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:
+    """A copy of `pi` whose pod carries spec.nodeName = host (the shared pod is not mutated)."""
+    pod = dict(pi.pod)
+    spec = dict(pod.get("spec") or {})
+    spec["nodeName"] = host
+    pod["spec"] = spec
+    out = PodInfo.__new__(PodInfo)
+    for slot in PodInfo.__slots__:
+        setattr(out, slot, getattr(pi, slot))
+    out.pod = pod
+    out.node_name = host
+    return out
+
+
+def _in_tree_registry() -> dict[str, type[Plugin]]:
+    try:
+        from scheduler.plugins.registry import in_tree_registry
+    except ImportError:
+        logger.warning("scheduler.plugins.registry not available; no in-tree plugins")
+        return {}
+    return dict(in_tree_registry())

@@ -1,0 +1,200 @@
+"""Namespace, Node, Service, ConfigMap, Lease, CRD strategies."""
+
+import copy
+
+import pytest
+
+from apiserver.strategies import strategy_for
+
+NS = strategy_for("", "Namespace")
+NODE = strategy_for("", "Node")
+SVC = strategy_for("", "Service")
+CM = strategy_for("", "ConfigMap")
+LEASE = strategy_for("coordination.k8s.io", "Lease")
+CRD = strategy_for("apiextensions.k8s.io", "CustomResourceDefinition")
+
+
+def rendered(errs):
+    return [f"{e['field']}: {e['message']}" for e in errs]
+
+
+def test_namespace_create_golden():
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}, "status": {"phase": "Terminating"}}
+    NS.default(ns)
+    NS.prepare_for_create(ns)
+    assert ns == {
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "team-a", "labels": {"kubernetes.io/metadata.name": "team-a"}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+    assert NS.validate(ns) == []
+
+
+def test_namespace_name_must_be_a_label():
+    ns = {"metadata": {"name": "a.b"}}
+    (err,) = NS.validate(ns)
+    assert err["field"] == "metadata.name"
+    assert "RFC 1123 label" in err["message"]
+
+
+def test_namespace_update_keeps_finalizers_and_status():
+    old = {"metadata": {"name": "a", "uid": "u"}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+    new = {"metadata": {"name": "a"}, "spec": {"finalizers": []}, "status": {"phase": "Terminating"}}
+    NS.prepare_for_update(new, old)
+    assert new["spec"] == {"finalizers": ["kubernetes"]}
+    assert new["status"] == {"phase": "Active"}
+    assert new["metadata"]["uid"] == "u"
+
+
+def node(**spec):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "spec": spec,
+            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+
+
+def test_node_create_keeps_registered_status():
+    n = node()
+    NODE.prepare_for_create(n)
+    assert n["status"]["capacity"]["cpu"] == "4"
+    assert "generation" not in n["metadata"]
+
+
+@pytest.mark.parametrize(
+    "taints, expected",
+    [
+        pytest.param([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], [], id="valid-taint"),
+        pytest.param([{"key": "k", "effect": "Sometimes"}],
+                     ['spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", '
+                      '"PreferNoSchedule", "NoExecute"'], id="bad-effect"),
+        pytest.param([{"key": "k"}], ["spec.taints[0].effect: Required value"], id="missing-effect"),
+        pytest.param([{"key": "", "effect": "NoSchedule"}],
+                     ['spec.taints[0].key: Invalid value: "": name part must be non-empty'], id="empty-key"),
+        pytest.param([{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"}],
+                     ['spec.taints[1]: Duplicate value: "k=v:NoSchedule": taints must be unique by key and effect pair'],
+                     id="duplicate-key-effect"),
+        pytest.param([{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoExecute"}], [],
+                     id="same-key-other-effect-ok"),
+    ],
+)
+def test_node_taints(taints, expected):
+    assert rendered(NODE.validate(node(taints=taints))) == expected
+
+
+def test_node_update_ignores_status_and_status_update_ignores_spec():
+    old = node()
+    old["metadata"]["uid"] = "u"
+    new = copy.deepcopy(old)
+    new["spec"]["unschedulable"] = True
+    new["status"] = {"capacity": {"cpu": "1"}}
+    NODE.prepare_for_update(new, old)
+    assert new["spec"] == {"unschedulable": True}
+    assert new["status"] == old["status"]
+    new2 = copy.deepcopy(old)
+    new2["spec"]["unschedulable"] = True
+    new2["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    NODE.prepare_for_status_update(new2, old)
+    assert new2["spec"] == {}
+    assert new2["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+
+
+def test_node_status_capacity_must_be_quantities():
+    n = node()
+    n["status"]["capacity"]["cpu"] = "lots"
+    (err,) = NODE.validate(n)
+    assert err["field"] == "status.capacity[cpu]"
+
+
+def svc(**spec):
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": spec}
+
+
+def test_service_defaults():
+    s = svc(selector={"app": "web"}, ports=[{"port": 80}])
+    SVC.default(s)
+    assert s["spec"] == {
+        "selector": {"app": "web"},
+        "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}],
+        "type": "ClusterIP",
+        "sessionAffinity": "None",
+        "internalTrafficPolicy": "Cluster",
+    }
+    assert SVC.validate(s) == []
+
+
+@pytest.mark.parametrize(
+    "obj, expected",
+    [
+        pytest.param(svc(ports=[{"port": 80}, {"port": 81}]),
+                     ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"],
+                     id="multiple-ports-need-names"),
+        pytest.param(svc(ports=[{"port": 0}]),
+                     ["spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"], id="port-zero"),
+        pytest.param(svc(type="Magic", ports=[{"port": 80}]),
+                     ['spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", '
+                      '"LoadBalancer", "NodePort"'], id="bad-type"),
+        pytest.param(svc(), ["spec.ports: Required value"], id="no-ports"),
+    ],
+)
+def test_service_validation(obj, expected):
+    SVC.default(obj)
+    assert rendered(SVC.validate(obj)) == expected
+
+
+def test_service_name_is_dns1035():
+    s = svc(ports=[{"port": 80}])
+    s["metadata"]["name"] = "1web"
+    SVC.default(s)
+    (err,) = SVC.validate(s)
+    assert err["field"] == "metadata.name"
+    assert err["message"].startswith('Invalid value: "1web": a DNS-1035 label must consist of')
+
+
+def test_configmap_immutable_data():
+    old = {"metadata": {"name": "c"}, "immutable": True, "data": {"a": "1"}}
+    new = {"metadata": {"name": "c"}, "immutable": True, "data": {"a": "2"}}
+    assert rendered(CM.validate_update(new, old)) == ["data: Forbidden: field is immutable when `immutable` is set"]
+    assert rendered(CM.validate({"metadata": {"name": "c"}, "data": {"bad key": "x"}}))[0].startswith(
+        'data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters')
+
+
+def test_lease_duration_positive():
+    bad = {"metadata": {"name": "n1"}, "spec": {"leaseDurationSeconds": 0}}
+    assert rendered(LEASE.validate(bad)) == ["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]
+
+
+def crd(**over):
+    obj = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+    }
+    obj["spec"].update(over)
+    return obj
+
+
+def test_crd_defaults_and_status():
+    c = crd()
+    CRD.default(c)
+    CRD.prepare_for_create(c)
+    assert c["spec"]["names"] == {"plural": "widgets", "kind": "Widget", "singular": "widget", "listKind": "WidgetList"}
+    assert c["spec"]["conversion"] == {"strategy": "None"}
+    assert c["status"]["storedVersions"] == ["v1"]
+    assert CRD.validate(c) == []
+
+
+@pytest.mark.parametrize(
+    "over, field",
+    [
+        pytest.param({"group": "other.com"}, "metadata.name", id="name-must-be-plural-dot-group"),
+        pytest.param({"scope": "Galaxy"}, "spec.scope", id="bad-scope"),
+        pytest.param({"versions": [{"name": "v1", "served": True, "storage": False}]}, "spec.versions",
+                     id="needs-one-storage-version"),
+    ],
+)
+def test_crd_validation(over, field):
+    c = crd(**over)
+    CRD.default(c)
+    assert field in [e["field"] for e in CRD.validate(c)]

@@ -1,0 +1,1 @@
+pytest_plugins = ["minik3s.testing.pytest_plugin"]

@@ -1,0 +1,175 @@
+"""Bad input gets a clear upstream-shaped error, and nothing is lost or wedged."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from minik3s.testing.server import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def http(minik3s_api: ServerProcess):
+    with httpx.Client(base_url=minik3s_api.url, timeout=30) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def nsname(http) -> str:
+    name = "bad-" + uuid.uuid4().hex[:6]
+    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
+    return name
+
+
+def good_pod(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "nginx",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}}]}}
+
+
+def assert_status(r: httpx.Response, code: int, reason: str) -> dict:
+    assert r.status_code == code, r.text
+    st = r.json()
+    assert st["kind"] == "Status" and st["apiVersion"] == "v1" and st["status"] == "Failure"
+    assert st["code"] == code and st["reason"] == reason, st
+    assert st["message"]
+    return st
+
+
+def test_malformed_json_and_yaml_are_400(http, nsname):
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", content=b'{"metadata": {', headers={"Content-Type": "application/json"})
+    assert_status(r, 400, "BadRequest")
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", content=b"metadata: [unclosed",
+                  headers={"Content-Type": "application/yaml"})
+    assert_status(r, 400, "BadRequest")
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", content=b'"just a string"')
+    assert_status(r, 400, "BadRequest")
+
+
+def test_yaml_body_is_accepted(http, nsname):
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n"
+    r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", content=body, headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201, r.text
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        pytest.param(lambda p: p["spec"]["containers"][0]["resources"]["requests"].update(cpu="abc"),
+                     "spec.containers[0].resources.requests", id="unparseable-cpu-quantity"),
+        pytest.param(lambda p: p["spec"]["containers"][0]["resources"]["requests"].update(cpu="1.5.3"),
+                     "spec.containers[0].resources.requests", id="cpu-quantity-with-two-dots"),
+        pytest.param(lambda p: p["spec"]["containers"][0]["resources"]["requests"].update(memory="-1Gi"),
+                     "spec.containers[0].resources.requests", id="negative-memory-request"),
+        pytest.param(lambda p: p["spec"].update(containers=[]), "spec.containers", id="no-containers"),
+        pytest.param(lambda p: p["metadata"].update(name="Bad_Name"), "metadata.name", id="name-not-dns1123"),
+        pytest.param(lambda p: p["spec"].update(restartPolicy="Sometimes"), "spec.restartPolicy",
+                     id="restart-policy-enum"),
+        pytest.param(lambda p: p["spec"].update(tolerations=[{"key": "k", "operator": "Maybe"}]),
+                     "spec.tolerations[0].operator", id="toleration-operator-enum"),
+        pytest.param(lambda p: p["metadata"].update(labels={"bad key!": "v"}), "metadata.labels",
+                     id="label-key-invalid"),
+    ],
+)
+def test_invalid_objects_get_422_with_field_paths(http, nsname, mutate, field):
+    body = good_pod("inv-" + uuid.uuid4().hex[:6])
+    mutate(body)
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", json=body)
+    st = assert_status(r, 422, "Invalid")
+    assert st["message"].startswith('Pod "')
+    fields = [c.get("field", "") for c in st["details"]["causes"]]
+    assert any(f.startswith(field) for f in fields), fields
+
+
+@pytest.mark.parametrize("q", ["100m", "1.5", "2Gi", "1e3", "500Mi"], ids=lambda q: f"quantity-{q}")
+def test_valid_quantities_are_accepted(http, nsname, q):
+    body = good_pod("q-" + uuid.uuid4().hex[:6])
+    body["spec"]["containers"][0]["resources"]["requests"] = {"cpu": q}
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["containers"][0]["resources"]["requests"]["cpu"] == q  # preserved exactly
+
+
+def test_unknown_fields_strict_is_400_and_warn_is_a_header(http, nsname):
+    body = good_pod("uf")
+    body["spec"]["foo"] = 1
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", params={"fieldValidation": "Strict"}, json=body)
+    st = assert_status(r, 400, "BadRequest")
+    assert 'unknown field "spec.foo"' in st["message"]
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods", json=body)
+    assert r.status_code == 201
+    assert 'unknown field \\"spec.foo\\"' in r.headers.get("Warning", "") or "spec.foo" in r.headers.get("Warning", "")
+    assert r.json()["spec"]["foo"] == 1  # preserved, as the object round-trips
+
+
+def test_oversize_body_is_413(http, nsname):
+    big = {"metadata": {"name": "big"}, "data": {"x": "a" * (3 * 1024 * 1024 + 10)}}
+    r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", json=big)
+    assert_status(r, 413, "RequestEntityTooLarge")
+    assert http.get(f"/api/v1/namespaces/{nsname}/configmaps/big").status_code == 404
+
+
+def test_unknown_resource_and_version_are_404_and_wrong_method_405(http, nsname):
+    assert_status(http.get("/api/v1/namespaces/default/gizmos"), 404, "NotFound")
+    assert_status(http.get("/apis/apps/v9/deployments"), 404, "NotFound")
+    assert_status(http.get("/apis/nope.example.com/v1"), 404, "NotFound")
+    http.post(f"/api/v1/namespaces/{nsname}/configmaps", json={"metadata": {"name": "m"}}).raise_for_status()
+    assert_status(http.post(f"/api/v1/namespaces/{nsname}/configmaps/m", json={}), 405, "MethodNotAllowed")
+    assert_status(http.put(f"/api/v1/namespaces/{nsname}/configmaps", json={}), 405, "MethodNotAllowed")
+
+
+CORPUS = [
+    b"", b"null", b"[]", b"{}", b"[1,2,3]", b"\x00\xff\xfe", b'{"metadata": null}', b'{"metadata": "x"}',
+    b'{"metadata": {"name": 5}}', b'{"metadata": {"name": "x", "labels": "nope"}}',
+    b'{"metadata": {"name": "x"}, "spec": "nope"}', b'{"metadata": {"name": "x"}, "spec": {"containers": "no"}}',
+    b'{"metadata": {"name": "x"}, "spec": {"containers": [null]}}',
+    b'{"metadata": {"name": "x"}, "spec": {"containers": [{"name": 1}]}}',
+    b'{"metadata": {"name": "x"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": []}}}]}}',
+    b'{"metadata": {"name": "x", "annotations": {"a": 1}}}', b'{"kind": "Node", "metadata": {"name": "x"}}',
+    b'{"apiVersion": "v2", "metadata": {"name": "x"}}', b'{"metadata": {"name": "' + b"a" * 300 + b'"}}',
+    b'{"metadata": {"name": "x", "ownerReferences": [{}]}}', b'{"metadata":{"name":"x"},"spec":{"priority":"high"}}',
+    b'{"metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"80"}]}]}}',
+    b'\xef\xbb\xbf{"metadata": {"name": "bom"}}', b'{"metadata": {"name": "x"}}' * 3, b'1e999999',
+    b'{"a":' * 5000 + b"1" + b"}" * 5000,
+]
+
+
+def test_broken_input_corpus_never_crashes_or_corrupts(http, nsname):
+    precious = http.post("/api/v1/namespaces/default/configmaps",
+                         json={"metadata": {"name": "precious-" + uuid.uuid4().hex[:6]}, "data": {"k": "v"}}).json()
+    keep = good_pod("survivor")
+    created = http.post(f"/api/v1/namespaces/{nsname}/pods", json=keep)
+    assert created.status_code == 201
+    before = created.json()
+    paths = [f"/api/v1/namespaces/{nsname}/pods", f"/api/v1/namespaces/{nsname}/pods/survivor",
+             f"/api/v1/namespaces/{nsname}/pods/survivor/status", f"/apis/apps/v1/namespaces/{nsname}/deployments",
+             f"/api/v1/namespaces/{nsname}/pods/survivor/binding", f"/api/v1/namespaces/{nsname}/pods/survivor/eviction"]
+    cts = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf",
+           "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json",
+           "application/apply-patch+yaml", None]
+    for body in CORPUS:
+        for path in paths:
+            for method in ("POST", "PUT", "PATCH", "DELETE"):
+                for ct in cts[:3] if method != "PATCH" else cts[3:]:
+                    headers = {"Content-Type": ct} if ct else {}
+                    params = {"fieldManager": "fuzz"} if ct == "application/apply-patch+yaml" else None
+                    r = http.request(method, path, content=body, headers=headers, params=params)
+                    assert r.status_code < 500 or r.json().get("kind") == "Status", (method, path, ct, body[:40])
+                    assert r.status_code != 500 or "more than one PodDisruptionBudget" in r.text, \
+                        (method, path, ct, body[:60], r.text[:300])
+                    if r.status_code >= 400:
+                        assert r.json()["kind"] == "Status"
+    assert http.get("/readyz").status_code == 200
+    after = http.get(f"/api/v1/namespaces/{nsname}/pods/survivor")
+    if after.status_code == 200:
+        # anything the corpus did through valid verbs must still be a valid pod
+        assert after.json()["metadata"]["uid"] == before["metadata"]["uid"]
+        assert after.json()["spec"]["containers"]
+    # an object the corpus never addressed is byte-for-byte intact
+    name = precious["metadata"]["name"]
+    assert http.get(f"/api/v1/namespaces/default/configmaps/{name}").json() == precious
+    # the server still accepts good writes and serves lists
+    assert http.post(f"/api/v1/namespaces/{nsname}/pods", json=good_pod("after-fuzz")).status_code == 201
+    assert http.get(f"/api/v1/namespaces/{nsname}/pods").status_code == 200

@@ -1,0 +1,374 @@
+"""The API server over real HTTP: CRUD, selectors, pagination, conflicts, patches, subresources."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import httpx
+import pytest
+
+from minik3s.testing.server import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def http(minik3s_api: ServerProcess):
+    with httpx.Client(base_url=minik3s_api.url, timeout=30) as c:
+        yield c
+
+
+def pod(name: str, *, labels: dict | None = None, node: str | None = None, cpu: str = "100m", **spec) -> dict:
+    body = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.25",
+                                 "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}], **spec},
+    }
+    if node:
+        body["spec"]["nodeName"] = node
+    return body
+
+
+def ns(http: httpx.Client) -> str:
+    name = "t-" + uuid.uuid4().hex[:8]
+    r = http.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    assert r.status_code == 201, r.text
+    return name
+
+
+def test_health_version_and_default_namespaces(http):
+    assert http.get("/readyz").status_code == 200
+    assert http.get("/healthz").text == "ok"
+    v = http.get("/version").json()
+    assert v["major"] == "1" and v["minor"] == "33" and v["gitVersion"].startswith("v1.33")
+    names = {n["metadata"]["name"] for n in http.get("/api/v1/namespaces").json()["items"]}
+    assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
+
+
+def test_create_get_defaults_and_already_exists(http):
+    n = ns(http)
+    r = http.post(f"/api/v1/namespaces/{n}/pods", json=pod("web"))
+    assert r.status_code == 201, r.text
+    obj = r.json()
+    meta = obj["metadata"]
+    assert meta["namespace"] == n and meta["uid"] and meta["creationTimestamp"].endswith("Z")
+    assert int(meta["resourceVersion"]) > 0
+    assert obj["spec"]["restartPolicy"] == "Always"
+    assert obj["spec"]["schedulerName"] == "default-scheduler"
+    assert obj["spec"]["terminationGracePeriodSeconds"] == 30
+    assert obj["status"]["phase"] == "Pending"
+    got = http.get(f"/api/v1/namespaces/{n}/pods/web").json()
+    assert got == obj
+    dup = http.post(f"/api/v1/namespaces/{n}/pods", json=pod("web"))
+    assert dup.status_code == 409
+    st = dup.json()
+    assert st["kind"] == "Status" and st["reason"] == "AlreadyExists" and st["code"] == 409
+    assert st["message"] == 'pods "web" already exists'
+    missing = http.get(f"/api/v1/namespaces/{n}/pods/nope")
+    assert missing.status_code == 404
+    assert missing.json()["message"] == 'pods "nope" not found'
+    assert missing.json()["details"] == {"name": "nope", "kind": "pods"}
+
+
+def test_generate_name_and_namespace_rules(http):
+    n = ns(http)
+    body = pod("")
+    del body["metadata"]["name"]
+    body["metadata"]["generateName"] = "gen-"
+    r = http.post(f"/api/v1/namespaces/{n}/pods", json=body)
+    assert r.status_code == 201, r.text
+    name = r.json()["metadata"]["name"]
+    assert name.startswith("gen-") and len(name) == 9
+    assert set(name[4:]) <= set("bcdfghjklmnpqrstvwxz2456789")
+    body = pod("mismatch")
+    body["metadata"]["namespace"] = "default"
+    r = http.post(f"/api/v1/namespaces/{n}/pods", json=body)
+    assert r.status_code == 400
+    r = http.post("/api/v1/namespaces/does-not-exist/pods", json=pod("x"))
+    assert r.status_code == 404 and r.json()["message"] == 'namespaces "does-not-exist" not found'
+
+
+def test_label_and_field_selectors(http):
+    n = ns(http)
+    specs = [("a1", {"app": "a", "tier": "web"}, "n1"), ("a2", {"app": "a", "tier": "db"}, "n2"),
+             ("b1", {"app": "b"}, "n1"), ("c1", {}, None)]
+    for name, labels, node in specs:
+        assert http.post(f"/api/v1/namespaces/{n}/pods", json=pod(name, labels=labels, node=node)).status_code == 201
+
+    def names(**params):
+        r = http.get(f"/api/v1/namespaces/{n}/pods", params=params)
+        assert r.status_code == 200, r.text
+        return sorted(i["metadata"]["name"] for i in r.json()["items"])
+
+    assert names(labelSelector="app=a") == ["a1", "a2"]
+    assert names(labelSelector="app==a,tier=db") == ["a2"]
+    assert names(labelSelector="app!=a") == ["b1", "c1"]
+    assert names(labelSelector="app in (a,b)") == ["a1", "a2", "b1"]
+    assert names(labelSelector="app notin (a)") == ["b1", "c1"]
+    assert names(labelSelector="tier") == ["a1", "a2"]
+    assert names(labelSelector="!tier") == ["b1", "c1"]
+    assert names(fieldSelector="metadata.name=b1") == ["b1"]
+    assert names(fieldSelector="spec.nodeName=n1") == ["a1", "b1"]
+    assert names(fieldSelector="spec.nodeName=") == ["c1"]
+    assert names(fieldSelector="status.phase!=Running,spec.nodeName=n2") == ["a2"]
+    assert names(fieldSelector="spec.schedulerName=default-scheduler", labelSelector="app=b") == ["b1"]
+    assert names(fieldSelector=f"metadata.namespace={n}") == ["a1", "a2", "b1", "c1"]
+    bad = http.get(f"/api/v1/namespaces/{n}/pods", params={"fieldSelector": "spec.foo=x"})
+    assert bad.status_code == 400 and "field label not supported: spec.foo" in bad.json()["message"]
+    bad = http.get(f"/api/v1/namespaces/{n}/pods", params={"labelSelector": "app in (a"})
+    assert bad.status_code == 400
+    # all-namespaces list path sees them too
+    r = http.get("/api/v1/pods", params={"labelSelector": "app=a", "fieldSelector": f"metadata.namespace={n}"})
+    assert sorted(i["metadata"]["name"] for i in r.json()["items"]) == ["a1", "a2"]
+
+
+def test_pagination_with_limit_and_continue(http):
+    n = ns(http)
+    for i in range(7):
+        http.post(f"/api/v1/namespaces/{n}/configmaps",
+                  json={"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}}).raise_for_status()
+    seen, token, pages = [], None, 0
+    while True:
+        params = {"limit": 3}
+        if token:
+            params["continue"] = token
+        body = http.get(f"/api/v1/namespaces/{n}/configmaps", params=params).json()
+        pages += 1
+        seen += [i["metadata"]["name"] for i in body["items"]]
+        token = body["metadata"].get("continue")
+        if not token:
+            break
+    assert pages == 3
+    assert seen == [f"cm-{i}" for i in range(7)]
+    bad = http.get(f"/api/v1/namespaces/{n}/configmaps", params={"limit": 2, "continue": "!!garbage!!"})
+    assert bad.status_code == 400
+
+
+def test_update_conflict_on_stale_resource_version(http):
+    n = ns(http)
+    cm = http.post(f"/api/v1/namespaces/{n}/configmaps", json={"metadata": {"name": "c"}, "data": {"a": "1"}}).json()
+    stale = dict(cm)
+    cm["data"] = {"a": "2"}
+    r = http.put(f"/api/v1/namespaces/{n}/configmaps/c", json=cm)
+    assert r.status_code == 200, r.text
+    assert int(r.json()["metadata"]["resourceVersion"]) > int(stale["metadata"]["resourceVersion"])
+    stale["data"] = {"a": "3"}
+    r = http.put(f"/api/v1/namespaces/{n}/configmaps/c", json=stale)
+    assert r.status_code == 409
+    assert r.json()["reason"] == "Conflict"
+    assert r.json()["message"] == ('Operation cannot be fulfilled on configmaps "c": the object has been modified; '
+                                   'please apply your changes to the latest version and try again')
+    assert http.get(f"/api/v1/namespaces/{n}/configmaps/c").json()["data"] == {"a": "2"}
+
+
+def test_three_patch_types(http):
+    n = ns(http)
+    body = pod("p", labels={"app": "x"})
+    body["spec"]["containers"].append({"name": "side", "image": "busybox:1"})
+    http.post(f"/api/v1/namespaces/{n}/pods", json=body).raise_for_status()
+    url = f"/api/v1/namespaces/{n}/pods/p"
+    r = http.patch(url, content=b'{"metadata":{"labels":{"app":null,"tier":"web"}}}',
+                   headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["labels"] == {"tier": "web"}
+    r = http.patch(url, content=b'[{"op":"add","path":"/metadata/annotations","value":{"a":"b"}},'
+                                b'{"op":"test","path":"/metadata/labels/tier","value":"web"}]',
+                   headers={"Content-Type": "application/json-patch+json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["annotations"] == {"a": "b"}
+    # strategic merge: containers merge by name (the image of "c" changes, "side" stays)
+    r = http.patch(url, content=b'{"spec":{"containers":[{"name":"c","image":"nginx:1.26"}]}}',
+                   headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status_code == 200, r.text
+    cs = {c["name"]: c["image"] for c in r.json()["spec"]["containers"]}
+    assert cs == {"c": "nginx:1.26", "side": "busybox:1"}
+    # a failing json-patch test op is 422 and changes nothing
+    before = http.get(url).json()
+    r = http.patch(url, content=b'[{"op":"test","path":"/metadata/labels/tier","value":"db"}]',
+                   headers={"Content-Type": "application/json-patch+json"})
+    assert r.status_code == 422
+    assert http.get(url).json() == before
+    r = http.patch(url, content=b'{"x":1}', headers={"Content-Type": "text/csv"})
+    assert r.status_code == 415
+
+
+def test_graceful_deletion_of_pods_and_finalizers(http):
+    n = ns(http)
+    base = f"/api/v1/namespaces/{n}/pods"
+    # not bound to a node: removed at once
+    http.post(base, json=pod("unbound")).raise_for_status()
+    r = http.delete(f"{base}/unbound")
+    assert r.status_code == 200
+    assert http.get(f"{base}/unbound").status_code == 404
+    # bound: deletionTimestamp + grace from terminationGracePeriodSeconds, stays until grace-0 delete
+    http.post(base, json=pod("bound", node="some-node")).raise_for_status()
+    r = http.request("DELETE", f"{base}/bound")
+    assert r.status_code == 200
+    meta = r.json()["metadata"]
+    assert meta["deletionGracePeriodSeconds"] == 30 and meta["deletionTimestamp"]
+    assert http.get(f"{base}/bound").status_code == 200
+    # a later delete may shorten the grace period, never lengthen it
+    r = http.request("DELETE", f"{base}/bound", json={"gracePeriodSeconds": 5})
+    assert r.json()["metadata"]["deletionGracePeriodSeconds"] == 5
+    r = http.request("DELETE", f"{base}/bound", json={"gracePeriodSeconds": 20})
+    assert r.json()["metadata"]["deletionGracePeriodSeconds"] == 5
+    # a stale uid precondition is a conflict
+    r = http.request("DELETE", f"{base}/bound", json={"gracePeriodSeconds": 0, "preconditions": {"uid": "nope"}})
+    assert r.status_code == 409
+    uid = http.get(f"{base}/bound").json()["metadata"]["uid"]
+    r = http.request("DELETE", f"{base}/bound", params={"gracePeriodSeconds": 0},
+                     json={"preconditions": {"uid": uid}})
+    assert r.status_code == 200
+    assert http.get(f"{base}/bound").status_code == 404
+    # finalizers keep any object until removed
+    cm = {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "data": {}}
+    http.post(f"/api/v1/namespaces/{n}/configmaps", json=cm).raise_for_status()
+    r = http.delete(f"/api/v1/namespaces/{n}/configmaps/held")
+    assert r.status_code == 200 and r.json()["metadata"]["deletionTimestamp"]
+    got = http.get(f"/api/v1/namespaces/{n}/configmaps/held")
+    assert got.status_code == 200
+    r = http.patch(f"/api/v1/namespaces/{n}/configmaps/held", content=b'{"metadata":{"finalizers":null}}',
+                   headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status_code == 200
+    assert http.get(f"/api/v1/namespaces/{n}/configmaps/held").status_code == 404
+
+
+def test_delete_collection(http):
+    n = ns(http)
+    for i in range(3):
+        http.post(f"/api/v1/namespaces/{n}/configmaps",
+                  json={"metadata": {"name": f"d{i}", "labels": {"g": "1" if i < 2 else "2"}}}).raise_for_status()
+    r = http.request("DELETE", f"/api/v1/namespaces/{n}/configmaps", params={"labelSelector": "g=1"})
+    assert r.status_code == 200, r.text
+    left = [i["metadata"]["name"] for i in http.get(f"/api/v1/namespaces/{n}/configmaps").json()["items"]]
+    assert left == ["d2"]
+
+
+def test_status_subresource_rules(http):
+    n = ns(http)
+    base = f"/api/v1/namespaces/{n}/pods/s"
+    http.post(f"/api/v1/namespaces/{n}/pods", json=pod("s")).raise_for_status()
+    cur = http.get(base).json()
+    cur["status"] = {"phase": "Running", "podIP": "10.0.0.9"}
+    cur["spec"]["activeDeadlineSeconds"] = 100
+    r = http.put(base + "/status", json=cur)
+    assert r.status_code == 200, r.text
+    got = http.get(base).json()
+    assert got["status"]["phase"] == "Running" and got["status"]["podIP"] == "10.0.0.9"
+    assert "activeDeadlineSeconds" not in got["spec"]  # spec ignored on /status
+    got["status"]["phase"] = "Failed"
+    got["metadata"]["labels"] = {"changed": "yes"}
+    r = http.put(base, json=got)
+    assert r.status_code == 200, r.text
+    again = http.get(base).json()
+    assert again["status"]["phase"] == "Running"  # status ignored on the main resource
+    assert again["metadata"]["labels"] == {"changed": "yes"}
+    r = http.patch(base + "/status", content=b'{"status":{"conditions":[{"type":"Ready","status":"True"}]}}',
+                   headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status_code == 200
+    assert [c["type"] for c in r.json()["status"]["conditions"]] == ["Ready"]
+
+
+def test_binding_sets_node_once(http):
+    n = ns(http)
+    http.post(f"/api/v1/namespaces/{n}/pods", json=pod("b")).raise_for_status()
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    r = http.post(f"/api/v1/namespaces/{n}/pods/b/binding", json=binding)
+    assert r.status_code == 201, r.text
+    assert r.json()["status"] == "Success"
+    got = http.get(f"/api/v1/namespaces/{n}/pods/b").json()
+    assert got["spec"]["nodeName"] == "node-1"
+    assert any(c["type"] == "PodScheduled" and c["status"] == "True" for c in got["status"]["conditions"])
+    r = http.post(f"/api/v1/namespaces/{n}/pods/b/binding", json={**binding, "target": {"name": "node-2"}})
+    assert r.status_code == 409
+    assert r.json()["message"] == ('Operation cannot be fulfilled on pods/binding "b": pod b is already assigned '
+                                   'to node "node-1"')
+    # the legacy namespaced bindings collection
+    http.post(f"/api/v1/namespaces/{n}/pods", json=pod("b2")).raise_for_status()
+    r = http.post(f"/api/v1/namespaces/{n}/bindings", json={**binding, "metadata": {"name": "b2"}})
+    assert r.status_code == 201, r.text
+    assert http.get(f"/api/v1/namespaces/{n}/pods/b2").json()["spec"]["nodeName"] == "node-1"
+
+
+def test_eviction_endpoint_deletes_gracefully(http):
+    n = ns(http)
+    http.post(f"/api/v1/namespaces/{n}/pods", json=pod("e", node="node-1")).raise_for_status()
+    cur = http.get(f"/api/v1/namespaces/{n}/pods/e").json()
+    cur["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    http.put(f"/api/v1/namespaces/{n}/pods/e/status", json=cur).raise_for_status()
+    ev = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "e", "namespace": n}}
+    r = http.post(f"/api/v1/namespaces/{n}/pods/e/eviction", json=ev)
+    assert r.status_code == 201, r.text
+    assert r.json()["status"] == "Success"
+    got = http.get(f"/api/v1/namespaces/{n}/pods/e").json()
+    assert got["metadata"]["deletionTimestamp"]
+    assert any(c["type"] == "DisruptionTarget" and c["reason"] == "EvictionByEvictionAPI"
+               for c in got["status"]["conditions"])
+    r = http.post(f"/api/v1/namespaces/{n}/pods/e/eviction", json={**ev, "metadata": {"name": "other"}})
+    assert r.status_code == 400
+
+
+def test_deployment_scale_subresource(http):
+    n = ns(http)
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}},
+                    "template": {"metadata": {"labels": {"app": "d"}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    r = http.post(f"/apis/apps/v1/namespaces/{n}/deployments", json=dep)
+    assert r.status_code == 201, r.text
+    created = r.json()
+    assert created["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert created["spec"]["revisionHistoryLimit"] == 10
+    sc = http.get(f"/apis/apps/v1/namespaces/{n}/deployments/d/scale").json()
+    assert sc["kind"] == "Scale" and sc["apiVersion"] == "autoscaling/v1" and sc["spec"]["replicas"] == 2
+    assert sc["status"]["selector"] == "app=d"
+    r = http.patch(f"/apis/apps/v1/namespaces/{n}/deployments/d/scale", content=b'{"spec":{"replicas":5}}',
+                   headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["spec"]["replicas"] == 5
+    sc = r.json()
+    sc["spec"]["replicas"] = 7
+    # kubectl scale --current-replicas sends the PUT without a Content-Type header
+    r = http.put(f"/apis/apps/v1/namespaces/{n}/deployments/d/scale", content=json.dumps(sc).encode())
+    assert r.status_code == 200, r.text
+    d = http.get(f"/apis/apps/v1/namespaces/{n}/deployments/d").json()
+    assert d["spec"]["replicas"] == 7
+    assert d["metadata"]["generation"] == 3
+
+
+def test_crd_is_served_after_creation(http):
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wg"]},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                   "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]},
+    }
+    r = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert r.status_code == 201, r.text
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        if http.get("/apis/example.com/v1").status_code == 200:
+            break
+    doc = http.get("/apis/example.com/v1").json()
+    assert doc["resources"][0]["name"] == "widgets" and doc["resources"][0]["shortNames"] == ["wg"]
+    assert any(g["name"] == "example.com" for g in http.get("/apis").json()["groups"])
+    n = ns(http)
+    w = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+    r = http.post(f"/apis/example.com/v1/namespaces/{n}/widgets", json=w)
+    assert r.status_code == 201, r.text
+    lst = http.get(f"/apis/example.com/v1/namespaces/{n}/widgets").json()
+    assert lst["kind"] == "WidgetList" and [i["spec"]["size"] for i in lst["items"]] == [3]
+    r = http.patch(f"/apis/example.com/v1/namespaces/{n}/widgets/w1", content=b'{"spec":{"size":4}}',
+                   headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status_code == 415  # strategic merge is for built-in kinds only, as upstream
+    r = http.patch(f"/apis/example.com/v1/namespaces/{n}/widgets/w1", content=b'{"spec":{"size":4}}',
+                   headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status_code == 200 and r.json()["spec"]["size"] == 4
+    crd_obj = http.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").json()
+    conds = {c["type"]: c["status"] for c in crd_obj["status"]["conditions"]}
+    assert conds["Established"] == "True"

@@ -1,0 +1,158 @@
+"""StageController behaviour beyond single-pod golden files: many pods, IPs, failed nodes, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kubelet_sim.config import parse_fleet
+from kubelet_sim.controller import StageController
+from kubelet_sim.node_agent import NodeAgent, fail_node, recover_node
+from kubelet_sim.stages.model import load_default_stages
+from minik3s.api.errors import InternalError
+from minik3s.api.resources import NODES, PODS
+from minik3s.utils.clock import FakeClock
+
+
+async def settle() -> None:
+    for _ in range(40):
+        await asyncio.sleep(0)
+
+
+async def advance(clock: FakeClock, seconds: float, step: float = 0.1) -> None:
+    end = clock.monotonic() + seconds
+    while clock.monotonic() < end - 1e-9:
+        clock.advance(min(step, end - clock.monotonic()))
+        await settle()
+
+
+@dataclass
+class Sim:
+    cluster: Any
+    clock: FakeClock
+    agent: NodeAgent
+    ctl: StageController
+
+    async def pod(self, name: str, node: str = "node-1", **annotations: str) -> None:
+        meta: dict[str, Any] = {"name": name, "namespace": "default"}
+        if annotations:
+            meta["annotations"] = {f"sim.minik3s.io/{k.replace('_', '-')}": v for k, v in annotations.items()}
+        await self.cluster.create(PODS, {"metadata": meta, "spec": {
+            "nodeName": node, "containers": [{"name": "c", "image": "nginx:1.25"}]}})
+        await settle()
+
+    def status(self, name: str) -> dict[str, Any]:
+        return self.cluster.objects["pods"][f"default/{name}"].get("status") or {}
+
+    def exists(self, name: str) -> bool:
+        return f"default/{name}" in self.cluster.objects.get("pods", {})
+
+
+@pytest.fixture
+async def sim(cluster: Any, clock: FakeClock) -> AsyncIterator[Sim]:
+    agent = NodeAgent(parse_fleet(2), client=cluster, node_informer=cluster.informer(NODES), clock=clock,
+                      rng=random.Random(0))
+    await agent.register_all()
+    ctl = StageController(load_default_stages(), client=cluster, pod_informer=cluster.informer(PODS),
+                          nodes=agent, clock=clock, rng=random.Random(0), workers=4)
+    agent.on_recover = ctl.requeue_node
+    tasks = [asyncio.create_task(ctl.run(), name="test-stages"), asyncio.create_task(agent.run(), name="test-hb")]
+    await settle()
+    yield Sim(cluster, clock, agent, ctl)
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_many_pods_get_unique_ips_and_freed_ips_are_reused(sim: Sim) -> None:
+    for i in range(5):
+        await sim.pod(f"p{i}")
+    await sim.pod("other", node="node-2")
+    assert [sim.status(f"p{i}")["podIP"] for i in range(5)] == [f"10.244.1.{i}" for i in range(2, 7)]
+    assert sim.status("other")["podIP"] == "10.244.2.2"
+    assert sim.status("other")["hostIP"] == "172.18.0.3"
+    await sim.cluster.delete(PODS, "p1", "default", grace_period_seconds=0)
+    await settle()
+    await sim.pod("new")
+    assert sim.status("new")["podIP"] == "10.244.1.3"
+
+
+async def test_pods_on_unknown_nodes_are_left_alone(sim: Sim) -> None:
+    await sim.pod("elsewhere", node="real-node")
+    assert sim.status("elsewhere") == {"phase": "Pending"}
+
+
+async def test_failed_node_freezes_its_pods_until_recovery(sim: Sim) -> None:
+    await fail_node(sim.cluster, "node-1")
+    await settle()
+    await sim.pod("frozen")
+    await sim.pod("alive", node="node-2")
+    await advance(sim.clock, 3)
+    assert sim.status("frozen") == {"phase": "Pending"}
+    assert sim.status("alive")["phase"] == "Running"
+    await recover_node(sim.cluster, "node-1")
+    await settle()
+    assert sim.status("frozen")["phase"] == "Running"
+
+
+async def test_deletion_is_not_confirmed_on_a_failed_node(sim: Sim) -> None:
+    await sim.pod("stuck")
+    await fail_node(sim.cluster, "node-1")
+    await settle()
+    await sim.cluster.delete(PODS, "stuck", "default", grace_period_seconds=2)
+    await advance(sim.clock, 10, step=0.5)
+    assert sim.exists("stuck")
+    assert sim.status("stuck")["phase"] == "Running"
+    await recover_node(sim.cluster, "node-1")
+    await settle()
+    assert sim.exists("stuck"), "after recovery the kubelet still takes min(shutdown, grace) to stop it"
+    await advance(sim.clock, 1.1)
+    assert not sim.exists("stuck")
+
+
+async def test_running_pod_reports_its_image_to_the_node(sim: Sim) -> None:
+    await sim.cluster.create(PODS, {"metadata": {"name": "big", "namespace": "default",
+                                                 "annotations": {"sim.minik3s.io/image-size": "250Mi"}},
+                                    "spec": {"nodeName": "node-2", "containers": [{"name": "c", "image": "redis:7"}]}})
+    await advance(sim.clock, 11, step=0.5)
+    images = sim.cluster.objects["nodes"]["node-2"]["status"]["images"]
+    assert [(im["names"][1], im["sizeBytes"]) for im in images] == [("docker.io/library/redis:7", 250 * 1024 * 1024)]
+
+
+async def test_transient_api_error_is_retried(sim: Sim) -> None:
+    sim.cluster.fail_next["update_status"] = [InternalError("etcd hiccup")]
+    await sim.pod("retry")
+    assert sim.status("retry") == {"phase": "Pending"}
+    await advance(sim.clock, 1.2)
+    assert sim.status("retry")["phase"] == "Running"
+
+
+async def test_finalizer_keeps_pod_and_kubelet_deletes_only_once(sim: Sim) -> None:
+    await sim.cluster.create(PODS, {"metadata": {"name": "fin", "namespace": "default", "finalizers": ["x/y"]},
+                                    "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}})
+    await settle()
+    await sim.cluster.delete(PODS, "fin", "default", grace_period_seconds=30)
+    await advance(sim.clock, 5)
+    kubelet_deletes = [c for c in sim.cluster.calls if c[0] == "delete" and c[4]]
+    assert len(kubelet_deletes) == 1
+    assert sim.exists("fin")
+    assert sim.status("fin")["phase"] == "Succeeded"
+    await sim.cluster.patch(PODS, "fin", {"metadata": {"finalizers": None}}, "default")
+    assert not sim.exists("fin")
+
+
+async def test_recreated_pod_with_same_name_starts_fresh(sim: Sim) -> None:
+    await sim.pod("same", run_seconds="100")
+    uid1 = sim.cluster.objects["pods"]["default/same"]["metadata"]["uid"]
+    await sim.cluster.delete(PODS, "same", "default", grace_period_seconds=0)
+    await settle()
+    await sim.pod("same")
+    pod = sim.cluster.objects["pods"]["default/same"]
+    assert pod["metadata"]["uid"] != uid1
+    assert pod["status"]["phase"] == "Running"
+    assert pod["status"]["podIP"] == "10.244.1.2"

@@ -1,0 +1,207 @@
+"""Simulated kubelets against a real `minik3s server` process over HTTP (2 nodes, no scheduler).
+
+Each story creates a pod with spec.nodeName set to a simulated node and watches what the
+"kubelet" does with it: start, graceful deletion (shutdown vs grace period), finalizers,
+run-seconds exits, and node failure / recovery through the Lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubelet_sim.node_agent import fail_node, recover_node
+from minik3s.api.errors import NotFoundError
+from minik3s.api.resources import LEASES, NODES, PODS
+from minik3s.client.rest import HttpClient
+from minik3s.testing.server import ServerProcess
+
+pytestmark = pytest.mark.timeout(90)
+
+DISABLE = ["--disable", "scheduler", "--disable", "controllers", "--disable", "descheduler"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(Path(tmp_path_factory.mktemp("kubelet-sim")), nodes=2, args=DISABLE)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+async def client(server: ServerProcess) -> AsyncIterator[HttpClient]:
+    c = HttpClient(server.url)
+    # the fleet registers right after the server is ready
+    await wait_for(lambda: c.get(LEASES, "node-2", "kube-node-lease"), lambda _: True, timeout=30)
+    yield c
+    await c.close()
+
+
+async def wait_for(fetch: Any, ok: Any, *, timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = await fetch()
+            if ok(last):
+                return last
+        except NotFoundError as e:
+            last = e
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s; last={last!r}")
+        await asyncio.sleep(0.05)
+
+
+def pod(name: str, *, node: str = "node-1", annotations: dict[str, str] | None = None,
+        finalizers: list[str] | None = None, restart_policy: str = "Always") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "annotations": annotations or {}}
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"nodeName": node, "restartPolicy": restart_policy,
+                     "containers": [{"name": "app", "image": "nginx:1.25"}]}}
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+async def get_pod(c: HttpClient, name: str) -> dict[str, Any]:
+    return await c.get(PODS, name, "default")
+
+
+async def gone(c: HttpClient, name: str) -> bool:
+    try:
+        await c.get(PODS, name, "default")
+        return False
+    except NotFoundError:
+        return True
+
+
+async def test_pod_on_simulated_node_reaches_running(client: HttpClient) -> None:
+    name = unique("web")
+    await client.create(PODS, pod(name))
+    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
+    st = p["status"]
+    assert st["podIP"].startswith("10.244.1.") and st["podIPs"] == [{"ip": st["podIP"]}]
+    assert st["hostIP"] == "172.18.0.2"
+    assert {c["type"]: c["status"] for c in st["conditions"]} == {
+        "PodReadyToStartContainers": "True", "Initialized": "True", "Ready": "True",
+        "ContainersReady": "True", "PodScheduled": "True"}
+    cs = st["containerStatuses"][0]
+    assert (cs["ready"], cs["started"], cs["restartCount"]) == (True, True, 0)
+    assert "startedAt" in cs["state"]["running"] and cs["containerID"].startswith("containerd://")
+    assert st["startTime"]
+
+
+async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpClient) -> None:
+    name = unique("slow")
+    created = await client.create(PODS, pod(name, annotations={"sim.minik3s.io/shutdown-seconds": "100"}))
+    await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
+    current = await get_pod(client, name)
+    events: list[tuple[str, dict[str, Any]]] = []
+
+    async def watch() -> None:
+        stream = client.watch(PODS, "default", field_selector=f"metadata.name={name}",
+                              resource_version=current["metadata"]["resourceVersion"])
+        try:
+            async for ev in stream:
+                events.append((ev.type, ev.object))
+                if ev.type == "DELETED":
+                    return
+        finally:
+            await stream.close()
+
+    watcher = asyncio.create_task(watch(), name="watch-slow-pod")
+    start = time.monotonic()
+    await client.delete(PODS, name, "default", grace_period_seconds=3)
+    await asyncio.sleep(1.0)  # the behaviour under test is "still there after 1 s"
+    p = await get_pod(client, name)
+    assert p["metadata"]["deletionTimestamp"] and p["status"]["phase"] == "Running"
+    await asyncio.wait_for(watcher, timeout=6)
+    elapsed = time.monotonic() - start
+    assert 2.5 <= elapsed <= 4.5, elapsed
+    assert events[-1][0] == "DELETED"
+    final = [o for t, o in events if t == "MODIFIED" and o["status"].get("phase") == "Failed"]
+    assert final, [o["status"].get("phase") for _, o in events]
+    term = final[-1]["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (term["exitCode"], term["reason"]) == (137, "Error")
+    assert created["metadata"]["uid"] == final[-1]["metadata"]["uid"]
+
+
+async def test_grace_zero_removes_at_once(client: HttpClient) -> None:
+    name = unique("now")
+    await client.create(PODS, pod(name))
+    await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
+    await client.delete(PODS, name, "default", grace_period_seconds=0)
+    assert await gone(client, name)
+
+
+async def test_finalizer_keeps_terminating_pod_until_removed(client: HttpClient) -> None:
+    name = unique("fin")
+    await client.create(PODS, pod(name, finalizers=["example.com/hold"],
+                                  annotations={"sim.minik3s.io/shutdown-seconds": "0.2"}))
+    await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
+    await client.delete(PODS, name, "default", grace_period_seconds=30)
+    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Succeeded")
+    assert p["metadata"]["deletionTimestamp"]
+    await asyncio.sleep(0.5)
+    assert not await gone(client, name)
+    await client.patch(PODS, name, {"metadata": {"finalizers": None}}, "default")
+    await wait_for(lambda: gone(client, name), lambda g: g, timeout=5)
+
+
+@pytest.mark.parametrize(
+    ("restart_policy", "exit_code", "phase"),
+    [
+        pytest.param("Never", "0", "Succeeded", id="never-exit-0-succeeds"),
+        pytest.param("Never", "3", "Failed", id="never-exit-3-fails"),
+        pytest.param("OnFailure", "0", "Succeeded", id="onfailure-exit-0-succeeds"),
+    ],
+)
+async def test_run_seconds_pods_finish_with_exit_code(client: HttpClient, restart_policy: str, exit_code: str,
+                                                      phase: str) -> None:
+    name = unique("job")
+    await client.create(PODS, pod(name, restart_policy=restart_policy, node="node-2", annotations={
+        "sim.minik3s.io/run-seconds": "0.5", "sim.minik3s.io/exit-code": exit_code}))
+    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == phase)
+    term = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["exitCode"] == int(exit_code)
+
+
+async def test_run_seconds_with_restart_always_restarts(client: HttpClient) -> None:
+    name = unique("crash")
+    await client.create(PODS, pod(name, annotations={"sim.minik3s.io/run-seconds": "0.5",
+                                                     "sim.minik3s.io/exit-code": "1"}))
+    p = await wait_for(lambda: get_pod(client, name),
+                       lambda p: (p["status"].get("containerStatuses") or [{}])[0].get("restartCount", 0) >= 2)
+    cs = p["status"]["containerStatuses"][0]
+    assert p["status"]["phase"] == "Running"
+    assert cs["lastState"]["terminated"]["exitCode"] == 1
+
+
+async def test_failed_node_stops_renewing_its_lease_and_recovers(client: HttpClient) -> None:
+    await fail_node(client, "node-2")
+    await asyncio.sleep(0.3)
+    frozen = (await client.get(LEASES, "node-2", "kube-node-lease"))["spec"]["renewTime"]
+    other = (await client.get(LEASES, "node-1", "kube-node-lease"))["spec"]["renewTime"]
+    await wait_for(lambda: client.get(LEASES, "node-1", "kube-node-lease"),
+                   lambda lease: lease["spec"]["renewTime"] != other, timeout=15)
+    assert (await client.get(LEASES, "node-2", "kube-node-lease"))["spec"]["renewTime"] == frozen
+    name = unique("frozen")
+    await client.create(PODS, pod(name, node="node-2"))
+    await asyncio.sleep(0.5)
+    assert (await get_pod(client, name))["status"].get("phase") == "Pending"
+    await recover_node(client, "node-2")
+    await wait_for(lambda: client.get(LEASES, "node-2", "kube-node-lease"),
+                   lambda lease: lease["spec"]["renewTime"] != frozen, timeout=5)
+    await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running", timeout=5)
+    node = await client.get(NODES, "node-2")
+    assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"] == "True"
