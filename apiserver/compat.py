@@ -122,33 +122,20 @@ def patch_meta_for(info: ResourceInfo) -> Any:
     return _patch_meta_for(info.api_version, info.kind)
 
 
+def _reset_fields(info: ResourceInfo, subresource: str | None) -> tuple[str, ...]:
+    if "status" not in info.subresources:
+        return ()
+    return ("spec",) if subresource == "status" else ("status",)
+
+
 def server_side_apply(live: JsonDict | None, applied: JsonDict, *, manager: str, force: bool, schema: Any,
-                      now: str, info: ResourceInfo) -> JsonDict:
+                      now: str, info: ResourceInfo, subresource: str | None = None) -> JsonDict:
     try:
-        return _ssa(live, applied, manager=manager, force=force, schema=schema, now=now)
+        return _ssa(live, applied, manager=manager, force=force, schema=schema, now=now,
+                    api_version=info.api_version, subresource=subresource,
+                    reset_fields=_reset_fields(info, subresource))
     except ApplyConflictError as e:
-        name = ((live or applied).get("metadata") or {}).get("name", "")
-        causes = [{"reason": "FieldManagerConflict",
-                   "message": f'conflict with "{mgr}"' + (f" using {ver}" if ver else "") + f": {path}",
-                   "field": path} for mgr, path, ver in _conflict_rows(e)]
-        n = len(causes)
-        head = f"Apply failed with {n} conflict{'s' if n != 1 else ''}: "
-        raise errors.ConflictError(head + "; ".join(c["message"] for c in causes),
-                                   details={"name": name, "kind": info.resource, "group": info.group,
-                                            "causes": causes} if info.group else
-                                   {"name": name, "kind": info.resource, "causes": causes}) from None
-
-
-def _conflict_rows(e: ApplyConflictError) -> list[tuple[str, str, str]]:
-    rows = []
-    for c in getattr(e, "conflicts", []):
-        if isinstance(c, dict):
-            rows.append((c.get("manager", ""), c.get("field", ""), c.get("apiVersion", "")))
-        elif len(c) >= 3:
-            rows.append((c[0], c[1], c[2]))
-        else:
-            rows.append((c[0], c[1], ""))
-    return rows
+        raise e.to_api_error() from None
 
 
 def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDict, opts: WriteOptions,
@@ -156,11 +143,15 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
     """Record field ownership for ordinary writes (so SSA can detect conflicts against them)."""
     if operation == "Apply" or not opts.field_manager:
         return
+    if subresource not in (None, "status"):
+        return
     updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
-                                    api_version=info.api_version, now=now, subresource=subresource)
-    if updated is not None and updated is not new:
-        new.clear()
-        new.update(updated)
+                                    api_version=info.api_version, now=now, subresource=subresource,
+                                    reset_fields=_reset_fields(info, subresource))
+    if updated is not new:
+        meta = updated.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            new.setdefault("metadata", {})["managedFields"] = meta["managedFields"]
 
 
 def selector_to_string(sel: JsonDict) -> str:

@@ -540,7 +540,7 @@ class ApiCore:
             if live is None:
                 raise errors.not_found(info.resource, info.group, name)
             new = compat.server_side_apply(deep_copy(live), body, manager=opts.field_manager, force=opts.force,
-                                           schema=schema, now=self.now(), info=info)
+                                           schema=schema, now=self.now(), info=info, subresource=subresource)
             self._unknown_fields(info, new, opts)
             try:
                 return await self._write_update(info, key, live, new, WriteOptions(

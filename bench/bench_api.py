@@ -47,7 +47,8 @@ async def http_run(url: str, n: int) -> dict:
     conn = aiohttp.TCPConnector(limit=CONCURRENCY + NS + 8)
     async with aiohttp.ClientSession(connector=conn) as s:
         for k in range(NS):
-            async with s.post(url + "/api/v1/namespaces", data=orjson.dumps({"metadata": {"name": f"b{k}"}})) as r:
+            async with s.post(url + "/api/v1/namespaces", data=orjson.dumps({"metadata": {"name": f"b{k}"}}),
+                              headers={"Content-Type": "application/json"}) as r:
                 assert r.status in (201, 409)
         async with s.get(url + "/api/v1/pods?limit=1") as r:
             rv = (await r.json())["metadata"]["resourceVersion"]

@@ -290,6 +290,12 @@ class KubeletFleet:
             await asyncio.Event().wait()
             return
         await self.agent.register_all()
+        await self.run_registered()
+
+    async def run_registered(self) -> None:
+        """Heartbeats and the stage controller, for nodes already registered (benchmarks)."""
+        if self.controller is None:
+            return
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.agent.run(), name="kubelet-sim-heartbeats")
             tg.create_task(self.controller.run(), name="kubelet-sim-stages")

@@ -161,7 +161,7 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from minik3s.client.explain import render_explain
+    from minik3s.render import render_explain
     from minik3s.client.rest import HttpClient
 
     url = _server_url(args)

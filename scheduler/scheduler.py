@@ -527,7 +527,7 @@ class Scheduler:
                 best, best_i, count = s, i, 1
             elif s == best:
                 count += 1
-                if rng.randrange(count) == 0:
+                if rng.random() * count < 1.0:  # keep each tied node with probability 1/count
                     best_i = i
         return nodes[best_i].name
 

@@ -17,6 +17,20 @@ Errors: `PatchError` carries the HTTP code kube-apiserver answers with (400 malf
 exceptions with `.to_api_error()`.
 """
 
+from apiserver.patch.apply import server_side_apply, update_managed_fields
 from apiserver.patch.errors import ApplyConflictError, PatchError
+from apiserver.patch.json_patch import apply_json_patch
+from apiserver.patch.merge_patch import apply_merge_patch
+from apiserver.patch.strategic_merge import PatchMeta, apply_strategic_merge_patch, patch_meta_for
 
-__all__ = ["ApplyConflictError", "PatchError"]
+__all__ = [
+    "ApplyConflictError",
+    "PatchError",
+    "PatchMeta",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "apply_strategic_merge_patch",
+    "patch_meta_for",
+    "server_side_apply",
+    "update_managed_fields",
+]

@@ -569,8 +569,16 @@ def server_side_apply(
     if live is not None and not entries:
         # skipnonapplied.go: everything already there belongs to "before-first-apply"
         entries = _record_update(
-            [], {}, live_obj, manager=BEFORE_FIRST_APPLY, operation="Update", api_version=version,
-            now=now, schema=schema, subresource="", reset=reset,
+            [],
+            {},
+            live_obj,
+            manager=BEFORE_FIRST_APPLY,
+            operation="Update",
+            api_version=version,
+            now=now,
+            schema=schema,
+            subresource="",
+            reset=reset,
         )
 
     mine = next((e for e in entries if e.same_manager(manager, "Apply", sub)), None)

@@ -11,13 +11,20 @@ Server-side apply conflicts are 409 Conflict with one `FieldManagerConflict` cau
 
 from __future__ import annotations
 
-from minik3s.api.errors import ApiError, BadRequestError, ConflictError, InternalError, InvalidError
+from minik3s.api.errors import (
+    ApiError,
+    BadRequestError,
+    ConflictError,
+    InternalError,
+    InvalidError,
+    RequestEntityTooLargeError,
+)
 
 GENERIC_422_MESSAGE = "the server rejected our request due to an error in our request"
 
 
 class PatchError(Exception):
-    """A patch that is malformed (`code` 400) or cannot be applied (422, or 500 as upstream)."""
+    """A patch that is malformed (`code` 400), too large (413) or cannot be applied (422, or 500 as upstream)."""
 
     def __init__(self, message: str, *, code: int = 422) -> None:
         super().__init__(message)
@@ -28,6 +35,8 @@ class PatchError(Exception):
         """The ApiError kube-apiserver would answer with."""
         if self.code == 400:
             return BadRequestError(self.message)
+        if self.code == 413:
+            return RequestEntityTooLargeError(self.message)
         if self.code == 422:
             # errors.NewGenericServerResponse(422, "", GroupResource{}, "", msg, 0, false)
             return InvalidError(

@@ -19,6 +19,22 @@ from typing import Any
 from apiserver.patch.errors import PatchError
 
 _MISSING = object()
+MAX_JSON_PATCH_OPERATIONS = 10000  # kube-apiserver maxJSONPatchOperations
+
+
+def _go_type(value: Any) -> str:
+    """The JSON type name encoding/json puts in its unmarshal errors."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null"
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -39,7 +55,7 @@ def parse_pointer(pointer: str) -> list[str]:
     if pointer == "":
         return []
     if not pointer.startswith("/"):
-        raise PatchError(f"JSON pointer must be empty or start with a \"/\": {pointer!r}")
+        raise PatchError(f'JSON pointer must be empty or start with a "/": {pointer!r}')
     return [tok.replace("~1", "/").replace("~0", "~") for tok in pointer[1:].split("/")]
 
 
@@ -156,12 +172,22 @@ def _required(op: dict[str, Any], field: str) -> Any:
 def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
     """Apply RFC 6902 operations to a deep copy of `doc` and return the result.
 
-    Raises `PatchError(code=400)` when `ops` is not a list of objects and `PatchError(code=422)`
-    when an operation cannot be applied. `doc` is never mutated.
+    Raises `PatchError(code=400)` when `ops` is not a list of objects, 413 beyond 10000
+    operations, and 422 when an operation cannot be applied. `doc` is never mutated.
     """
-    if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+    if not isinstance(ops, list):
         raise PatchError(
-            "json: cannot unmarshal object into Go value of type jsonpatch.Patch", code=400
+            f"json: cannot unmarshal {_go_type(ops)} into Go value of type jsonpatch.Patch", code=400
+        )
+    for op in ops:
+        if not isinstance(op, dict):
+            raise PatchError(
+                f"json: cannot unmarshal {_go_type(op)} into Go value of type jsonpatch.Operation", code=400
+            )
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchError(
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}",
+            code=413,
         )
     result: Any = copy.deepcopy(doc)
     for op in ops:
@@ -180,7 +206,9 @@ def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
                 raise PatchError(f"move operation does not apply: cannot move {src} into its own child {dst}")
             value = _get(result, parse_pointer(src))
             if value is _MISSING:
-                raise PatchError(f'move operation does not apply: doc is missing from path: "{src}": missing value')
+                raise PatchError(
+                    f'move operation does not apply: doc is missing from path: "{src}": missing value'
+                )
             if dst == src:
                 continue
             result = _remove(result, src, op="move")
@@ -189,7 +217,9 @@ def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
             src, dst = _required(op, "from"), _required(op, "path")
             value = _get(result, parse_pointer(src))
             if value is _MISSING:
-                raise PatchError(f'copy operation does not apply: doc is missing from path: "{src}": missing value')
+                raise PatchError(
+                    f'copy operation does not apply: doc is missing from path: "{src}": missing value'
+                )
             result = _add(result, dst, copy.deepcopy(value))
         elif kind == "test":
             path = _required(op, "path")

@@ -243,16 +243,10 @@ def canonical(value: Any) -> str:
 def strip_directives(value: Any) -> Any:
     """A copy of `value` without SMP directives or null members (what is stored on replace)."""
     if isinstance(value, dict):
-        return {
-            k: strip_directives(v)
-            for k, v in value.items()
-            if v is not None and not k.startswith("$")
-        }
+        return {k: strip_directives(v) for k, v in value.items() if v is not None and not k.startswith("$")}
     if isinstance(value, list):
         return [
-            strip_directives(v)
-            for v in value
-            if not (isinstance(v, dict) and DIRECTIVE in v and len(v) == 1)
+            strip_directives(v) for v in value if not (isinstance(v, dict) and DIRECTIVE in v and len(v) == 1)
         ]
     return value
 
@@ -288,7 +282,9 @@ def _merge_sorted(
     return out
 
 
-def _normalize_order(merged: list[Any], patch_order: list[Any], server: list[Any], key: Callable[[Any], str]) -> list[Any]:
+def _normalize_order(
+    merged: list[Any], patch_order: list[Any], server: list[Any], key: Callable[[Any], str]
+) -> list[Any]:
     """Patch items in patch order, server-only items in server order, interleaved by server position."""
     order_index: dict[str, int] = {}
     for i, item in enumerate(patch_order):
@@ -313,13 +309,39 @@ def _key_fn(merge_key: str) -> Callable[[Any], str]:
 # --- merging ------------------------------------------------------------------------------------
 
 
-def _fresh(patch_value: Any, meta: PatchMeta) -> Any:
-    """The stored form of a patch value that has nothing to merge into."""
+def _fresh(patch_value: Any) -> tuple[Any, bool]:
+    """The stored form of a patch value with nothing to merge into, and whether to keep it.
+
+    Upstream (removeDirectives) drops any map that carries `$patch` and discards nulls; the
+    remaining `$`-keys would be dropped when the object is decoded, so they go here too.
+    """
     if isinstance(patch_value, dict):
-        return _merge_map({}, patch_value, meta)
+        if DIRECTIVE in patch_value:
+            return None, False
+        out: dict[str, Any] = {}
+        for k, v in patch_value.items():
+            if k.startswith("$") or v is None:
+                continue
+            value, keep = _fresh(v)
+            if keep:
+                out[k] = value
+        return out, True
     if isinstance(patch_value, list):
-        return _merge_list([], patch_value, meta)
-    return patch_value
+        items: list[Any] = []
+        for v in patch_value:
+            value, keep = _fresh(v)
+            if keep:
+                items.append(value)
+        return items, True
+    return patch_value, True
+
+
+def _set_fresh(original: dict[str, Any], key: str, patch_value: Any) -> None:
+    value, keep = _fresh(patch_value)
+    if keep:
+        original[key] = value
+    else:
+        original.pop(key, None)
 
 
 def _merge_map(original: dict[str, Any], patch: dict[str, Any], meta: PatchMeta) -> dict[str, Any]:
@@ -348,11 +370,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], meta: PatchMeta)
         if k.startswith(SET_ELEMENT_ORDER):
             if not isinstance(v, list):
                 raise PatchError("invalid patch format of setElementOrder list", code=400)
-            orders[k[len(SET_ELEMENT_ORDER):]] = v
+            orders[k[len(SET_ELEMENT_ORDER) :]] = v
         elif k.startswith(DELETE_FROM_PRIMITIVE_LIST):
             if not isinstance(v, list):
                 raise PatchError("invalid patch format of primitive list", code=400)
-            name = k[len(DELETE_FROM_PRIMITIVE_LIST):]
+            name = k[len(DELETE_FROM_PRIMITIVE_LIST) :]
             current = original.get(name)
             if isinstance(current, list):
                 original[name] = [x for x in current if not any(json_equal(x, d) for d in v)]
@@ -367,13 +389,13 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], meta: PatchMeta)
             continue
         ov = original.get(k)
         if ov is None:
-            original[k] = _fresh(pv, child)
+            _set_fresh(original, k, pv)
         elif isinstance(ov, dict) and isinstance(pv, dict):
             original[k] = strip_directives(pv) if child.replaces_map else _merge_map(ov, pv, child)
         elif isinstance(ov, list) and isinstance(pv, list):
             original[k] = _merge_list(ov, pv, child)
         else:
-            original[k] = _fresh(pv, child)
+            _set_fresh(original, k, pv)
 
     for name, order in orders.items():
         current = original.get(name)

@@ -23,7 +23,16 @@ from typing import Any
 import orjson
 
 from apiserver.protobuf.schema import FieldSpec, message_for, message_tables
-from apiserver.protobuf.wire import FIXED32, FIXED64, LEN, VARINT, ProtobufError, iter_fields, read_varint, to_signed
+from apiserver.protobuf.wire import (
+    FIXED32,
+    FIXED64,
+    LEN,
+    VARINT,
+    ProtobufError,
+    iter_fields,
+    read_varint,
+    to_signed,
+)
 from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
@@ -120,7 +129,7 @@ class _Decoder:
         for part in inline_parts:
             for k, v in part.items():
                 out.setdefault(k, v)
-        for number, spec in table.items():
+        for spec in table.values():
             if spec.keep_zero or spec.inline:
                 continue
             if spec.json_name in out and _is_zero(out[spec.json_name]):

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from apiserver.protobuf.schema import FieldSpec, message_for, message_tables
-from apiserver.protobuf.wire import FIXED64, VARINT, ProtobufError, encode_key, encode_len, encode_varint
+from apiserver.protobuf.wire import VARINT, ProtobufError, encode_key, encode_len, encode_varint
 from minik3s.api.types import JsonDict
 
 _MAGIC = b"k8s\x00"
@@ -97,4 +97,4 @@ def _encode_value(spec: FieldSpec, type_: str, number: int, value: Any) -> bytes
     return encode_len(number, encode_message(type_, value))
 
 
-__all__ = ["encode_message", "encode_protobuf", "FIXED64"]
+__all__ = ["encode_message", "encode_protobuf"]

@@ -3,11 +3,13 @@
 The layout follows kine's idea (a revision-keyed change log in SQLite) without its polling:
 
 - `kv`   current state: one row per live key (key, revision of its last write, JSON value).
-- `log`  change log: one row per revision (revision, key, type, value, prev_revision,
-         prev_value). `value` is the object as stored at that revision; for a DELETED row it is
-         the last state with `metadata.resourceVersion` set to the delete revision. `prev_value`
-         is filled for MODIFIED rows only (a DELETED row's previous state is its value with the
-         old resourceVersion), so watch replays after a restart can still carry `prev`.
+- `log`  change log: one row per revision (revision, key, type, prev_revision, prev_value).
+         The log stores the object as it was BEFORE the change (an undo image), not after:
+         the state after revision r is either the key's current `kv` value (if r is its latest
+         write) or the `prev_value` of the key's next log row. So a create writes its JSON once
+         (into `kv`), an update twice, a delete once, instead of 2/3/1 with after-images: on a
+         disk-bound 100k-pod load that halves the bytes written per create. A DELETED event's
+         object is its `prev_value` with `metadata.resourceVersion` set to the delete revision.
 - `meta` the current revision and the compacted revision (the log holds every revision above
          it), plus the schema version.
 
@@ -49,7 +51,6 @@ CREATE_TABLES = (
     " revision INTEGER PRIMARY KEY,"
     " key TEXT NOT NULL,"
     " type INTEGER NOT NULL,"
-    " value BLOB NOT NULL,"
     " prev_revision INTEGER NOT NULL,"
     " prev_value BLOB)",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
@@ -63,18 +64,13 @@ UPSERT_KV = (
     "ON CONFLICT(key) DO UPDATE SET revision = excluded.revision, value = excluded.value"
 )
 DELETE_KV = "DELETE FROM kv WHERE key = ?"
-INSERT_LOG = (
-    "INSERT INTO log(revision, key, type, value, prev_revision, prev_value) VALUES (?, ?, ?, ?, ?, ?)"
-)
+INSERT_LOG = "INSERT INTO log(revision, key, type, prev_revision, prev_value) VALUES (?, ?, ?, ?, ?)"
 SET_META = "UPDATE meta SET value = ? WHERE name = ?"
 GET_META = "SELECT name, value FROM meta"
 SELECT_KV = "SELECT key, revision, value FROM kv"
 MAX_LOG_REVISION = "SELECT MAX(revision) FROM log"
-# prev_value is only needed when the previous revision is not itself in the loaded window.
 SELECT_LOG_AFTER = (
-    "SELECT revision, key, type, value, prev_revision,"
-    " CASE WHEN prev_revision > ?1 THEN NULL ELSE prev_value END"
-    " FROM log WHERE revision > ?1 ORDER BY revision"
+    "SELECT revision, key, type, prev_revision, prev_value FROM log WHERE revision > ? ORDER BY revision"
 )
 DELETE_LOG_RANGE = "DELETE FROM log WHERE revision > ? AND revision <= ?"
 MIN_LOG_REVISION = "SELECT MIN(revision) FROM log"

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
+import gc
 import logging
 import os
 import sqlite3
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +179,8 @@ class SqliteStore:
         self._db = db
         try:
             await self._open_schema(db)
-            await self._load(db)
+            with _gc_paused():
+                await self._load(db)
         except BaseException:
             await db.close()
             self._db = None
@@ -248,30 +251,43 @@ class SqliteStore:
         self._db_compacted = max(compacted, min_log - 1)
 
         floor = max(compacted, rev - self._window)
-        hist: builtins.list[StoreEvent] = []
         async with db.execute(schema.SELECT_LOG_AFTER, (floor,)) as cur:
-            async for r, key, typ, value, prev_rev, prev_value in cur:
-                if r != floor + 1 + len(hist):
-                    # Never written by this store (revisions are consecutive); keep only the
-                    # contiguous tail so ring indexing stays exact.
-                    logger.warning("history gap before revision=%d; dropping older history", r)
+            rows = await cur.fetchall()
+        # Keep only the contiguous tail (revisions are consecutive unless the file was edited).
+        for i in range(len(rows) - 1, 0, -1):
+            if rows[i - 1][0] != rows[i][0] - 1:
+                logger.warning("history gap before revision=%d; dropping older history", rows[i][0])
+                rows = rows[i:]
+                break
+        if rows:
+            floor = rows[0][0] - 1
+        # The log holds undo images: the state after revision r of a key is the prev_value of the
+        # key's next row (or the current kv value when r is the key's latest write).
+        state_at: dict[int, JsonDict] = {}
+        for _r, _key, _typ, prev_rev, prev_value in rows:
+            if prev_rev > floor and prev_value is not None:
+                state_at[prev_rev] = _loads(prev_value)
+        hist: builtins.list[StoreEvent] = []
+        for r, key, typ, prev_rev, prev_value in rows:
+            prev: JsonDict | None = None
+            if typ != schema.TYPE_ADDED:
+                if prev_rev > floor:
+                    prev = state_at.get(prev_rev)
+                elif prev_value is not None:
+                    prev = _loads(prev_value)
+            if typ == schema.TYPE_DELETED:
+                obj = _with_rv(prev or {}, r)
+            elif revs.get(key) == r:
+                obj = objects[key]
+            else:
+                found = state_at.get(r)
+                if found is None:
+                    logger.warning("missing state for revision=%d key=%s; dropping older history", r, key)
                     hist.clear()
-                    floor = r - 1
-                prev: JsonDict | None = None
-                if typ == schema.TYPE_DELETED:
-                    obj = _loads(value)
-                    if prev_rev > floor:
-                        prev = hist[prev_rev - floor - 1].object
-                    else:
-                        prev = _with_rv(obj, prev_rev)
-                else:
-                    obj = objects[key] if revs.get(key) == r else _loads(value)
-                    if typ == schema.TYPE_MODIFIED:
-                        if prev_rev > floor:
-                            prev = hist[prev_rev - floor - 1].object
-                        elif prev_value is not None:
-                            prev = _loads(prev_value)
-                hist.append(StoreEvent(schema.TYPE_NAMES[typ], key, obj, r, prev))  # type: ignore[arg-type]
+                    floor = r
+                    continue
+                obj = found
+            hist.append(StoreEvent(schema.TYPE_NAMES[typ], key, obj, r, prev))  # type: ignore[arg-type]
         if floor + len(hist) != rev:
             hist.clear()
             floor = rev
@@ -397,7 +413,7 @@ class SqliteStore:
         final: dict[str, tuple[int, bytes | None]] = {}
         rev = self._rev
         events: builtins.list[StoreEvent] = []
-        log_rows: builtins.list[tuple[int, str, int, bytes, int, bytes | None]] = []
+        log_rows: builtins.list[tuple[int, str, int, int, bytes | None]] = []
         outcomes: builtins.list[tuple[asyncio.Future[JsonDict], JsonDict | None, Exception | None]] = []
         restore: builtins.list[tuple[JsonDict, Any]] = []
 
@@ -425,7 +441,7 @@ class SqliteStore:
                         outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
                         continue
                     rev += 1
-                    log_rows.append((rev, key, schema.TYPE_ADDED, data, 0, None))
+                    log_rows.append((rev, key, schema.TYPE_ADDED, 0, None))
                     final[key] = (rev, data)
                     overlay[key] = (rev, obj)
                     events.append(StoreEvent("ADDED", key, obj, rev, None))
@@ -446,7 +462,7 @@ class SqliteStore:
                         outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
                         continue
                     rev += 1
-                    log_rows.append((rev, key, schema.TYPE_MODIFIED, data, cur_rev, _dumps(cur_obj)))
+                    log_rows.append((rev, key, schema.TYPE_MODIFIED, cur_rev, _dumps(cur_obj)))
                     final[key] = (rev, data)
                     overlay[key] = (rev, obj)
                     events.append(StoreEvent("MODIFIED", key, obj, rev, cur_obj))
@@ -454,7 +470,7 @@ class SqliteStore:
                 else:
                     rev += 1
                     last = _with_rv(cur_obj, rev)
-                    log_rows.append((rev, key, schema.TYPE_DELETED, _dumps(last), cur_rev, None))
+                    log_rows.append((rev, key, schema.TYPE_DELETED, cur_rev, _dumps(cur_obj)))
                     final[key] = (rev, None)
                     overlay[key] = (rev, None)
                     events.append(StoreEvent("DELETED", key, last, rev, cur_obj))
@@ -513,7 +529,7 @@ class SqliteStore:
     async def _write(
         self,
         final: dict[str, tuple[int, bytes | None]],
-        log_rows: builtins.list[tuple[int, str, int, bytes, int, bytes | None]],
+        log_rows: builtins.list[tuple[int, str, int, int, bytes | None]],
         rev: int,
     ) -> None:
         """One transaction: kv upserts/deletes (final state per key), log rows, meta revision.
@@ -593,6 +609,19 @@ class SqliteStore:
                 logger.exception("compaction failed; retrying next interval")
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause CPython's cyclic GC while loading: rebuilding 100k objects otherwise triggers
+    repeated full collections (measured 3.6 s -> 1.0 s for 100k 2 KiB pods). Startup only."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _stamp(obj: JsonDict, rev: int, restore: list[tuple[JsonDict, Any]]) -> bytes | None:
     """Set metadata.resourceVersion (remembering the old value in `restore`) and serialise.
     Returns None (and undoes the stamp) when the object is not JSON-serialisable."""
@@ -626,7 +655,7 @@ def _write_txn(
     conn: sqlite3.Connection,
     upserts: list[tuple[str, int, bytes]],
     deletes: list[tuple[str]],
-    log_rows: list[tuple[int, str, int, bytes, int, bytes | None]],
+    log_rows: list[tuple[int, str, int, int, bytes | None]],
     rev: int,
 ) -> None:
     conn.execute("BEGIN IMMEDIATE")

@@ -91,14 +91,13 @@ def admit_namespace_lifecycle(group: str, kind: str, operation: str, obj: JsonDi
     if not ns:
         return
     ns_obj = lookup("", "namespaces", None, ns)
-    if ns_obj is None:
+    if not isinstance(ns_obj, dict):
         raise NotFoundError(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
-    if (ns_obj.get("status") or {}).get("phase") == "Terminating" or (ns_obj.get("metadata") or {}).get(
-        "deletionTimestamp"
-    ):
+    if (ns_obj.get("status") or {}).get("phase") == "Terminating":
         why = f"unable to create new content in namespace {ns} because it is being terminated"
         raise forbidden(group, kind, meta.get("name") or "", why, causes=[
-            {"reason": "NamespaceTerminating", "message": why, "field": "metadata.namespace"}
+            {"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
+             "field": "metadata.namespace"}
         ])
 
 
@@ -112,7 +111,7 @@ def _priority_class(name: str, lookup: Lookup) -> JsonDict | None:
     if pc is None and name in SYSTEM_PRIORITY_CLASSES:
         return {"metadata": {"name": name}, "value": SYSTEM_PRIORITY_CLASSES[name],
                 "preemptionPolicy": "PreemptLowerPriority"}
-    return pc
+    return pc if isinstance(pc, dict) else None
 
 
 def default_priority_class(lookup: Lookup) -> JsonDict | None:

@@ -142,6 +142,12 @@ class DeploymentStrategy(Strategy):
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         obj["status"] = {}
 
+    def _spec_changed(self, new: JsonDict, old: JsonDict) -> bool:
+        # annotations are copied to the ReplicaSets, so they bump the generation too
+        return new.get("spec") != old.get("spec") or (new.get("metadata") or {}).get("annotations") != (
+            old.get("metadata") or {}
+        ).get("annotations")
+
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = obj.get("spec")
         if not isinstance(spec, dict):

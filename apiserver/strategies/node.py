@@ -14,6 +14,12 @@ class NodeStrategy(Strategy):
     kind = "Node"
     has_status = True
 
+    def _default(self, obj: JsonDict) -> None:
+        """SetDefaults_NodeStatus: allocatable defaults to capacity."""
+        status = obj.get("status")
+        if isinstance(status, dict) and status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
+            status["allocatable"] = dict(status["capacity"])
+
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         # nodes register with their status (kubelet POSTs a full Node); upstream keeps it
         return None

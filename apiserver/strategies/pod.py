@@ -61,9 +61,14 @@ class PodStrategy(Strategy):
 
     def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None:
         super().prepare_for_status_update(new, old)
-        old_q = (old.get("status") or {}).get("qosClass")
-        if old_q and isinstance(new.get("status"), dict):
-            new["status"]["qosClass"] = old_q
+        old_status = old.get("status") or {}
+        status = new.get("status")
+        if isinstance(status, dict):
+            if old_status.get("qosClass"):
+                status["qosClass"] = old_status["qosClass"]
+            # KEP-5067: clearing observedGeneration keeps the previous value
+            if not status.get("observedGeneration") and old_status.get("observedGeneration"):
+                status["observedGeneration"] = old_status["observedGeneration"]
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         return validate_pod_spec(obj.get("spec"), "spec")

@@ -12,7 +12,7 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeGuard
 
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
@@ -216,7 +216,7 @@ def qos_class(spec: Any) -> str:
 _QUANTITY_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -573,31 +573,29 @@ def validate_topology_spread(tscs: Any, field: str) -> list[JsonDict]:
         else:
             errs.extend(validate_label_name(key, f"{p}.topologyKey"))
         action = c.get("whenUnsatisfiable") or ""
-        if not action:
-            errs.append(required(f"{p}.whenUnsatisfiable", "can not be empty"))
-        elif action not in SCHEDULE_ACTIONS:
+        if action not in SCHEDULE_ACTIONS:
             errs.append(not_supported(f"{p}.whenUnsatisfiable", action, SCHEDULE_ACTIONS))
+        if (key, action) in seen:
+            errs.append(duplicate(f"{p}.{{topologyKey, whenUnsatisfiable}}", f"{{{key}, {action}}}"))
+        seen.add((key, action))
         md = c.get("minDomains")
         if md is not None:
             if not _is_int(md) or md <= 0:
                 errs.append(invalid(f"{p}.minDomains", md, "must be greater than zero"))
-            if action and action != "DoNotSchedule":
+            if action != "DoNotSchedule":
                 errs.append(invalid(f"{p}.minDomains", md,
                                     f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"))
         for pol in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             v = c.get(pol)
             if v is not None and v not in INCLUSION_POLICIES:
                 errs.append(not_supported(f"{p}.{pol}", v, INCLUSION_POLICIES))
-        if (key, action) in seen:
-            errs.append(duplicate(f"{p}.{{topologyKey, whenUnsatisfiable}}", f"{{{key}, {action}}}"))
-        seen.add((key, action))
-        errs.extend(validate_label_selector(c.get("labelSelector"), f"{p}.labelSelector"))
         mlk = c.get("matchLabelKeys")
         if mlk:
             if c.get("labelSelector") is None:
                 errs.append(forbidden(f"{p}.matchLabelKeys", "must not be specified when labelSelector is not set"))
             for j, k in enumerate(mlk):
                 errs.extend(validate_label_name(k, f"{p}.matchLabelKeys[{j}]"))
+        errs.extend(validate_label_selector(c.get("labelSelector"), f"{p}.labelSelector"))
     return errs
 
 

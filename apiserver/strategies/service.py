@@ -53,6 +53,13 @@ class ServiceStrategy(Strategy):
 
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         obj["status"] = {"loadBalancer": {}}
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("type") != "ExternalName":
+            # what the service REST layer fills for a single-stack IPv4 cluster
+            if not spec.get("ipFamilyPolicy"):
+                spec["ipFamilyPolicy"] = "SingleStack"
+            if not spec.get("ipFamilies"):
+                spec["ipFamilies"] = ["IPv4"]
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = obj.get("spec")

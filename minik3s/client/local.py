@@ -72,13 +72,13 @@ def _resolve(core: LocalCore, res: ResourceInfo) -> ResourceInfo:
 
 
 class LocalClient:
-    def __init__(self, core: LocalCore, *, field_manager: str = "minik3s") -> None:
+    def __init__(self, core: LocalCore, *, field_manager: str | None = None) -> None:
         self.core = core
         self.field_manager = field_manager
 
     def _wopts(self, field_manager: str | None = None, dry_run: bool = False, force: bool | None = None
                ) -> WriteOptions:
-        return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.field_manager,
+        return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.field_manager,  # None: no managedFields
                             field_validation="Ignore", force=bool(force))
 
     async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,

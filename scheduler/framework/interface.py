@@ -267,6 +267,13 @@ class ScorePlugin(Plugin):
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         raise NotImplementedError
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status] | None:
+        """Optional batch form of `score` (a minik3s addition for speed): raw scores for `nodes`
+        in order, equal to `[score(state, pod, n)[0] for n in nodes]`, so per-pod work (state
+        reads, request sums) is hoisted out of the node loop. Return None to let the runtime call
+        `score` per node; a non-success Status fails the cycle like a failing `score`."""
+        return None
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         """Optional ScoreExtensions: rewrite scores in place into [0, 100]."""
         return Status.success()

@@ -251,6 +251,8 @@ class Framework:
         self.bind_plugins: list[BindPlugin] = of("bind")
         self.post_bind_plugins: list[PostBindPlugin] = of("postBind")
         self.score_weights: dict[str, int] = {e.name: e.weight for e in expanded["score"]}
+        self._batch_scorers = {p.name() for p in self.score_plugins
+                               if type(p).score_nodes is not ScorePlugin.score_nodes}
         if len(self.queue_sort_plugins) > 1:
             raise FrameworkError(
                 f"only one queue sort plugin required for profile with scheduler name "
@@ -513,37 +515,54 @@ class Framework:
             name = pl.name()
             if name in skip:
                 continue
-            scores: list[NodeScore] = []
-            score_fn = pl.score
-            for ni in nodes:
-                try:
-                    out = score_fn(state, pi, ni)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as e:
-                    logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name)
-                    return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
-                if out is None or not isinstance(out, tuple) or out[1] is None:
+            ni: NodeInfo | None = None
+            try:
+                batch = pl.score_nodes(state, pi, nodes) if name in self._batch_scorers else None
+                if batch is not None:
+                    if batch[1].code:
+                        return totals, Status.as_error(f"running Score plugin {name!r}: {batch[1].message()}", name)
+                    raw = list(batch[0])
+                    if len(raw) != len(nodes):
+                        return totals, Status.as_error(
+                            f"plugin {name!r} returned {len(raw)} scores for {len(nodes)} nodes", name)
+                else:
+                    raw = []
+                    append = raw.append
+                    score_fn = pl.score
+                    for ni in nodes:
+                        s, st = score_fn(state, pi, ni)
+                        if st.code:
+                            return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}", name)
+                        append(s)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                if isinstance(e, (TypeError, AttributeError)) and "NoneType" in str(e):
                     return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
-                s, st = out
-                if st.code:
-                    return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}", name)
-                scores.append(NodeScore(ni.name, int(s)))
-            raw = [ns.score for ns in scores] if record is not None else None
+                logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name if ni else "")
+                return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
             if pl.has_normalize_score():
+                scores = [NodeScore(n.name, int(v)) for n, v in zip(nodes, raw, strict=True)]
                 st = self._call(pl, "normalize_score", state, pi, scores)
                 if not st.is_success():
                     return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {st.message()}",
                                                    name)
+                normalized = [ns.score for ns in scores]
+            else:
+                normalized = raw
             weight = self.score_weights.get(name, 1)
-            for i, ns in enumerate(scores):
-                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
-                    return totals, Status.as_error(
-                        f"plugin {name!r} returns an invalid score {ns.score}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", name)
-                totals[i] += ns.score * weight
+            lo, hi = min(normalized, default=0), max(normalized, default=0)
+            if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:
+                bad = hi if hi > MAX_NODE_SCORE else lo
+                return totals, Status.as_error(
+                    f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", name)
+            if weight == 1:
+                totals = [t + v for t, v in zip(totals, normalized, strict=True)]
+            else:
+                totals = [t + v * weight for t, v in zip(totals, normalized, strict=True)]
             if record is not None:
-                record[name] = {"raw": raw, "normalized": [ns.score for ns in scores], "weight": weight}
+                record[name] = {"raw": raw, "normalized": normalized, "weight": weight}
         return totals, Status.success()
 
     def run_reserve(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:

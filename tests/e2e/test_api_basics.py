@@ -372,3 +372,33 @@ def test_crd_is_served_after_creation(http):
     crd_obj = http.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").json()
     conds = {c["type"]: c["status"] for c in crd_obj["status"]["conditions"]}
     assert conds["Established"] == "True"
+
+
+def test_server_side_apply_create_reapply_conflict_and_force(http):
+    n = ns(http)
+    url = f"/api/v1/namespaces/{n}/configmaps/ssa"
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n  b: '2'\n"
+    ct = {"Content-Type": "application/apply-patch+yaml"}
+    r = http.patch(url, content=body, headers=ct, params={"fieldManager": "alice"})
+    assert r.status_code == 201, r.text
+    mf = r.json()["metadata"]["managedFields"]
+    assert [(m["manager"], m["operation"]) for m in mf] == [("alice", "Apply")]
+    rv = r.json()["metadata"]["resourceVersion"]
+    r = http.patch(url, content=body, headers=ct, params={"fieldManager": "alice"})
+    assert r.status_code == 200 and r.json()["metadata"]["resourceVersion"] == rv  # unchanged: no write
+    other = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: 'X'\n"
+    r = http.patch(url, content=other, headers=ct, params={"fieldManager": "bob"})
+    assert r.status_code == 409, r.text
+    st = r.json()
+    assert st["reason"] == "Conflict"
+    assert st["details"]["causes"][0]["reason"] == "FieldManagerConflict"
+    assert st["details"]["causes"][0]["field"] == ".data.a"
+    r = http.patch(url, content=other, headers=ct, params={"fieldManager": "bob", "force": "true"})
+    assert r.status_code == 200 and r.json()["data"]["a"] == "X"
+    # alice stops applying b: pruned, since nobody else owns it
+    r = http.patch(url, content=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata: {}\n",
+                   headers=ct, params={"fieldManager": "alice"})
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {"a": "X"}
+    r = http.patch(url, content=body, headers=ct)
+    assert r.status_code == 400  # fieldManager is required for apply

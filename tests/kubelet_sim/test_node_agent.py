@@ -17,7 +17,7 @@ from kubelet_sim.node_agent import (
     fail_node,
     recover_node,
 )
-from minik3s.api.resources import LEASES, NODES
+from minik3s.api.resources import NODES
 from minik3s.utils.clock import FakeClock
 
 

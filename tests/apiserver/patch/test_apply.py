@@ -17,15 +17,28 @@ from apiserver.patch.apply import (
 )
 from apiserver.patch.strategic_merge import patch_meta_for
 
-T0, T1, T2, T3 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z", "2026-01-01T00:03:00Z"
+T0, T1, T2, T3 = (
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:01:00Z",
+    "2026-01-01T00:02:00Z",
+    "2026-01-01T00:03:00Z",
+)
 DEPLOY = patch_meta_for("apps/v1", "Deployment")
 CM = patch_meta_for("v1", "ConfigMap")
 
 
-def _deploy(replicas: int | None = 3, *, containers: list[dict[str, Any]] | None = None,
-            labels: dict[str, str] | None = None) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
-                           "metadata": {"name": "web", "namespace": "default"}, "spec": {}}
+def _deploy(
+    replicas: int | None = 3,
+    *,
+    containers: list[dict[str, Any]] | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {},
+    }
     if labels is not None:
         obj["metadata"]["labels"] = labels
     if replicas is not None:
@@ -35,8 +48,15 @@ def _deploy(replicas: int | None = 3, *, containers: list[dict[str, Any]] | None
     return obj
 
 
-def _apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, now: str,
-           *, force: bool = False, schema: Any = DEPLOY) -> dict[str, Any]:
+def _apply(
+    live: dict[str, Any] | None,
+    applied: dict[str, Any],
+    manager: str,
+    now: str,
+    *,
+    force: bool = False,
+    schema: Any = DEPLOY,
+) -> dict[str, Any]:
     return server_side_apply(live, applied, manager=manager, force=force, schema=schema, now=now)
 
 
@@ -45,8 +65,11 @@ def _owners(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_first_apply_creates_object_owned_by_the_applier() -> None:
-    applied = _deploy(3, containers=[{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}],
-                      labels={"app": "web"})
+    applied = _deploy(
+        3,
+        containers=[{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}],
+        labels={"app": "web"},
+    )
     created = _apply(None, applied, "kubectl", T0)
     assert created["spec"] == applied["spec"]
     assert created["metadata"]["labels"] == {"app": "web"}
@@ -61,12 +84,23 @@ def test_first_apply_creates_object_owned_by_the_applier() -> None:
                 "f:metadata": {"f:labels": {"f:app": {}}},
                 "f:spec": {
                     "f:replicas": {},
-                    "f:template": {"f:spec": {"f:containers": {'k:{"name":"c"}': {
-                        ".": {},
-                        "f:image": {},
-                        "f:name": {},
-                        "f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}},
-                    }}}},
+                    "f:template": {
+                        "f:spec": {
+                            "f:containers": {
+                                'k:{"name":"c"}': {
+                                    ".": {},
+                                    "f:image": {},
+                                    "f:name": {},
+                                    "f:ports": {
+                                        'k:{"containerPort":80,"protocol":"TCP"}': {
+                                            ".": {},
+                                            "f:containerPort": {},
+                                        }
+                                    },
+                                }
+                            }
+                        }
+                    },
                 },
             },
         }
@@ -193,14 +227,21 @@ def test_update_records_new_map_with_its_own_member_and_removal_clears_ownership
     old = _deploy(3)
     new = _deploy(3, labels={"app": "web"})
     created = update_managed_fields(None, old, manager="kubectl-create", api_version="apps/v1", now=T0)
-    labelled = update_managed_fields(created, {**new, "metadata": {**new["metadata"],
-                                     "managedFields": created["metadata"]["managedFields"]}},
-                                     manager="kubectl-label", api_version="apps/v1", now=T1)
-    assert _owners(labelled)[("kubectl-label", "Update")] == {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}
+    labelled = update_managed_fields(
+        created,
+        {**new, "metadata": {**new["metadata"], "managedFields": created["metadata"]["managedFields"]}},
+        manager="kubectl-label",
+        api_version="apps/v1",
+        now=T1,
+    )
+    assert _owners(labelled)[("kubectl-label", "Update")] == {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}}
+    }
     unlabelled_body = copy.deepcopy(labelled)
     del unlabelled_body["metadata"]["labels"]
-    unlabelled = update_managed_fields(labelled, unlabelled_body, manager="kubectl-label",
-                                       api_version="apps/v1", now=T2)
+    unlabelled = update_managed_fields(
+        labelled, unlabelled_body, manager="kubectl-label", api_version="apps/v1", now=T2
+    )
     assert ("kubectl-label", "Update") not in _owners(unlabelled)
     assert _owners(unlabelled)[("kubectl-create", "Update")] == {"f:spec": {"f:replicas": {}}}
 
@@ -219,21 +260,32 @@ def test_first_apply_on_an_object_without_managed_fields_conflicts_with_before_f
 
 
 def test_custom_resources_treat_lists_as_atomic_and_maps_as_granular() -> None:
-    cr = {"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "t"},
-          "spec": {"items": [{"a": 1}], "size": 1}}
+    cr = {
+        "apiVersion": "x.io/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t"},
+        "spec": {"items": [{"a": 1}], "size": 1},
+    }
     created = _apply(None, cr, "kubectl", T0, schema=None)
     assert created["metadata"]["managedFields"][0]["fieldsV1"] == {
         "f:spec": {".": {}, "f:items": {}, "f:size": {}}
     }
-    other = _apply(created, {"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "t"},
-                             "spec": {"items": [{"b": 2}]}}, "bob", T1, schema=None, force=True)
+    other = _apply(
+        created,
+        {"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"items": [{"b": 2}]}},
+        "bob",
+        T1,
+        schema=None,
+        force=True,
+    )
     assert other["spec"] == {"items": [{"b": 2}], "size": 1}
 
 
 def test_status_is_ignored_when_reset_for_the_main_resource() -> None:
     applied = {**_deploy(1), "status": {"replicas": 9}}
-    created = server_side_apply(None, applied, manager="kubectl", force=False, schema=DEPLOY, now=T0,
-                                reset_fields=("status",))
+    created = server_side_apply(
+        None, applied, manager="kubectl", force=False, schema=DEPLOY, now=T0, reset_fields=("status",)
+    )
     assert "status" not in created
     assert "f:status" not in created["metadata"]["managedFields"][0]["fieldsV1"]
 
@@ -242,8 +294,10 @@ def test_status_is_ignored_when_reset_for_the_main_resource() -> None:
     "applied",
     [
         pytest.param(["not", "an", "object"], id="body-not-an-object"),
-        pytest.param({**_deploy(1), "metadata": {"name": "web", "managedFields": [{"manager": "x"}]}},
-                     id="managed-fields-must-be-nil"),
+        pytest.param(
+            {**_deploy(1), "metadata": {"name": "web", "managedFields": [{"manager": "x"}]}},
+            id="managed-fields-must-be-nil",
+        ),
     ],
 )
 def test_bad_apply_bodies_are_bad_requests(applied: Any) -> None:
@@ -266,8 +320,11 @@ def test_configmap_data_keys_are_owned_individually() -> None:
     [
         pytest.param(("f:spec", "f:replicas"), ".spec.replicas", id="fields"),
         pytest.param(("f:spec", 'k:{"name":"c"}', "f:image"), '.spec[name="c"].image', id="keyed-item"),
-        pytest.param(("f:ports", 'k:{"containerPort":80,"protocol":"TCP"}'),
-                     '.ports[containerPort=80,protocol="TCP"]', id="multi-key-item"),
+        pytest.param(
+            ("f:ports", 'k:{"containerPort":80,"protocol":"TCP"}'),
+            '.ports[containerPort=80,protocol="TCP"]',
+            id="multi-key-item",
+        ),
         pytest.param(("f:metadata", "f:finalizers", 'v:"x"'), '.metadata.finalizers[="x"]', id="set-member"),
     ],
 )
@@ -276,8 +333,25 @@ def test_path_strings_match_structured_merge_diff(path: tuple[str, ...], text: s
 
 
 def test_fields_v1_round_trips() -> None:
-    fields = {("f:metadata", "f:labels"), ("f:metadata", "f:labels", "f:a"), ("f:spec", "f:replicas"),
-              ("f:metadata", "f:finalizers", 'v:"x"')}
+    fields = {
+        ("f:metadata", "f:labels"),
+        ("f:metadata", "f:labels", "f:a"),
+        ("f:spec", "f:replicas"),
+        ("f:metadata", "f:finalizers", 'v:"x"'),
+    }
     encoded = encode_fields(fields)
     assert encoded["f:metadata"]["f:labels"] == {".": {}, "f:a": {}}
     assert decode_fields(encoded) == fields
+
+
+def test_dropped_item_is_kept_with_what_another_manager_owns_below_it() -> None:
+    applied = _deploy(1, containers=[{"name": "c", "image": "a"}, {"name": "side", "image": "s"}])
+    live = _apply(None, applied, "kubectl", T0)
+    edited = copy.deepcopy(live)
+    edited["spec"]["template"]["spec"]["containers"][1]["env"] = [{"name": "X", "value": "1"}]
+    edited = update_managed_fields(live, edited, manager="kubectl-edit", api_version="apps/v1", now=T1)
+    after = _apply(edited, _deploy(1, containers=[{"name": "c", "image": "a"}]), "kubectl", T2)
+    assert after["spec"]["template"]["spec"]["containers"] == [
+        {"name": "c", "image": "a"},
+        {"name": "side", "env": [{"name": "X", "value": "1"}]},
+    ]

@@ -19,7 +19,9 @@ from apiserver.patch.merge_patch import apply_merge_patch, merge_patch_value
         pytest.param({"a": "b", "b": "c"}, {"a": None}, {"b": "c"}, id="null-deletes-only-that-member"),
         pytest.param({"a": ["b"]}, {"a": "c"}, {"a": "c"}, id="scalar-replaces-list"),
         pytest.param({"a": "c"}, {"a": ["b"]}, {"a": ["b"]}, id="list-replaces-scalar"),
-        pytest.param({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}, id="nested-merge-and-delete"),
+        pytest.param(
+            {"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}, id="nested-merge-and-delete"
+        ),
         pytest.param({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}, id="lists-are-replaced-not-merged"),
         pytest.param(["a", "b"], ["c", "d"], ["c", "d"], id="list-document-replaced"),
         pytest.param({"a": "b"}, ["c"], ["c"], id="list-patch-replaces-object"),
@@ -39,12 +41,24 @@ def test_rfc7386_appendix_a(target: Any, patch: Any, expected: Any) -> None:
 @pytest.mark.parametrize(
     ("doc", "patch", "expected"),
     [
-        pytest.param({"metadata": {"labels": {"app": "x"}}}, {"metadata": {"labels": {"zone": "a"}}},
-                     {"metadata": {"labels": {"app": "x", "zone": "a"}}}, id="kubectl-label-adds"),
-        pytest.param({"metadata": {"labels": {"app": "x", "zone": "a"}}}, {"metadata": {"labels": {"zone": None}}},
-                     {"metadata": {"labels": {"app": "x"}}}, id="kubectl-label-removes"),
-        pytest.param({"spec": {"minMember": 2, "queue": "q"}}, {"spec": {"minMember": 4}},
-                     {"spec": {"minMember": 4, "queue": "q"}}, id="crd-apply-merge-patch"),
+        pytest.param(
+            {"metadata": {"labels": {"app": "x"}}},
+            {"metadata": {"labels": {"zone": "a"}}},
+            {"metadata": {"labels": {"app": "x", "zone": "a"}}},
+            id="kubectl-label-adds",
+        ),
+        pytest.param(
+            {"metadata": {"labels": {"app": "x", "zone": "a"}}},
+            {"metadata": {"labels": {"zone": None}}},
+            {"metadata": {"labels": {"app": "x"}}},
+            id="kubectl-label-removes",
+        ),
+        pytest.param(
+            {"spec": {"minMember": 2, "queue": "q"}},
+            {"spec": {"minMember": 4}},
+            {"spec": {"minMember": 4, "queue": "q"}},
+            id="crd-apply-merge-patch",
+        ),
     ],
 )
 def test_apply_merge_patch_on_objects(doc: dict[str, Any], patch: Any, expected: Any) -> None:

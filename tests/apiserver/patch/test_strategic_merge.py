@@ -12,7 +12,13 @@ from apiserver.patch.strategic_merge import apply_strategic_merge_patch, patch_m
 
 
 def _pod(spec: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec, **extra}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": spec,
+        **extra,
+    }
 
 
 def _spec_of(result: dict[str, Any]) -> Any:
@@ -40,16 +46,41 @@ POD_CASES = [
     ),
     pytest.param(
         {"containers": [{"name": "a", "env": [{"name": "A", "value": "1"}]}]},
-        {"spec": {"containers": [{"name": "a", "env": [{"name": "A", "value": "2"}, {"name": "C", "value": "3"}]}]}},
+        {
+            "spec": {
+                "containers": [
+                    {"name": "a", "env": [{"name": "A", "value": "2"}, {"name": "C", "value": "3"}]}
+                ]
+            }
+        },
         {"containers": [{"name": "a", "env": [{"name": "A", "value": "2"}, {"name": "C", "value": "3"}]}]},
         id="env-var-changed-and-added",
     ),
     pytest.param(
-        {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 443}]}]},
-        {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "name": "http"},
-                                                         {"containerPort": 8080}]}]}},
-        {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"},
-                                                {"containerPort": 443}, {"containerPort": 8080}]}]},
+        {
+            "containers": [
+                {"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 443}]}
+            ]
+        },
+        {
+            "spec": {
+                "containers": [
+                    {"name": "a", "ports": [{"containerPort": 80, "name": "http"}, {"containerPort": 8080}]}
+                ]
+            }
+        },
+        {
+            "containers": [
+                {
+                    "name": "a",
+                    "ports": [
+                        {"containerPort": 80, "protocol": "TCP", "name": "http"},
+                        {"containerPort": 443},
+                        {"containerPort": 8080},
+                    ],
+                }
+            ]
+        },
         id="ports-merge-by-container-port-new-port-appended",
     ),
     pytest.param(
@@ -90,14 +121,22 @@ POD_CASES = [
     ),
     pytest.param(
         {"containers": [{"name": "a"}]},
-        {"spec": {"$setElementOrder/containers": [{"name": "new"}, {"name": "a"}],
-                  "containers": [{"name": "new", "image": "n"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "new"}, {"name": "a"}],
+                "containers": [{"name": "new", "image": "n"}],
+            }
+        },
         {"containers": [{"name": "new", "image": "n"}, {"name": "a"}]},
         id="set-element-order-places-new-item-first",
     ),
     pytest.param(
         {"containers": [{"name": "a"}], "volumes": [{"name": "v", "emptyDir": {}}]},
-        {"spec": {"volumes": [{"name": "v", "$retainKeys": ["name", "configMap"], "configMap": {"name": "cm"}}]}},
+        {
+            "spec": {
+                "volumes": [{"name": "v", "$retainKeys": ["name", "configMap"], "configMap": {"name": "cm"}}]
+            }
+        },
         {"containers": [{"name": "a"}], "volumes": [{"name": "v", "configMap": {"name": "cm"}}]},
         id="retain-keys-drops-the-old-volume-source",
     ),
@@ -127,9 +166,20 @@ POD_CASES = [
     ),
     pytest.param(
         {"containers": [{"name": "a"}]},
-        {"spec": {"schedulingGates": [{"name": "g", "$patch": "delete"}], "initContainers": [{"name": "i", "x": None}]}},
+        {
+            "spec": {
+                "schedulingGates": [{"name": "g", "$patch": "delete"}],
+                "initContainers": [{"name": "i", "x": None}],
+            }
+        },
         {"containers": [{"name": "a"}], "schedulingGates": [], "initContainers": [{"name": "i"}]},
         id="patching-absent-lists-processes-directives",
+    ),
+    pytest.param(
+        {"containers": [{"name": "a"}]},
+        {"spec": {"nodeSelector": {"$patch": "replace", "c": "3"}, "affinity": {"$patch": "delete"}}},
+        {"containers": [{"name": "a"}]},
+        id="absent-maps-carrying-patch-directives-are-dropped-as-upstream",
     ),
     pytest.param(
         {"containers": [{"name": "a"}], "schedulingGates": [{"name": "g1"}, {"name": "g2"}]},
@@ -139,10 +189,30 @@ POD_CASES = [
     ),
     pytest.param(
         {"containers": [{"name": "a", "volumeMounts": [{"mountPath": "/a", "name": "v1"}]}]},
-        {"spec": {"containers": [{"name": "a", "volumeMounts": [{"mountPath": "/a", "readOnly": True},
-                                                                {"mountPath": "/b", "name": "v2"}]}]}},
-        {"containers": [{"name": "a", "volumeMounts": [{"mountPath": "/a", "name": "v1", "readOnly": True},
-                                                       {"mountPath": "/b", "name": "v2"}]}]},
+        {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "a",
+                        "volumeMounts": [
+                            {"mountPath": "/a", "readOnly": True},
+                            {"mountPath": "/b", "name": "v2"},
+                        ],
+                    }
+                ]
+            }
+        },
+        {
+            "containers": [
+                {
+                    "name": "a",
+                    "volumeMounts": [
+                        {"mountPath": "/a", "name": "v1", "readOnly": True},
+                        {"mountPath": "/b", "name": "v2"},
+                    ],
+                }
+            ]
+        },
         id="volume-mounts-merge-by-mount-path",
     ),
 ]
@@ -176,8 +246,10 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
                             "image": "nginx:1.25",
                             "args": ["x", "y"],
                             "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
-                            "ports": [{"containerPort": 80, "protocol": "TCP"},
-                                      {"containerPort": 443, "protocol": "TCP"}],
+                            "ports": [
+                                {"containerPort": 80, "protocol": "TCP"},
+                                {"containerPort": 443, "protocol": "TCP"},
+                            ],
                             "imagePullPolicy": "IfNotPresent",
                         },
                         {"name": "side", "image": "busybox"},
@@ -216,8 +288,11 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
     assert result == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default",
-                     "annotations": {"a": "1", "kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "annotations": {"a": "1", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+        },
         "spec": {
             "replicas": 3,
             "template": {
@@ -244,98 +319,262 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
 @pytest.mark.parametrize(
     ("api_version", "kind", "live", "patch", "expected"),
     [
-        pytest.param("v1", "Pod", {"metadata": {"finalizers": ["a", "b"]}},
-                     {"metadata": {"finalizers": ["c", "a"]}},
-                     {"metadata": {"finalizers": ["b", "c", "a"]}}, id="finalizers-merge-as-an-ordered-set"),
-        pytest.param("v1", "Pod", {"metadata": {"finalizers": ["a", "b", "c"]}},
-                     {"metadata": {"$deleteFromPrimitiveList/finalizers": ["b"]}},
-                     {"metadata": {"finalizers": ["a", "c"]}}, id="delete-from-primitive-list-finalizers"),
-        pytest.param("v1", "Pod", {"metadata": {"finalizers": ["a", "b"]}},
-                     {"metadata": {"$setElementOrder/finalizers": ["b", "a"]}},
-                     {"metadata": {"finalizers": ["b", "a"]}}, id="set-element-order-on-primitive-list"),
-        pytest.param("v1", "Pod", {"metadata": {"labels": {"app": "x", "tier": "web"}}},
-                     {"metadata": {"labels": {"tier": None, "zone": "a"}}},
-                     {"metadata": {"labels": {"app": "x", "zone": "a"}}}, id="labels-merge-and-null-deletes"),
-        pytest.param("v1", "Pod",
-                     {"metadata": {"ownerReferences": [{"uid": "1", "name": "rs", "controller": True}]}},
-                     {"metadata": {"ownerReferences": [{"uid": "1", "controller": False}, {"uid": "2", "name": "x"}]}},
-                     {"metadata": {"ownerReferences": [{"uid": "1", "name": "rs", "controller": False},
-                                                       {"uid": "2", "name": "x"}]}},
-                     id="owner-references-merge-by-uid"),
-        pytest.param("v1", "Pod",
-                     {"status": {"phase": "Pending", "conditions": [
-                         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"},
-                         {"type": "Ready", "status": "False"}]}},
-                     {"status": {"conditions": [{"type": "PodScheduled", "status": "True", "reason": None}]}},
-                     {"status": {"phase": "Pending", "conditions": [
-                         {"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False"}]}},
-                     id="pod-conditions-merge-by-type"),
-        pytest.param("v1", "Pod",
-                     {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
-                     {"status": {"conditions": [{"type": "DisruptionTarget", "status": "True",
-                                                 "reason": "PreemptionByScheduler"}]}},
-                     {"status": {"conditions": [{"type": "Ready", "status": "True"},
-                                                {"type": "DisruptionTarget", "status": "True",
-                                                 "reason": "PreemptionByScheduler"}]}},
-                     id="new-condition-type-is-appended"),
-        pytest.param("v1", "Node", {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}},
-                     {"spec": {"taints": [{"effect": "NoSchedule", "key": "key", "value": "value"}]}},
-                     {"spec": {"taints": [{"effect": "NoSchedule", "key": "key", "value": "value"}]}},
-                     id="kubectl-taint-replaces-whole-taint-list"),
-        pytest.param("v1", "Node", {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}},
-                     {"spec": {"taints": None}}, {"spec": {}}, id="kubectl-taint-removing-last-sends-null"),
-        pytest.param("v1", "Node", {"spec": {"podCIDR": "10.0.0.0/24"}},
-                     {"spec": {"unschedulable": True}},
-                     {"spec": {"podCIDR": "10.0.0.0/24", "unschedulable": True}}, id="kubectl-cordon"),
-        pytest.param("v1", "Node", {"spec": {"podCIDR": "10.0.0.0/24", "unschedulable": True}},
-                     {"spec": {"unschedulable": None}}, {"spec": {"podCIDR": "10.0.0.0/24"}},
-                     id="kubectl-uncordon-null-deletes"),
-        pytest.param("v1", "Node",
-                     {"status": {"conditions": [{"type": "Ready", "status": "True"},
-                                                {"type": "MemoryPressure", "status": "False"}],
-                                 "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]}},
-                     {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}],
-                                 "addresses": [{"type": "Hostname", "address": "n1"}]}},
-                     {"status": {"conditions": [{"type": "Ready", "status": "Unknown"},
-                                                {"type": "MemoryPressure", "status": "False"}],
-                                 "addresses": [{"type": "InternalIP", "address": "10.0.0.1"},
-                                               {"type": "Hostname", "address": "n1"}]}},
-                     id="node-conditions-and-addresses-merge-by-type"),
-        pytest.param("v1", "Service",
-                     {"spec": {"ports": [{"port": 80, "targetPort": 8080}, {"port": 443}]}},
-                     {"spec": {"ports": [{"port": 80, "targetPort": 9090}]}},
-                     {"spec": {"ports": [{"port": 80, "targetPort": 9090}, {"port": 443}]}},
-                     id="service-ports-merge-by-port"),
-        pytest.param("apps/v1", "Deployment",
-                     {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}},
-                     {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
-                     {"spec": {"strategy": {"type": "Recreate"}}}, id="deployment-strategy-retain-keys"),
-        pytest.param("apps/v1", "Deployment",
-                     {"status": {"conditions": [{"type": "Available", "status": "True"},
-                                                {"type": "Progressing", "status": "True"}]}},
-                     {"status": {"conditions": [{"type": "Progressing", "status": "False"}]}},
-                     {"status": {"conditions": [{"type": "Available", "status": "True"},
-                                                {"type": "Progressing", "status": "False"}]}},
-                     id="deployment-status-conditions-by-type"),
-        pytest.param("apps/v1", "ReplicaSet",
-                     {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "a"}]}}}},
-                     {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}},
-                     {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}},
-                     id="replicaset-template-containers-by-name"),
-        pytest.param("batch/v1", "CronJob",
-                     {"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [
-                         {"name": "c", "image": "a"}, {"name": "d", "image": "d"}]}}}}}},
-                     {"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [
-                         {"name": "c", "image": "b"}]}}}}}},
-                     {"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [
-                         {"name": "c", "image": "b"}, {"name": "d", "image": "d"}]}}}}}},
-                     id="cronjob-job-template-containers-by-name"),
-        pytest.param("policy/v1", "PodDisruptionBudget",
-                     {"spec": {"selector": {"matchLabels": {"a": "1", "b": "2"}}}},
-                     {"spec": {"selector": {"matchLabels": {"c": "3"}}}},
-                     {"spec": {"selector": {"matchLabels": {"c": "3"}}}}, id="pdb-selector-has-replace-strategy"),
-        pytest.param("v1", "ConfigMap", {"data": {"a": "1", "b": "2"}}, {"data": {"a": None, "c": "3"}},
-                     {"data": {"b": "2", "c": "3"}}, id="configmap-data-merges"),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"metadata": {"finalizers": ["a", "b"]}},
+            {"metadata": {"finalizers": ["c", "a"]}},
+            {"metadata": {"finalizers": ["b", "c", "a"]}},
+            id="finalizers-merge-as-an-ordered-set",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"metadata": {"finalizers": ["a", "b", "c"]}},
+            {"metadata": {"$deleteFromPrimitiveList/finalizers": ["b"]}},
+            {"metadata": {"finalizers": ["a", "c"]}},
+            id="delete-from-primitive-list-finalizers",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"metadata": {"finalizers": ["a", "b"]}},
+            {"metadata": {"$setElementOrder/finalizers": ["b", "a"]}},
+            {"metadata": {"finalizers": ["b", "a"]}},
+            id="set-element-order-on-primitive-list",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"metadata": {"labels": {"app": "x", "tier": "web"}}},
+            {"metadata": {"labels": {"tier": None, "zone": "a"}}},
+            {"metadata": {"labels": {"app": "x", "zone": "a"}}},
+            id="labels-merge-and-null-deletes",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"metadata": {"ownerReferences": [{"uid": "1", "name": "rs", "controller": True}]}},
+            {"metadata": {"ownerReferences": [{"uid": "1", "controller": False}, {"uid": "2", "name": "x"}]}},
+            {
+                "metadata": {
+                    "ownerReferences": [
+                        {"uid": "1", "name": "rs", "controller": False},
+                        {"uid": "2", "name": "x"},
+                    ]
+                }
+            },
+            id="owner-references-merge-by-uid",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {
+                "status": {
+                    "phase": "Pending",
+                    "conditions": [
+                        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"},
+                        {"type": "Ready", "status": "False"},
+                    ],
+                }
+            },
+            {"status": {"conditions": [{"type": "PodScheduled", "status": "True", "reason": None}]}},
+            {
+                "status": {
+                    "phase": "Pending",
+                    "conditions": [
+                        {"type": "PodScheduled", "status": "True"},
+                        {"type": "Ready", "status": "False"},
+                    ],
+                }
+            },
+            id="pod-conditions-merge-by-type",
+        ),
+        pytest.param(
+            "v1",
+            "Pod",
+            {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+                    ]
+                }
+            },
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Ready", "status": "True"},
+                        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+                    ]
+                }
+            },
+            id="new-condition-type-is-appended",
+        ),
+        pytest.param(
+            "v1",
+            "Node",
+            {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}},
+            {"spec": {"taints": [{"effect": "NoSchedule", "key": "key", "value": "value"}]}},
+            {"spec": {"taints": [{"effect": "NoSchedule", "key": "key", "value": "value"}]}},
+            id="kubectl-taint-replaces-whole-taint-list",
+        ),
+        pytest.param(
+            "v1",
+            "Node",
+            {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}},
+            {"spec": {"taints": None}},
+            {"spec": {}},
+            id="kubectl-taint-removing-last-sends-null",
+        ),
+        pytest.param(
+            "v1",
+            "Node",
+            {"spec": {"podCIDR": "10.0.0.0/24"}},
+            {"spec": {"unschedulable": True}},
+            {"spec": {"podCIDR": "10.0.0.0/24", "unschedulable": True}},
+            id="kubectl-cordon",
+        ),
+        pytest.param(
+            "v1",
+            "Node",
+            {"spec": {"podCIDR": "10.0.0.0/24", "unschedulable": True}},
+            {"spec": {"unschedulable": None}},
+            {"spec": {"podCIDR": "10.0.0.0/24"}},
+            id="kubectl-uncordon-null-deletes",
+        ),
+        pytest.param(
+            "v1",
+            "Node",
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Ready", "status": "True"},
+                        {"type": "MemoryPressure", "status": "False"},
+                    ],
+                    "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+                }
+            },
+            {
+                "status": {
+                    "conditions": [{"type": "Ready", "status": "Unknown"}],
+                    "addresses": [{"type": "Hostname", "address": "n1"}],
+                }
+            },
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Ready", "status": "Unknown"},
+                        {"type": "MemoryPressure", "status": "False"},
+                    ],
+                    "addresses": [
+                        {"type": "InternalIP", "address": "10.0.0.1"},
+                        {"type": "Hostname", "address": "n1"},
+                    ],
+                }
+            },
+            id="node-conditions-and-addresses-merge-by-type",
+        ),
+        pytest.param(
+            "v1",
+            "Service",
+            {"spec": {"ports": [{"port": 80, "targetPort": 8080}, {"port": 443}]}},
+            {"spec": {"ports": [{"port": 80, "targetPort": 9090}]}},
+            {"spec": {"ports": [{"port": 80, "targetPort": 9090}, {"port": 443}]}},
+            id="service-ports-merge-by-port",
+        ),
+        pytest.param(
+            "apps/v1",
+            "Deployment",
+            {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}},
+            {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
+            {"spec": {"strategy": {"type": "Recreate"}}},
+            id="deployment-strategy-retain-keys",
+        ),
+        pytest.param(
+            "apps/v1",
+            "Deployment",
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Available", "status": "True"},
+                        {"type": "Progressing", "status": "True"},
+                    ]
+                }
+            },
+            {"status": {"conditions": [{"type": "Progressing", "status": "False"}]}},
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Available", "status": "True"},
+                        {"type": "Progressing", "status": "False"},
+                    ]
+                }
+            },
+            id="deployment-status-conditions-by-type",
+        ),
+        pytest.param(
+            "apps/v1",
+            "ReplicaSet",
+            {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "a"}]}}}},
+            {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}},
+            {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}},
+            id="replicaset-template-containers-by-name",
+        ),
+        pytest.param(
+            "batch/v1",
+            "CronJob",
+            {
+                "spec": {
+                    "jobTemplate": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "containers": [{"name": "c", "image": "a"}, {"name": "d", "image": "d"}]
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            {
+                "spec": {
+                    "jobTemplate": {
+                        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}
+                    }
+                }
+            },
+            {
+                "spec": {
+                    "jobTemplate": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "containers": [{"name": "c", "image": "b"}, {"name": "d", "image": "d"}]
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            id="cronjob-job-template-containers-by-name",
+        ),
+        pytest.param(
+            "policy/v1",
+            "PodDisruptionBudget",
+            {"spec": {"selector": {"matchLabels": {"a": "1", "b": "2"}}}},
+            {"spec": {"selector": {"matchLabels": {"c": "3"}}}},
+            {"spec": {"selector": {"matchLabels": {"c": "3"}}}},
+            id="pdb-selector-has-replace-strategy",
+        ),
+        pytest.param(
+            "v1",
+            "ConfigMap",
+            {"data": {"a": "1", "b": "2"}},
+            {"data": {"a": None, "c": "3"}},
+            {"data": {"b": "2", "c": "3"}},
+            id="configmap-data-merges",
+        ),
     ],
 )
 def test_kind_specific_patches(
@@ -364,13 +603,22 @@ def test_patch_meta_only_for_built_in_kinds(api_version: str, kind: str, known: 
     ("patch", "code"),
     [
         pytest.param(["not", "an", "object"], 400, id="list-body-is-bad-request"),
-        pytest.param({"spec": {"containers": [{"image": "no-name"}]}}, 500, id="keyed-item-without-merge-key"),
-        pytest.param({"spec": {"containers": [{"image": "x", "$patch": "delete"}]}}, 500,
-                     id="delete-directive-without-merge-key"),
-        pytest.param({"spec": {"volumes": [{"name": "v", "$retainKeys": ["name"], "secret": {}}]}}, 422,
-                     id="content-outside-retain-keys"),
-        pytest.param({"spec": {"$setElementOrder/containers": {"name": "a"}}}, 400,
-                     id="set-element-order-not-a-list"),
+        pytest.param(
+            {"spec": {"containers": [{"image": "no-name"}]}}, 500, id="keyed-item-without-merge-key"
+        ),
+        pytest.param(
+            {"spec": {"containers": [{"image": "x", "$patch": "delete"}]}},
+            500,
+            id="delete-directive-without-merge-key",
+        ),
+        pytest.param(
+            {"spec": {"volumes": [{"name": "v", "$retainKeys": ["name"], "secret": {}}]}},
+            422,
+            id="content-outside-retain-keys",
+        ),
+        pytest.param(
+            {"spec": {"$setElementOrder/containers": {"name": "a"}}}, 400, id="set-element-order-not-a-list"
+        ),
     ],
 )
 def test_malformed_patches_are_rejected(patch: Any, code: int) -> None:

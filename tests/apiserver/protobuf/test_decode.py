@@ -14,7 +14,6 @@ from apiserver.protobuf import (
     UnsupportedKindError,
     decode_message,
     decode_protobuf,
-    encode_message,
     encode_protobuf,
 )
 from apiserver.protobuf.wire import encode_key, encode_len, encode_varint, read_varint

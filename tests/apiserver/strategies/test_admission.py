@@ -138,7 +138,7 @@ async def test_create_in_terminating_namespace_forbidden():
     assert e.value.message == ('deployments.apps "d" is forbidden: unable to create new content in namespace gone '
                                "because it is being terminated")
     assert e.value.causes == [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
-                               "message": "unable to create new content in namespace gone because it is being terminated"}]
+                               "message": "namespace gone is being terminated"}]
 
 
 async def test_updates_in_terminating_namespace_allowed():

@@ -153,3 +153,11 @@ def test_replicaset_defaults_and_status_reset():
     assert "strategy" not in rs["spec"]
     assert rs["status"] == {"replicas": 0}
     assert RS.validate(rs) == []
+
+
+def test_deployment_annotation_change_bumps_generation():
+    old = stored(deployment(), D)
+    new = copy.deepcopy(old)
+    new["metadata"]["annotations"] = {"note": "x"}
+    D.prepare_for_update(new, old)
+    assert new["metadata"]["generation"] == 2

@@ -128,7 +128,9 @@ def test_service_defaults():
                      ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"],
                      id="multiple-ports-need-names"),
         pytest.param(svc(ports=[{"port": 0}]),
-                     ["spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"], id="port-zero"),
+                     ["spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                      "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive"],
+                     id="port-zero-and-defaulted-target-port"),
         pytest.param(svc(type="Magic", ports=[{"port": 80}]),
                      ['spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", '
                       '"LoadBalancer", "NodePort"'], id="bad-type"),
@@ -198,3 +200,17 @@ def test_crd_validation(over, field):
     c = crd(**over)
     CRD.default(c)
     assert field in [e["field"] for e in CRD.validate(c)]
+
+
+def test_node_allocatable_defaults_to_capacity():
+    n = node()
+    NODE.default(n)
+    assert n["status"]["allocatable"] == {"cpu": "4", "memory": "32Gi", "pods": "110"}
+
+
+def test_service_create_fills_single_stack_ipv4():
+    s = svc(ports=[{"port": 80}])
+    SVC.default(s)
+    SVC.prepare_for_create(s)
+    assert s["spec"]["ipFamilyPolicy"] == "SingleStack" and s["spec"]["ipFamilies"] == ["IPv4"]
+    assert s["status"] == {"loadBalancer": {}}

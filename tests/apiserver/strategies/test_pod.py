@@ -307,3 +307,20 @@ def test_status_update_cannot_leave_terminal_phase():
     S.prepare_for_status_update(new, old)
     (err,) = S.validate_status_update(new, old)
     assert err["field"] == "status.phase"
+
+
+def test_status_update_clearing_observed_generation_keeps_old_value():
+    old = stored()
+    old["status"] = {"phase": "Running", "observedGeneration": 3, "qosClass": "BestEffort"}
+    new = copy.deepcopy(old)
+    new["status"] = {"phase": "Running"}
+    S.prepare_for_status_update(new, old)
+    assert new["status"]["observedGeneration"] == 3
+
+
+def test_created_pod_is_accepted_by_the_wire_model():
+    from minik3s.api.core import Pod
+
+    p = created(pod(tolerations=[{"key": "k", "operator": "Exists"}]))
+    model = Pod.model_validate(p)
+    assert model.spec is not None and model.spec.containers[0].imagePullPolicy == "Always"

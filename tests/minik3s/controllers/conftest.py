@@ -69,6 +69,20 @@ class Harness:
                 raise AssertionError(f"timed out waiting for {what}; last={last!r}")
             await asyncio.sleep(0.02)
 
+    async def mutate(self, res: Any, name: str, fn: Callable[[JsonDict], None], namespace: str | None = "default"
+                     ) -> JsonDict:
+        """get -> fn(obj) -> update, retried on write conflicts (controllers write concurrently)."""
+        for attempt in range(20):
+            obj = await self.client.get(res, name, namespace)
+            fn(obj)
+            try:
+                return await self.client.update(res, obj)
+            except Exception:  # ConflictError (or the store's revision mismatch surfacing raw)
+                if attempt == 19:
+                    raise
+                await asyncio.sleep(0.01)
+        raise AssertionError("unreachable")
+
     @staticmethod
     def deploy(name: str, replicas: int, *, image: str = "nginx:1", strategy: dict | None = None) -> JsonDict:
         spec: JsonDict = {"replicas": replicas, "selector": {"matchLabels": {"app": name}},

@@ -11,6 +11,12 @@ from minik3s.controllers.deployment_util import POD_TEMPLATE_HASH, REVISION
 from minik3s.controllers.replicaset import ReplicaSetController
 
 
+def set_image(image: str):
+    def fn(d: dict) -> None:
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    return fn
+
+
 def start(harness, *extra):
     rs = ReplicaSetController(harness.client, harness.informers)
     dc = DeploymentController(harness.client, harness.informers)
@@ -78,9 +84,7 @@ async def test_rolling_update_keeps_minimum_ready_and_replaces_every_pod(harness
 
     sampler = asyncio.ensure_future(sample())
     try:
-        d = await harness.client.get(DEPLOYMENTS, "web", "default")
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
-        await harness.client.update(DEPLOYMENTS, d)
+        await harness.mutate(DEPLOYMENTS, "web", set_image("nginx:2"))
         d = await harness.available("web", 8, image="nginx:2")
     finally:
         sampler.cancel()
@@ -107,9 +111,7 @@ async def test_recreate_scales_old_to_zero_before_new(harness):
 
     sampler = asyncio.ensure_future(sample())
     try:
-        d = await harness.client.get(DEPLOYMENTS, "web", "default")
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
-        await harness.client.update(DEPLOYMENTS, d)
+        await harness.mutate(DEPLOYMENTS, "web", set_image("nginx:2"))
         await harness.available("web", 3, image="nginx:2")
     finally:
         sampler.cancel()
@@ -123,9 +125,7 @@ async def test_revision_history_limit_cleans_old_replicasets(harness):
     await harness.client.create(DEPLOYMENTS, dep)
     await harness.available("web", 1)
     for tag in ("2", "3", "4"):
-        d = await harness.client.get(DEPLOYMENTS, "web", "default")
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = f"nginx:{tag}"
-        await harness.client.update(DEPLOYMENTS, d)
+        await harness.mutate(DEPLOYMENTS, "web", set_image(f"nginx:{tag}"))
         await harness.available("web", 1, image=f"nginx:{tag}")
 
     async def cleaned():
@@ -139,9 +139,7 @@ async def test_paused_deployment_does_not_roll_out(harness):
     start(harness, harness.kubelet)
     await harness.client.create(DEPLOYMENTS, harness.deploy("web", 2))
     await harness.available("web", 2)
-    d = await harness.client.get(DEPLOYMENTS, "web", "default")
-    d["spec"]["paused"] = True
-    d = await harness.client.update(DEPLOYMENTS, d)
+    await harness.mutate(DEPLOYMENTS, "web", lambda d: d["spec"].update(paused=True))
 
     async def paused_cond():
         cur = await harness.client.get(DEPLOYMENTS, "web", "default")
@@ -149,9 +147,8 @@ async def test_paused_deployment_does_not_roll_out(harness):
         return cur if (c["status"], c["reason"], c["message"]) == ("Unknown", "DeploymentPaused",
                                                                      "Deployment is paused") else None
 
-    d = await harness.eventually(paused_cond, what="DeploymentPaused")
-    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
-    await harness.client.update(DEPLOYMENTS, d)
+    await harness.eventually(paused_cond, what="DeploymentPaused")
+    await harness.mutate(DEPLOYMENTS, "web", set_image("nginx:2"))
 
     async def observed():
         cur = await harness.client.get(DEPLOYMENTS, "web", "default")

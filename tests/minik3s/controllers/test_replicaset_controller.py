@@ -54,9 +54,7 @@ async def test_replaces_deleted_pod_and_scales_down(harness):
         return len(names) == 3 and victim not in names
 
     await harness.eventually(replaced, what="deleted pod replaced")
-    cur = await harness.client.get(REPLICASETS, "web", "default")
-    cur["spec"]["replicas"] = 1
-    await harness.client.update(REPLICASETS, cur)
+    await harness.mutate(REPLICASETS, "web", lambda rs: rs["spec"].update(replicas=1))
     await harness.eventually(lambda: n_pods(1), what="scaled down to 1")
     # no over-creation: never more than 3 pods were alive at once afterwards either
     assert len(await harness.pods()) <= 3

@@ -397,3 +397,27 @@ def test_nominated_pods_of_higher_priority_count_in_filter():
     st = f.run_filter_with_nominated_pods(CycleState(), POD, n)
     assert st is not None and st.reasons == ["full"]
     assert n.pods == []  # the snapshot NodeInfo itself is untouched
+
+
+class Batch(ScorePlugin):
+    NAME = "Batch"
+    per_node_calls = 0
+
+    def score(self, state, pod, node):
+        Batch.per_node_calls += 1
+        return 1, Status.success()
+
+    def score_nodes(self, state, pod, nodes):
+        return [len(n.name) * 10 for n in nodes], Status.success()
+
+
+def test_score_nodes_batch_form_replaces_per_node_calls():
+    REGISTRY["Batch"] = Batch
+    try:
+        f = Framework(spec([("Batch", 2)]), REGISTRY)
+        rec: dict[str, Any] = {}
+        totals, st = f.run_score(CycleState(), POD, [node("ab"), node("abcd")], record=rec)
+    finally:
+        del REGISTRY["Batch"]
+    assert st.is_success() and totals == [40, 80] and Batch.per_node_calls == 0
+    assert rec["Batch"]["raw"] == [20, 40]
