@@ -33,83 +33,17 @@ __all__ = [
 ]
 
 
-class _CustomStrategy:
-    """Strategy for custom resources: schema defaulting, pruning and validation; status
-    subresource rules when the CRD enables it."""
-
-    def __init__(self, info: ResourceInfo) -> None:
-        self.info = info
-        self.schema = info.crd_schema
-        self.has_status = "status" in info.subresources
-        self._base = _strategies.strategy_for(info.group, info.kind)
-
-    def default(self, obj: JsonDict) -> None:
-        if self.schema:
-            _strategies.default_custom(obj, self.schema)
-            _strategies.prune_custom(obj, self.schema)
-
-    def prepare_for_create(self, obj: JsonDict) -> None:
-        if self.has_status:
-            obj.pop("status", None)
-
-    def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
-        if self.has_status:
-            if "status" in old:
-                new["status"] = old["status"]
-            else:
-                new.pop("status", None)
-        nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
-        gen = int(om.get("generation") or 1)
-        changed = {k: v for k, v in new.items() if k not in ("metadata", "status")} != \
-            {k: v for k, v in old.items() if k not in ("metadata", "status")}
-        nm["generation"] = gen + 1 if changed else gen
-
-    def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None:
-        status = new.get("status")
-        for k in list(new.keys()):
-            if k not in ("status", "metadata", "apiVersion", "kind"):
-                del new[k]
-        for k, v in old.items():
-            if k not in ("status", "metadata"):
-                new[k] = v
-        if status is None:
-            new.pop("status", None)
-        nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
-        for k, v in om.items():
-            if k not in ("labels", "annotations", "finalizers", "ownerReferences"):
-                nm[k] = v
-
-    def validate(self, obj: JsonDict) -> list[JsonDict]:
-        causes = list(self._base.validate(obj))
-        if self.schema:
-            causes += _strategies.validate_custom(obj, self.schema)
-        return causes
-
-    def validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
-        return self.validate(new)
-
-    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
-        return self.validate(new)
-
-
-_custom_cache: dict[int, tuple[ResourceInfo, _CustomStrategy]] = {}
-
-
 def strategy_for(info: ResourceInfo) -> Any:
     if info.builtin:
         return _strategies.strategy_for(info.group, info.kind)
-    hit = _custom_cache.get(id(info))
-    if hit is None or hit[0] is not info:
-        hit = (info, _CustomStrategy(info))
-        if len(_custom_cache) > 1000:
-            _custom_cache.clear()
-        _custom_cache[id(info)] = hit
-    return hit[1]
+    return _strategies.strategy_for(info.group, info.kind, resource=info)
 
 
 def unknown_fields(info: ResourceInfo, obj: JsonDict) -> list[str]:
     if not info.builtin:
-        return []
+        if not info.crd_schema:
+            return []
+        return list(_strategies.unknown_fields(info.group, info.kind, obj, schema=info.crd_schema))
     return list(_strategies.unknown_fields(info.group, info.kind, obj))
 
 

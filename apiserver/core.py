@@ -89,6 +89,35 @@ def _rv_int(rv: Any, what: str = "resourceVersion") -> int:
     return n
 
 
+class _Lookup:
+    """Read access to current objects for admission (sync, from the store's memory)."""
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: ApiCore) -> None:
+        self._core = core
+
+    def _info(self, group: str, resource: str) -> ResourceInfo | None:
+        for info in self._core.registry.all():
+            if info.group == group and info.resource == resource:
+                return info
+        return None
+
+    def __call__(self, group: str, resource: str, namespace: str | None, name: str | None) -> Any:
+        info = self._info(group, resource)
+        if info is None:
+            return None
+        if name is None:
+            return self.list(group, resource, namespace)
+        return self._core.store.get(info.key(namespace if info.namespaced else None, name))
+
+    def list(self, group: str, resource: str, namespace: str | None = None) -> list[JsonDict]:
+        info = self._info(group, resource)
+        if info is None:
+            return []
+        return self._core.store.list(info.list_prefix(namespace))[0]
+
+
 class ApiCore:
     """Transport-independent implementation of the REST verbs over a `Store`."""
 
@@ -104,12 +133,10 @@ class ApiCore:
     def now(self) -> str:
         return rfc3339(self.clock.now())
 
-    def lookup(self, group: str, resource: str, namespace: str | None, name: str) -> JsonDict | None:
-        """Synchronous read for admission plugins."""
-        for info in self.registry.all():
-            if info.group == group and info.resource == resource:
-                return self.store.get(info.key(namespace if info.namespaced else None, name))
-        return None
+    @property
+    def lookup(self) -> _Lookup:
+        """Synchronous reads for admission plugins: `lookup(g, r, ns, name)` and `lookup.list(g, r, ns)`."""
+        return _Lookup(self)
 
     def _get_current(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict:
         obj = self.store.get(info.key(namespace if info.namespaced else None, name))
@@ -298,14 +325,11 @@ class ApiCore:
         meta["creationTimestamp"] = self.now()
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
+        meta.pop("generation", None)
         strategy = compat.strategy_for(info)
         strategy.default(obj)
-        strategy.prepare_for_create(obj)
-        if info.has_spec and "generation" not in meta:
-            meta["generation"] = 1
-        elif info.has_spec:
-            meta["generation"] = 1
         await compat.admit(info, "CREATE", obj, None, self.lookup)
+        strategy.prepare_for_create(obj)
         self._validate(info, obj, strategy.validate(obj))
         compat.record_managed_fields(info, None, obj, opts, "Update", self.now())
         if opts.dry_run:
@@ -371,10 +395,8 @@ class ApiCore:
             causes = []
         elif subresource == "finalize":
             # namespaces/finalize: only spec.finalizers may change
-            fin = (new.get("spec") or {}).get("finalizers")
-            new = deep_copy(old)
-            new.setdefault("spec", {})["finalizers"] = fin or []
-            causes = []
+            strategy.prepare_for_finalize(new, old)
+            causes = strategy.validate_update(new, old)
         else:
             new_uid = meta.get("uid")
             if new_uid and new_uid != old_meta.get("uid"):

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import emit
 from kubelet_sim.config import parse_fleet
 from kubelet_sim.controller import KubeletFleet
 from minik3s import server
@@ -43,7 +43,11 @@ async def _wait(cond: Any, timeout: float, poll: float = 0.05) -> None:
 
 
 async def run_size(n_nodes: int, *, idle_seconds: float, n_pods: int) -> dict[str, Any]:
-    data_dir = Path(tempfile.mkdtemp(prefix=f"bench-fleet-{n_nodes}-"))
+    with tempfile.TemporaryDirectory(prefix=f"bench-fleet-{n_nodes}-") as d:
+        return await _run_size(Path(d), n_nodes, idle_seconds=idle_seconds, n_pods=n_pods)
+
+
+async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods: int) -> dict[str, Any]:
     cfg = ServerConfig(port=0, data_dir=data_dir, nodes="0",
                        disable={"scheduler", "controllers", "descheduler", "kubelet"})
     rs = await server.start(cfg)
@@ -112,7 +116,7 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         first = not out
         res = await run_size(n, idle_seconds=args.idle_seconds if first else 0,
                              n_pods=args.pods if first else 0)
-        print(json.dumps(res), flush=True)  # noqa: T201 - benchmark output
+        logger.warning("fleet size done: %s", res)
         out.append(res)
     return out
 
@@ -129,7 +133,9 @@ def main() -> None:
         import uvloop
 
         uvloop.install()
-    asyncio.run(main_async(args))
+    runs = asyncio.run(main_async(args))
+    emit("kubelet_fleet", {"sizes": runs, "targets": {
+        "register_5000_seconds": 30, "idle_cpu_percent_1000": 20, "kwok_pods_per_second": 20}})
 
 
 if __name__ == "__main__":

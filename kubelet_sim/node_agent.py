@@ -291,14 +291,16 @@ class NodeAgent:
             await self._write_lease(st, create=True)
 
     async def _take_over(self, st: NodeState, body: JsonDict) -> JsonDict:
-        """A Node of that name exists (a previous run, or made by hand): report our status on it."""
+        """A Node of that name exists (a previous run, or made by hand): report our status on it,
+        keeping its metadata and spec, and the transition times of conditions that do not change."""
+        healthy = {ctype: status for ctype, status, _, _ in _HEALTHY_CONDITIONS}
         for _ in range(5):
             existing = await self._client.get(NODES, st.name)
             for c in (existing.get("status") or {}).get("conditions") or []:
-                st.server_conditions[c.get("type", "")] = c.get("status", "")
-                if c.get("lastTransitionTime") and c.get("status") == dict(
-                        (t, s) for t, s, _, _ in _HEALTHY_CONDITIONS).get(c.get("type")):
-                    st.transitions[c["type"]] = c["lastTransitionTime"]
+                ctype = c.get("type", "")
+                st.server_conditions[ctype] = c.get("status", "")
+                if c.get("status") == healthy.get(ctype) and c.get("lastTransitionTime"):
+                    st.transitions[ctype] = c["lastTransitionTime"]
             obj = copy.deepcopy(existing)
             obj["status"] = self.node_status(st)
             try:
@@ -390,6 +392,8 @@ class NodeAgent:
             st.server_conditions[c.get("type", "")] = c.get("status", "")
         failed = (meta.get("annotations") or {}).get(ANNOTATION_FAILED) == "true"
         if failed == st.failed:
+            if not failed and st.server_conditions.get("Ready", "True") != "True":
+                st.dirty = True  # someone (node lifecycle controller) disagrees: report at the next tick
             return
         st.failed = failed
         if failed:

@@ -198,7 +198,7 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
 
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     if not cfg.profiles:
-        cfg.profiles = [Profile()]
+        cfg.profiles = [Profile.model_validate({})]
     for prof in cfg.profiles:
         prof.plugins = merge_plugins(default_plugins(), prof.plugins)
 
@@ -284,6 +284,28 @@ def build_registry(cfg: KubeSchedulerConfiguration,
             raise ConfigError(f"pluginRegistry[{name}]: Invalid value: a plugin named {name!r} already exists")
         reg[name] = import_plugin(target)
     return reg
+
+
+def validate_plugin_args(cfg: KubeSchedulerConfiguration, registry: Mapping[str, type[Plugin]]) -> None:
+    """Validate every pluginConfig entry against its plugin's `Args` model; errors name the field:
+    `profiles[0].pluginConfig[1].args.minCandidateNodesPercentage: Input should be ...`."""
+    errs: list[str] = []
+    for i, prof in enumerate(cfg.profiles):
+        for j, pc in enumerate(prof.plugin_config):
+            model = getattr(registry.get(pc.name), "Args", None)
+            if model is None or not hasattr(model, "model_validate"):
+                continue
+            try:
+                model.model_validate(pc.args)
+            except ValidationError as e:
+                for err in e.errors():
+                    loc = _loc(err["loc"])
+                    path = f"profiles[{i}].pluginConfig[{j}].args" + (f".{loc}" if loc else "")
+                    errs.append(f"{path}: Invalid value: {err.get('input')!r}: {err['msg']}")
+            except ValueError as e:
+                errs.append(f"profiles[{i}].pluginConfig[{j}].args: Invalid value: {e}")
+    if errs:
+        raise ConfigError("; ".join(errs))
 
 
 def profile_spec(profile: Profile, registry: Mapping[str, type[Plugin]],

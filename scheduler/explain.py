@@ -121,18 +121,29 @@ class AttemptRecord:
 class Explainer:
     """LRU of the latest AttemptRecord per pod (keyed by namespace/name)."""
 
-    def __init__(self, capacity: int = 10_000) -> None:
+    def __init__(self, capacity: int = 10_000, *, max_node_entries: int = 1_000_000) -> None:
+        """`capacity` pods at most, and at most `max_node_entries` per-node entries in total (a
+        failed pod in a 5,000-node cluster holds 5,000), evicting least recently recorded first."""
         self.capacity = capacity
+        self.max_node_entries = max_node_entries
         self._records: OrderedDict[str, AttemptRecord] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        self._entries = 0
 
     def record(self, rec: AttemptRecord) -> None:
         if self.capacity <= 0:
             return
         key = f"{rec.namespace}/{rec.name}"
+        self._entries -= self._sizes.pop(key, 0)
+        size = len(rec.node_statuses) + 1
         self._records[key] = rec
         self._records.move_to_end(key)
-        while len(self._records) > self.capacity:
-            self._records.popitem(last=False)
+        self._sizes[key] = size
+        self._entries += size
+        while len(self._records) > self.capacity or (self._entries > self.max_node_entries
+                                                     and len(self._records) > 1):
+            old, _ = self._records.popitem(last=False)
+            self._entries -= self._sizes.pop(old, 0)
 
     def get(self, namespace: str, name: str) -> AttemptRecord | None:
         return self._records.get(f"{namespace}/{name}")
@@ -142,7 +153,9 @@ class Explainer:
         return rec.to_dict() if rec is not None else None
 
     def forget(self, namespace: str, name: str) -> None:
-        self._records.pop(f"{namespace}/{name}", None)
+        key = f"{namespace}/{name}"
+        self._records.pop(key, None)
+        self._entries -= self._sizes.pop(key, 0)
 
     def __len__(self) -> int:
         return len(self._records)

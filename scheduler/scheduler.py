@@ -38,16 +38,18 @@ from scheduler.backend.queue import (
 )
 from scheduler.backend.snapshot import Snapshot
 from scheduler.config import (
+    ConfigError,
     KubeSchedulerConfiguration,
     build_registry,
     parse_config,
     profile_spec,
+    validate_plugin_args,
 )
 from scheduler.eventhandlers import EventHandlers
 from scheduler.explain import AttemptRecord, Explainer
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Plugin, Status
-from scheduler.framework.runtime import Framework, WaitingPod
+from scheduler.framework.runtime import Framework, FrameworkError, WaitingPod
 from scheduler.framework.types import NodeInfo, PodInfo
 
 logger = logging.getLogger(__name__)
@@ -59,6 +61,13 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 DEFAULT_COMPONENT = "default-scheduler"
+
+
+_REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+
+
+class _SlowPath(Exception):
+    """A Filter returned Skip/Error: let the runtime's run_filter produce the exact status."""
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -235,11 +244,15 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.frameworks: dict[str, Framework] = {}
-        for prof in self.config.profiles:
+        validate_plugin_args(self.config, self.registry)
+        for i, prof in enumerate(self.config.profiles):
             spec = profile_spec(prof, self.registry, global_percentage=self.config.percentage_of_nodes_to_score)
-            self.frameworks[prof.scheduler_name] = Framework(
-                spec, self.registry, client=client, informers=informers, snapshot=self.snapshot,
-                waiting_pods=self.waiting_pods, clock=self.clock, rng=self.rng)
+            try:
+                self.frameworks[prof.scheduler_name] = Framework(
+                    spec, self.registry, client=client, informers=informers, snapshot=self.snapshot,
+                    waiting_pods=self.waiting_pods, clock=self.clock, rng=self.rng)
+            except FrameworkError as e:
+                raise ConfigError(f"profiles[{i}].plugins: {e}") from None
         self.queue = PriorityQueue(
             self.frameworks, clock=self.clock,
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
@@ -272,7 +285,9 @@ class Scheduler:
                 tg.create_task(self.queue.run(), name="scheduler-queue-flush")
                 tg.create_task(self.writer.run(), name="scheduler-api-writer")
                 while await self.schedule_one():
-                    pass
+                    # let informers, binding tasks and the API writer run between pods: pop()
+                    # does not suspend while activeQ has pods
+                    await asyncio.sleep(0)
         finally:
             self._tg = None
             self.queue.close()
@@ -294,6 +309,39 @@ class Scheduler:
 
     def explain(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.explainer.explain(namespace, name)
+
+    def what_if(self, pod: JsonDict, *, exclude_nodes: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """Where would `pod` land now? Runs PreFilter/Filter/Score on the current cache without
+        assuming, reserving or writing anything (for the descheduler and debugging). Returns
+        {"node": name | None, "message": FailedScheduling text when no node fits}."""
+        fw = self.frameworks.get(scheduler_name(pod)) or next(iter(self.frameworks.values()))
+        self.cache.update_snapshot(self.snapshot)
+        spec = dict(pod.get("spec") or {})
+        spec.pop("nodeName", None)
+        pi = PodInfo({**pod, "spec": spec})
+        saved = self.next_start_node_index
+        try:
+            if exclude_nodes:
+                return self._what_if_excluding(fw, pi, exclude_nodes)
+            result = self.schedule_pod(fw, CycleState(), pi)
+            return {"node": result.suggested_host, "message": ""}
+        except FitError as fe:
+            return {"node": None, "message": str(fe)}
+        except SchedulingError as se:
+            return {"node": None, "message": se.status.message()}
+        finally:
+            self.next_start_node_index = saved
+
+    def _what_if_excluding(self, fw: Framework, pi: PodInfo, exclude: frozenset[str]) -> dict[str, Any]:
+        snap = self.snapshot
+        kept = [n for n in snap.node_info_list if n.name not in exclude]
+        full = snap.node_info_list
+        snap.node_info_list = kept
+        try:
+            result = self.schedule_pod(fw, CycleState(), pi)
+            return {"node": result.suggested_host, "message": ""}
+        finally:
+            snap.node_info_list = full
 
     def pending_pods(self) -> list[dict[str, Any]]:
         return self.queue.pending_pods()
@@ -328,7 +376,11 @@ class Scheduler:
             raise
         except Exception as e:  # never let one pod kill the loop
             logger.exception("scheduling cycle crashed pod=%s", q.pod_info.key)
-            self._handle_failure(fw, q, Status.as_error(str(e)), None, None)
+            try:
+                self._handle_failure(fw, q, Status.as_error(str(e)), None, None)
+            except Exception:
+                logger.exception("failure handling crashed pod=%s", q.pod_info.key)
+                self.queue.done(q.uid)
         return True
 
     async def _scheduling_cycle(self, fw: Framework, q: QueuedPodInfo) -> None:
@@ -471,19 +523,37 @@ class Scheduler:
             to_find = 1
         start = self.next_start_node_index % n
         if not fw.has_filter_plugins():
-            feasible = [nodes[(start + i) % n] for i in range(min(to_find, n))]
+            picked = [nodes[(start + i) % n] for i in range(min(to_find, n))]
             if advance:
-                self.next_start_node_index = (start + len(feasible)) % n
-            return feasible
+                self.next_start_node_index = (start + len(picked)) % n
+            return picked
         plugins = fw.active_filter_plugins(state)
-        run = fw.run_filter_with_nominated_pods if len(fw.nominator or ()) else fw.run_filter
+        nominated = bool(len(fw.nominator or ()))
+        run = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
+        rejected = _REJECTED
         feasible: list[NodeInfo] = []
         statuses = diag.node_to_status
         processed = 0
         ordered = nodes[start:] + nodes[:start] if start else nodes
         for ni in ordered:
             processed += 1
-            st = run(state, pi, ni, plugins)
+            if nominated:
+                st = run(state, pi, ni, plugins)
+            else:
+                # inlined run_filter (the hot loop); anything unusual takes the runtime's path
+                st = None
+                try:
+                    for pl in plugins:
+                        st1 = pl.filter(state, pi, ni)
+                        code = st1.code
+                        if code:
+                            if code in rejected:
+                                st1.plugin = pl.NAME or pl.name()
+                                st = st1
+                                break
+                            raise _SlowPath
+                except Exception:
+                    st = run(state, pi, ni, plugins)
             if st is None:
                 feasible.append(ni)
                 if len(feasible) >= to_find:

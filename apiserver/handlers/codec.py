@@ -83,10 +83,12 @@ def decode_object(raw: bytes, ct: str) -> Any:
     if ct in ("application/yaml", "application/x-yaml", "text/yaml"):
         return _yaml_load(raw)
     if ct == "application/vnd.kubernetes.protobuf":
-        from apiserver.protobuf import ProtobufError, decode_protobuf
+        from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
 
         try:
             return decode_protobuf(raw)
+        except UnsupportedKindError as e:
+            raise UnsupportedMediaTypeError(f"the body of the request was in an unknown format: {e}") from None
         except ProtobufError as e:
             raise BadRequestError(f"the body of the request was in an unknown format: {e}") from None
     raise UnsupportedMediaTypeError(

@@ -273,14 +273,13 @@ async def _watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
         async with asyncio.timeout(duration):
             async for etype, obj in core.watch(t.info, t.namespace, opts):
                 if table and etype not in ("ERROR", "BOOKMARK"):
-                    from apiserver.handlers.tables import to_table
+                    from apiserver.handlers.tables import watch_table_event
 
-                    tbl = to_table(t.info, [obj], now=datetime.now(UTC),
-                                   include_object=q.get("includeObject") or "Metadata")
-                    if not first_table:
-                        tbl["columnDefinitions"] = []
+                    ev = watch_table_event(t.info, etype, obj, datetime.now(UTC),
+                                           include_object=q.get("includeObject") or "Metadata",
+                                           no_headers=not first_table)
                     first_table = False
-                    line = orjson.dumps({"type": etype, "object": tbl}) + b"\n"
+                    line = orjson.dumps(ev) + b"\n"
                 elif etype == "BOOKMARK":
                     bm = {"kind": t.info.kind, "apiVersion": t.info.api_version, **obj}
                     line = orjson.dumps({"type": etype, "object": bm}) + b"\n"

@@ -1043,6 +1043,32 @@ LEASE_PRINTER = Printer(
 )
 
 
+def _resource_quota_cells(o: JsonDict, now: datetime) -> list[Any]:
+    """`printResourceQuota`: "res: used/hard" pairs from status, `limits.*` in the Limit column."""
+    hard = _d(o, "status", "hard") or {}
+    used = _d(o, "status", "used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        pair = f"{name}: {_str(used.get(name)) or '0'}/{_str(hard[name])}"
+        pieces = name.split(".")
+        (limits if len(pieces) > 1 and pieces[0] == "limits" else requests).append(pair)
+    return [_d(o, "metadata", "name") or "", ", ".join(requests), ", ".join(limits),
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+RESOURCE_QUOTA_PRINTER = Printer(
+    (
+        _name(),
+        Column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume."),
+        Column("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use "
+               "independent of contention on the node."),
+        _age(),
+    ),
+    _resource_quota_cells,
+)
+
+
 def _controller_revision_cells(o: JsonDict, now: datetime) -> list[Any]:
     controller = "<none>"
     for ref in _d(o, "metadata", "ownerReferences") or []:
@@ -1090,6 +1116,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("", "serviceaccounts"): SERVICEACCOUNT_PRINTER,
         ("", "endpoints"): ENDPOINTS_PRINTER,
         ("", "replicationcontrollers"): RC_PRINTER,
+        ("", "resourcequotas"): RESOURCE_QUOTA_PRINTER,
         ("apps", "deployments"): DEPLOYMENT_PRINTER,
         ("apps", "replicasets"): REPLICASET_PRINTER,
         ("apps", "statefulsets"): STATEFULSET_PRINTER,
@@ -1338,11 +1365,14 @@ def to_table(
     `include_object`: "Metadata" (default; PartialObjectMetadata rows, needed for `-A` and
     `--show-labels`), "Object" (the full object) or "None" (`object: null`); anything else →
     BadRequestError, as upstream. `list_meta` (resourceVersion, continue, remainingItemCount) is
-    copied into the Table's metadata; for a single-object GET pass the object's resourceVersion.
+    copied into the Table's metadata; without it a single object's own resourceVersion is used
+    (upstream's single-object GET).
     `no_headers=True` (watch events after the first) leaves `columnDefinitions` null.
     """
     include = _check_include_object(include_object)
     printer = printer_for(info)
+    if list_meta is None and len(objects) == 1:  # single-object GET: the object's resourceVersion
+        list_meta = {"resourceVersion": _d(objects[0], "metadata", "resourceVersion")}
     metadata: JsonDict = {}
     for key in ("resourceVersion", "continue", "remainingItemCount"):
         if list_meta and list_meta.get(key) not in (None, ""):

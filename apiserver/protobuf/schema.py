@@ -77,7 +77,8 @@ _SPECS: dict[str, str] = {
     "ClientIPConfig": "1 timeoutSeconds i32!",
     "ServiceStatus": "1 loadBalancer LoadBalancerStatus; 2 conditions Condition*",
     "LoadBalancerStatus": "1 ingress LoadBalancerIngress*",
-    "LoadBalancerIngress": "1 ip s; 2 hostname s; 4 ipMode s!",
+    "LoadBalancerIngress": "1 ip s; 2 hostname s; 3 ipMode s!; 4 ports PortStatus*",
+    "PortStatus": "1 port i32!; 2 protocol s!; 3 error s!",
     "ResourceQuota": "1 metadata ObjectMeta; 2 spec ResourceQuotaSpec; 3 status ResourceQuotaStatus",
     "ResourceQuotaSpec": "1 hard map:Q; 2 scopes s*; 3 scopeSelector ScopeSelector!",
     "ResourceQuotaStatus": "1 hard map:Q; 2 used map:Q",
@@ -169,7 +170,7 @@ _SPECS: dict[str, str] = {
     "PodReadinessGate": "1 conditionType s!",
     "PodSchedulingGate": "1 name s!",
     "PodOS": "1 name s!",
-    "PodResourceClaim": "1 name s!; 5 resourceClaimName s!; 6 resourceClaimTemplateName s!",
+    "PodResourceClaim": "1 name s!; 3 resourceClaimName s!; 4 resourceClaimTemplateName s!",
     "HostAlias": "1 ip s!; 2 hostnames s*",
     "Toleration": "1 key s; 2 operator s; 3 value s; 4 effect s; 5 tolerationSeconds i64!",
     "Affinity": "1 nodeAffinity NodeAffinity!; 2 podAffinity PodAffinity!; 3 podAntiAffinity PodAntiAffinity!",
@@ -203,8 +204,9 @@ _SPECS: dict[str, str] = {
         "1 hostPath HostPathVolumeSource!; 2 emptyDir EmptyDirVolumeSource!; 6 secret SecretVolumeSource!; "
         "7 nfs NFSVolumeSource!; 10 persistentVolumeClaim PersistentVolumeClaimVolumeSource!; "
         "16 downwardAPI DownwardAPIVolumeSource!; 19 configMap ConfigMapVolumeSource!; "
-        "26 projected ProjectedVolumeSource!; 28 csi CSIVolumeSource!"
+        "26 projected ProjectedVolumeSource!; 28 csi CSIVolumeSource!; 30 image ImageVolumeSource!"
     ),
+    "ImageVolumeSource": "1 reference s; 2 pullPolicy s",
     "HostPathVolumeSource": "1 path s!; 2 type s!",
     "EmptyDirVolumeSource": "1 medium s; 2 sizeLimit Q!",
     "SecretVolumeSource": "1 secretName s; 2 items KeyToPath*; 3 defaultMode i32!; 4 optional bool!",

@@ -134,7 +134,9 @@ class StoreWatcher:
                 return self._buf.popleft()
             if self._overflowed:
                 self.close()
-                raise WatchOverflowError(f"watch on {self.prefix!r} fell behind by more than {self.queue_size} events")
+                raise WatchOverflowError(
+                    f"watch on {self.prefix!r} fell behind by more than {self.queue_size} events"
+                )
             waiter = asyncio.get_running_loop().create_future()
             self._waiter = waiter
             try:

@@ -43,10 +43,7 @@ OPEN_PRAGMAS = (
 )
 
 CREATE_TABLES = (
-    "CREATE TABLE IF NOT EXISTS kv ("
-    " key TEXT PRIMARY KEY,"
-    " revision INTEGER NOT NULL,"
-    " value BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS kv ( key TEXT PRIMARY KEY, revision INTEGER NOT NULL, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS log ("
     " revision INTEGER PRIMARY KEY,"
     " key TEXT NOT NULL,"

@@ -67,6 +67,11 @@ _UPDATE = 1
 _DELETE = 2
 _MISSING = object()
 _COMPACT_BATCH = 500
+# Free-page reclaim after compaction: 512 pages of 16 KiB = 8 MiB per step; a little free space
+# is kept for reuse by the next writes.
+_VACUUM_STEP_PAGES = 512
+_VACUUM_KEEP_FREE_PAGES = 64
+_MAX_VACUUM_STEPS = 10_000
 
 _dumps = orjson.dumps
 _loads = orjson.loads
@@ -190,7 +195,10 @@ class SqliteStore:
             self._compactor = asyncio.create_task(self._compactor_loop(), name="storage-compactor")
         logger.info(
             "store opened path=%s keys=%d revision=%d history_floor=%d",
-            self._path, len(self._objects), self._rev, self._hist_floor,
+            self._path,
+            len(self._objects),
+            self._rev,
+            self._hist_floor,
         )
 
     async def close(self) -> None:
@@ -228,6 +236,11 @@ class SqliteStore:
     async def _load(self, db: aiosqlite.Connection) -> None:
         async with db.execute(schema.GET_META) as cur:
             meta = {name: value for name, value in await cur.fetchall()}
+        version = int(meta.get("schema_version", schema.SCHEMA_VERSION))
+        if version != schema.SCHEMA_VERSION:
+            raise StorageError(
+                f"{self._path}: schema version {version}, this build reads {schema.SCHEMA_VERSION}"
+            )
         rev = int(meta.get("revision", 0))
         compacted = int(meta.get("compacted", 0))
 
@@ -252,7 +265,7 @@ class SqliteStore:
 
         floor = max(compacted, rev - self._window)
         async with db.execute(schema.SELECT_LOG_AFTER, (floor,)) as cur:
-            rows = await cur.fetchall()
+            rows = list(await cur.fetchall())
         # Keep only the contiguous tail (revisions are consecutive unless the file was edited).
         for i in range(len(rows) - 1, 0, -1):
             if rows[i - 1][0] != rows[i][0] - 1:
@@ -325,7 +338,9 @@ class SqliteStore:
         """Remove the object; returns its last state with the delete's resourceVersion."""
         return await self._submit(_DELETE, key, None, expected_rv)
 
-    def _submit(self, kind: int, key: str, obj: JsonDict | None, expected_rv: int | None) -> asyncio.Future[JsonDict]:
+    def _submit(
+        self, kind: int, key: str, obj: JsonDict | None, expected_rv: int | None
+    ) -> asyncio.Future[JsonDict]:
         if self._closed or self._writer is None or self._writer.done():
             raise StorageError("store is not running")
         fut: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
@@ -385,6 +400,14 @@ class SqliteStore:
                     for op in batch:
                         if not op.fut.done():
                             op.fut.set_exception(err)
+                except asyncio.CancelledError:
+                    # Cancelled mid-commit (shutdown without close()): whether the transaction
+                    # landed is unknown, so the callers get an error rather than hanging.
+                    err = StorageError("store stopped while the write was being committed")
+                    for op in batch:
+                        if not op.fut.done():
+                            op.fut.set_exception(err)
+                    raise
         finally:
             if pending:
                 err = StorageError("store closed before the write was committed")
@@ -457,6 +480,15 @@ class SqliteStore:
                 if kind == _UPDATE:
                     obj = op.obj
                     assert obj is not None
+                    if obj is cur_obj:
+                        outcomes.append(
+                            (
+                                fut,
+                                None,
+                                StorageError(f"{key}: update with the stored object itself; copy it first"),
+                            )
+                        )
+                        continue
                     data = _stamp(obj, rev + 1, restore)
                     if data is None:
                         outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
@@ -594,7 +626,11 @@ class SqliteStore:
                 deleted += await self._call(_compact_range_job(lo, hi))
                 self._db_compacted = hi
             if deleted:
-                await self._call(_reclaim_job)
+                # Hand free pages back in small steps so queued writes run in between.
+                for _ in range(_MAX_VACUUM_STEPS):
+                    if await self._call(_vacuum_step_job) <= _VACUUM_KEEP_FREE_PAGES:
+                        break
+                await self._call(_checkpoint_job)
                 logger.info("compacted revision=%d deleted_rows=%d", self._db_compacted, deleted)
         return self._hist_floor
 
@@ -697,8 +733,15 @@ def _compact_range_job(lo: int, hi: int) -> Callable[[aiosqlite.Connection], Awa
     return job
 
 
-async def _reclaim_job(db: aiosqlite.Connection) -> None:
-    async with db.execute("PRAGMA incremental_vacuum") as cur:
+async def _vacuum_step_job(db: aiosqlite.Connection) -> int:
+    """Release up to _VACUUM_STEP_PAGES free pages; return how many free pages remain."""
+    async with db.execute(f"PRAGMA incremental_vacuum({_VACUUM_STEP_PAGES})") as cur:
         await cur.fetchall()
+    async with db.execute("PRAGMA freelist_count") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def _checkpoint_job(db: aiosqlite.Connection) -> None:
     async with db.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cur:
         await cur.fetchall()

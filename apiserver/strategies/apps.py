@@ -58,6 +58,11 @@ def _selector_repr(sel: Any) -> Any:
     return _Repr()
 
 
+class _NilMap:
+    def __str__(self) -> str:
+        return "map[string]string(nil)"
+
+
 def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]:
     """ValidatePodTemplateSpecForReplicaSet: template required, labels matched by the selector,
     restartPolicy Always, no activeDeadlineSeconds."""
@@ -65,19 +70,22 @@ def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]
     sel = spec.get("selector")
     tmpl = spec.get("template")
     if tmpl is None:
-        return [required(f"{field}.template", "")]
+        tmpl = {}  # the zero PodTemplateSpec
     if not isinstance(tmpl, dict):
         return [type_invalid(f"{field}.template", tmpl, "must be an object")]
     tmeta = as_dict(tmpl.get("metadata"))
     labels = tmeta.get("labels")
     if isinstance(sel, dict) and not selector_is_empty(sel):
         if not selector_matches(sel, labels if isinstance(labels, dict) else {}):
-            errs.append(invalid(f"{field}.template.metadata.labels", labels or {},
+            errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else _NilMap(),
                                 "`selector` does not match template `labels`"))
     errs.extend(validate_labels(labels, f"{field}.template.metadata.labels"))
     errs.extend(e for e in validate_object_meta(tmeta, field=f"{field}.template.metadata")
                 if not e["field"].endswith(".labels"))
     tspec = tmpl.get("spec")
+    if tspec is None:
+        tspec = {}
+        default_pod_spec(tspec)
     errs.extend(validate_pod_spec(tspec, f"{field}.template.spec"))
     tspec = as_dict(tspec)
     rp = tspec.get("restartPolicy")

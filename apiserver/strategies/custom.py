@@ -18,6 +18,7 @@ prune_custom, validate_custom.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -99,7 +100,7 @@ def _validate(v: Any, s: JsonDict, path: str, errs: list[JsonDict]) -> None:
             return
     enum = s.get("enum")
     if enum is not None and v not in enum:
-        errs.append(not_supported(path, v, [e if isinstance(e, str) else str(e) for e in enum]))
+        errs.append(not_supported(path, v, [e if isinstance(e, str) else json.dumps(e) for e in enum]))
     if isinstance(v, int | float) and not isinstance(v, bool):
         mn, mx = s.get("minimum"), s.get("maximum")
         if mn is not None:
@@ -173,9 +174,14 @@ def _default(v: Any, s: JsonDict, *, top: bool = False) -> None:
         for key, sub in props.items():
             if top and key in _TOP:
                 continue
-            if key not in v and isinstance(sub, dict) and "default" in sub:
+            if not isinstance(sub, dict):
+                continue
+            if key in v and v[key] is None and not sub.get("nullable"):
+                # null for a non-nullable field is dropped, then defaulted
+                del v[key]
+            if key not in v and "default" in sub:
                 v[key] = copy.deepcopy(sub["default"])
-            if key in v and isinstance(sub, dict):
+            if key in v:
                 _default(v[key], sub)
         addl = s.get("additionalProperties")
         if isinstance(addl, dict):

@@ -18,6 +18,7 @@ from minik3s.api.validation import (
     not_supported,
     required,
     type_invalid,
+    validate_label_name,
     validate_nonnegative,
 )
 
@@ -124,45 +125,76 @@ class LeaseStrategy(Strategy):
 
 
 class EventStrategy(Strategy):
-    """core/v1 Event: involvedObject namespace must match the event's (ValidateEventCreate)."""
+    """core/v1 Event: upstream's legacy event validation (pkg/apis/core/validation/events.go).
+
+    Without eventTime (old-style events) the involvedObject namespace must match the event's;
+    with eventTime set, reportingComponent, reportingInstance, action and reason are required."""
 
     kind = "Event"
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
-        errs: list[JsonDict] = []
-        io = obj.get("involvedObject")
-        ns = (obj.get("metadata") or {}).get("namespace")
-        if isinstance(io, dict):
-            ions = io.get("namespace")
-            if ions and ns and ions != ns:
+        return legacy_event_errors(obj, regarding=as_dict(obj.get("involvedObject")),
+                                   controller=obj.get("reportingComponent"), controller_field="reportingComponent")
+
+
+def legacy_event_errors(obj: JsonDict, *, regarding: JsonDict, controller: Any, controller_field: str) -> list[JsonDict]:
+    errs: list[JsonDict] = []
+    ns = (obj.get("metadata") or {}).get("namespace") or ""
+    ions = regarding.get("namespace") or ""
+    if not obj.get("eventTime"):
+        if not ions:
+            if ns not in ("", "default"):
                 errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
-        etype = obj.get("type")
-        if etype and etype not in ("Normal", "Warning"):
-            errs.append(not_supported("type", etype, ("Normal", "Warning")))
-        return errs
-
-
-class EventsV1Strategy(Strategy):
-    kind = "Event"
-    group = "events.k8s.io"
-
-    def _validate(self, obj: JsonDict) -> list[JsonDict]:
-        errs: list[JsonDict] = []
-        if not obj.get("eventTime"):
-            errs.append(required("eventTime", ""))
-        etype = obj.get("type")
-        if etype not in ("Normal", "Warning"):
-            errs.append(not_supported("type", etype, ("Normal", "Warning")))
-        if not obj.get("reportingController"):
-            errs.append(required("reportingController", ""))
+        elif ns != ions:
+            errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
+    else:
+        if not ions and ns not in ("default", "kube-system"):
+            errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
+        if not controller:
+            errs.append(required(controller_field, ""))
+        errs.extend(validate_label_name(controller or "", controller_field) if controller else [])
         if not obj.get("reportingInstance"):
             errs.append(required("reportingInstance", ""))
         if not obj.get("action"):
             errs.append(required("action", ""))
         if not obj.get("reason"):
             errs.append(required("reason", ""))
+    return errs
+
+
+class EventsV1Strategy(Strategy):
+    """events.k8s.io/v1 Event: legacy rules plus the strict v1 ones (eventTime, type,
+    reportingController, reportingInstance, action, reason, note <= 1024 bytes)."""
+
+    kind = "Event"
+    group = "events.k8s.io"
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs = legacy_event_errors(obj, regarding=as_dict(obj.get("regarding")),
+                                   controller=obj.get("reportingController"), controller_field="reportingController")
+        if not obj.get("eventTime"):
+            errs.append(required("eventTime", ""))
+            if not obj.get("reportingController"):
+                errs.append(required("reportingController", ""))
+            if not obj.get("reportingInstance"):
+                errs.append(required("reportingInstance", ""))
+            if not obj.get("action"):
+                errs.append(required("action", ""))
+            if not obj.get("reason"):
+                errs.append(required("reason", ""))
+        etype = obj.get("type")
+        if etype not in ("Normal", "Warning"):
+            errs.append(invalid("type", "", f"has invalid value: {etype or ''}"))
+        for dep, name in (("deprecatedFirstTimestamp", "deprecatedFirstTimestamp"),
+                          ("deprecatedLastTimestamp", "deprecatedLastTimestamp")):
+            if obj.get(dep):
+                errs.append(invalid(name, "", "needs to be unset"))
+        if obj.get("deprecatedCount"):
+            errs.append(invalid("deprecatedCount", "", "needs to be unset"))
+        if obj.get("deprecatedSource"):
+            errs.append(invalid("deprecatedSource", "", "needs to be unset"))
         note = obj.get("note")
-        if isinstance(note, str) and len(note) > 1024:
+        if isinstance(note, str) and len(note.encode()) > 1024:
             errs.append({"reason": "FieldValueTooLong", "field": "note",
                          "message": "Too long: may not be more than 1024 bytes"})
         return errs

@@ -12,10 +12,12 @@ Data flow: handlers -> PodStrategy -> podspec helpers (defaulting/validation).
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import forbidden, invalid, is_dns1123_subdomain, required
+from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
 from .podspec import default_pod_spec, qos_class, validate_pod_spec
@@ -46,6 +48,12 @@ class PodStrategy(Strategy):
             if isinstance(tgps, int) and tgps < 0:
                 spec["terminationGracePeriodSeconds"] = 1
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+        if isinstance(spec, dict) and spec.get("schedulingGates"):
+            # upstream applySchedulingGatedCondition (pkg/registry/core/pod/strategy.go)
+            obj["status"]["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                "lastTransitionTime": rfc3339(datetime.now(UTC)), "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates"}]
 
     def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
         super().prepare_for_update(new, old)
@@ -71,7 +79,12 @@ class PodStrategy(Strategy):
                 status["observedGeneration"] = old_status["observedGeneration"]
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
-        return validate_pod_spec(obj.get("spec"), "spec")
+        spec = obj.get("spec")
+        if spec is None:
+            # a missing spec decodes as the zero PodSpec, which defaulting fills
+            spec = {}
+            default_pod_spec(spec)
+        return validate_pod_spec(spec, "spec")
 
     def validate(self, obj: JsonDict) -> list[JsonDict]:
         """ValidatePodCreate: the spec rules plus "no nodeName while gated"."""
@@ -95,10 +108,6 @@ class PodStrategy(Strategy):
         nnn = status.get("nominatedNodeName")
         if nnn:
             errs.extend(invalid("status.nominatedNodeName", nnn, m) for m in is_dns1123_subdomain(str(nnn)))
-        old_phase = (old.get("status") or {}).get("phase")
-        phase = status.get("phase")
-        if old_phase in ("Succeeded", "Failed") and phase != old_phase:
-            errs.append(forbidden("status.phase", f"cannot transition from a terminal phase {old_phase} to {phase}"))
         for i, c in enumerate(as_list(status.get("conditions"))):
             if isinstance(c, dict) and not c.get("type"):
                 errs.append(required(f"status.conditions[{i}].type", ""))

@@ -216,6 +216,44 @@ def qos_class(spec: Any) -> str:
 _QUANTITY_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
+_DEC_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BIN_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+
+
+def canonical_quantity(raw: Any) -> str:
+    """Quantity.String() as upstream prints it in messages: the parsed value in the format
+    of the input (binary SI, decimal SI or decimal exponent) with the largest exact suffix,
+    rounded up to nano units.
+
+    Examples: "1000m" -> "1", "1.5" -> "1500m", "0.5Gi" -> "512Mi", "1536Mi" -> "1536Mi",
+    "1e3" -> "1e3", "512" -> "512"."""
+    try:
+        v = parse_quantity(raw)
+    except (QuantityError, TypeError):
+        return str(raw)
+    text = raw if isinstance(raw, str) else ""
+    sign = "-" if v < 0 else ""
+    v = abs(v)
+    binary = any(text.endswith(x) for x in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    exponent_form = "e" in text.lower() and not binary
+    if binary and v.denominator == 1 and v >= 1024:
+        n, e = int(v), 0
+        while n % 1024 == 0 and e < 60:
+            n //= 1024
+            e += 10
+        return f"{sign}{n}{_BIN_SUFFIX[e]}"
+    nano = -((-v.numerator * 10**9) // v.denominator)  # ceil(v * 1e9)
+    if nano == 0:
+        return "0"
+    e = -9
+    while nano % 1000 == 0 and e < 18:
+        nano //= 1000
+        e += 3
+    if exponent_form:
+        return f"{sign}{nano}" + (f"e{e}" if e else "")
+    return f"{sign}{nano}{_DEC_SUFFIX[e]}"
+
+
 def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -253,9 +291,9 @@ def validate_resource_list_values(
             errs.append(invalid(p, q, _QUANTITY_MSG))
             continue
         if v < 0:
-            errs.append(invalid(p, q, "must be greater than or equal to 0"))
+            errs.append(invalid(p, canonical_quantity(q), "must be greater than or equal to 0"))
         elif _is_extended(name) and v.denominator != 1:
-            errs.append(invalid(p, q, "must be an integer"))
+            errs.append(invalid(p, canonical_quantity(q), "must be an integer"))
         parsed[name] = v
     return errs, parsed
 
@@ -276,11 +314,12 @@ def validate_resource_requirements(res: Any, field: str) -> list[JsonDict]:
         lim = limits.get(name)
         if lim is not None:
             if v != lim and not _overcommit_allowed(name):
-                errs.append(invalid(f"{field}.requests", raw_req[name],
-                                    f"must be equal to {name} limit of {raw_lim[name]}"))
+                errs.append(invalid(f"{field}.requests", canonical_quantity(raw_req[name]),
+                                    f"must be equal to {name} limit of {canonical_quantity(raw_lim[name])}"))
             elif v > lim:
-                errs.append(invalid(f"{field}.requests", raw_req[name],
-                                    f"must be less than or equal to {name} limit of {raw_lim[name]}"))
+                errs.append(invalid(f"{field}.requests", canonical_quantity(raw_req[name]),
+                                    f"must be less than or equal to {name} limit of "
+                                    f"{canonical_quantity(raw_lim[name])}"))
         elif name not in raw_lim and not _overcommit_allowed(name):
             errs.append(required(f"{field}.limits", "Limit must be set for non overcommitable resources"))
     return errs

@@ -13,7 +13,7 @@ from minik3s.api.scheduling import (
     SYSTEM_PRIORITY_CLASSES,
 )
 from minik3s.api.types import JsonDict
-from minik3s.api.validation import forbidden, invalid, not_supported, required, type_invalid
+from minik3s.api.validation import forbidden, invalid, not_supported, type_invalid
 
 from .base import Strategy
 
@@ -37,6 +37,8 @@ class PriorityClassStrategy(Strategy):
     tracks_generation = False
 
     def _default(self, obj: JsonDict) -> None:
+        if obj.get("value") is None:
+            obj["value"] = 0  # int32 without omitempty: a missing value is 0
         if not obj.get("preemptionPolicy"):
             obj["preemptionPolicy"] = "PreemptLowerPriority"
 
@@ -44,8 +46,7 @@ class PriorityClassStrategy(Strategy):
         errs: list[JsonDict] = []
         name = str((obj.get("metadata") or {}).get("name") or "")
         value = obj.get("value")
-        if "value" not in obj:
-            errs.append(required("value", ""))
+        if value is None:
             value = 0
         elif isinstance(value, bool) or not isinstance(value, int):
             return [type_invalid("value", value, "must be an integer")]

@@ -329,7 +329,7 @@ def _stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit
     for c in inits:
         o = old_init.get(c.get("name", ""))
         state = (o or {}).get("state") or {}
-        if "terminated" in state:
+        if o is not None and "terminated" in state:
             iss.append(copy.deepcopy(o))
         elif "running" in state:
             iss.append(_terminated(c, o, uid, now, exit_code=exit_code))
@@ -346,11 +346,11 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
     status, conds, now = _base(pod, ctx)
     old = _old_statuses(status, "containerStatuses")
     code = EXIT_KILLED if ctx.killed else 0
-    css = []
+    css: list[JsonDict] = []
     for c in spec.get("containers") or []:
         o = old.get(c.get("name", ""))
         state = (o or {}).get("state") or {}
-        if "terminated" in state:
+        if o is not None and "terminated" in state:
             css.append(copy.deepcopy(o))
         elif "running" in state:
             css.append(_terminated(c, o, uid, now, exit_code=code))

@@ -37,12 +37,16 @@ _OP_NAMES = {OP_IN: "in", OP_NOT_IN: "notin", OP_EXISTS: "", OP_DOES_NOT_EXIST: 
 
 _NAME_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-             "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-             "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-              "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
-              "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+_NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
 
 
 def validate_label_key(key: str) -> str | None:
@@ -52,9 +56,11 @@ def validate_label_key(key: str) -> str | None:
         if not prefix:
             return f'key: Invalid value: "{key}": prefix part must be non-empty'
         if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return (f'key: Invalid value: "{key}": prefix part a lowercase RFC 1123 subdomain must consist '
-                    "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
-                    "alphanumeric character")
+            return (
+                f'key: Invalid value: "{key}": prefix part a lowercase RFC 1123 subdomain must consist '
+                "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+                "alphanumeric character"
+            )
     if not name:
         return f'key: Invalid value: "{key}": name part must be non-empty'
     if len(name) > 63:
@@ -85,21 +91,27 @@ def _make_requirement(key: str, op: int, values: list[str]) -> Requirement:
         raise ValueError(err)
     if op in (OP_IN, OP_NOT_IN):
         if not values:
-            raise ValueError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
+            raise ValueError(
+                "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+            )
     elif op in (OP_EXISTS, OP_DOES_NOT_EXIST):
         if values:
-            raise ValueError(f"values: Invalid value: {values}: values set must be empty for exists and does "
-                             "not exist")
+            raise ValueError(
+                f"values: Invalid value: {values}: values set must be empty for exists and does not exist"
+            )
         return (key, op, None)
     else:
         if len(values) != 1:
-            raise ValueError(f"values: Invalid value: {values}: for 'Gt', 'Lt' operators, exactly one value "
-                             "is required")
+            raise ValueError(
+                f"values: Invalid value: {values}: for 'Gt', 'Lt' operators, exactly one value is required"
+            )
         try:
             return (key, op, int(values[0]))
         except ValueError:
-            raise ValueError(f"values[0]: Invalid value: \"{values[0]}\": for 'Gt', 'Lt' operators, the value "
-                             "must be an integer") from None
+            raise ValueError(
+                f"values[0]: Invalid value: \"{values[0]}\": for 'Gt', 'Lt' operators, the value "
+                "must be an integer"
+            ) from None
     for i, v in enumerate(values):
         err = validate_label_value(v, i)
         if err:
@@ -214,14 +226,22 @@ class LabelSelector:
         return "LabelSelector(<nothing>)" if self._nothing else f"LabelSelector({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LabelSelector) and self._nothing == other._nothing and self._reqs == other._reqs
+        return (
+            isinstance(other, LabelSelector) and self._nothing == other._nothing and self._reqs == other._reqs
+        )
 
     def __hash__(self) -> int:
         return hash((self._nothing, self._reqs))
 
 
-_METAV1_OPS = {"In": OP_IN, "NotIn": OP_NOT_IN, "Exists": OP_EXISTS, "DoesNotExist": OP_DOES_NOT_EXIST,
-               "Gt": OP_GT, "Lt": OP_LT}
+_METAV1_OPS = {
+    "In": OP_IN,
+    "NotIn": OP_NOT_IN,
+    "Exists": OP_EXISTS,
+    "DoesNotExist": OP_DOES_NOT_EXIST,
+    "Gt": OP_GT,
+    "Lt": OP_LT,
+}
 
 
 def label_selector_from_dict(d: Mapping[str, Any] | None) -> LabelSelector:
@@ -257,9 +277,20 @@ def selector_from_set(labels: Mapping[str, str] | None) -> LabelSelector:
 # ---------------------------------------------------------------------------------------------
 # String grammar (upstream labels.Parse): lexer then recursive-descent parser.
 
-_T_ID, _T_IN, _T_NOTIN, _T_NOT, _T_NEQ, _T_EQ, _T_DEQ, _T_GT, _T_LT, _T_LPAR, _T_RPAR, _T_COMMA, _T_EOS = range(13)
-_SPECIAL = {"!=": _T_NEQ, "==": _T_DEQ, "!": _T_NOT, "=": _T_EQ, ">": _T_GT, "<": _T_LT, "(": _T_LPAR,
-            ")": _T_RPAR, ",": _T_COMMA}
+_T_ID, _T_IN, _T_NOTIN, _T_NOT, _T_NEQ, _T_EQ, _T_DEQ, _T_GT, _T_LT, _T_LPAR, _T_RPAR, _T_COMMA, _T_EOS = (
+    range(13)
+)
+_SPECIAL = {
+    "!=": _T_NEQ,
+    "==": _T_DEQ,
+    "!": _T_NOT,
+    "=": _T_EQ,
+    ">": _T_GT,
+    "<": _T_LT,
+    "(": _T_LPAR,
+    ")": _T_RPAR,
+    ",": _T_COMMA,
+}
 _SPECIAL_CHARS = frozenset("!=><(),")
 _BINARY_OPS = "in, notin, =, ==, !=, gt, lt"
 
@@ -273,7 +304,7 @@ def _lex(s: str) -> list[tuple[int, str]]:
             i += 1
             continue
         if ch in _SPECIAL_CHARS:
-            two = s[i:i + 2]
+            two = s[i : i + 2]
             if two in ("!=", "=="):
                 toks.append((_SPECIAL[two], two))
                 i += 2
@@ -350,7 +381,9 @@ class _Parser:
         if negated:
             # upstream: "!key" followed by an operator is a DoesNotExist requirement with values -> error
             self.operator()
-            raise ValueError("values: Invalid value: []: values set must be empty for exists and does not exist")
+            raise ValueError(
+                "values: Invalid value: []: values set must be empty for exists and does not exist"
+            )
         op = self.operator()
         if self._last_set:
             return _make_requirement(key, op, self.values())
@@ -496,7 +529,7 @@ def parse_field_selector(s: str) -> list[tuple[str, str, str]]:
             for op in _FIELD_OPS:
                 if term.startswith(op, i):
                     field_name = term[:i]
-                    value = _unescape_field_value(term[i + len(op):])
+                    value = _unescape_field_value(term[i + len(op) :])
                     out.append((field_name, "!=" if op == "!=" else "=", value))
                     found = True
                     break

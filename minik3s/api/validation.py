@@ -256,7 +256,7 @@ def validate_annotations(annotations: Any, field: str) -> list[JsonDict]:
             continue
         for m in is_qualified_name(k.lower()):
             errs.append(invalid(field, k, m))
-        total += len(k) + len(v)
+        total += len(k) + (len(v) if v.isascii() else len(v.encode()))
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(too_long(field, TOTAL_ANNOTATION_SIZE_LIMIT))
     return errs

@@ -36,9 +36,14 @@ def _selector(sel: Mapping[str, Any] | None) -> JsonDict | None:
 class PodBuilder:
     def __init__(self, name: str, namespace: str = "default") -> None:
         self._pod: JsonDict = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
-                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"uid-{namespace}-{name}",
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+            },
             "spec": {"containers": [], "schedulerName": "default-scheduler"},
             "status": {"phase": "Pending"},
         }
@@ -80,16 +85,35 @@ class PodBuilder:
         self._meta["deletionTimestamp"] = ts
         return self
 
-    def owner(self, kind: str, name: str, *, uid: str | None = None, api_version: str = "apps/v1",
-              controller: bool = True) -> PodBuilder:
+    def owner(
+        self,
+        kind: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        api_version: str = "apps/v1",
+        controller: bool = True,
+    ) -> PodBuilder:
         self._meta.setdefault("ownerReferences", []).append(
-            {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid or f"uid-{kind}-{name}",
-             "controller": controller})
+            {
+                "apiVersion": api_version,
+                "kind": kind,
+                "name": name,
+                "uid": uid or f"uid-{kind}-{name}",
+                "controller": controller,
+            }
+        )
         return self
 
-    def container(self, image: str = "registry.k8s.io/pause:3.10", *, name: str | None = None,
-                  requests: Mapping[str, Any] | None = None, limits: Mapping[str, Any] | None = None,
-                  ports: list[JsonDict] | None = None) -> PodBuilder:
+    def container(
+        self,
+        image: str = "registry.k8s.io/pause:3.10",
+        *,
+        name: str | None = None,
+        requests: Mapping[str, Any] | None = None,
+        limits: Mapping[str, Any] | None = None,
+        ports: list[JsonDict] | None = None,
+    ) -> PodBuilder:
         c: JsonDict = {"name": name or f"c{len(self._spec['containers'])}", "image": image}
         res: JsonDict = {}
         if requests:
@@ -107,11 +131,15 @@ class PodBuilder:
         """Add one container requesting `resources` (cpu="100m", memory="1Gi", {"nvidia.com/gpu": 1})."""
         return self.container(requests=_rl(resources, kw))
 
-    def init_req(self, resources: Mapping[str, Any] | None = None, /, *, sidecar: bool = False,
-                 **kw: Any) -> PodBuilder:
+    def init_req(
+        self, resources: Mapping[str, Any] | None = None, /, *, sidecar: bool = False, **kw: Any
+    ) -> PodBuilder:
         inits = self._spec.setdefault("initContainers", [])
-        c: JsonDict = {"name": f"init{len(inits)}", "image": "busybox",
-                       "resources": {"requests": _rl(resources, kw)}}
+        c: JsonDict = {
+            "name": f"init{len(inits)}",
+            "image": "busybox",
+            "resources": {"requests": _rl(resources, kw)},
+        }
         if sidecar:
             c["restartPolicy"] = "Always"
         inits.append(c)
@@ -143,7 +171,9 @@ class PodBuilder:
         self._pod["status"]["phase"] = phase
         return self
 
-    def condition(self, ctype: str, status: str = "True", *, reason: str = "", message: str = "") -> PodBuilder:
+    def condition(
+        self, ctype: str, status: str = "True", *, reason: str = "", message: str = ""
+    ) -> PodBuilder:
         c = {"type": ctype, "status": status}
         if reason:
             c["reason"] = reason
@@ -168,8 +198,15 @@ class PodBuilder:
         self._spec["schedulingGates"] = [{"name": g} for g in gates]
         return self
 
-    def toleration(self, key: str = "", value: str = "", effect: str = "", *, operator: str | None = None,
-                   seconds: int | None = None) -> PodBuilder:
+    def toleration(
+        self,
+        key: str = "",
+        value: str = "",
+        effect: str = "",
+        *,
+        operator: str | None = None,
+        seconds: int | None = None,
+    ) -> PodBuilder:
         t: JsonDict = {}
         if key:
             t["key"] = key
@@ -196,32 +233,44 @@ class PodBuilder:
 
     def node_affinity_terms(self, *terms: JsonDict) -> PodBuilder:
         """Required node affinity with the given raw NodeSelectorTerms (ORed)."""
-        req = self._node_affinity().setdefault("requiredDuringSchedulingIgnoredDuringExecution",
-                                               {"nodeSelectorTerms": []})
+        req = self._node_affinity().setdefault(
+            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []}
+        )
         req["nodeSelectorTerms"].extend(copy.deepcopy(list(terms)))
         return self
 
     def node_affinity_in(self, key: str, values: list[str], *, op: str = "In") -> PodBuilder:
-        return self.node_affinity_terms({"matchExpressions": [{"key": key, "operator": op, "values": values}]})
+        return self.node_affinity_terms(
+            {"matchExpressions": [{"key": key, "operator": op, "values": values}]}
+        )
 
     def node_affinity_not_in(self, key: str, values: list[str]) -> PodBuilder:
         return self.node_affinity_in(key, values, op="NotIn")
 
-    def preferred_node_affinity(self, weight: int, expressions: list[JsonDict] | None = None, *,
-                                fields: list[JsonDict] | None = None) -> PodBuilder:
+    def preferred_node_affinity(
+        self, weight: int, expressions: list[JsonDict] | None = None, *, fields: list[JsonDict] | None = None
+    ) -> PodBuilder:
         pref: JsonDict = {}
         if expressions:
             pref["matchExpressions"] = copy.deepcopy(expressions)
         if fields:
             pref["matchFields"] = copy.deepcopy(fields)
         self._node_affinity().setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
-            {"weight": weight, "preference": pref})
+            {"weight": weight, "preference": pref}
+        )
         return self
 
-    def _pod_aff(self, kind: str, topology_key: str, selector: Mapping[str, Any] | None, *,
-                 weight: int | None, namespaces: list[str] | None,
-                 namespace_selector: Mapping[str, Any] | None,
-                 match_label_keys: list[str] | None = None) -> PodBuilder:
+    def _pod_aff(
+        self,
+        kind: str,
+        topology_key: str,
+        selector: Mapping[str, Any] | None,
+        *,
+        weight: int | None,
+        namespaces: list[str] | None,
+        namespace_selector: Mapping[str, Any] | None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodBuilder:
         term: JsonDict = {"topologyKey": topology_key}
         if selector is not None:
             term["labelSelector"] = _selector(selector)
@@ -236,26 +285,61 @@ class PodBuilder:
             aff.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
         else:
             aff.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
-                {"weight": weight, "podAffinityTerm": term})
+                {"weight": weight, "podAffinityTerm": term}
+            )
         return self
 
-    def pod_affinity(self, topology_key: str, selector: Mapping[str, Any] | None, *, weight: int | None = None,
-                     namespaces: list[str] | None = None, namespace_selector: Mapping[str, Any] | None = None,
-                     match_label_keys: list[str] | None = None) -> PodBuilder:
+    def pod_affinity(
+        self,
+        topology_key: str,
+        selector: Mapping[str, Any] | None,
+        *,
+        weight: int | None = None,
+        namespaces: list[str] | None = None,
+        namespace_selector: Mapping[str, Any] | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodBuilder:
         """Required (weight None) or preferred pod affinity; `selector` a plain label map or LabelSelector."""
-        return self._pod_aff("podAffinity", topology_key, selector, weight=weight, namespaces=namespaces,
-                             namespace_selector=namespace_selector, match_label_keys=match_label_keys)
+        return self._pod_aff(
+            "podAffinity",
+            topology_key,
+            selector,
+            weight=weight,
+            namespaces=namespaces,
+            namespace_selector=namespace_selector,
+            match_label_keys=match_label_keys,
+        )
 
-    def pod_anti_affinity(self, topology_key: str, selector: Mapping[str, Any] | None, *,
-                          weight: int | None = None, namespaces: list[str] | None = None,
-                          namespace_selector: Mapping[str, Any] | None = None) -> PodBuilder:
-        return self._pod_aff("podAntiAffinity", topology_key, selector, weight=weight, namespaces=namespaces,
-                             namespace_selector=namespace_selector)
+    def pod_anti_affinity(
+        self,
+        topology_key: str,
+        selector: Mapping[str, Any] | None,
+        *,
+        weight: int | None = None,
+        namespaces: list[str] | None = None,
+        namespace_selector: Mapping[str, Any] | None = None,
+    ) -> PodBuilder:
+        return self._pod_aff(
+            "podAntiAffinity",
+            topology_key,
+            selector,
+            weight=weight,
+            namespaces=namespaces,
+            namespace_selector=namespace_selector,
+        )
 
-    def spread_constraint(self, max_skew: int, topology_key: str, when: str = "DoNotSchedule",
-                          selector: Mapping[str, Any] | None = None, *, min_domains: int | None = None,
-                          node_affinity_policy: str | None = None, node_taints_policy: str | None = None,
-                          match_label_keys: list[str] | None = None) -> PodBuilder:
+    def spread_constraint(
+        self,
+        max_skew: int,
+        topology_key: str,
+        when: str = "DoNotSchedule",
+        selector: Mapping[str, Any] | None = None,
+        *,
+        min_domains: int | None = None,
+        node_affinity_policy: str | None = None,
+        node_taints_policy: str | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodBuilder:
         c: JsonDict = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
         if selector is not None:
             c["labelSelector"] = _selector(selector)
@@ -286,11 +370,15 @@ class PodBuilder:
 class NodeBuilder:
     def __init__(self, name: str) -> None:
         self._node: JsonDict = {
-            "apiVersion": "v1", "kind": "Node",
+            "apiVersion": "v1",
+            "kind": "Node",
             "metadata": {"name": name, "uid": f"uid-node-{name}", "labels": {}},
             "spec": {},
-            "status": {"capacity": {}, "allocatable": {},
-                       "conditions": [{"type": "Ready", "status": "True"}]},
+            "status": {
+                "capacity": {},
+                "allocatable": {},
+                "conditions": [{"type": "Ready", "status": "True"}],
+            },
         }
 
     def labels(self, labels: Mapping[str, str] | None = None, /, **kw: str) -> NodeBuilder:
@@ -328,7 +416,8 @@ class NodeBuilder:
     def images(self, *images: tuple[list[str] | str, int]) -> NodeBuilder:
         """(names, sizeBytes) pairs into status.images."""
         self._node["status"]["images"] = [
-            {"names": [n] if isinstance(n, str) else list(n), "sizeBytes": size} for n, size in images]
+            {"names": [n] if isinstance(n, str) else list(n), "sizeBytes": size} for n, size in images
+        ]
         return self
 
     def obj(self) -> JsonDict:

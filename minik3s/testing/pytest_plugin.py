@@ -42,8 +42,9 @@ def minik3s_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 
 @pytest.fixture(scope="module")
 def minik3s_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("minik3s-cluster"), nodes=6,
-                        args=["--node-monitor-grace-period", "8"])
+    srv = ServerProcess(
+        tmp_path_factory.mktemp("minik3s-cluster"), nodes=6, args=["--node-monitor-grace-period", "8"]
+    )
     srv.start()
     yield srv
     srv.stop()

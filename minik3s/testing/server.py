@@ -21,9 +21,15 @@ from types import TracebackType
 
 
 class ServerProcess:
-    def __init__(self, data_dir: str | os.PathLike[str], *, nodes: str | int = 0,
-                 args: list[str] | tuple[str, ...] = (), env: dict[str, str] | None = None,
-                 log_level: str = "WARNING") -> None:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        *,
+        nodes: str | int = 0,
+        args: list[str] | tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        log_level: str = "WARNING",
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.nodes = str(nodes)
         self.args = list(args)
@@ -44,16 +50,32 @@ class ServerProcess:
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "minik3s", "--log-level", self.log_level, "server", "--port", "0",
-               "--bind", "127.0.0.1", "--data-dir", str(self.data_dir), "--nodes", self.nodes, *self.args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "minik3s",
+            "--log-level",
+            self.log_level,
+            "server",
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--data-dir",
+            str(self.data_dir),
+            "--nodes",
+            self.nodes,
+            *self.args,
+        ]
         env = dict(os.environ)
         env.update(self.env or {})
         env.setdefault("PYTHONUNBUFFERED", "1")
         log = open(self.log_path, "a")  # noqa: SIM115 - closed when the process is reaped
         self._ready.clear()
         self.url = ""
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, env=env
+        )
         log.close()
         threading.Thread(target=self._drain, daemon=True, name="minik3s-stdout").start()
         deadline = time.monotonic() + timeout
@@ -106,5 +128,7 @@ class ServerProcess:
     def __enter__(self) -> ServerProcess:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

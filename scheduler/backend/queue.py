@@ -289,7 +289,9 @@ class PriorityQueue:
             return
         if uid in self._in_flight:
             # being scheduled: the update is replayed if the attempt fails
-            self._record_in_flight(EVENT_UNSCHEDULED_POD_UPDATE, old, new)
+            if old is not None:
+                for evt in pod_scheduling_property_changes(new, old):
+                    self._record_in_flight(evt, old, new)
             return
         self.add(new)
 
@@ -537,36 +539,31 @@ def _requests_reduced(old: JsonDict, new: JsonDict) -> bool:
     return any(v < a.scalar.get(k, 0) for k, v in b.scalar.items())
 
 
-def pod_scheduling_property_changes(new: JsonDict, old: JsonDict) -> list[ClusterEvent]:
-    """Events describing how an unscheduled pod changed (upstream PodSchedulingPropertiesChange);
-    the generic UnscheduledPod/Update when nothing specific changed."""
+def pod_scheduling_property_changes(new: JsonDict, old: JsonDict, *,
+                                    resource: EventResource = EventResource.UNSCHEDULED_POD) -> list[ClusterEvent]:
+    """Events describing how a pod changed (upstream PodSchedulingPropertiesChange, same order:
+    labels, scale down, gates eliminated, tolerations); a pod update none of these describe is
+    UPDATE_POD_OTHER, which only plugins registering the general Pod/Update see."""
+    prefix = "UnscheduledPod" if resource == EventResource.UNSCHEDULED_POD else "AssignedPod"
     out: list[ClusterEvent] = []
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
     if (om.get("labels") or {}) != (nm.get("labels") or {}):
-        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL, "UnscheduledPodUpdatePodLabel"))
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_LABEL, f"{prefix}UpdatePodLabel"))
     if _requests_reduced(old, new):
-        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
-                                "UnscheduledPodUpdatePodScaleDown"))
-    if (os_.get("tolerations") or []) != (ns_.get("tolerations") or []):
-        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS,
-                                "UnscheduledPodUpdatePodTolerations"))
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCALE_DOWN, f"{prefix}UpdatePodScaleDown"))
     if os_.get("schedulingGates") and not ns_.get("schedulingGates"):
-        out.append(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                                "UnscheduledPodUpdatePodSchedulingGatesEliminated"))
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                                f"{prefix}UpdatePodSchedulingGatesEliminated"))
+    if (os_.get("tolerations") or []) != (ns_.get("tolerations") or []):
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_TOLERATIONS, f"{prefix}UpdatePodToleration"))
     if not out:
-        out.append(EVENT_UNSCHEDULED_POD_UPDATE)
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_OTHER, f"{prefix}OtherUpdate"))
     return out
 
 
 def assigned_pod_update_events(old: JsonDict, new: JsonDict) -> list[ClusterEvent]:
-    out: list[ClusterEvent] = []
-    if ((old.get("metadata") or {}).get("labels") or {}) != ((new.get("metadata") or {}).get("labels") or {}):
-        out.append(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL, "AssignedPodUpdatePodLabel"))
-    if _requests_reduced(old, new):
-        out.append(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
-                                "AssignedPodUpdatePodScaleDown"))
-    return out
+    return pod_scheduling_property_changes(new, old, resource=EventResource.ASSIGNED_POD)
 
 
 def node_scheduling_property_changes(new: JsonDict, old: JsonDict) -> list[ClusterEvent]:

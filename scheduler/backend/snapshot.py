@@ -50,9 +50,6 @@ class Snapshot:
     def node_infos(self) -> list[NodeInfo]:
         return self.node_info_list
 
-    def list(self) -> list[NodeInfo]:
-        return self.node_info_list
-
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
 

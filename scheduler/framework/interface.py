@@ -135,13 +135,16 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_TOLERATIONS = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    # a pod update none of the specific flags describe (upstream updatePodOther): only plugins
+    # registering the general UPDATE see it
+    UPDATE_POD_OTHER = 4096
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
               | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATIONS
-              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM)
+              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM | UPDATE_POD_OTHER)
     ALL = ADD | DELETE | UPDATE
 
 
-class EventResource(str, enum.Enum):
+class EventResource(enum.StrEnum):
     POD = "Pod"
     ASSIGNED_POD = "AssignedPod"
     UNSCHEDULED_POD = "UnschedulablePod"

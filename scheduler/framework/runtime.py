@@ -287,6 +287,22 @@ class Framework:
     def informers(self) -> Any:
         return self._informers
 
+    @property
+    def scheduler_name(self) -> str:
+        return self.profile_name
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to `node_name` (by preemption), for PostFilter plugins."""
+        return list(self.nominator.nominated_pods_for_node(node_name)) if self.nominator is not None else []
+
+    def run_filter_plugins(self, state: CycleState, pi: PodInfo, node: NodeInfo) -> Status:
+        """Handle form of `run_filter` for plugins: Success instead of None when the node passes."""
+        return self.run_filter(state, pi, node) or Status.success()
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pi: PodInfo, node: NodeInfo) -> Status:
+        """Handle form of `run_filter_with_nominated_pods` (preemption's dry runs)."""
+        return self.run_filter_with_nominated_pods(state, pi, node) or Status.success()
+
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)
 

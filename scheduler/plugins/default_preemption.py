@@ -73,8 +73,10 @@ class DefaultPreemptionArgs(BaseModel):
         if a < 0:
             raise ValueError(f"minCandidateNodesAbsolute: Invalid value: {a}: not in valid range [0, inf)")
         if p == 0 and a == 0:
-            raise ValueError("minCandidateNodesPercentage, minCandidateNodesAbsolute: Invalid value: both "
-                             "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be zero")
+            raise ValueError(
+                "minCandidateNodesPercentage, minCandidateNodesAbsolute: Invalid value: both "
+                "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be zero"
+            )
         return self
 
 
@@ -103,8 +105,9 @@ def terminating_by_preemption(pod: JsonDict) -> bool:
     return False
 
 
-def filter_pods_with_pdb_violation(pods: Sequence[PodInfo], pdbs: Sequence[JsonDict]
-                                   ) -> tuple[list[PodInfo], list[PodInfo]]:
+def filter_pods_with_pdb_violation(
+    pods: Sequence[PodInfo], pdbs: Sequence[JsonDict]
+) -> tuple[list[PodInfo], list[PodInfo]]:
     """Split pods into (violating, non-violating): each matching PDB's disruptionsAllowed is spent
     in order; a pod already in status.disruptedPods is not counted (upstream filterPodsWithPDBViolation)."""
     allowed = [int((p.get("status") or {}).get("disruptionsAllowed") or 0) for p in pdbs]
@@ -159,7 +162,9 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
     return remaining[0]
 
 
-def fit_error_message(num_all_nodes: int, statuses: dict[str, Status], absent: int, absent_reason: str) -> str:
+def fit_error_message(
+    num_all_nodes: int, statuses: dict[str, Status], absent: int, absent_reason: str
+) -> str:
     """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream FitError)."""
     counts: dict[str, int] = {}
     for st in statuses.values():
@@ -181,6 +186,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         if isinstance(args, dict):
             args = DefaultPreemptionArgs.model_validate(args)
         super().__init__(args or DefaultPreemptionArgs(), handle)
+        self._h: Any = handle  # the preemption handle described in the module docstring
         rng = getattr(handle, "rng", None) if handle is not None else None
         self._rng: random.Random = rng if isinstance(rng, random.Random) else random.Random(0)
         self._pdb_store: Any = None
@@ -193,7 +199,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
 
     # --- eligibility ------------------------------------------------------------------------
 
-    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, nominated_status: Status | None
+    ) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == "Never":
             return False, MSG_NEVER
         nom = (pod.pod.get("status") or {}).get("nominatedNodeName") or ""
@@ -228,10 +236,11 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
 
     # --- victims on one node ----------------------------------------------------------------
 
-    def select_victims_on_node(self, state: CycleState, pod: PodInfo, node: NodeInfo,
-                               pdbs: Sequence[JsonDict]) -> tuple[list[PodInfo], int, Status]:
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[JsonDict]
+    ) -> tuple[list[PodInfo], int, Status]:
         """`node` and `state` are private copies; both are mutated during the dry run."""
-        h = self.handle
+        h = self._h
         potential = [p for p in node.pods if p.priority < pod.priority]
         if not potential:
             return [], 0, Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
@@ -276,9 +285,15 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             victims.sort(key=_importance_key)
         return victims, num_violating, Status()
 
-    def dry_run_preemption(self, state: CycleState, pod: PodInfo, potential: Sequence[NodeInfo],
-                           pdbs: Sequence[JsonDict], offset: int, num_candidates: int
-                           ) -> tuple[list[Candidate], dict[str, Status]]:
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[JsonDict],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status]]:
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
@@ -292,32 +307,39 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                     break
                 continue
             if st.is_success():
-                st = Status.as_error(f'expected at least one victim pod on node "{ni.name}"', plugin=self.NAME)
+                st = Status.as_error(
+                    f'expected at least one victim pod on node "{ni.name}"', plugin=self.NAME
+                )
             statuses[ni.name] = st
         return non_violating + violating, statuses
 
     # --- PostFilter -------------------------------------------------------------------------
 
-    async def post_filter(self, state: CycleState, pod: PodInfo,
-                          filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+    async def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
         result, status = await self.preempt(state, pod, filtered_node_status)
         msg = status.message()
         if msg:
             return result, Status(status.code, [f"preemption: {msg}"], self.NAME, status.error)
         return result, status
 
-    async def preempt(self, state: CycleState, pod: PodInfo,
-                      node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+    async def preempt(
+        self, state: CycleState, pod: PodInfo, node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
         nom = (pod.pod.get("status") or {}).get("nominatedNodeName") or ""
         ok, msg = self.pod_eligible_to_preempt_others(pod, node_status.get(nom) if nom else None)
         if not ok:
             return None, Status.unschedulable(msg, plugin=self.NAME)
-        snap = self.handle.snapshot()
+        snap = self._h.snapshot()
         all_nodes: list[NodeInfo] = list(snap.node_infos())
         if not all_nodes:
             return None, Status.as_error("no nodes available", plugin=self.NAME)
-        potential = [ni for ni in all_nodes
-                     if (st := node_status.get(ni.name)) is not None and st.code == Code.UNSCHEDULABLE]
+        potential = [
+            ni
+            for ni in all_nodes
+            if (st := node_status.get(ni.name)) is not None and st.code == Code.UNSCHEDULABLE
+        ]
         statuses: dict[str, Status] = {}
         candidates: list[Candidate] = []
         if not potential:
@@ -327,7 +349,8 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         else:
             offset = self._rng.randrange(len(potential))
             candidates, statuses = self.dry_run_preemption(
-                state, pod, potential, self._pdbs(), offset, self.calculate_num_candidates(len(potential)))
+                state, pod, potential, self._pdbs(), offset, self.calculate_num_candidates(len(potential))
+            )
         if not candidates:
             errs = [s for s in statuses.values() if s.code == Code.ERROR]
             if errs:
@@ -369,16 +392,26 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         return Status()
 
     async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
-        h = self.handle
+        h = self._h
         waiting = h.get_waiting_pod(victim.uid) if hasattr(h, "get_waiting_pod") else None
         if waiting is not None:
             waiting.reject(self.NAME, "preempted")
-            logger.info("preemptor rejected a waiting pod preemptor=%s victim=%s node=%s",
-                        preemptor.key, victim.key, c.name)
+            logger.info(
+                "preemptor rejected a waiting pod preemptor=%s victim=%s node=%s",
+                preemptor.key,
+                victim.key,
+                c.name,
+            )
             return
-        scheduler_name = preemptor.spec.get("schedulerName") or getattr(h, "scheduler_name", "default-scheduler")
-        cond = {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"}
+        scheduler_name = preemptor.spec.get("schedulerName") or getattr(
+            h, "scheduler_name", "default-scheduler"
+        )
+        cond = {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": REASON_PREEMPTION_BY_SCHEDULER,
+            "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+        }
         conditions = [dict(x) for x in (victim.pod.get("status") or {}).get("conditions") or ()]
         updated = False
         for i, existing in enumerate(conditions):
@@ -392,8 +425,14 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             updated = True
         try:
             if updated:
-                await h.client.patch(PODS, victim.name, {"status": {"conditions": conditions}}, victim.namespace,
-                                     patch_type="merge", subresource="status")
+                await h.client.patch(
+                    PODS,
+                    victim.name,
+                    {"status": {"conditions": conditions}},
+                    victim.namespace,
+                    patch_type="merge",
+                    subresource="status",
+                )
             await h.client.delete(PODS, victim.name, victim.namespace)
         except NotFoundError:
             logger.debug("victim already deleted victim=%s", victim.key)
@@ -405,8 +444,14 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             if not (p.pod.get("status") or {}).get("nominatedNodeName"):
                 continue
             try:
-                await self.handle.client.patch(PODS, p.name, {"status": {"nominatedNodeName": None}}, p.namespace,
-                                               patch_type="merge", subresource="status")
+                await self._h.client.patch(
+                    PODS,
+                    p.name,
+                    {"status": {"nominatedNodeName": None}},
+                    p.namespace,
+                    patch_type="merge",
+                    subresource="status",
+                )
             except NotFoundError:
                 continue
 
@@ -415,5 +460,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Registered so the queue knows preemption cares about deletions; the decision belongs to the
         # plugins that rejected the pod (upstream returns QueueSkip).
-        return [ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-                                     lambda pod, old, new: QueueingHint.SKIP)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                lambda pod, old, new: QueueingHint.SKIP,
+            )
+        ]

@@ -20,8 +20,9 @@ SUCCESS = Status()
 NamespaceLabels = Callable[[str], Mapping[str, str] | None]
 
 
-def default_normalize_score(scores: list[NodeScore], *, reverse: bool,
-                            max_priority: int = MAX_NODE_SCORE) -> None:
+def default_normalize_score(
+    scores: list[NodeScore], *, reverse: bool, max_priority: int = MAX_NODE_SCORE
+) -> None:
     """Scale scores to [0, max_priority] by the maximum (upstream helper.DefaultNormalizeScore).
 
     Example: raw 2, 11, 4 -> 18, 100, 36; reversed raw 0, 1, 2 -> 100, 50, 0; all zero -> unchanged
@@ -57,7 +58,8 @@ class CompiledTerm:
     def __init__(self, term: AffinityTerm, weight: int = 0) -> None:
         self.namespaces = term.namespaces
         self.ns_selector: LabelSelector | None = (
-            compile_selector(term.namespace_selector) if term.namespace_selector is not None else None)
+            compile_selector(term.namespace_selector) if term.namespace_selector is not None else None
+        )
         self.selector = compile_selector(term.selector)
         self.topology_key = term.topology_key
         self.weight = weight
@@ -79,13 +81,20 @@ class CompiledTerm:
 
 
 class CompiledAffinity:
-    __slots__ = ("required_affinity", "required_anti_affinity", "preferred_affinity", "preferred_anti_affinity")
+    __slots__ = (
+        "required_affinity",
+        "required_anti_affinity",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+    )
 
     def __init__(self, pi: PodInfo) -> None:
         self.required_affinity = [CompiledTerm(t) for t in pi.required_affinity_terms]
         self.required_anti_affinity = [CompiledTerm(t) for t in pi.required_anti_affinity_terms]
         self.preferred_affinity = [CompiledTerm(w.term, w.weight) for w in pi.preferred_affinity_terms]
-        self.preferred_anti_affinity = [CompiledTerm(w.term, w.weight) for w in pi.preferred_anti_affinity_terms]
+        self.preferred_anti_affinity = [
+            CompiledTerm(w.term, w.weight) for w in pi.preferred_anti_affinity_terms
+        ]
 
 
 def _extra(pi: PodInfo) -> dict[str, Any]:
@@ -120,3 +129,17 @@ def pod_labels(pod: JsonDict) -> dict[str, str]:
 
 def is_terminating(pod: JsonDict) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def as_pod_info(x: Any) -> PodInfo:
+    """The PodInfo behind what a queueing hint receives: a PodInfo, a queued entry with `.pod_info`
+    or `.pod`, or the pod dict itself."""
+    if isinstance(x, PodInfo):
+        return x
+    pi = getattr(x, "pod_info", None)
+    if isinstance(pi, PodInfo):
+        return pi
+    pod = getattr(x, "pod", None)
+    if isinstance(pod, dict):
+        return PodInfo(pod)
+    return PodInfo(x if isinstance(x, dict) else {})

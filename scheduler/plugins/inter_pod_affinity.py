@@ -48,7 +48,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, CompiledTerm, NamespaceLabels, compiled_affinity
+from scheduler.plugins.helpers import SUCCESS, CompiledTerm, NamespaceLabels, as_pod_info, compiled_affinity
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,9 @@ Pair = tuple[str, str]
 class InterPodAffinityArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     hard_pod_affinity_weight: int = Field(default=1, alias="hardPodAffinityWeight")
-    ignore_preferred_terms_of_existing_pods: bool = Field(default=False, alias="ignorePreferredTermsOfExistingPods")
+    ignore_preferred_terms_of_existing_pods: bool = Field(
+        default=False, alias="ignorePreferredTermsOfExistingPods"
+    )
 
     @field_validator("hard_pod_affinity_weight")
     @classmethod
@@ -113,8 +115,15 @@ def _matches_all(terms: Sequence[CompiledTerm], pod: PodInfo, ns_labels: Namespa
 
 
 class _PreFilterState:
-    __slots__ = ("pod", "affinity", "anti_affinity", "existing_anti", "affinity_counts", "anti_counts",
-                 "ns_labels")
+    __slots__ = (
+        "pod",
+        "affinity",
+        "anti_affinity",
+        "existing_anti",
+        "affinity_counts",
+        "anti_counts",
+        "ns_labels",
+    )
 
     def __init__(self, pod: PodInfo, ns_labels: _NsLabelsMemo) -> None:
         c = compiled_affinity(pod)
@@ -128,7 +137,12 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         c = _PreFilterState.__new__(_PreFilterState)
-        c.pod, c.affinity, c.anti_affinity, c.ns_labels = self.pod, self.affinity, self.anti_affinity, self.ns_labels
+        c.pod, c.affinity, c.anti_affinity, c.ns_labels = (
+            self.pod,
+            self.affinity,
+            self.anti_affinity,
+            self.ns_labels,
+        )
         c.existing_anti = dict(self.existing_anti)
         c.affinity_counts = dict(self.affinity_counts)
         c.anti_counts = dict(self.anti_counts)
@@ -178,15 +192,27 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
         return lookup
 
+    def _snapshot_nodes(self, method: str, fallback: Sequence[NodeInfo], attr: str) -> Sequence[NodeInfo]:
+        """Nodes holding pods with (required anti-)affinity: the snapshot's precomputed list when it
+        offers one (upstream HavePodsWith*AffinityList), else a scan of `fallback`."""
+        snap = self.handle.snapshot() if self.handle is not None else None
+        fn = getattr(snap, method, None) if snap is not None else None
+        if callable(fn):
+            got = fn()
+            if isinstance(got, (list, tuple)):
+                return got
+        return [n for n in fallback if getattr(n, attr)]
+
     # --- PreFilter / Filter ---------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
         s = _PreFilterState(pod, _NsLabelsMemo(self._ns_lookup))
         ns_labels = s.ns_labels
-        for n in nodes:
-            if not n.pods_with_required_anti_affinity:
-                continue
+        for n in self._snapshot_nodes(
+            "have_pods_with_required_anti_affinity", nodes, "pods_with_required_anti_affinity"
+        ):
             labels = n.labels
             for existing in n.pods_with_required_anti_affinity:
                 for t in compiled_affinity(existing).required_anti_affinity:
@@ -211,14 +237,17 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def has_pre_filter_extensions(self) -> bool:
         return True
 
-    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is not None:
             s.update_with_pod(pod_to_add, node.labels, 1)
         return SUCCESS
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo,
-                   node: NodeInfo) -> Status:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is not None:
             s.update_with_pod(pod_to_remove, node.labels, -1)
@@ -227,7 +256,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return Status.as_error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME)
+            return Status.as_error(
+                f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME
+            )
         labels = node.labels
         # required affinity of the incoming pod
         if s.affinity:
@@ -263,16 +294,24 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
         all_nodes: Sequence[NodeInfo]
-        snap = self.handle.snapshot() if self.handle is not None else None
-        all_nodes = snap.node_infos() if snap is not None else nodes
+        if has_constraints:
+            snap = self.handle.snapshot() if self.handle is not None else None
+            all_nodes = snap.node_infos() if snap is not None else nodes
+        else:
+            all_nodes = self._snapshot_nodes("have_pods_with_affinity", nodes, "pods_with_affinity")
         ns_labels = _NsLabelsMemo(self._ns_lookup)
         hard_weight = self.args.hard_pod_affinity_weight
         ignore_existing = self.args.ignore_preferred_terms_of_existing_pods
         topo: dict[str, dict[str, int]] = {}
         touched = False
 
-        def process(terms: Sequence[CompiledTerm], target: PodInfo, labels: Mapping[str, str], mult: int,
-                    weight: int | None = None) -> bool:
+        def process(
+            terms: Sequence[CompiledTerm],
+            target: PodInfo,
+            labels: Mapping[str, str],
+            mult: int,
+            weight: int | None = None,
+        ) -> bool:
             hit = False
             for t in terms:
                 if t.matches(target, ns_labels):
@@ -329,30 +368,49 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD,
-                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                                 self._after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                                 self._after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
+                self._after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self._after_node_change,
+            ),
         ]
 
     def _after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        me = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        """Queue when an assigned pod starts matching the pod's required affinity, or stops matching
+        (or leaves) one of its anti-affinity terms, or an existing pod whose anti-affinity rejected
+        the pod goes away."""
+        me = as_pod_info(pod)
         c = compiled_affinity(me)
         lookup = _NsLabelsMemo(self._ns_lookup)
-        if new is not None:
-            # added or relabelled pod: may satisfy the pod's required affinity
-            other = PodInfo(new)
-            if c.required_affinity and _matches_all(c.required_affinity, other, lookup):
+        old_pi = PodInfo(old) if isinstance(old, dict) else None
+        new_pi = PodInfo(new) if isinstance(new, dict) else None
+        if (new_pi is not None and not new_pi.node_name) or (old_pi is not None and not old_pi.node_name):
+            return QueueingHint.SKIP
+        if old_pi is not None and new_pi is not None:
+            if not _matches_all(c.required_affinity, old_pi, lookup) and _matches_all(
+                c.required_affinity, new_pi, lookup
+            ):
+                return QueueingHint.QUEUE
+            if any(t.matches(old_pi, lookup) for t in c.required_anti_affinity) and not any(
+                t.matches(new_pi, lookup) for t in c.required_anti_affinity
+            ):
                 return QueueingHint.QUEUE
             return QueueingHint.SKIP
-        # deleted pod: may have blocked the pod by anti-affinity (either direction)
-        gone = PodInfo(old) if isinstance(old, dict) else None
-        if gone is None:
+        if new_pi is not None:
+            return (
+                QueueingHint.QUEUE if _matches_all(c.required_affinity, new_pi, lookup) else QueueingHint.SKIP
+            )
+        if old_pi is None:
             return QueueingHint.QUEUE
-        if any(t.matches(me, lookup) for t in compiled_affinity(gone).required_anti_affinity):
+        if any(t.matches(old_pi, lookup) for t in c.required_anti_affinity):
             return QueueingHint.QUEUE
-        if any(t.matches(gone, lookup) for t in c.required_anti_affinity):
+        if any(t.matches(me, lookup) for t in compiled_affinity(old_pi).required_anti_affinity):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 

@@ -37,7 +37,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, cached_on, default_normalize_score
+from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -61,7 +61,9 @@ class NodeAffinityArgs(BaseModel):
         if req is not None:
             ns = NodeSelector(req)
             if ns.errors:
-                raise ValueError("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: " + ns.errors[0])
+                raise ValueError(
+                    "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: " + ns.errors[0]
+                )
         PreferredSchedulingTerms(v.get("preferredDuringSchedulingIgnoredDuringExecution"))
         return v
 
@@ -94,8 +96,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
 
     # --- PreFilter / Filter ---------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
         terms = _required_terms(pod)
         if terms is None and self._added_node_selector is None and pod.spec.get("nodeSelector") is None:
             return None, Status.skip()
@@ -119,8 +122,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        if self._added_node_selector is not None and not self._added_node_selector.match_labels(node.labels,
-                                                                                                node.name):
+        if self._added_node_selector is not None and not self._added_node_selector.match_labels(
+            node.labels, node.name
+        ):
             return Status.unresolvable(ERR_REASON_ENFORCED, plugin=self.NAME)
         req = state.get(PRE_FILTER_STATE_KEY)
         if req is None:
@@ -159,11 +163,15 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
     # --- events ---------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                                     self._after_node_change)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self._after_node_change,
+            )
+        ]
 
     def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        p = getattr(pod, "pod", pod) or {}
+        p = as_pod_info(pod).pod
         meta = (new or {}).get("metadata") or {}
         labels, name = meta.get("labels") or {}, meta.get("name") or ""
         if self._added_node_selector is not None and not self._added_node_selector.match_labels(labels, name):

@@ -17,7 +17,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
@@ -35,6 +35,6 @@ class NodeName(FilterPlugin, EnqueueExtensions):
 
     @staticmethod
     def _after_node_add(pod: Any, old: Any, new: Any) -> QueueingHint:
-        want = ((getattr(pod, "pod", pod) or {}).get("spec") or {}).get("nodeName") or ""
+        want = (as_pod_info(pod).pod.get("spec") or {}).get("nodeName") or ""
         name = ((new or {}).get("metadata") or {}).get("name") or ""
         return QueueingHint.QUEUE if not want or want == name else QueueingHint.SKIP

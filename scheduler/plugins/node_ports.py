@@ -24,7 +24,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_PORTS
@@ -51,8 +51,9 @@ def ports_conflict(wanted: Sequence[Port], used: dict[Port, int]) -> bool:
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_PORTS
 
-    def pre_filter(self, state: CycleState, pod: PodInfo,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
         if not pod.host_ports:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, pod.host_ports)
@@ -68,8 +69,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-                                 self._after_pod_deleted),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), self._after_pod_deleted
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
 
@@ -78,6 +80,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         deleted = PodInfo(old) if isinstance(old, dict) else old
         if deleted is None or not deleted.host_ports:
             return QueueingHint.SKIP
-        me = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        me = as_pod_info(pod)
         want = {(p[1], p[2]) for p in me.host_ports}
-        return QueueingHint.QUEUE if any((p[1], p[2]) in want for p in deleted.host_ports) else QueueingHint.SKIP
+        return (
+            QueueingHint.QUEUE if any((p[1], p[2]) in want for p in deleted.host_ports) else QueueingHint.SKIP
+        )

@@ -19,7 +19,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
@@ -37,10 +37,14 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                                 self._after_node_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
-                                 self._after_pod_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._after_pod_toleration_change,
+            ),
         ]
 
     @staticmethod
@@ -54,8 +58,12 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     @staticmethod
     def _after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-        p = getattr(pod, "pod", pod) or {}
+        p = as_pod_info(pod).pod
         if ((new or {}).get("metadata") or {}).get("uid") != (p.get("metadata") or {}).get("uid"):
             return QueueingHint.SKIP
         tols = ((new or {}).get("spec") or {}).get("tolerations") or ()
-        return QueueingHint.QUEUE if tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT) else QueueingHint.SKIP
+        return (
+            QueueingHint.QUEUE
+            if tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT)
+            else QueueingHint.SKIP
+        )

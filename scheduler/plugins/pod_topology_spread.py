@@ -49,7 +49,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, cached_on, compile_selector
+from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, compile_selector
 
 logger = logging.getLogger(__name__)
 
@@ -81,26 +81,35 @@ class PodTopologySpreadArgs(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> PodTopologySpreadArgs:
         if self.defaulting_type == "System" and self.default_constraints:
-            raise ValueError('defaultConstraints: Invalid value: when .defaultingType is "System", '
-                             ".defaultConstraints must be empty")
+            raise ValueError(
+                'defaultConstraints: Invalid value: when .defaultingType is "System", '
+                ".defaultConstraints must be empty"
+            )
         seen: set[tuple[str, str]] = set()
         for i, c in enumerate(self.default_constraints):
             if int(c.get("maxSkew") or 0) <= 0:
-                raise ValueError(f"defaultConstraints[{i}].maxSkew: Invalid value: {c.get('maxSkew')}: "
-                                 "not in valid range [1, inf)")
+                raise ValueError(
+                    f"defaultConstraints[{i}].maxSkew: Invalid value: {c.get('maxSkew')}: "
+                    "not in valid range [1, inf)"
+                )
             if not c.get("topologyKey"):
                 raise ValueError(f"defaultConstraints[{i}].topologyKey: Required value: can not be empty")
             when = c.get("whenUnsatisfiable")
             if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-                raise ValueError(f'defaultConstraints[{i}].whenUnsatisfiable: Unsupported value: "{when}": '
-                                 'supported values: "DoNotSchedule", "ScheduleAnyway"')
+                raise ValueError(
+                    f'defaultConstraints[{i}].whenUnsatisfiable: Unsupported value: "{when}": '
+                    'supported values: "DoNotSchedule", "ScheduleAnyway"'
+                )
             if (c["topologyKey"], when) in seen:
-                raise ValueError(f"defaultConstraints[{i}]: Duplicate value: "
-                                 f'{{"{c["topologyKey"]}", "{when}"}}')
+                raise ValueError(
+                    f'defaultConstraints[{i}]: Duplicate value: {{"{c["topologyKey"]}", "{when}"}}'
+                )
             seen.add((c["topologyKey"], when))
             if c.get("labelSelector") is not None:
-                raise ValueError(f"defaultConstraints[{i}].labelSelector: Forbidden: constraint must not "
-                                 "define a selector, as they deduced for each pod")
+                raise ValueError(
+                    f"defaultConstraints[{i}].labelSelector: Forbidden: constraint must not "
+                    "define a selector, as they deduced for each pod"
+                )
         return self
 
 
@@ -113,17 +122,29 @@ class Constraint:
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
 
-    def matches_node_inclusion(self, pod: PodInfo, labels: Mapping[str, str], name: str, node: NodeInfo,
-                               required: RequiredNodeAffinity) -> bool:
+    def matches_node_inclusion(
+        self,
+        pod: PodInfo,
+        labels: Mapping[str, str],
+        name: str,
+        node: NodeInfo,
+        required: RequiredNodeAffinity,
+    ) -> bool:
         if self.node_affinity_policy == HONOR and not required.match_labels(labels, name):
             return False
-        if self.node_taints_policy == HONOR and node.taints and find_untolerated_taint(
-                node.taints, pod.spec.get("tolerations"), is_no_schedule_or_no_execute) is not None:
+        if (
+            self.node_taints_policy == HONOR
+            and node.taints
+            and find_untolerated_taint(node.taints, pod.spec.get("tolerations"), is_no_schedule_or_no_execute)
+            is not None
+        ):
             return False
         return True
 
 
-def build_constraints(raw: Sequence[JsonDict], pod_labels: Mapping[str, str], action: str) -> list[Constraint]:
+def build_constraints(
+    raw: Sequence[JsonDict], pod_labels: Mapping[str, str], action: str
+) -> list[Constraint]:
     """Constraints with `whenUnsatisfiable == action`, selectors compiled and ANDed with the pod's values
     for matchLabelKeys (upstream filterTopologySpreadConstraints)."""
     out: list[Constraint] = []
@@ -138,9 +159,16 @@ def build_constraints(raw: Sequence[JsonDict], pod_labels: Mapping[str, str], ac
                 except ValueError:
                     pass
         min_domains = c.get("minDomains")
-        out.append(Constraint(int(c.get("maxSkew") or 1), c.get("topologyKey") or "", sel,
-                              int(min_domains) if min_domains is not None else 1,
-                              c.get("nodeAffinityPolicy") or HONOR, c.get("nodeTaintsPolicy") or IGNORE))
+        out.append(
+            Constraint(
+                int(c.get("maxSkew") or 1),
+                c.get("topologyKey") or "",
+                sel,
+                int(min_domains) if min_domains is not None else 1,
+                c.get("nodeAffinityPolicy") or HONOR,
+                c.get("nodeTaintsPolicy") or IGNORE,
+            )
+        )
     return out
 
 
@@ -177,7 +205,9 @@ class _PreFilterState:
         return self.mins[i]
 
     def clone(self) -> _PreFilterState:
-        return _PreFilterState(self.constraints, [dict(c) for c in self.counts], list(self.mins), self.required)
+        return _PreFilterState(
+            self.constraints, [dict(c) for c in self.counts], list(self.mins), self.required
+        )
 
 
 @dataclass(slots=True)
@@ -198,7 +228,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         super().__init__(args or PodTopologySpreadArgs(), handle)
         self.system_defaulted = self.args.defaulting_type == "System"
         self._default_constraints: tuple[JsonDict, ...] = (
-            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints))
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
+        )
         self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
 
     def _workload_stores(self) -> dict[str, Any]:
@@ -209,8 +240,12 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return {}
         idx = {r.qualified: r for r in builtin_resources()}
         stores: dict[str, Any] = {}
-        for kind, qualified in (("Service", "services"), ("ReplicationController", "replicationcontrollers"),
-                                ("ReplicaSet", "replicasets.apps"), ("StatefulSet", "statefulsets.apps")):
+        for kind, qualified in (
+            ("Service", "services"),
+            ("ReplicationController", "replicationcontrollers"),
+            ("ReplicaSet", "replicasets.apps"),
+            ("StatefulSet", "statefulsets.apps"),
+        ):
             try:
                 stores[kind] = informers.informer(idx[qualified]).store
             except Exception:  # noqa: BLE001 - a missing informer only weakens default spreading
@@ -232,8 +267,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 if sel and selector_from_set(sel).matches(pod.labels):
                     label_set.update(sel)
         selector = selector_from_set(label_set)
-        owner = next((o for o in (pod.pod.get("metadata") or {}).get("ownerReferences") or ()
-                      if o.get("controller")), None)
+        owner = next(
+            (o for o in (pod.pod.get("metadata") or {}).get("ownerReferences") or () if o.get("controller")),
+            None,
+        )
         if owner is None:
             return selector
         kind, group = owner.get("kind"), (owner.get("apiVersion") or "").rpartition("/")[0]
@@ -276,8 +313,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     # --- PreFilter / Filter -----------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status.skip()
@@ -319,17 +357,22 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s.recompute_mins()
         return SUCCESS
 
-    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status:
         return self._update(state, pod_to_schedule, pod_to_add, node, 1)
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo,
-                   node: NodeInfo) -> Status:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
         return self._update(state, pod_to_schedule, pod_to_remove, node, -1)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return Status.as_error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME)
+            return Status.as_error(
+                f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME
+            )
         labels = node.labels
         for i, c in enumerate(s.constraints):
             v = labels.get(c.topology_key)
@@ -435,16 +478,25 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD,
-                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                                 self._after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE,
-                                              ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                                              | ActionType.UPDATE_NODE_TAINT)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+                ),
+                self._after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.DELETE
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_TAINT,
+                )
+            ),
         ]
 
     def _after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        me = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        me = as_pod_info(pod)
         changed = new if isinstance(new, dict) else old
         if not isinstance(changed, dict):
             return QueueingHint.QUEUE

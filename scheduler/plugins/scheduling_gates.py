@@ -17,13 +17,11 @@ from scheduler.framework.interface import (
     Status,
 )
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 
 
 def _uid(pod: Any) -> str:
-    if isinstance(pod, dict):
-        return (pod.get("metadata") or {}).get("uid") or ""
-    return getattr(pod, "uid", "")
+    return as_pod_info(pod).uid
 
 
 class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
@@ -37,9 +35,12 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         return Status.unresolvable(f"waiting for scheduling gates: [{gate_names}]", plugin=self.NAME)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(
-            ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
-            self._is_schedulable_after_gates_eliminated)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                self._is_schedulable_after_gates_eliminated,
+            )
+        ]
 
     @staticmethod
     def _is_schedulable_after_gates_eliminated(pod: Any, old: Any, new: Any) -> QueueingHint:

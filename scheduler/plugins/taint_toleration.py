@@ -32,7 +32,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, default_normalize_score
+from scheduler.plugins.helpers import SUCCESS, as_pod_info, default_normalize_score
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
 
@@ -49,7 +49,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         return Status.unresolvable(taint_message(taint), plugin=self.NAME)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
-        tols = [t for t in pod.spec.get("tolerations") or () if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)]
+        tols = [
+            t
+            for t in pod.spec.get("tolerations") or ()
+            if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
+        ]
         state.write(PRE_SCORE_STATE_KEY, tols)
         return SUCCESS
 
@@ -58,8 +62,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return 0, SUCCESS
         tols = state.get(PRE_SCORE_STATE_KEY)
         if tols is None:
-            tols = [t for t in pod.spec.get("tolerations") or ()
-                    if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)]
+            tols = [
+                t
+                for t in pod.spec.get("tolerations") or ()
+                if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
+            ]
         count = 0
         for taint in node.taints:
             if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, taint):
@@ -72,15 +79,19 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                                 self._after_node_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
-                                 self._after_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._after_toleration_change,
+            ),
         ]
 
     @staticmethod
     def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-        p = getattr(pod, "pod", pod) or {}
+        p = as_pod_info(pod).pod
         tols = (p.get("spec") or {}).get("tolerations")
         new_taints = ((new or {}).get("spec") or {}).get("taints")
         if find_untolerated_taint(new_taints, tols, is_no_schedule_or_no_execute) is not None:
@@ -93,6 +104,6 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     @staticmethod
     def _after_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-        p = getattr(pod, "pod", pod) or {}
+        p = as_pod_info(pod).pod
         same = ((new or {}).get("metadata") or {}).get("uid") == (p.get("metadata") or {}).get("uid")
         return QueueingHint.QUEUE if same else QueueingHint.SKIP

@@ -292,6 +292,9 @@ def test_events_k8s_io_event_prints_like_core_event() -> None:
         pytest.param(SERVICES, {"metadata": {"name": "s"}, "spec": {"type": "LoadBalancer", "ports": []}},
                      {"Cluster-IP": "<none>", "External-IP": "<pending>", "Port(s)": "<none>"},
                      id="pending-load-balancer"),
+        pytest.param(ResourceRegistry().get("", "v1", "resourcequotas"), {"metadata": {"name": "q"}, "status": {
+            "hard": {"pods": "10", "limits.cpu": "4", "requests.cpu": "2"}, "used": {"pods": "3"}}},
+            {"Request": "pods: 3/10, requests.cpu: 0/2", "Limit": "limits.cpu: 0/4"}, id="resourcequota"),
         pytest.param(CRDS, {"metadata": {"name": "podgroups.scheduling.x-k8s.io",
                                          "creationTimestamp": "2026-05-01T10:00:00Z"}},
                      {"Name": "podgroups.scheduling.x-k8s.io", "Created At": "2026-05-01T10:00:00Z"},
@@ -361,6 +364,13 @@ def test_custom_resource_printer_columns() -> None:
 def test_include_object(include: str, expected: Any) -> None:
     table = to_table(NAMESPACES, [{"metadata": {"name": "team"}}], now=NOW, include_object=include)
     assert table["rows"][0]["object"] == expected
+
+
+def test_single_object_table_carries_the_object_resource_version() -> None:
+    obj = {"metadata": {"name": "team", "resourceVersion": "12"}}
+    assert to_table(NAMESPACES, [obj], now=NOW)["metadata"] == {"resourceVersion": "12"}
+    assert to_table(NAMESPACES, [obj], now=NOW, list_meta={"resourceVersion": "99"})["metadata"] == {
+        "resourceVersion": "99"}
 
 
 def test_unknown_include_object_is_bad_request() -> None:

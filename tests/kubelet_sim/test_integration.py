@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from kubelet_sim.controller import run_standalone
 from kubelet_sim.node_agent import fail_node, recover_node
 from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import LEASES, NODES, PODS
@@ -214,3 +215,18 @@ async def test_failed_node_stops_renewing_its_lease_and_recovers(client: HttpCli
     await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running", timeout=5)
     node = await client.get(NODES, "node-2")
     assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"] == "True"
+
+
+async def test_standalone_fleet_over_http(server: ServerProcess, client: HttpClient, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("kind: NodePool\ncount: 2\nnamePrefix: ext-\n")
+    task = asyncio.create_task(run_standalone(server.url, str(fleet)), name="standalone-fleet")
+    try:
+        await wait_for(lambda: client.get(LEASES, "ext-2", "kube-node-lease"), lambda _: True, timeout=10)
+        name = unique("ext")
+        await client.create(PODS, pod(name, node="ext-1"))
+        p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
+        assert p["status"]["hostIP"] == "172.18.0.2"  # node 1 of that fleet
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -172,3 +172,12 @@ async def test_registration_is_concurrent_and_bounded(cluster: Any, clock: FakeC
     assert len(cluster.objects["nodes"]) == 200
     assert len(cluster.objects["leases"]) == 200
     assert 1 < peak <= 16
+
+
+async def test_ready_is_restored_when_someone_else_marks_the_node_unknown(agent: NodeAgent, cluster: Any,
+                                                                          clock: FakeClock) -> None:
+    await cluster.patch(NODES, "node-4", {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}},
+                        subresource="status")
+    await advance(clock, 10.5)
+    ready = next(c for c in cluster.objects["nodes"]["node-4"]["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")

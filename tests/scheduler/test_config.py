@@ -145,3 +145,26 @@ async def test_out_of_tree_plugin_loads_and_takes_effect(monkeypatch, factory, f
     ex = s.explain("default", "p2")
     assert ex["nodes"]["fast"]["scores"]["PreferLabeledNodes"]["weighted"] == 500
     assert ex["nodes"]["slow"]["scores"]["PreferLabeledNodes"]["weighted"] == 0
+
+
+def test_bad_plugin_args_and_unknown_plugins_raise_config_errors(make_scheduler, base_config, base_registry):
+    from pydantic import BaseModel
+
+    from scheduler.framework.interface import FilterPlugin
+
+    class Strict(FilterPlugin):
+        NAME = "Strict"
+
+        class Args(BaseModel):
+            limit: int = 1
+
+    reg = {**base_registry, "Strict": Strict}
+    cfg = copy.deepcopy(base_config)
+    cfg["profiles"][0]["plugins"]["multiPoint"]["enabled"].append({"name": "Strict"})
+    cfg["profiles"][0]["pluginConfig"] = [{"name": "Strict", "args": {"limit": "lots"}}]
+    with pytest.raises(ConfigError, match=r"profiles\[0\]\.pluginConfig\[0\]\.args\.limit: Invalid value: 'lots'"):
+        make_scheduler(cfg, registry=reg)
+    cfg = copy.deepcopy(base_config)
+    cfg["profiles"][0]["plugins"]["filter"] = {"enabled": [{"name": "Missing"}]}
+    with pytest.raises(ConfigError, match=r"profiles\[0\]\.plugins: filter plugin 'Missing' does not exist"):
+        make_scheduler(cfg, registry=reg)

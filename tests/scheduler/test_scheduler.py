@@ -280,3 +280,125 @@ async def test_run_loop_schedules_until_cancelled(factory, fake_client, make_sch
 def test_snapshot_from_objects():
     snap = Snapshot.from_objects([make_node("a").obj()], [make_pod("p").node("a").obj()])
     assert snap.get("a").pods[0].name == "p"
+
+
+# ---- PostFilter, Permit, Reserve and profiles through the loop --------------------------------
+
+from scheduler.framework.interface import (  # noqa: E402
+    PermitPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    ReservePlugin,
+)
+
+
+class Nominate(PostFilterPlugin):
+    NAME = "Nominate"
+
+    async def post_filter(self, state, pod, filtered):
+        if pod.name == "nominate-me":
+            return PostFilterResult("n0"), Status.success()
+        return None, Status.unschedulable("preemption: 0/2 nodes are available: 2 No preemption victims found "
+                                          "for incoming pod.")
+
+
+class HoldPermit(PermitPlugin):
+    NAME = "HoldPermit"
+
+    def permit(self, state, pod, node_name):
+        return Status.wait(), 60.0
+
+
+class NoReserve(ReservePlugin):
+    NAME = "NoReserve"
+
+    def reserve(self, state, pod, node_name):
+        return Status.unschedulable("volume binding failed") if pod.name == "r" else Status.success()
+
+    def unreserve(self, state, pod, node_name):
+        pass
+
+
+def _cfg(base_config, *names: str, profiles: list[str] | None = None):
+    for n in names:
+        base_config["profiles"][0]["plugins"]["multiPoint"]["enabled"].append({"name": n})
+    for p in profiles or []:
+        prof = {**base_config["profiles"][0], "schedulerName": p}
+        base_config["profiles"].append(prof)
+    return base_config
+
+
+@pytest.fixture
+def extra_registry(base_registry):
+    return {**base_registry, "Nominate": Nominate, "HoldPermit": HoldPermit, "NoReserve": NoReserve}
+
+
+async def test_postfilter_message_is_appended_and_nomination_recorded(factory, fake_client, make_scheduler,
+                                                                      base_config, extra_registry):
+    s = make_scheduler(_cfg(base_config, "Nominate"), registry=extra_registry)
+    add_nodes(factory, *(make_node(f"n{i}").capacity(cpu="1").obj() for i in range(2)))
+    add_pod(factory, make_pod("p").req(cpu="2").obj())
+    await cycle(s)
+    msg = fake_client.patches[-1][2]["status"]["conditions"][0]["message"]
+    assert msg == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+                   "2 No preemption victims found for incoming pod.")
+    assert "nominatedNodeName" not in fake_client.patches[-1][2]["status"]
+    add_pod(factory, make_pod("nominate-me").req(cpu="2").obj())
+    await cycle(s)
+    status = fake_client.patches[-1][2]["status"]
+    assert status["nominatedNodeName"] == "n0"
+    assert [p.name for p in s.queue.nominator.nominated_pods_for_node("n0")] == ["nominate-me"]
+    assert s.explain("default", "nominate-me")["postFilter"]["nominatedNodeName"] == "n0"
+
+
+async def test_permit_wait_holds_binding_until_allowed(factory, fake_client, make_scheduler, base_config,
+                                                        extra_registry):
+    import asyncio
+    s = make_scheduler(_cfg(base_config, "HoldPermit"), registry=extra_registry)
+    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
+    add_pod(factory, make_pod("p").req(cpu="1").obj())
+    await s.schedule_one()
+    wp = s.frameworks["default-scheduler"].get_waiting_pod("uid-default-p")
+    assert wp is not None and fake_client.binds == []
+    # the assumed pod already holds its resources for the next cycle
+    assert s.cache.get_node_info("n0").requested.milli_cpu == 1000
+    wp.allow("HoldPermit")
+    async with asyncio.timeout(5):
+        await s.wait_for_bindings()
+    assert fake_client.binds == [("default", "p", "n0")]
+
+
+async def test_reserve_rejection_reports_one_node_fit_error(factory, fake_client, make_scheduler, base_config,
+                                                             extra_registry):
+    s = make_scheduler(_cfg(base_config, "NoReserve"), registry=extra_registry)
+    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
+    add_pod(factory, make_pod("r").req(cpu="1").obj())
+    await cycle(s)
+    assert fake_client.patches[-1][2]["status"]["conditions"][0]["message"] == \
+        "0/1 nodes are available: 1 volume binding failed."
+    assert s.cache.get_node_info("n0").pods == []
+    assert s.queue.get("uid-default-r").unschedulable_plugins == {"NoReserve"}
+
+
+async def test_pods_go_to_their_profile_and_foreign_pods_are_ignored(factory, fake_client, make_scheduler,
+                                                                     base_config, extra_registry):
+    s = make_scheduler(_cfg(base_config, profiles=["second"]), registry=extra_registry)
+    assert set(s.frameworks) == {"default-scheduler", "second"}
+    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
+    add_pod(factory, make_pod("mine").scheduler_name("second").obj())
+    add_pod(factory, make_pod("foreign").scheduler_name("someone-else").obj())
+    assert s.queue.where("uid-default-foreign") is None
+    await cycle(s)
+    assert fake_client.binds == [("default", "mine", "n0")]
+    assert s.explain("default", "mine")["schedulerName"] == "second"
+
+
+async def test_what_if_reports_placement_without_side_effects(factory, fake_client, make_scheduler):
+    s = make_scheduler()
+    add_nodes(factory, make_node("n0").capacity(cpu="1").obj(), make_node("n1").capacity(cpu="4").obj())
+    running = make_pod("r").req(cpu="2").node("n1").obj()
+    add_pod(factory, running)
+    assert s.what_if(running, exclude_nodes=frozenset({"n1"})) == {
+        "node": None, "message": "0/1 nodes are available: 1 Insufficient cpu."}
+    assert s.what_if(make_pod("x").req(cpu="1").obj())["node"] in ("n0", "n1")
+    assert fake_client.binds == [] and s.cache.pod_count() == 1 and s.next_start_node_index == 0

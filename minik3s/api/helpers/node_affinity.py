@@ -34,8 +34,14 @@ from minik3s.api.types import JsonDict
 
 OBJECT_NAME_FIELD = "metadata.name"
 
-_NODE_OPS = {"In": OP_IN, "NotIn": OP_NOT_IN, "Exists": OP_EXISTS, "DoesNotExist": OP_DOES_NOT_EXIST,
-             "Gt": OP_GT, "Lt": OP_LT}
+_NODE_OPS = {
+    "In": OP_IN,
+    "NotIn": OP_NOT_IN,
+    "Exists": OP_EXISTS,
+    "DoesNotExist": OP_DOES_NOT_EXIST,
+    "Gt": OP_GT,
+    "Lt": OP_LT,
+}
 
 
 class _Term:
@@ -64,8 +70,9 @@ class _Term:
             if op not in ("In", "NotIn"):
                 raise ValueError(f'"{op}" is not a valid node field selector operator')
             if len(vals) != 1:
-                raise ValueError(f"unexpected number of value ({len(vals)}) for node field selector operator "
-                                 f'"{op}"')
+                raise ValueError(
+                    f'unexpected number of value ({len(vals)}) for node field selector operator "{op}"'
+                )
             (self.name_in if op == "In" else self.name_not_in).append(vals[0])
 
     def match(self, labels: Mapping[str, str], name: str) -> bool:
@@ -120,8 +127,9 @@ class RequiredNodeAffinity:
         spec = pod.get("spec") or {}
         ns = spec.get("nodeSelector")
         self._selector: LabelSelector | None = selector_from_set(ns) if ns else None
-        req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-               .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        req = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
         self._node_selector: NodeSelector | None = NodeSelector(req) if req is not None else None
 
     @property
@@ -177,7 +185,7 @@ class PreferredSchedulingTerms:
 
 def pod_preferred_terms(pod: JsonDict) -> list[JsonDict] | None:
     """The pod's preferredDuringSchedulingIgnoredDuringExecution list, or None when absent."""
-    na = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+    na = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
     return na.get("preferredDuringSchedulingIgnoredDuringExecution")
 
 

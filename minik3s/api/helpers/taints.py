@@ -49,8 +49,11 @@ def tolerations_tolerate_taint(tolerations: Iterable[JsonDict], taint: JsonDict)
     return False
 
 
-def find_untolerated_taint(taints: Sequence[JsonDict] | None, tolerations: Sequence[JsonDict] | None,
-                           filter_fn: Callable[[JsonDict], bool] | None = None) -> JsonDict | None:
+def find_untolerated_taint(
+    taints: Sequence[JsonDict] | None,
+    tolerations: Sequence[JsonDict] | None,
+    filter_fn: Callable[[JsonDict], bool] | None = None,
+) -> JsonDict | None:
     """The first taint (passing `filter_fn`, when given) that no toleration tolerates, else None.
     Example: taints [a=1:NoSchedule, b=2:PreferNoSchedule], no tolerations, filter NoSchedule/NoExecute
     -> {a=1:NoSchedule}."""

@@ -44,8 +44,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
         if isinstance(args, dict):
             args = NodeResourcesBalancedAllocationArgs.model_validate(args)
         super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
-        self._scorer = ResourceAllocationScorer(tuple(r.name for r in self.args.resources), balanced_scorer,
-                                                use_requested=True)
+        self._scorer = ResourceAllocationScorer(
+            tuple(r.name for r in self.args.resources), balanced_scorer, use_requested=True
+        )
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         reqs = self._scorer.pod_requests(pod)
@@ -62,6 +63,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)
+            ),
         ]

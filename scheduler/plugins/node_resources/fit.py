@@ -31,9 +31,8 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.node_resources.strategies import (
-    LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     ResourceAllocationScorer,
@@ -67,7 +66,9 @@ class UtilizationShapePoint(BaseModel):
     @model_validator(mode="after")
     def _range(self) -> UtilizationShapePoint:
         if not 0 <= self.utilization <= 100:
-            raise ValueError(f"utilization values must not be less than 0 or greater than 100, got {self.utilization}")
+            raise ValueError(
+                f"utilization values must not be less than 0 or greater than 100, got {self.utilization}"
+            )
         if not 0 <= self.score <= 10:
             raise ValueError(f"score values must not be less than 0 or greater than 10, got {self.score}")
         return self
@@ -94,10 +95,11 @@ def _default_resources() -> list[ResourceSpec]:
 
 class ScoringStrategy(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = LEAST_ALLOCATED
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
     resources: list[ResourceSpec] = Field(default_factory=_default_resources)
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = Field(
-        default=None, alias="requestedToCapacityRatio")
+        default=None, alias="requestedToCapacityRatio"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ScoringStrategy:
@@ -119,13 +121,18 @@ class NodeResourcesFitArgs(BaseModel):
     def _groups(cls, v: list[str]) -> list[str]:
         for g in v:
             if "/" in g:
-                raise ValueError(f'ignoredResourceGroups: Invalid value: "{g}": resource group name can\'t '
-                                 "contain '/'")
+                raise ValueError(
+                    f"ignoredResourceGroups: Invalid value: \"{g}\": resource group name can't contain '/'"
+                )
         return v
 
 
-def insufficient_resources(req: Resource, node: NodeInfo, ignored: frozenset[str] = frozenset(),
-                           ignored_groups: frozenset[str] = frozenset()) -> list[str]:
+def insufficient_resources(
+    req: Resource,
+    node: NodeInfo,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[str]:
     """Reasons the pod (requests `req`) does not fit `node`, in upstream order; [] when it fits."""
     reasons: list[str] = []
     alloc = node.allocatable
@@ -159,7 +166,8 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         assert strategy.requested_to_capacity_ratio is not None
         fn = requested_to_capacity_ratio_scorer(
-            weights, [(p.utilization, p.score) for p in strategy.requested_to_capacity_ratio.shape])
+            weights, [(p.utilization, p.score) for p in strategy.requested_to_capacity_ratio.shape]
+        )
     else:
         fn = least_allocated_scorer(weights)
     return ResourceAllocationScorer(resources, fn, use_requested=False)
@@ -177,8 +185,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self._ignored_groups = frozenset(self.args.ignored_resource_groups)
         self._scorer = build_scorer(self.args.scoring_strategy)
 
-    def pre_filter(self, state: CycleState, pod: PodInfo,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
         state.write(PRE_FILTER_STATE_KEY, pod.requests)
         return None, SUCCESS
 
@@ -201,11 +210,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
-                                 self._after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE,
-                                              ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-                                 self._after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                self._after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self._after_node_change,
+            ),
         ]
 
     @staticmethod
@@ -218,7 +230,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, dict):
             return QueueingHint.QUEUE
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(getattr(pod, "pod", pod))
+        pi = as_pod_info(pod)
         if insufficient_resources(pi.requests, NodeInfo(new), self._ignored, self._ignored_groups):
             return QueueingHint.SKIP
         return QueueingHint.QUEUE

@@ -29,6 +29,7 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
 
 _NATIVE = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
+_CPU_MEMORY = (CPU, MEMORY)
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -83,6 +84,7 @@ def least_allocated_scorer(weights: Sequence[int]) -> ScorerFn:
             total += least_requested_score(requested[i], a) * weights[i]
             wsum += weights[i]
         return total // wsum if wsum else 0
+
     return score
 
 
@@ -95,6 +97,7 @@ def most_allocated_scorer(weights: Sequence[int]) -> ScorerFn:
             total += most_requested_score(requested[i], a) * weights[i]
             wsum += weights[i]
         return total // wsum if wsum else 0
+
     return score
 
 
@@ -119,6 +122,7 @@ def requested_to_capacity_ratio_scorer(weights: Sequence[int], shape: Sequence[t
         if wsum == 0:
             return 0
         return int(math.floor(total / wsum + 0.5))
+
     return score
 
 
@@ -162,6 +166,15 @@ class ResourceAllocationScorer:
     def score(self, node: NodeInfo, pod_requests: list[int]) -> int:
         node_req = node.requested if self.use_requested else node.non_zero_requested
         alloc_res = node.allocatable
+        if self.resources == _CPU_MEMORY:  # the default profile: no per-resource dispatch
+            a_cpu, a_mem = alloc_res.milli_cpu, alloc_res.memory
+            return self.scorer(
+                [
+                    node_req.milli_cpu + pod_requests[0] if a_cpu else 0,
+                    node_req.memory + pod_requests[1] if a_mem else 0,
+                ],
+                [a_cpu, a_mem],
+            )
         n = len(self.resources)
         requested = [0] * n
         alloc = [0] * n

@@ -93,6 +93,26 @@ def test_hand_assembled_messages(api_version: str, kind: str, raw: bytes, want: 
     assert got == {"apiVersion": api_version, "kind": kind, **want}
 
 
+def test_pod_spec_scheduling_fields_by_proto_number() -> None:
+    """PodSpec{22 tolerations{1 key, 2 operator, 4 effect, 5 tolerationSeconds}, 25 priority,
+    33 topologySpreadConstraints{1 maxSkew, 2 topologyKey, 3 whenUnsatisfiable}, 38 schedulingGates{1 name},
+    39 resourceClaims{1 name, 3 resourceClaimName}} as numbered in k8s.io/api/core/v1/generated.proto."""
+    toleration = b"\x0a\x01k" + b"\x12\x06Exists" + b"\x22\x09NoExecute" + b"\x28\x1e"
+    spread = b"\x08\x01" + b"\x12\x04zone" + b"\x1a\x0dDoNotSchedule"
+    spec = (b"\xb2\x01" + bytes([len(toleration)]) + toleration
+            + b"\xc8\x01\x64"
+            + b"\x8a\x02" + bytes([len(spread)]) + spread
+            + b"\xb2\x02\x03\x0a\x01g"
+            + b"\xba\x02\x08\x0a\x01c\x1a\x03rcn")
+    assert decode_message("PodSpec", spec) == {
+        "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}],
+        "priority": 100,
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+        "schedulingGates": [{"name": "g"}],
+        "resourceClaims": [{"name": "c", "resourceClaimName": "rcn"}],
+    }
+
+
 def test_negative_int32_sent_as_ten_byte_varint() -> None:
     raw = b"\x0a\x03\x0a\x01n" + b"\x10" + encode_varint(-5)
     assert len(encode_varint(-5)) == 10

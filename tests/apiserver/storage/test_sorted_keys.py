@@ -32,7 +32,16 @@ def test_random_adds_and_discards_match_a_sorted_set(seed: int) -> None:
             model.discard(k)
     assert len(sk) == len(model)
     assert list(sk) == sorted(model)
-    for prefix in ["", "core/", "core/pods/", "core/pods/b/", "core/pods/b", "core/pods/z/p1", "core/nodes/", "zzz"]:
+    for prefix in [
+        "",
+        "core/",
+        "core/pods/",
+        "core/pods/b/",
+        "core/pods/b",
+        "core/pods/z/p1",
+        "core/nodes/",
+        "zzz",
+    ]:
         assert list(sk.iter_prefix(prefix)) == model_prefix(model, prefix), prefix
     for k in list(model)[:100]:
         assert k in sk

@@ -21,7 +21,11 @@ from minik3s.utils.clock import FakeClock
 
 
 def obj(name: str, namespace: str = "default", **extra: Any) -> dict[str, Any]:
-    o: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}}
+    o: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+    }
     o.update(extra)
     return o
 
@@ -111,12 +115,18 @@ async def test_list_is_sorted_by_key_and_scoped_by_prefix(store: SqliteStore) ->
 
     items, rev = store.list("core/pods/ns1/")
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in items] == [
-        ("ns1", "a"), ("ns1", "m"), ("ns1", "z"),
+        ("ns1", "a"),
+        ("ns1", "m"),
+        ("ns1", "z"),
     ]
     assert rev == 6
     all_pods, _ = store.list("core/pods/")
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in all_pods] == [
-        ("ns1", "a"), ("ns1", "m"), ("ns1", "z"), ("ns10", "b"), ("ns2", "m"),
+        ("ns1", "a"),
+        ("ns1", "m"),
+        ("ns1", "z"),
+        ("ns10", "b"),
+        ("ns2", "m"),
     ]
     assert [i["metadata"]["name"] for i in store.list("core/nodes/")[0]] == ["n1"]
     assert store.list("apps/deployments/")[0] == []
@@ -160,8 +170,10 @@ async def test_ops_queued_together_commit_as_one_batch_and_see_each_other(store:
     again = SqliteStore(path, compact_interval=0)
     await again.start()
     try:
-        assert again.get(key("a")) == {**obj("a", spec={"v": 4}), "metadata": {
-            "name": "a", "namespace": "default", "resourceVersion": "4"}}
+        assert again.get(key("a")) == {
+            **obj("a", spec={"v": 4}),
+            "metadata": {"name": "a", "namespace": "default", "resourceVersion": "4"},
+        }
         assert again.revision == 4
     finally:
         await again.close()
@@ -295,7 +307,9 @@ async def test_watch_resumes_after_restart_with_the_same_events(open_store: Any)
     assert (live.type, live.key, live.revision) == ("ADDED", key("d"), 6)
 
 
-async def test_restart_replay_keeps_prev_when_previous_revision_is_outside_the_window(open_store: Any) -> None:
+async def test_restart_replay_keeps_prev_when_previous_revision_is_outside_the_window(
+    open_store: Any,
+) -> None:
     store = await open_store(history_window=100)
     await store.create(key("old"), obj("old", spec={"v": 1}))
     for i in range(5):
@@ -386,7 +400,9 @@ async def test_file_size_stays_bounded_under_churn(open_store: Any, db_path: Pat
     payload = {"data": "x" * 2000}
     sizes = []
     for rnd in range(16):
-        await asyncio.gather(*(store.create(key(f"p{i}"), obj(f"p{i}", spec=dict(payload))) for i in range(100)))
+        await asyncio.gather(
+            *(store.create(key(f"p{i}"), obj(f"p{i}", spec=dict(payload))) for i in range(100))
+        )
         await asyncio.gather(*(store.delete(key(f"p{i}")) for i in range(100)))
         await store.compact()
         sizes.append(_disk_size(db_path))
@@ -402,3 +418,72 @@ async def test_memory_path_works(open_store: Any) -> None:
     await store.compact(keep=0)
     assert store.get(key("a")) is not None
     assert store.compacted_revision == 1
+
+
+@pytest.mark.parametrize(
+    "reopen_window",
+    [
+        pytest.param(10_000, id="whole-history-reloaded"),
+        pytest.param(37, id="only-a-tail-reloaded-prev-from-undo-images"),
+    ],
+)
+async def test_random_history_replays_identically_after_restart(open_store: Any, reopen_window: int) -> None:
+    import random
+
+    rng = random.Random(7)
+    store = await open_store(history_window=10_000)
+    for i in range(400):
+        k = key(f"p{rng.randrange(12)}")
+        cur = store.get(k)
+        if cur is None:
+            await store.create(k, obj(k, spec={"i": i}))
+        elif rng.random() < 0.25:
+            await store.delete(k)
+        else:
+            await store.update(k, obj(k, spec={"i": i}))
+    final = store.revision
+    w = store.watch("", 0, queue_size=10_000)
+    before = [await w.__anext__() for _ in range(final)]
+    await store.close()
+
+    store = await open_store(history_window=reopen_window)
+    floor = max(0, final - reopen_window)
+    assert store.compacted_revision == floor
+    w = store.watch("", floor)
+    after = [await w.__anext__() for _ in range(final - floor)]
+    assert [(e.type, e.key, e.revision, e.object, e.prev) for e in after] == [
+        (e.type, e.key, e.revision, e.object, e.prev) for e in before[floor:]
+    ]
+
+
+async def test_update_with_the_stored_object_itself_is_rejected(store: SqliteStore) -> None:
+    created = await store.create(key("a"), obj("a"))
+    with pytest.raises(StorageError, match="copy it first"):
+        await store.update(key("a"), created)
+    assert store.revision == 1
+
+
+async def test_database_file_settings(open_store: Any, db_path: Path) -> None:
+    store = await open_store()
+    await store.create(key("a"), obj("a"))
+    await store.close()
+    conn = sqlite3.connect(db_path)
+    try:
+        settings = {
+            name: conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("journal_mode", "page_size", "auto_vacuum")
+        }
+    finally:
+        conn.close()
+    assert settings == {"journal_mode": "wal", "page_size": 16384, "auto_vacuum": 2}
+
+
+async def test_unknown_schema_version_is_refused(open_store: Any, db_path: Path) -> None:
+    store = await open_store()
+    await store.close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE meta SET value = 99 WHERE name = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match="schema version 99"):
+        await open_store()

@@ -13,7 +13,11 @@ from apiserver.storage.sqlite_store import SqliteStore
 
 
 def obj(name: str, namespace: str = "default", **extra: Any) -> dict[str, Any]:
-    o: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}}
+    o: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+    }
     o.update(extra)
     return o
 
@@ -57,11 +61,19 @@ async def test_replay_then_live_in_order(store: SqliteStore) -> None:
     ("prefix", "expected_keys"),
     [
         pytest.param("core/pods/", ["core/pods/ns1/a", "core/pods/ns10/b", "core/pods/ns1/c"], id="all-pods"),
-        pytest.param("core/pods/ns1/", ["core/pods/ns1/a", "core/pods/ns1/c"], id="one-namespace-not-its-lookalike"),
-        pytest.param("core/pods/ns1", ["core/pods/ns1/a", "core/pods/ns10/b", "core/pods/ns1/c"], id="raw-prefix-without-slash"),
+        pytest.param(
+            "core/pods/ns1/", ["core/pods/ns1/a", "core/pods/ns1/c"], id="one-namespace-not-its-lookalike"
+        ),
+        pytest.param(
+            "core/pods/ns1",
+            ["core/pods/ns1/a", "core/pods/ns10/b", "core/pods/ns1/c"],
+            id="raw-prefix-without-slash",
+        ),
         pytest.param("core/nodes/", ["core/nodes//n1"], id="cluster-scoped-resource"),
         pytest.param("core/pods/ns1/c", ["core/pods/ns1/c"], id="single-object-key"),
-        pytest.param("", ["core/pods/ns1/a", "core/pods/ns10/b", "core/nodes//n1", "core/pods/ns1/c"], id="everything"),
+        pytest.param(
+            "", ["core/pods/ns1/a", "core/pods/ns10/b", "core/nodes//n1", "core/pods/ns1/c"], id="everything"
+        ),
         pytest.param("apps/", [], id="other-group"),
     ],
 )
@@ -77,7 +89,10 @@ async def test_prefix_filtering_for_replay_and_live(
     # A sentinel under the prefix marks the end: everything before it must be exactly expected.
     sentinel = prefix + "~sentinel"
     await store.create(sentinel, {"metadata": {"name": "sentinel"}})
-    for w, expected in ((replayed, expected_keys), (live, [k for k in expected_keys if "/ns1/a" not in k and "/ns10/b" not in k])):
+    for w, expected in (
+        (replayed, expected_keys),
+        (live, [k for k in expected_keys if "/ns1/a" not in k and "/ns10/b" not in k]),
+    ):
         got = []
         async with asyncio.timeout(5):
             async for ev in w:
@@ -112,7 +127,9 @@ async def test_no_gaps_or_duplicates_under_concurrent_writes(store: SqliteStore)
                 elif rng.random() < 0.3:
                     await store.delete(k, expected_rv=int(current["metadata"]["resourceVersion"]))
                 else:
-                    await store.update(k, obj(k, spec={"i": i}), expected_rv=int(current["metadata"]["resourceVersion"]))
+                    await store.update(
+                        k, obj(k, spec={"i": i}), expected_rv=int(current["metadata"]["resourceVersion"])
+                    )
             except Exception as e:  # races between writers are expected: KeyExists, conflicts
                 assert type(e).__name__ in {"KeyExistsError", "KeyNotFoundError", "RevisionMismatchError"}
 

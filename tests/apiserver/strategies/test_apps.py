@@ -161,3 +161,12 @@ def test_deployment_annotation_change_bumps_generation():
     new["metadata"]["annotations"] = {"note": "x"}
     D.prepare_for_update(new, old)
     assert new["metadata"]["generation"] == 2
+
+
+def test_missing_template_reports_like_the_zero_template():
+    d = deployment()
+    del d["spec"]["template"]
+    assert errs(D, d) == [
+        "spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does not match template `labels`",
+        "spec.template.spec.containers: Required value",
+    ]

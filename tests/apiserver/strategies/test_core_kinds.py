@@ -214,3 +214,38 @@ def test_service_create_fills_single_stack_ipv4():
     SVC.prepare_for_create(s)
     assert s["spec"]["ipFamilyPolicy"] == "SingleStack" and s["spec"]["ipFamilies"] == ["IPv4"]
     assert s["status"] == {"loadBalancer": {}}
+
+
+EV = strategy_for("", "Event")
+EV1 = strategy_for("events.k8s.io", "Event")
+
+
+@pytest.mark.parametrize(
+    "obj, expected",
+    [
+        pytest.param({"metadata": {"name": "e", "namespace": "default"},
+                      "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "Started"},
+                     [], id="old-style-event-ok"),
+        pytest.param({"metadata": {"name": "e", "namespace": "default"},
+                      "involvedObject": {"kind": "Pod", "name": "p", "namespace": "other"}},
+                     ['involvedObject.namespace: Invalid value: "other": does not match event.namespace'],
+                     id="namespace-mismatch"),
+        pytest.param({"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+                      "involvedObject": {"kind": "Node", "name": "n1"}},
+                     ["reportingComponent: Required value", "reportingInstance: Required value",
+                      "action: Required value", "reason: Required value"], id="new-style-core-event-needs-reporting"),
+    ],
+)
+def test_core_event_validation(obj, expected):
+    assert rendered(EV.validate(obj)) == expected
+
+
+def test_events_v1_validation():
+    good = {"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+            "type": "Normal", "reason": "Scheduled", "action": "Binding", "reportingController": "default-scheduler",
+            "reportingInstance": "default-scheduler-n1", "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+            "note": "Successfully assigned default/p to n1"}
+    assert EV1.validate(good) == []
+    bad = dict(good, type="Info", note="x" * 1025)
+    assert rendered(EV1.validate(bad)) == ['type: Invalid value: "": has invalid value: Info',
+                                           "note: Too long: may not be more than 1024 bytes"]

@@ -141,3 +141,10 @@ def test_unknown_fields(group, kind, obj, expected):
 
 def test_unknown_fields_of_custom_resource_from_schema():
     assert unknown_fields("example.com", "Widget", widget(size="S", bogus=1), schema=SCHEMA) == ["spec.bogus"]
+
+
+def test_null_for_non_nullable_field_is_defaulted():
+    w = widget(size="S", replicas=None, name=None)
+    default_custom(w, SCHEMA)
+    assert w["spec"]["replicas"] == 1
+    assert "name" not in w["spec"]

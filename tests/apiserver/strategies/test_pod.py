@@ -299,16 +299,6 @@ def test_status_update_keeps_spec_and_owner_refs_takes_status():
     assert S.validate_status_update(new, old) == []
 
 
-def test_status_update_cannot_leave_terminal_phase():
-    old = stored()
-    old["status"] = {"phase": "Succeeded"}
-    new = copy.deepcopy(old)
-    new["status"] = {"phase": "Running"}
-    S.prepare_for_status_update(new, old)
-    (err,) = S.validate_status_update(new, old)
-    assert err["field"] == "status.phase"
-
-
 def test_status_update_clearing_observed_generation_keeps_old_value():
     old = stored()
     old["status"] = {"phase": "Running", "observedGeneration": 3, "qosClass": "BestEffort"}
@@ -324,3 +314,36 @@ def test_created_pod_is_accepted_by_the_wire_model():
     p = created(pod(tolerations=[{"key": "k", "operator": "Exists"}]))
     model = Pod.model_validate(p)
     assert model.spec is not None and model.spec.containers[0].imagePullPolicy == "Always"
+
+
+def test_pod_without_spec_only_misses_containers():
+    p = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad1"}}
+    S.default(p)
+    assert [f"{e['field']}: {e['message']}" for e in S.validate(p)] == ["spec.containers: Required value"]
+
+
+@pytest.mark.parametrize(
+    "raw, canonical",
+    [
+        pytest.param("1000m", "1", id="millis-to-whole"),
+        pytest.param("1.5", "1500m", id="fraction-to-millis"),
+        pytest.param("0.1", "100m", id="tenth"),
+        pytest.param("2000", "2k", id="thousands-to-k"),
+        pytest.param("1500", "1500", id="non-round-stays"),
+        pytest.param("0.5Gi", "512Mi", id="binary-rescaled"),
+        pytest.param("1536Mi", "1536Mi", id="binary-not-divisible"),
+        pytest.param("1e3", "1e3", id="exponent-form-kept"),
+        pytest.param("-1Gi", "-1Gi", id="negative-binary"),
+        pytest.param(2, "2", id="json-number"),
+    ],
+)
+def test_canonical_quantity(raw, canonical):
+    from apiserver.strategies.podspec import canonical_quantity
+
+    assert canonical_quantity(raw) == canonical
+
+
+def test_request_above_limit_message_uses_canonical_quantities():
+    p = pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1500m"}, "limits": {"cpu": "1000m"}}}])
+    assert errors(p) == ['spec.containers[0].resources.requests: Invalid value: "1500m": must be less than or equal to '
+                         "cpu limit of 1"]

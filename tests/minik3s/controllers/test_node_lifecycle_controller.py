@@ -82,8 +82,8 @@ async def test_unreachable_node_is_tainted_and_pods_evicted_by_toleration(harnes
     async def recover():
         n = await harness.client.get(NODES, "n1")
         for c in n["status"]["conditions"]:
-            c["status"] = "True"
-            c["reason"] = "KubeletReady"
+            c["status"] = "True" if c["type"] == "Ready" else "False"
+            c["reason"] = "KubeletReady" if c["type"] == "Ready" else "KubeletHasNoPressure"
             c["lastHeartbeatTime"] = "2030-01-01T00:00:00Z"
         await harness.client.update_status(NODES, n)
         return True

@@ -278,7 +278,22 @@ def test_pod_update_classification():
     assert [e.label for e in pod_scheduling_property_changes(new, old)] == [
         "UnscheduledPodUpdatePodLabel", "UnscheduledPodUpdatePodScaleDown",
         "UnscheduledPodUpdatePodSchedulingGatesEliminated"]
-    assert [e.label for e in pod_scheduling_property_changes(old, old)] == ["UnschedulablePodUpdate"]
+    assert [e.label for e in pod_scheduling_property_changes(old, old)] == ["UnscheduledPodOtherUpdate"]
+
+
+async def test_status_only_update_does_not_wake_plugins_with_specific_pod_events(q):
+    fw = q._frameworks["default-scheduler"]
+    fw.events["ScaleDown"] = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN))]
+    fw.events["AnyUpdate"] = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE))]
+    q._events = {"default-scheduler": fw.events_to_register()}
+    q._match_cache.clear()
+    for name, plugin, want in (("a", "ScaleDown", "unschedulablePods"), ("b", "AnyUpdate", "backoffQ")):
+        old = make_pod(name).obj()
+        q.add(old)
+        await fail(q, name, plugin)
+        new = make_pod(name).condition("PodScheduled", "False", reason="Unschedulable").obj()
+        q.update(old, new)
+        assert q.where(f"uid-default-{name}") == want, plugin
 
 
 def test_keyed_heap_update_and_delete():

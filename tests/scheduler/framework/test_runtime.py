@@ -421,3 +421,10 @@ def test_score_nodes_batch_form_replaces_per_node_calls():
         del REGISTRY["Batch"]
     assert st.is_success() and totals == [40, 80] and Batch.per_node_calls == 0
     assert rec["Batch"]["raw"] == [20, 40]
+
+
+def test_handle_filter_helpers_return_success_status():
+    f = fw(spec([("A", 0)]))
+    assert f.run_filter_plugins(CycleState(), POD, node("ok")).is_success()
+    assert f.run_filter_plugins_with_nominated_pods(CycleState(), POD, node("bad")).reasons == ["A says no"]
+    assert f.nominated_pods_for_node("x") == [] and f.scheduler_name == "default-scheduler"

@@ -101,7 +101,9 @@ class FakeClient:
         if self.fail_bind is not None:
             raise self.fail_bind
 
-    async def patch(self, res: Any, name: str, patch: Any, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
+    async def patch(
+        self, res: Any, name: str, patch: Any, namespace: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
         self.calls.append(("patch", res.resource, namespace, name, patch, kw.get("subresource")))
         if f"{namespace}/{name}" in self.missing:
             raise NotFoundError(f'pods "{name}" not found')
@@ -117,9 +119,15 @@ class FakeClient:
 class Handle:
     """Framework handle with a filter pipeline, used by DefaultPreemption's dry run."""
 
-    def __init__(self, snapshot: Snapshot | None = None, *, informers: Informers | None = None,
-                 client: FakeClient | None = None, filter_plugins: Sequence[Any] = (),
-                 nominated: dict[str, list[PodInfo]] | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot | None = None,
+        *,
+        informers: Informers | None = None,
+        client: FakeClient | None = None,
+        filter_plugins: Sequence[Any] = (),
+        nominated: dict[str, list[PodInfo]] | None = None,
+    ) -> None:
         self._snapshot = snapshot
         self.informers = informers
         self.client = client or FakeClient()
@@ -139,7 +147,9 @@ class Handle:
     def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
         return self.nominated.get(node, [])
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status:
         for p in self.filter_plugins:
             if p.NAME in state.skip_filter_plugins:
                 continue
@@ -148,29 +158,38 @@ class Handle:
                 return st
         return Status()
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-                                            node: NodeInfo) -> Status:
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
+    ) -> Status:
         for p in self.filter_plugins:
-            if isinstance(p, PreFilterPlugin) and p.has_pre_filter_extensions() \
-                    and p.NAME not in state.skip_filter_plugins:
+            if (
+                isinstance(p, PreFilterPlugin)
+                and p.has_pre_filter_extensions()
+                and p.NAME not in state.skip_filter_plugins
+            ):
                 st = p.remove_pod(state, pod, victim, node)
                 if not st.is_success():
                     return st
         return Status()
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-                                         node: NodeInfo) -> Status:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
+    ) -> Status:
         for p in self.filter_plugins:
-            if isinstance(p, PreFilterPlugin) and p.has_pre_filter_extensions() \
-                    and p.NAME not in state.skip_filter_plugins:
+            if (
+                isinstance(p, PreFilterPlugin)
+                and p.has_pre_filter_extensions()
+                and p.NAME not in state.skip_filter_plugins
+            ):
                 st = p.add_pod(state, pod, victim, node)
                 if not st.is_success():
                     return st
         return Status()
 
 
-def run_pre_filters(plugins: Sequence[Any], state: CycleState, pod: PodInfo,
-                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+def run_pre_filters(
+    plugins: Sequence[Any], state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+) -> tuple[PreFilterResult | None, Status]:
     result: PreFilterResult | None = None
     for p in plugins:
         if not isinstance(p, PreFilterPlugin):
@@ -186,8 +205,11 @@ def run_pre_filters(plugins: Sequence[Any], state: CycleState, pod: PodInfo,
     return result, Status()
 
 
-def filter_nodes(plugins: Sequence[Any] | Any, pod: dict[str, Any], snapshot: Snapshot,
-                 ) -> tuple[dict[str, Status], PreFilterResult | None, Status, CycleState]:
+def filter_nodes(
+    plugins: Sequence[Any] | Any,
+    pod: dict[str, Any],
+    snapshot: Snapshot,
+) -> tuple[dict[str, Status], PreFilterResult | None, Status, CycleState]:
     """PreFilter then Filter every node (pipeline of plugins); returns per-node statuses."""
     plugins = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
     state = CycleState()
@@ -209,8 +231,9 @@ def filter_nodes(plugins: Sequence[Any] | Any, pod: dict[str, Any], snapshot: Sn
     return out, result, st, state
 
 
-def score_nodes(plugin: Any, pod: dict[str, Any], snapshot: Snapshot,
-                feasible: Sequence[str] | None = None) -> dict[str, int]:
+def score_nodes(
+    plugin: Any, pod: dict[str, Any], snapshot: Snapshot, feasible: Sequence[str] | None = None
+) -> dict[str, int]:
     """PreScore -> Score -> NormalizeScore over the feasible nodes (default: all)."""
     state = CycleState()
     pi = PodInfo(pod)

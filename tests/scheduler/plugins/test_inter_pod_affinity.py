@@ -14,47 +14,88 @@ SEC = {"matchExpressions": [{"key": "service", "operator": "In", "values": ["sec
 
 
 def _nodes():
-    return [make_node("n1").labels(region="r1", zone="z11", hostname="n1").obj(),
-            make_node("n2").labels(region="r1", zone="z12", hostname="n2").obj(),
-            make_node("n3").labels(region="r2", zone="z21", hostname="n3").obj(),
-            make_node("n4").labels(hostname="n4").obj()]
+    return [
+        make_node("n1").labels(region="r1", zone="z11", hostname="n1").obj(),
+        make_node("n2").labels(region="r1", zone="z12", hostname="n2").obj(),
+        make_node("n3").labels(region="r2", zone="z21", hostname="n3").obj(),
+        make_node("n4").labels(hostname="n4").obj(),
+    ]
 
 
-@pytest.mark.parametrize(("pod", "existing", "want"), [
-    pytest.param(make_pod("p").obj(), [], {"n1": OK, "n2": OK, "n3": OK, "n4": OK}, id="no-affinity-no-pods"),
-    pytest.param(make_pod("p").pod_affinity("region", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n1")],
-                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-satisfied-in-same-region"),
-    pytest.param(make_pod("p").pod_affinity("region", {"service": "other"}).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n1")],
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="affinity-no-matching-pod"),
-    pytest.param(make_pod("p").pod_affinity("region", SEC).pod_affinity("zone", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n1")],
-                 {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF}, id="all-affinity-terms-must-be-satisfied"),
-    pytest.param(make_pod("p").labels(service="securityscan").pod_affinity("region", SEC).obj(), [],
-                 {"n1": OK, "n2": OK, "n3": OK, "n4": AFF}, id="first-pod-of-self-affine-group"),
-    pytest.param(make_pod("p").labels(service="securityscan").pod_affinity("region", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n3")],
-                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF}, id="self-affine-follows-existing-group"),
-    pytest.param(make_pod("p").pod_affinity("region", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").namespace("other").node("n1")],
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="affinity-default-namespace-only"),
-    pytest.param(make_pod("p").pod_affinity("region", SEC, namespaces=["other"]).obj(),
-                 [make_pod("e").labels(service="securityscan").namespace("other").node("n1")],
-                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-explicit-namespace"),
-    pytest.param(make_pod("p").pod_anti_affinity("zone", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n1")],
-                 {"n1": ANTI, "n2": OK, "n3": OK, "n4": OK}, id="anti-affinity-blocks-same-zone"),
-    pytest.param(make_pod("p").pod_anti_affinity("region", SEC).obj(),
-                 [make_pod("e").labels(service="securityscan").node("n1")],
-                 {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK}, id="anti-affinity-blocks-same-region"),
-    pytest.param(make_pod("p").labels(service="securityscan").obj(),
-                 [make_pod("e").pod_anti_affinity("zone", SEC).node("n1")],
-                 {"n1": EXISTING_ANTI, "n2": OK, "n3": OK, "n4": OK}, id="existing-pod-anti-affinity-symmetric"),
-    pytest.param(make_pod("p").labels(service="securityscan").obj(),
-                 [make_pod("e").pod_anti_affinity("zone", SEC).node("n1").terminating()],
-                 {"n1": EXISTING_ANTI, "n2": OK, "n3": OK, "n4": OK}, id="terminating-pod-still-counts"),
-])
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"),
+    [
+        pytest.param(
+            make_pod("p").obj(), [], {"n1": OK, "n2": OK, "n3": OK, "n4": OK}, id="no-affinity-no-pods"
+        ),
+        pytest.param(
+            make_pod("p").pod_affinity("region", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").node("n1")],
+            {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF},
+            id="affinity-satisfied-in-same-region",
+        ),
+        pytest.param(
+            make_pod("p").pod_affinity("region", {"service": "other"}).obj(),
+            [make_pod("e").labels(service="securityscan").node("n1")],
+            {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+            id="affinity-no-matching-pod",
+        ),
+        pytest.param(
+            make_pod("p").pod_affinity("region", SEC).pod_affinity("zone", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").node("n1")],
+            {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF},
+            id="all-affinity-terms-must-be-satisfied",
+        ),
+        pytest.param(
+            make_pod("p").labels(service="securityscan").pod_affinity("region", SEC).obj(),
+            [],
+            {"n1": OK, "n2": OK, "n3": OK, "n4": AFF},
+            id="first-pod-of-self-affine-group",
+        ),
+        pytest.param(
+            make_pod("p").labels(service="securityscan").pod_affinity("region", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").node("n3")],
+            {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
+            id="self-affine-follows-existing-group",
+        ),
+        pytest.param(
+            make_pod("p").pod_affinity("region", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").namespace("other").node("n1")],
+            {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+            id="affinity-default-namespace-only",
+        ),
+        pytest.param(
+            make_pod("p").pod_affinity("region", SEC, namespaces=["other"]).obj(),
+            [make_pod("e").labels(service="securityscan").namespace("other").node("n1")],
+            {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF},
+            id="affinity-explicit-namespace",
+        ),
+        pytest.param(
+            make_pod("p").pod_anti_affinity("zone", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").node("n1")],
+            {"n1": ANTI, "n2": OK, "n3": OK, "n4": OK},
+            id="anti-affinity-blocks-same-zone",
+        ),
+        pytest.param(
+            make_pod("p").pod_anti_affinity("region", SEC).obj(),
+            [make_pod("e").labels(service="securityscan").node("n1")],
+            {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK},
+            id="anti-affinity-blocks-same-region",
+        ),
+        pytest.param(
+            make_pod("p").labels(service="securityscan").obj(),
+            [make_pod("e").pod_anti_affinity("zone", SEC).node("n1")],
+            {"n1": EXISTING_ANTI, "n2": OK, "n3": OK, "n4": OK},
+            id="existing-pod-anti-affinity-symmetric",
+        ),
+        pytest.param(
+            make_pod("p").labels(service="securityscan").obj(),
+            [make_pod("e").pod_anti_affinity("zone", SEC).node("n1").terminating()],
+            {"n1": EXISTING_ANTI, "n2": OK, "n3": OK, "n4": OK},
+            id="terminating-pod-still-counts",
+        ),
+    ],
+)
 def test_filter(fw, pod, existing, want):
     snap = fw.Snapshot(_nodes(), [b.obj() for b in existing])
     statuses, *_ = fw.filter_nodes(InterPodAffinity(None, fw.Handle(snap)), pod, snap)
@@ -68,10 +109,17 @@ def test_pre_filter_skips_without_any_affinity(fw):
 
 
 def test_namespace_selector_uses_namespace_labels(fw):
-    namespaces = [{"metadata": {"name": "team-a", "labels": {"team": "a"}}},
-                  {"metadata": {"name": "team-b", "labels": {"team": "b"}}}]
-    snap = fw.Snapshot(_nodes(), [make_pod("e1").namespace("team-a").labels(app="db").node("n1").obj(),
-                                  make_pod("e2").namespace("team-b").labels(app="db").node("n3").obj()])
+    namespaces = [
+        {"metadata": {"name": "team-a", "labels": {"team": "a"}}},
+        {"metadata": {"name": "team-b", "labels": {"team": "b"}}},
+    ]
+    snap = fw.Snapshot(
+        _nodes(),
+        [
+            make_pod("e1").namespace("team-a").labels(app="db").node("n1").obj(),
+            make_pod("e2").namespace("team-b").labels(app="db").node("n3").obj(),
+        ],
+    )
     handle = fw.Handle(snap, informers=fw.Informers({"namespaces": namespaces}))
     pod = make_pod("p").pod_anti_affinity("region", {"app": "db"}, namespace_selector={"team": "a"}).obj()
     statuses, *_ = fw.filter_nodes(InterPodAffinity(None, handle), pod, snap)
@@ -81,6 +129,7 @@ def test_namespace_selector_uses_namespace_labels(fw):
 def test_add_remove_pod_updates_counts(fw):
     """PreFilter extensions: removing the only matching pod (preemption dry run) lifts anti-affinity."""
     from scheduler.framework.types import PodInfo
+
     existing = make_pod("e").labels(service="securityscan").node("n1").obj()
     snap = fw.Snapshot(_nodes(), [existing])
     pl = InterPodAffinity(None, fw.Handle(snap))
@@ -98,30 +147,57 @@ S1 = {"matchExpressions": [{"key": "security", "operator": "In", "values": ["S1"
 
 
 def _score_nodes():
-    return [make_node("n1").labels(region="China").obj(), make_node("n2").labels(region="India").obj(),
-            make_node("n3").labels(az="az1").obj()]
+    return [
+        make_node("n1").labels(region="China").obj(),
+        make_node("n2").labels(region="India").obj(),
+        make_node("n3").labels(az="az1").obj(),
+    ]
 
 
-@pytest.mark.parametrize(("pod", "existing", "want"), [
-    pytest.param(make_pod("p").obj(), [], {"n1": 0, "n2": 0, "n3": 0}, id="nothing-to-score"),
-    pytest.param(make_pod("p").pod_affinity("region", S1, weight=5).obj(),
-                 [make_pod("e").labels(security="S1").node("n1")], {"n1": 100, "n2": 0, "n3": 0},
-                 id="preferred-affinity-topology-match-scores-high"),
-    pytest.param(make_pod("p").pod_anti_affinity("region", S1, weight=5).obj(),
-                 [make_pod("e").labels(security="S1").node("n1")], {"n1": 0, "n2": 100, "n3": 100},
-                 id="preferred-anti-affinity-scores-low"),
-    pytest.param(make_pod("p").labels(security="S1").obj(),
-                 [make_pod("e").pod_affinity("region", S1).node("n1")], {"n1": 100, "n2": 0, "n3": 0},
-                 id="existing-required-affinity-hard-weight-symmetric"),
-    pytest.param(make_pod("p").labels(security="S1").obj(),
-                 [make_pod("e").pod_anti_affinity("region", S1, weight=5).node("n2")], {"n1": 100, "n2": 0, "n3": 100},
-                 id="existing-preferred-anti-affinity-symmetric"),
-    pytest.param(make_pod("p").pod_affinity("region", S1, weight=8).pod_anti_affinity("region", S1, weight=5).obj(),
-                 [make_pod("e1").labels(security="S1").node("n1"), make_pod("e2").labels(security="S1").node("n2"),
-                  make_pod("e3").labels(security="S1").node("n2")],
-                 # raw n1 = 8-5 = 3, n2 = 2*(8-5) = 6, n3 = 0 -> 50, 100, 0
-                 {"n1": 50, "n2": 100, "n3": 0}, id="affinity-and-anti-affinity-combine"),
-])
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"),
+    [
+        pytest.param(make_pod("p").obj(), [], {"n1": 0, "n2": 0, "n3": 0}, id="nothing-to-score"),
+        pytest.param(
+            make_pod("p").pod_affinity("region", S1, weight=5).obj(),
+            [make_pod("e").labels(security="S1").node("n1")],
+            {"n1": 100, "n2": 0, "n3": 0},
+            id="preferred-affinity-topology-match-scores-high",
+        ),
+        pytest.param(
+            make_pod("p").pod_anti_affinity("region", S1, weight=5).obj(),
+            [make_pod("e").labels(security="S1").node("n1")],
+            {"n1": 0, "n2": 100, "n3": 100},
+            id="preferred-anti-affinity-scores-low",
+        ),
+        pytest.param(
+            make_pod("p").labels(security="S1").obj(),
+            [make_pod("e").pod_affinity("region", S1).node("n1")],
+            {"n1": 100, "n2": 0, "n3": 0},
+            id="existing-required-affinity-hard-weight-symmetric",
+        ),
+        pytest.param(
+            make_pod("p").labels(security="S1").obj(),
+            [make_pod("e").pod_anti_affinity("region", S1, weight=5).node("n2")],
+            {"n1": 100, "n2": 0, "n3": 100},
+            id="existing-preferred-anti-affinity-symmetric",
+        ),
+        pytest.param(
+            make_pod("p")
+            .pod_affinity("region", S1, weight=8)
+            .pod_anti_affinity("region", S1, weight=5)
+            .obj(),
+            [
+                make_pod("e1").labels(security="S1").node("n1"),
+                make_pod("e2").labels(security="S1").node("n2"),
+                make_pod("e3").labels(security="S1").node("n2"),
+            ],
+            # raw n1 = 8-5 = 3, n2 = 2*(8-5) = 6, n3 = 0 -> 50, 100, 0
+            {"n1": 50, "n2": 100, "n3": 0},
+            id="affinity-and-anti-affinity-combine",
+        ),
+    ],
+)
 def test_score(fw, pod, existing, want):
     snap = fw.Snapshot(_score_nodes(), [b.obj() for b in existing])
     assert fw.score_nodes(InterPodAffinity(None, fw.Handle(snap)), pod, snap) == want

@@ -17,34 +17,98 @@ def _node(pods=32, ext=5):
     return make_node("n1").capacity({"cpu": "10m", "memory": "20", "pods": pods, EXT: ext}).obj()
 
 
-@pytest.mark.parametrize(("pod", "existing", "node", "want"), [
-    pytest.param(make_pod("p").obj(), [make_pod("e").req(cpu="10m", memory="20")], _node(), (Code.SUCCESS, []),
-                 id="no-resources-requested-always-fits"),
-    pytest.param(make_pod("p").req(cpu="1m", memory="1").obj(), [make_pod("e").req(cpu="10m", memory="20")], _node(),
-                 (U, ["Insufficient cpu", "Insufficient memory"]), id="every-insufficient-resource-reported"),
-    pytest.param(make_pod("p").req(cpu="1m", memory="1").init_req(cpu="3m", memory="1").obj(),
-                 [make_pod("e").req(cpu="8m", memory="19")], _node(), (U, ["Insufficient cpu"]),
-                 id="init-container-cpu-too-big"),
-    pytest.param(make_pod("p").req(cpu="1m", memory="1").obj(), [make_pod("e").req(cpu="5m", memory="5")], _node(),
-                 (Code.SUCCESS, []), id="both-resources-fit"),
-    pytest.param(make_pod("p").req(cpu="2m", memory="1").obj(), [make_pod("e").req(cpu="9m", memory="5")], _node(),
-                 (U, ["Insufficient cpu"]), id="memory-fits-cpu-not"),
-    pytest.param(make_pod("p").req(cpu="1m", memory="2").obj(), [make_pod("e").req(cpu="5m", memory="19")], _node(),
-                 (U, ["Insufficient memory"]), id="cpu-fits-memory-not"),
-    pytest.param(make_pod("p").req(cpu="5m", memory="1").obj(), [make_pod("e").req(cpu="5m", memory="19")], _node(),
-                 (Code.SUCCESS, []), id="equal-edge-case"),
-    pytest.param(make_pod("p").req({EXT: 6}).obj(), [], _node(), (U, [f"Insufficient {EXT}"]),
-                 id="extended-resource-too-many"),
-    pytest.param(make_pod("p").req({EXT: 2}).obj(), [make_pod("e").req({EXT: 3})], _node(), (Code.SUCCESS, []),
-                 id="extended-resource-fits"),
-    pytest.param(make_pod("p").req({"example.com/bbb": 1}).obj(), [], _node(),
-                 (U, ["Insufficient example.com/bbb"]), id="extended-resource-missing-on-node"),
-    pytest.param(make_pod("p").obj(), [make_pod("e")], _node(pods=1), (U, ["Too many pods"]), id="too-many-pods"),
-    pytest.param(make_pod("p").req(cpu="11m").obj(), [make_pod("e")], _node(pods=1),
-                 (U, ["Too many pods", "Insufficient cpu"]), id="too-many-pods-and-cpu"),
-    pytest.param(make_pod("p").req(cpu="1m").overhead(cpu="5m").obj(), [make_pod("e").req(cpu="5m")], _node(),
-                 (U, ["Insufficient cpu"]), id="overhead-counts"),
-])
+@pytest.mark.parametrize(
+    ("pod", "existing", "node", "want"),
+    [
+        pytest.param(
+            make_pod("p").obj(),
+            [make_pod("e").req(cpu="10m", memory="20")],
+            _node(),
+            (Code.SUCCESS, []),
+            id="no-resources-requested-always-fits",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="1m", memory="1").obj(),
+            [make_pod("e").req(cpu="10m", memory="20")],
+            _node(),
+            (U, ["Insufficient cpu", "Insufficient memory"]),
+            id="every-insufficient-resource-reported",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="1m", memory="1").init_req(cpu="3m", memory="1").obj(),
+            [make_pod("e").req(cpu="8m", memory="19")],
+            _node(),
+            (U, ["Insufficient cpu"]),
+            id="init-container-cpu-too-big",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="1m", memory="1").obj(),
+            [make_pod("e").req(cpu="5m", memory="5")],
+            _node(),
+            (Code.SUCCESS, []),
+            id="both-resources-fit",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="2m", memory="1").obj(),
+            [make_pod("e").req(cpu="9m", memory="5")],
+            _node(),
+            (U, ["Insufficient cpu"]),
+            id="memory-fits-cpu-not",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="1m", memory="2").obj(),
+            [make_pod("e").req(cpu="5m", memory="19")],
+            _node(),
+            (U, ["Insufficient memory"]),
+            id="cpu-fits-memory-not",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="5m", memory="1").obj(),
+            [make_pod("e").req(cpu="5m", memory="19")],
+            _node(),
+            (Code.SUCCESS, []),
+            id="equal-edge-case",
+        ),
+        pytest.param(
+            make_pod("p").req({EXT: 6}).obj(),
+            [],
+            _node(),
+            (U, [f"Insufficient {EXT}"]),
+            id="extended-resource-too-many",
+        ),
+        pytest.param(
+            make_pod("p").req({EXT: 2}).obj(),
+            [make_pod("e").req({EXT: 3})],
+            _node(),
+            (Code.SUCCESS, []),
+            id="extended-resource-fits",
+        ),
+        pytest.param(
+            make_pod("p").req({"example.com/bbb": 1}).obj(),
+            [],
+            _node(),
+            (U, ["Insufficient example.com/bbb"]),
+            id="extended-resource-missing-on-node",
+        ),
+        pytest.param(
+            make_pod("p").obj(), [make_pod("e")], _node(pods=1), (U, ["Too many pods"]), id="too-many-pods"
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="11m").obj(),
+            [make_pod("e")],
+            _node(pods=1),
+            (U, ["Too many pods", "Insufficient cpu"]),
+            id="too-many-pods-and-cpu",
+        ),
+        pytest.param(
+            make_pod("p").req(cpu="1m").overhead(cpu="5m").obj(),
+            [make_pod("e").req(cpu="5m")],
+            _node(),
+            (U, ["Insufficient cpu"]),
+            id="overhead-counts",
+        ),
+    ],
+)
 def test_fit_filter(fw, pod, existing, node, want):
     snap = fw.Snapshot([node], [b.node("n1").obj() for b in existing])
     statuses, *_ = fw.filter_nodes(NodeResourcesFit(), pod, snap)
@@ -61,23 +125,46 @@ def test_fit_ignored_resources(fw):
 
 
 POD = make_pod("p").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000").obj()
-NODES = [make_node("n1").capacity(cpu="4000m", memory="10000").obj(),
-         make_node("n2").capacity(cpu="6000m", memory="10000").obj()]
+NODES = [
+    make_node("n1").capacity(cpu="4000m", memory="10000").obj(),
+    make_node("n2").capacity(cpu="6000m", memory="10000").obj(),
+]
 
 
-@pytest.mark.parametrize(("args", "want"), [
-    # n1: cpu (4000-3000)*100//4000 = 25, mem 50 -> 37; n2: cpu 50, mem 50 -> 50
-    pytest.param(None, {"n1": 37, "n2": 50}, id="least-allocated-default"),
-    # n1: cpu 75, mem 50 -> 62; n2: 50
-    pytest.param({"scoringStrategy": {"type": "MostAllocated"}}, {"n1": 62, "n2": 50}, id="most-allocated"),
-    # shape 0->10, 100->0: n1 cpu util 75 -> 25, mem 50 -> 50, round(37.5) = 38; n2 50/50 -> 50
-    pytest.param({"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}}},
-        {"n1": 38, "n2": 50}, id="requested-to-capacity-ratio"),
-    # weights cpu 3 mem 1: n1 (25*3+50)//4 = 31
-    pytest.param({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]}},
-                 {"n1": 31, "n2": 50}, id="weighted-resources"),
-])
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        # n1: cpu (4000-3000)*100//4000 = 25, mem 50 -> 37; n2: cpu 50, mem 50 -> 50
+        pytest.param(None, {"n1": 37, "n2": 50}, id="least-allocated-default"),
+        # n1: cpu 75, mem 50 -> 62; n2: 50
+        pytest.param(
+            {"scoringStrategy": {"type": "MostAllocated"}}, {"n1": 62, "n2": 50}, id="most-allocated"
+        ),
+        # shape 0->10, 100->0: n1 cpu util 75 -> 25, mem 50 -> 50, round(37.5) = 38; n2 50/50 -> 50
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {
+                        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+                    },
+                }
+            },
+            {"n1": 38, "n2": 50},
+            id="requested-to-capacity-ratio",
+        ),
+        # weights cpu 3 mem 1: n1 (25*3+50)//4 = 31
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]
+                }
+            },
+            {"n1": 31, "n2": 50},
+            id="weighted-resources",
+        ),
+    ],
+)
 def test_fit_score(fw, args, want):
     assert fw.score_nodes(NodeResourcesFit(args), POD, fw.Snapshot(NODES)) == want
 
@@ -90,28 +177,52 @@ def test_least_allocated_uses_non_zero_requests(fw):
     assert fw.score_nodes(NodeResourcesFit(), make_pod("p").obj(), snap) == {"n1": 70}
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}, id="rtcr-without-shape"),
-    pytest.param({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 0}]}}, id="zero-weight"),
-    pytest.param({"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-        "shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]}}}, id="shape-not-increasing"),
-    pytest.param({"ignoredResourceGroups": ["example.com/aaa"]}, id="group-with-slash"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}, id="rtcr-without-shape"),
+        pytest.param({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 0}]}}, id="zero-weight"),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {
+                        "shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]
+                    },
+                }
+            },
+            id="shape-not-increasing",
+        ),
+        pytest.param({"ignoredResourceGroups": ["example.com/aaa"]}, id="group-with-slash"),
+    ],
+)
 def test_fit_args_validation(args):
     with pytest.raises(ValueError):
         NodeResourcesFit.Args.model_validate(args)
 
 
-@pytest.mark.parametrize(("pod", "existing", "want"), [
-    # n1: 3000/4000 = .75, 5000/10000 = .5 -> std .125 -> 87; n2: .5/.5 -> 100
-    pytest.param(POD, [], {"n1": 87, "n2": 100}, id="uneven-fractions-score-lower"),
-    pytest.param(make_pod("p").obj(), [], {"n1": 0, "n2": 0}, id="best-effort-pod-skipped"),
-    # n2 with existing 3000m/0: cpu (3000+3000)/6000 = 1, mem .5 -> 75
-    pytest.param(POD, [make_pod("e").req(cpu="3000m").node("n2")], {"n1": 87, "n2": 75}, id="existing-requests-count"),
-    # fractions above 1 are capped: cpu 8000/4000 -> 1, mem .5 -> 75
-    pytest.param(make_pod("p").req(cpu="8000m", memory="5000").obj(), [], {"n1": 75, "n2": 75},
-                 id="fraction-capped-at-one"),
-])
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"),
+    [
+        # n1: 3000/4000 = .75, 5000/10000 = .5 -> std .125 -> 87; n2: .5/.5 -> 100
+        pytest.param(POD, [], {"n1": 87, "n2": 100}, id="uneven-fractions-score-lower"),
+        pytest.param(make_pod("p").obj(), [], {"n1": 0, "n2": 0}, id="best-effort-pod-skipped"),
+        # n2 with existing 3000m/0: cpu (3000+3000)/6000 = 1, mem .5 -> 75
+        pytest.param(
+            POD,
+            [make_pod("e").req(cpu="3000m").node("n2")],
+            {"n1": 87, "n2": 75},
+            id="existing-requests-count",
+        ),
+        # fractions above 1 are capped: cpu 8000/4000 -> 1, mem .5 -> 75
+        pytest.param(
+            make_pod("p").req(cpu="8000m", memory="5000").obj(),
+            [],
+            {"n1": 75, "n2": 75},
+            id="fraction-capped-at-one",
+        ),
+    ],
+)
 def test_balanced_allocation(fw, pod, existing, want):
     snap = fw.Snapshot(NODES, [b.obj() for b in existing])
     assert fw.score_nodes(NodeResourcesBalancedAllocation(), pod, snap) == want

@@ -1,0 +1,266 @@
+"""DefaultPreemption (upstream defaultpreemption/default_preemption_test.go and preemption_test.go core cases)."""
+
+import pytest
+
+from minik3s.testing.builders import make_node, make_pod
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import Code, Status
+from scheduler.framework.types import PodInfo
+from scheduler.plugins.default_preemption import (
+    Candidate,
+    DefaultPreemption,
+    filter_pods_with_pdb_violation,
+    pick_one_node_for_preemption,
+)
+from scheduler.plugins.node_resources.fit import NodeResourcesFit
+from scheduler.plugins.taint_toleration import TaintToleration
+
+LOW, MID, HIGH = 10, 100, 1000
+
+
+def _node(name, cpu="4"):
+    return make_node(name).capacity(cpu=cpu, memory="8Gi").obj()
+
+
+def _pod(name, node, prio, cpu="2", start="2026-01-01T00:00:00Z", labels=None):
+    b = make_pod(name).req(cpu=cpu).priority(prio).node(node).start_time(start)
+    if labels:
+        b.labels(labels)
+    return b.obj()
+
+
+async def _preempt(fw, nodes, pods, preemptor, *, pdbs=None, nominated=None, waiting=None, plugins=None):
+    snap = fw.Snapshot(nodes, pods)
+    plugins = plugins or [NodeResourcesFit()]
+    handle = fw.Handle(
+        snap,
+        informers=fw.Informers({"poddisruptionbudgets": pdbs or []}),
+        filter_plugins=plugins,
+        nominated=nominated,
+    )
+    handle.waiting = waiting or {}
+    statuses, _, _, state = fw.filter_nodes(plugins, preemptor, snap)
+    pl = DefaultPreemption(None, handle)
+    result, st = await pl.post_filter(
+        state, PodInfo(preemptor), {k: v for k, v in statuses.items() if not v.is_success()}
+    )
+    return result, st, handle.client.calls
+
+
+async def test_preemption_policy_never(fw):
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).preemption_policy("Never").obj()
+    result, st, calls = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="2")], preemptor)
+    assert (st.code, st.reasons) == (
+        Code.UNSCHEDULABLE,
+        ["preemption: not eligible due to preemptionPolicy=Never."],
+    )
+    assert result is None and calls == []
+
+
+async def test_unresolvable_nodes_are_not_candidates(fw):
+    nodes = [make_node("n1").capacity(cpu="4", memory="8Gi").taints(("k", "v", "NoSchedule")).obj()]
+    preemptor = make_pod("p").req(cpu="1").priority(HIGH).obj()
+    result, st, calls = await _preempt(
+        fw, nodes, [_pod("low", "n1", LOW)], preemptor, plugins=[TaintToleration(), NodeResourcesFit()]
+    )
+    assert st.reasons == ["preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."]
+    assert result.nominated_node_name == "" and calls == []
+
+
+async def test_no_lower_priority_pods(fw):
+    preemptor = make_pod("p").req(cpu="3").priority(MID).obj()
+    nodes = [_node("n1"), _node("n2"), _node("n3")]
+    pods = [_pod(f"h{i}", f"n{i}", HIGH) for i in (1, 2, 3)] + [
+        _pod(f"m{i}", f"n{i}", MID) for i in (1, 2, 3)
+    ]
+    result, st, calls = await _preempt(fw, nodes, pods, preemptor)
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.reasons == [
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    ]
+    assert result.nominated_node_name == ""
+
+
+async def test_still_does_not_fit_after_removing_all(fw):
+    preemptor = make_pod("p").req(cpu="5").priority(HIGH).obj()
+    result, st, _ = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW)], preemptor)
+    assert st.reasons == ["preemption: 0/1 nodes are available: 1 Insufficient cpu."]
+
+
+async def test_victim_deleted_and_node_nominated(fw):
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, calls = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor)
+    assert st.is_success() and result.nominated_node_name == "n1"
+    assert calls == [
+        (
+            "patch",
+            "pods",
+            "default",
+            "low",
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "DisruptionTarget",
+                            "status": "True",
+                            "reason": "PreemptionByScheduler",
+                            "message": "default-scheduler: preempting to accommodate a higher priority pod",
+                        }
+                    ]
+                }
+            },
+            "status",
+        ),
+        ("delete", "pods", "default", "low"),
+    ]
+
+
+async def test_reprieve_keeps_higher_priority_victim(fw):
+    # node has 4 cpu: low (2) + mid (2) running; preemptor needs 2 -> only the lowest must go
+    preemptor = make_pod("p").req(cpu="2").priority(HIGH).obj()
+    pods = [_pod("low", "n1", LOW), _pod("mid", "n1", MID)]
+    result, st, calls = await _preempt(fw, [_node("n1")], pods, preemptor)
+    assert result.nominated_node_name == "n1"
+    assert [c[3] for c in calls if c[0] == "delete"] == ["low"]
+
+
+@pytest.mark.parametrize(
+    ("pods", "want"),
+    [
+        pytest.param(
+            [_pod("a", "n1", MID, cpu="4"), _pod("b", "n2", LOW, cpu="4")],
+            "n2",
+            id="lowest-highest-victim-priority",
+        ),
+        pytest.param(
+            [_pod("a1", "n1", LOW, cpu="2"), _pod("a2", "n1", LOW, cpu="2"), _pod("b", "n2", LOW, cpu="4")],
+            "n2",
+            id="fewest-victims",
+        ),
+        pytest.param(
+            [
+                _pod("a", "n1", LOW, cpu="4", start="2026-01-01T00:00:00Z"),
+                _pod("b", "n2", LOW, cpu="4", start="2026-01-02T00:00:00Z"),
+            ],
+            "n2",
+            id="latest-start-time",
+        ),
+    ],
+)
+async def test_node_choice(fw, pods, want):
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, _ = await _preempt(fw, [_node("n1"), _node("n2")], pods, preemptor)
+    assert st.is_success() and result.nominated_node_name == want
+
+
+async def test_pdb_violation_avoided(fw):
+    pdb = {
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    pods = [_pod("a", "n1", LOW, cpu="4", labels={"app": "db"}), _pod("b", "n2", MID, cpu="4")]
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, _ = await _preempt(fw, [_node("n1"), _node("n2")], pods, preemptor, pdbs=[pdb])
+    assert result.nominated_node_name == "n2"
+
+
+async def test_terminating_victim_on_nominated_node_blocks_new_preemption(fw):
+    victim = (
+        make_pod("low")
+        .req(cpu="3")
+        .priority(LOW)
+        .node("n1")
+        .terminating()
+        .condition("DisruptionTarget", reason="PreemptionByScheduler")
+        .obj()
+    )
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).nominated("n1").obj()
+    result, st, calls = await _preempt(fw, [_node("n1")], [victim], preemptor)
+    assert st.reasons == ["preemption: not eligible due to a terminating pod on the nominated node."]
+    assert calls == []
+
+
+async def test_waiting_pod_is_rejected_not_deleted(fw):
+    class Waiting:
+        def __init__(self):
+            self.rejected = None
+
+        def reject(self, plugin, msg):
+            self.rejected = (plugin, msg)
+
+    w = Waiting()
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, calls = await _preempt(
+        fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor, waiting={"uid-default-low": w}
+    )
+    assert w.rejected == ("DefaultPreemption", "preempted") and calls == []
+
+
+async def test_lower_priority_nominations_cleared(fw):
+    nominated = PodInfo(make_pod("other").req(cpu="1").priority(LOW).nominated("n1").obj())
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, calls = await _preempt(
+        fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor, nominated={"n1": [nominated]}
+    )
+    assert ("patch", "pods", "default", "other", {"status": {"nominatedNodeName": None}}, "status") in calls
+
+
+def test_pdb_split_spends_budget_in_order():
+    pdb = {
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 1},
+    }
+    pods = [PodInfo(make_pod(n).labels(app="db").obj()) for n in ("a", "b")] + [PodInfo(make_pod("c").obj())]
+    violating, ok = filter_pods_with_pdb_violation(pods, [pdb])
+    assert [p.name for p in violating] == ["b"] and [p.name for p in ok] == ["a", "c"]
+
+
+def _cand(name, prios, pdb=0, start="2026-01-01T00:00:00Z"):
+    return Candidate(
+        name,
+        [PodInfo(make_pod(f"{name}-{i}").priority(p).start_time(start).obj()) for i, p in enumerate(prios)],
+        pdb,
+    )
+
+
+@pytest.mark.parametrize(
+    ("cands", "want"),
+    [
+        pytest.param([_cand("a", [1], pdb=1), _cand("b", [5])], "b", id="fewest-pdb-violations"),
+        pytest.param([_cand("a", [5, 1]), _cand("b", [4, 4])], "b", id="lowest-highest-priority"),
+        pytest.param([_cand("a", [3, 3]), _cand("b", [3, 1])], "b", id="smallest-priority-sum"),
+        pytest.param([_cand("a", [-5, -5]), _cand("b", [-5])], "b", id="negative-priorities-shifted"),
+        pytest.param([_cand("a", [2, 2]), _cand("b", [2])], "b", id="fewest-victims"),
+        pytest.param(
+            [_cand("a", [2], start="2026-01-01T00:00:00Z"), _cand("b", [2], start="2026-02-01T00:00:00Z")],
+            "b",
+            id="latest-start-time",
+        ),
+        pytest.param([_cand("a", [2]), _cand("b", [2])], "a", id="first-on-full-tie"),
+    ],
+)
+def test_pick_one_node(cands, want):
+    assert pick_one_node_for_preemption(cands).name == want
+
+
+def test_args_validation():
+    with pytest.raises(ValueError):
+        DefaultPreemption.Args.model_validate(
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}
+        )
+    assert DefaultPreemption().calculate_num_candidates(5000) == 500
+    assert DefaultPreemption().calculate_num_candidates(50) == 50
+
+
+def test_select_victims_reports_no_victims():
+    pl = DefaultPreemption()
+    from scheduler.framework.types import NodeInfo
+
+    node = NodeInfo(_node("n1"))
+    victims, n, st = pl.select_victims_on_node(
+        CycleState(), PodInfo(make_pod("p").priority(0).obj()), node, []
+    )
+    assert (victims, n, st.code) == ([], 0, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+    assert isinstance(st, Status)
