@@ -106,17 +106,21 @@ def cmd_server(args: argparse.Namespace) -> int:
     async def main() -> None:
         await server.run(cfg, on_ready=ready)
 
-    return _run_async(main)
+    try:
+        return _run_async(main)
+    except ValueError as e:  # scheduler ConfigError and friends: name the field, no traceback
+        print(f"minik3s: invalid configuration: {e}", file=sys.stderr)
+        return 2
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
     from minik3s.client.informer import SharedInformerFactory
     from minik3s.client.rest import HttpClient
-    from scheduler.config import default_config, load_config
+    from scheduler.config import load_config
     from scheduler.scheduler import Scheduler
 
     url = _server_url(args)
-    cfg = load_config(Path(args.scheduler_config)) if args.scheduler_config else default_config()
+    cfg = load_config(Path(args.scheduler_config)) if args.scheduler_config else None
 
     async def main() -> None:
         client = HttpClient(url, user_agent="minik3s-scheduler")

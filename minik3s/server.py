@@ -129,10 +129,10 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period)
         out.extend(all_controllers(rs.client, rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
-        from scheduler.config import default_config, load_config
+        from scheduler.config import load_config
         from scheduler.scheduler import Scheduler
 
-        scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else default_config()
+        scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
         sched = Scheduler(scfg, client=rs.client, informers=rs.informers)
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
@@ -160,6 +160,11 @@ async def stop(rs: RunningServer) -> None:
 
 
 async def run(config: ServerConfig, *, on_ready: Callable[[RunningServer], None] | None = None) -> None:
+    if config.enabled("scheduler") and config.scheduler_config is not None:
+        # invalid scheduler configuration fails before anything starts, naming the field
+        from scheduler.config import load_config
+
+        load_config(config.scheduler_config)
     rs = await start(config)
     try:
         components = build_components(rs)
