@@ -443,13 +443,15 @@ class ApiCore:
         return updated
 
     def _should_delete_during_update(self, info: ResourceInfo, obj: JsonDict) -> bool:
+        """Upstream's generic-store ShouldDeleteDuringUpdate: an update that leaves an object being
+        deleted with no finalizers and a zero deletion grace period removes it."""
         meta = obj.get("metadata") or {}
         if not meta.get("deletionTimestamp") or meta.get("finalizers"):
             return False
+        if meta.get("deletionGracePeriodSeconds") != 0:
+            return False
         if info.resource == "namespaces":
             return not (obj.get("spec") or {}).get("finalizers")
-        if info.resource == "pods":
-            return meta.get("deletionGracePeriodSeconds") in (0, None) or self._pod_deletes_at_once(obj)
         return True
 
     @staticmethod

@@ -137,12 +137,13 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):
-        from kubelet_sim.config import parse_fleet
-        from kubelet_sim.controller import KubeletFleet
+        from kubelet_sim.controller import FleetOptions, KubeletFleet, parse_fleet
 
-        nodes = parse_fleet(cfg.nodes if cfg.nodes is not None else 6)
+        nodes = parse_fleet(cfg.nodes)
         if nodes:
-            fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers)
+            # renew leases well inside the node monitor grace period (10 s upstream)
+            opts = FleetOptions(renew_interval=min(10.0, cfg.node_monitor_grace_period / 5))
+            fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers, options=opts)
             rs.components["kubelet"] = fleet
             out.append(("kubelet", fleet.run))
     if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from minik3s.api.errors import ApiError
+from minik3s.api.errors import ApiError, ConflictError
 from minik3s.api.resources import EVENTS
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
@@ -41,8 +41,12 @@ def controller_ref(obj: JsonDict) -> JsonDict | None:
     """The ownerReference with `controller: true` (metav1.GetControllerOf)."""
     for ref in meta(obj).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref
+            return dict_or_none(ref)
     return None
+
+
+def dict_or_none(v: Any) -> JsonDict | None:
+    return v if isinstance(v, dict) else None
 
 
 def make_controller_ref(owner: JsonDict, *, api_version: str, kind: str) -> JsonDict:
@@ -72,7 +76,7 @@ def creation_time(obj: JsonDict) -> datetime | None:
 def pod_condition(pod: JsonDict, cond_type: str) -> JsonDict | None:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == cond_type:
-            return c
+            return dict_or_none(c)
     return None
 
 
@@ -269,6 +273,9 @@ async def run_workers(queue: Any, sync: SyncFn, *, workers: int, name: str) -> N
                 await sync(key)
             except asyncio.CancelledError:
                 raise
+            except ConflictError as e:  # a stale cache; the next sync reads the newer object
+                logger.debug("%s: conflict key=%s err=%r; requeued", name, key, e)
+                queue.add_rate_limited(key)
             except ApiError as e:
                 logger.info("%s: sync failed key=%s err=%r; requeued", name, key, e)
                 queue.add_rate_limited(key)

@@ -35,11 +35,10 @@ from minik3s.controllers.common import (
     make_controller_ref,
     meta,
     now_str,
-    parse_time,
     run_workers,
 )
 from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index
-from minik3s.utils.clock import Clock
+from minik3s.utils.clock import Clock, parse_time
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +226,7 @@ class DeploymentController:
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), du.POD_TEMPLATE_HASH: h}
         dm = meta(d)
         name = f"{dm.get('name')}-{h}"
-        rs: JsonDict = {
+        new_rs: JsonDict = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
             "metadata": {
@@ -243,10 +242,10 @@ class DeploymentController:
                 "template": template,
             },
         }
-        rs["spec"]["replicas"] = du.new_rs_new_replicas(d, old, rs)
-        du.set_new_rs_annotations(d, rs, new_revision, exists=False)
+        new_rs["spec"]["replicas"] = du.new_rs_new_replicas(d, old, new_rs)
+        du.set_new_rs_annotations(d, new_rs, new_revision, exists=False)
         try:
-            created = await self._client.create(REPLICASETS, rs, dm.get("namespace"))
+            created = await self._client.create(REPLICASETS, new_rs, dm.get("namespace"))
         except AlreadyExistsError:
             other = await self._client.get(REPLICASETS, name, dm.get("namespace"))
             ref = controller_ref(other)

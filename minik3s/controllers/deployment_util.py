@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 import orjson
 
 from minik3s.api.types import JsonDict
-from minik3s.controllers.common import get_int, meta, parse_time, scaled_value
+from minik3s.controllers.common import get_int, meta, scaled_value
+from minik3s.utils.clock import parse_time
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -104,7 +105,7 @@ def replicas_of(obj: JsonDict | None, default: int = 1) -> int:
 
 
 def is_rolling_update(d: JsonDict) -> bool:
-    return ((d.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
+    return bool(((d.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate") == "RollingUpdate")
 
 
 def resolve_fenceposts(max_surge: int | str | None, max_unavailable: int | str | None, desired: int) -> tuple[int, int]:

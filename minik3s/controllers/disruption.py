@@ -40,12 +40,11 @@ from minik3s.controllers.common import (
     is_deleting,
     is_pod_ready,
     meta,
-    parse_time,
     run_workers,
     scaled_value,
 )
 from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index
-from minik3s.utils.clock import Clock, rfc3339
+from minik3s.utils.clock import Clock, parse_time, rfc3339
 
 logger = logging.getLogger(__name__)
 

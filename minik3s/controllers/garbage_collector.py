@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from minik3s.api.errors import ConflictError, NotFoundError
 from minik3s.api.resources import ResourceInfo, builtin_resources
 from minik3s.api.types import JsonDict
-from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.informer import Informer, SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import meta, run_workers
@@ -92,13 +92,23 @@ class GarbageCollector:
         self.graph: dict[str, Node] = {}
         self.attempt_to_delete = WorkQueue()
         self.attempt_to_orphan = WorkQueue()
-        self._informers = []
+        self._informers: list[Informer] = []
         for res in resources:
             inf = informers.informer(res)
             self._informers.append(inf)
-            inf.add_handler(on_add=lambda o, r=res: self._observe(r, o),
-                            on_update=lambda _o, n, r=res: self._observe(r, n),
-                            on_delete=lambda o, r=res: self._removed(r, o))
+            self._watch(inf, res)
+
+    def _watch(self, inf: Informer, res: ResourceInfo) -> None:
+        def on_add(obj: JsonDict) -> None:
+            self._observe(res, obj)
+
+        def on_update(_old: JsonDict, new: JsonDict) -> None:
+            self._observe(res, new)
+
+        def on_delete(obj: JsonDict) -> None:
+            self._removed(res, obj)
+
+        inf.add_handler(on_add=on_add, on_update=on_update, on_delete=on_delete)
 
     # ---- graph maintenance (GraphBuilder.processGraphChanges)
 
@@ -115,7 +125,7 @@ class GarbageCollector:
             node = Node(uid, res, m.get("namespace") or "", m.get("name") or "")
             self.graph[uid] = node
         else:
-            old_owner_uids = {o.get("uid") for o in node.owners}
+            old_owner_uids = {str(o.get("uid")) for o in node.owners}
             was_deleting_deps = node.deleting_dependents
             if node.virtual:
                 node.virtual = False
@@ -127,7 +137,7 @@ class GarbageCollector:
         node.owners = owners
         node.finalizers = tuple(m.get("finalizers") or ())
         node.deleting = bool(m.get("deletionTimestamp"))
-        new_owner_uids = {o.get("uid") for o in owners}
+        new_owner_uids = {str(o.get("uid")) for o in owners}
         for ouid in old_owner_uids - new_owner_uids:
             owner = self.graph.get(ouid)
             if owner is not None:
@@ -135,7 +145,7 @@ class GarbageCollector:
                 if owner.deleting_dependents:
                     self.attempt_to_delete.add(ouid)
         for ref in owners:
-            ouid = ref.get("uid")
+            ouid = str(ref.get("uid") or "")
             if not ouid:
                 continue
             owner = self.graph.get(ouid)

@@ -69,7 +69,7 @@ def node_name_index(pod: JsonDict) -> list[str]:
 def node_condition(node: JsonDict, ctype: str) -> JsonDict | None:
     for c in (node.get("status") or {}).get("conditions") or []:
         if c.get("type") == ctype:
-            return c
+            return c if isinstance(c, dict) else None
     return None
 
 

@@ -56,7 +56,7 @@ def terminated_to_delete(pods: list[JsonDict], threshold: int) -> list[JsonDict]
 def node_ready(node: JsonDict) -> bool:
     for c in (node.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
-            return c.get("status") == "True"
+            return bool(c.get("status") == "True")
     return False
 
 

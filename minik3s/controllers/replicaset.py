@@ -41,13 +41,12 @@ from minik3s.controllers.common import (
     make_controller_ref,
     meta,
     now_str,
-    parse_time,
     pod_condition,
     run_workers,
     set_condition,
 )
 from minik3s.controllers.expectations import Expectations
-from minik3s.utils.clock import Clock
+from minik3s.utils.clock import Clock, parse_time
 
 logger = logging.getLogger(__name__)
 
@@ -491,11 +490,11 @@ class ReplicaSetController:
             victims = pods_to_delete(pods, related, n, now=self._clock.now())
             self.expectations.expect_deletions(key, [object_key(p) for p in victims])
             logger.debug("%s: too many replicas rs=%s need=%d deleting=%d", self.NAME, key, want, n)
-            results = await asyncio.gather(*(self._delete_pod(rs, p) for p in victims), return_exceptions=True)
-            for r in results:
-                if isinstance(r, asyncio.CancelledError):
-                    raise r
-            errs = [r for r in results if isinstance(r, BaseException)]
+            outcomes = await asyncio.gather(*(self._delete_pod(rs, p) for p in victims), return_exceptions=True)
+            for o in outcomes:
+                if isinstance(o, asyncio.CancelledError):
+                    raise o
+            errs = [o for o in outcomes if isinstance(o, BaseException)]
             return str(errs[0]) if errs else None
         return None
 

@@ -156,3 +156,46 @@ async def test_recreated_pod_with_same_name_starts_fresh(sim: Sim) -> None:
     assert pod["metadata"]["uid"] != uid1
     assert pod["status"]["phase"] == "Running"
     assert pod["status"]["podIP"] == "10.244.1.2"
+
+
+async def test_running_pods_from_a_previous_run_keep_their_ips(cluster: Any, clock: FakeClock) -> None:
+    await cluster.create(PODS, {"metadata": {"name": "old", "namespace": "default"},
+                                "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]},
+                                "status": {"phase": "Running", "podIP": "10.244.1.2",
+                                           "containerStatuses": [{"name": "c", "state": {"running": {}}}]}})
+    agent = NodeAgent(parse_fleet(1), client=cluster, clock=clock, rng=random.Random(0))
+    ctl = StageController(load_default_stages(), client=cluster, pod_informer=cluster.informer(PODS),
+                          nodes=agent, clock=clock, rng=random.Random(0))
+    for key in cluster.informer(PODS).store.keys():
+        ctl.queue.add(key)
+    task = asyncio.create_task(ctl.run(), name="test-adopt")
+    try:
+        await settle()
+        await cluster.create(PODS, {"metadata": {"name": "new", "namespace": "default"},
+                                    "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}})
+        await settle()
+        assert cluster.objects["pods"]["default/new"]["status"]["podIP"] == "10.244.1.3"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_host_network_pod_uses_the_node_ip(sim: Sim) -> None:
+    await sim.cluster.create(PODS, {"metadata": {"name": "hn", "namespace": "default"},
+                                    "spec": {"nodeName": "node-2", "hostNetwork": True,
+                                             "containers": [{"name": "c", "image": "nginx"}]}})
+    await settle()
+    assert sim.status("hn")["podIP"] == "172.18.0.3"
+    await sim.pod("after")
+    assert sim.status("after")["podIP"] == "10.244.1.2"
+
+
+async def test_readiness_gate_keeps_pod_unready(sim: Sim) -> None:
+    await sim.cluster.create(PODS, {"metadata": {"name": "gated", "namespace": "default"},
+                                    "spec": {"nodeName": "node-1", "readinessGates": [{"conditionType": "example.com/lb"}],
+                                             "containers": [{"name": "c", "image": "nginx"}]}})
+    await settle()
+    conds = {c["type"]: c for c in sim.status("gated")["conditions"]}
+    assert sim.status("gated")["phase"] == "Running"
+    assert conds["ContainersReady"]["status"] == "True"
+    assert (conds["Ready"]["status"], conds["Ready"]["reason"]) == ("False", "ReadinessGatesNotReady")

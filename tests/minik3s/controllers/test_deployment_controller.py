@@ -157,3 +157,19 @@ async def test_paused_deployment_does_not_roll_out(harness):
     await harness.eventually(observed, what="paused generation observed")
     rses = (await harness.client.list(REPLICASETS, "default"))["items"]
     assert len(rses) == 1
+
+
+async def test_progress_deadline_exceeded_when_pods_never_become_ready(harness):
+    start(harness)  # no kubelet: pods stay Pending
+    dep = harness.deploy("web", 2)
+    dep["spec"]["progressDeadlineSeconds"] = 1
+    await harness.client.create(DEPLOYMENTS, dep)
+
+    async def timed_out():
+        d = await harness.client.get(DEPLOYMENTS, "web", "default")
+        c = next((c for c in (d.get("status") or {}).get("conditions") or [] if c["type"] == "Progressing"), None)
+        return c if c and c["reason"] == "ProgressDeadlineExceeded" else None
+
+    cond = await harness.eventually(timed_out, timeout=10, what="ProgressDeadlineExceeded")
+    assert cond["status"] == "False"
+    assert cond["message"].endswith("has timed out progressing.")

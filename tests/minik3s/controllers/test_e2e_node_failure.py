@@ -52,7 +52,8 @@ def wait(pred, c: httpx.Client, timeout: float, what: str):
 
 
 def test_failed_node_pods_move_elsewhere(minik3s_server_factory):
-    srv = minik3s_server_factory("--disable", "scheduler", "--node-monitor-grace-period", "2", nodes=3)
+    # the grace period must exceed the simulated kubelets' lease renewal interval (10 s, as upstream)
+    srv = minik3s_server_factory("--disable", "scheduler", "--node-monitor-grace-period", "15", nodes=3)
     with httpx.Client(base_url=srv.url, timeout=10) as c:
         assert c.post("/apis/apps/v1/namespaces/default/deployments", json=DEPLOY).status_code == 201
 
