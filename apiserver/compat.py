@@ -13,7 +13,6 @@ from typing import Any
 from apiserver import strategies as _strategies
 from apiserver.crd import register_crd, unregister_crd
 from apiserver.eviction import evict
-from minik3s.api.options import WriteOptions
 from apiserver.patch import PatchError
 from apiserver.patch.apply import ApplyConflictError, update_managed_fields
 from apiserver.patch.apply import server_side_apply as _ssa
@@ -21,7 +20,7 @@ from apiserver.patch.json_patch import apply_json_patch
 from apiserver.patch.merge_patch import apply_merge_patch
 from apiserver.patch.strategic_merge import apply_strategic_merge_patch
 from apiserver.patch.strategic_merge import patch_meta_for as _patch_meta_for
-from minik3s.api import errors
+from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_from_dict, parse_field_selector, parse_label_selector
 from minik3s.api.types import JsonDict

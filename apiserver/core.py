@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from apiserver import compat
-from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from apiserver.storage.interface import (
     KeyExistsError,
     KeyNotFoundError,
@@ -36,6 +35,7 @@ from apiserver.storage.interface import (
 )
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError
+from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339

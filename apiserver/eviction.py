@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from minik3s.api.options import DeleteOptions
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
+from minik3s.api.options import DeleteOptions
 from minik3s.api.types import JsonDict
 
 if TYPE_CHECKING:

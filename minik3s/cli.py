@@ -165,8 +165,8 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from minik3s.render import render_explain
     from minik3s.client.rest import HttpClient
+    from minik3s.render import render_explain
 
     url = _server_url(args)
 
@@ -222,6 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("action", choices=("fail", "recover"))
     n.add_argument("name")
     n.set_defaults(func=cmd_node)
+
+    from minik3s.kubectl import add_subcommands
+
+    add_subcommands(sub, client_args)
 
     e = sub.add_parser("explain", help="why a pod landed where it did (or is Pending)")
     client_args(e)

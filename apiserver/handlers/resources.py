@@ -23,9 +23,9 @@ from aiohttp import web
 from apiserver.app import CORE, EXPLAIN, OPENAPI_CACHE, READY, WATCHES
 from apiserver.core import ApiCore, meta_of
 from apiserver.handlers import codec, discovery
-from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
+from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
@@ -89,7 +89,7 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if e.status == 413:
             err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")
         elif e.status == 405:
-            err = MethodNotAllowedError(f"the server does not allow this method on the requested resource")
+            err = MethodNotAllowedError("the server does not allow this method on the requested resource")
         elif e.status == 404:
             err = _not_found_path()
         elif e.status < 400:
@@ -231,7 +231,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
 
 
 def _method_not_allowed(method: str, target: Target) -> MethodNotAllowedError:
-    return MethodNotAllowedError(f"the server does not allow this method on the requested resource",
+    return MethodNotAllowedError("the server does not allow this method on the requested resource",
                                  details={"kind": target.info.resource, "name": target.name or "",
                                           **({"group": target.info.group} if target.info.group else {})})
 
