@@ -223,9 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("name")
     n.set_defaults(func=cmd_node)
 
-    from minik3s.kubectl import add_subcommands
+    try:  # TEMPORARY guard while minik3s/kubectl.py is being written
+        from minik3s.kubectl import add_subcommands
 
-    add_subcommands(sub, client_args)
+        add_subcommands(sub, client_args)
+    except ImportError:
+        pass
 
     e = sub.add_parser("explain", help="why a pod landed where it did (or is Pending)")
     client_args(e)
