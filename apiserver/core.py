@@ -59,6 +59,12 @@ def _meta(obj: JsonDict) -> JsonDict:
     return m
 
 
+def _consume(task: asyncio.Task[Any]) -> None:
+    """Retrieve a cancelled/finished helper task's outcome so asyncio does not log it."""
+    if not task.cancelled():
+        task.exception()
+
+
 def meta_of(obj: Any) -> JsonDict:
     """`obj.metadata` of a request body, or 400 when the body or its metadata is not an object."""
     if not isinstance(obj, dict):
@@ -369,8 +375,12 @@ class ApiCore:
             raise errors.not_found(info.resource, info.group, name)
         if expected is not None and str(expected) != (old.get("metadata") or {}).get("resourceVersion"):
             raise errors.conflict(info.resource, info.group, name)
-        return await self._write_update(info, key, old, obj, opts, subresource=subresource,
-                                        expected=int(old["metadata"]["resourceVersion"]))
+        try:
+            return await self._write_update(info, key, old, obj, opts, subresource=subresource,
+                                            expected=int(old["metadata"]["resourceVersion"]))
+        except RevisionMismatchError:
+            # another write landed between our read and the commit: optimistic concurrency says 409
+            raise errors.conflict(info.resource, info.group, name) from None
 
     async def _write_update(self, info: ResourceInfo, key: str, old: JsonDict, new: JsonDict,
                             opts: WriteOptions, *, subresource: str | None, expected: int,
@@ -418,8 +428,13 @@ class ApiCore:
             else:
                 nm.pop(k, None)
         if old_meta.get("deletionTimestamp"):
-            # finalizers may only be removed once deletion started (upstream forbids adding new ones)
-            pass
+            # ValidateNoNewFinalizers: once deletion started, finalizers may only be removed
+            extra = sorted(set(nm.get("finalizers") or []) - set(old_meta.get("finalizers") or []))
+            if extra:
+                listed = ", ".join(orjson.dumps(f).decode() for f in extra)
+                causes = [*causes, errors.cause(
+                    "metadata.finalizers", "Forbidden: no new finalizers can be added if the object is being "
+                    f"deleted, found new finalizers []string{{{listed}}}", "FieldValueForbidden")]
         self._validate(info, new, causes)
         compat.record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         if self._should_delete_during_update(info, new):
@@ -727,6 +742,7 @@ class ApiCore:
 
     async def _watch_events(self, watcher: Any, initial: list[JsonDict], pred: Selector | None,
                             opts: WatchOptions, from_rev: int) -> AsyncIterator[tuple[str, JsonDict]]:
+        pending: asyncio.Task[Any] | None = None
         try:
             for o in initial:
                 yield "ADDED", o
@@ -734,7 +750,6 @@ class ApiCore:
                 yield "BOOKMARK", self._bookmark(from_rev, initial_end=True)
             last_rev = from_rev
             it = watcher.__aiter__()
-            pending: asyncio.Task[Any] | None = None
             while True:
                 if opts.allow_bookmarks:
                     if pending is None:
@@ -777,6 +792,9 @@ class ApiCore:
             return
         finally:
             watcher.close()
+            if pending is not None:
+                pending.cancel()
+                pending.add_done_callback(_consume)
 
     def _bookmark(self, rev: int, initial_end: bool = False) -> JsonDict:
         meta: JsonDict = {"resourceVersion": str(rev)}

@@ -337,11 +337,13 @@ class Scheduler:
         kept = [n for n in snap.node_info_list if n.name not in exclude]
         full = snap.node_info_list
         snap.node_info_list = kept
+        snap.mark_structural_change()
         try:
             result = self.schedule_pod(fw, CycleState(), pi)
             return {"node": result.suggested_host, "message": ""}
         finally:
             snap.node_info_list = full
+            snap.mark_structural_change()
 
     def pending_pods(self) -> list[dict[str, Any]]:
         return self.queue.pending_pods()
@@ -528,32 +530,29 @@ class Scheduler:
                 self.next_start_node_index = (start + len(picked)) % n
             return picked
         plugins = fw.active_filter_plugins(state)
+        ordered = nodes[start:] + nodes[:start] if start else nodes
+        if not fw.nominator:
+            try:
+                feasible, failed, processed = _filter_batched(plugins, state, pi, ordered, to_find)
+            except _SlowPath:
+                pass  # a Skip/Error status or a raising plugin: the node-by-node path reports it exactly
+            else:
+                statuses = diag.node_to_status
+                for name, st in failed:
+                    statuses[name] = st
+                    if st.plugin:
+                        (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
+                if advance:
+                    self.next_start_node_index = (start + processed) % n
+                return feasible
         nominated = bool(len(fw.nominator or ()))
         run = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
-        rejected = _REJECTED
-        feasible: list[NodeInfo] = []
+        feasible = []
         statuses = diag.node_to_status
         processed = 0
-        ordered = nodes[start:] + nodes[:start] if start else nodes
         for ni in ordered:
             processed += 1
-            if nominated:
-                st = run(state, pi, ni, plugins)
-            else:
-                # inlined run_filter (the hot loop); anything unusual takes the runtime's path
-                st = None
-                try:
-                    for pl in plugins:
-                        st1 = pl.filter(state, pi, ni)
-                        code = st1.code
-                        if code:
-                            if code in rejected:
-                                st1.plugin = pl.NAME or pl.name()
-                                st = st1
-                                break
-                            raise _SlowPath
-                except Exception:
-                    st = run(state, pi, ni, plugins)
+            st = run(state, pi, ni, plugins)
             if st is None:
                 feasible.append(ni)
                 if len(feasible) >= to_find:
@@ -737,6 +736,63 @@ class Scheduler:
             "eventTime": rfc3339_micro(now),
             "count": 1,
         })
+
+
+_MIN_FILTER_CHUNK = 64
+
+
+def _filter_batched(plugins: list[Any], state: CycleState, pi: PodInfo, ordered: list[NodeInfo],
+                    to_find: int) -> tuple[list[NodeInfo], list[tuple[str, Status]], int]:
+    """Filter `ordered` plugin by plugin over chunks of nodes (each plugin's `filter_nodes`),
+    with the result of the sequential walk: the first `to_find` feasible nodes, the rejected
+    nodes before the last of them (name, first rejecting plugin's status), and how many nodes
+    that walk processed. A chunk holds as many nodes as are still wanted (at least 64), so a
+    cluster with room evaluates about `to_find` nodes, as upstream. Raises _SlowPath on any
+    status that is neither Success nor a rejection, or when a plugin raises."""
+    feasible: list[NodeInfo] = []
+    failed: list[tuple[str, Status]] = []
+    rejected = _REJECTED
+    n = len(ordered)
+    pos = 0
+    try:
+        while pos < n:
+            size = to_find - len(feasible)
+            chunk = ordered[pos:pos + (size if size > _MIN_FILTER_CHUNK else _MIN_FILTER_CHUNK)]
+            alive = chunk
+            fails: dict[str, Status] = {}
+            for pl in plugins:
+                sts = pl.filter_nodes(state, pi, alive)
+                if sts.count(None) == len(alive):
+                    continue
+                plugin_name = pl.NAME or pl.name()
+                survivors: list[NodeInfo] = []
+                for ni, st in zip(alive, sts, strict=True):
+                    if st is None:
+                        survivors.append(ni)
+                        continue
+                    if st.code not in rejected:
+                        raise _SlowPath
+                    st.plugin = plugin_name
+                    fails[ni.name] = st
+                alive = survivors
+                if not alive:
+                    break
+            for i, ni in enumerate(chunk):
+                st = fails.get(ni.name) if fails else None
+                if st is None:
+                    feasible.append(ni)
+                    if len(feasible) >= to_find:
+                        return feasible, failed, pos + i + 1
+                else:
+                    failed.append((ni.name, st))
+            pos += len(chunk)
+    except _SlowPath:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        raise _SlowPath from e
+    return feasible, failed, n
 
 
 def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:

@@ -84,7 +84,7 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     try:
         return await handler(request)
     except ApiError as e:
-        return codec.json_response(e.to_status(), status=e.code)
+        return codec.json_response(e.to_status(), status=e.code, headers=_retry_after(e))
     except web.HTTPException as e:
         if e.status == 413:
             err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")
@@ -106,6 +106,16 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
 
 
 # ---------------------------------------------------------------------------- helpers
+def _retry_after(err: ApiError) -> dict[str, str] | None:
+    """ErrorNegotiated: a Status with `details.retryAfterSeconds > 0` is mirrored in a Retry-After
+    header (client-go then retries the request itself). Only errors that ask for it get one: the
+    eviction of a pod whose PDB is "still being processed" (10 s), never a plain PDB refusal."""
+    secs = err.details.get("retryAfterSeconds") if isinstance(err.details, dict) else None
+    if isinstance(secs, int) and not isinstance(secs, bool) and secs > 0:
+        return {"Retry-After": str(secs)}
+    return None
+
+
 def _bool(v: str | None) -> bool:
     return v is not None and v.lower() in ("true", "1", "yes")
 

@@ -195,8 +195,18 @@ class DeploymentStrategy(Strategy):
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return _immutable_selector(new, old)
 
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        # deploymentStatusStrategy resets only spec and metadata.labels: the controller records
+        # `deployment.kubernetes.io/revision` through UpdateStatus, without bumping the generation
+        return DEPLOYMENT_STATUS_RESET_META
+
     def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))
+
+
+# rest.BeforeUpdate keeps generation (and selfLink is never user-set); the rest is per strategy
+DEPLOYMENT_STATUS_RESET_META = ("generation", "selfLink", "labels")
+REPLICASET_STATUS_RESET_META = ("generation", "selfLink")
 
 
 def validate_replica_status(status: Any) -> list[JsonDict]:
@@ -243,6 +253,10 @@ class ReplicaSetStrategy(Strategy):
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return _immutable_selector(new, old)
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        # rsStatusStrategy resets only spec (metadata changes through status are kept)
+        return REPLICASET_STATUS_RESET_META
 
     def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))

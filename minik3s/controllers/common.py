@@ -231,9 +231,9 @@ class EventRecorder:
             ev = await self._queue.get()
             try:
                 await self._client.create(EVENTS, self._build(ev), ev.namespace)
-            except ApiError as e:
-                logger.debug("event dropped reason=%s err=%r", ev.reason, e)
-            except (OSError, RuntimeError) as e:  # transport hiccups never stop the recorder
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # events are best effort: no failure may stop the recorder
                 logger.debug("event dropped reason=%s err=%r", ev.reason, e)
 
     def pending(self) -> int:

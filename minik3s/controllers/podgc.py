@@ -91,6 +91,8 @@ class PodGCController:
                 raise
             except ApiError as e:
                 logger.info("%s: pass failed err=%r", self.NAME, e)
+            except Exception:  # a periodic loop must survive one bad pass
+                logger.exception("%s: pass crashed", self.NAME)
             await self._clock.sleep(self.period)
 
     async def gc(self) -> None:

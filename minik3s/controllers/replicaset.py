@@ -224,6 +224,8 @@ def calculate_status(rs: JsonDict, pods: Sequence[JsonDict], *, now: datetime,
         "availableReplicas": available,
         "observedGeneration": get_int(meta(rs), "generation"),
     }
+    # ReplicaSetStatus: `replicas` is always written, the other counts are omitempty
+    status = {k: v for k, v in status.items() if v or k == "replicas"}
     conditions = [dict(c) for c in old.get("conditions") or []]
     if manage_error is not None:
         reason = "FailedCreate" if len(pods) < get_int(spec, "replicas", 1) else "FailedDelete"

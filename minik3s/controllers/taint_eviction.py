@@ -19,7 +19,7 @@ import copy
 import logging
 from dataclasses import dataclass
 
-from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.errors import ConflictError, NotFoundError
 from minik3s.api.resources import NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
@@ -143,7 +143,9 @@ class TaintEvictionController:
             del self.scheduled[key]
             try:
                 await self._evict(s)
-            except ApiError as e:
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # ApiError or a transport fault: retry this pod shortly
                 logger.info("%s: eviction of pod=%s failed err=%r; retrying", self.NAME, key, e)
                 s.fire_at = now + 1.0
                 self.scheduled.setdefault(key, s)

@@ -243,6 +243,7 @@ class Cache:
         affinity_changed = False
         rebuild_list = False
         smap = snapshot.node_info_map
+        changed: list[str] = []
         for name in reversed(self._recent):
             ni = self._nodes.get(name)
             if ni is None:
@@ -267,19 +268,22 @@ class Cache:
                     != bool(clone.pods_with_required_anti_affinity)):
                 affinity_changed = True
             _copy_into(existing, clone)
+            changed.append(name)
         if self._removed_since:
             for name in self._removed_since:
                 ni = self._nodes.get(name)
                 if (ni is None or ni.node is None) and smap.pop(name, None) is not None:
                     rebuild_list = True
             self._removed_since.clear()
-        if rebuild_list or len(smap) != len(snapshot.node_info_list):
+        rebuild_list = rebuild_list or len(smap) != len(snapshot.node_info_list)
+        if rebuild_list:
             # nodes in insertion order of the cache (stable across cycles)
             snapshot.node_info_list = [smap[n] for n in self._nodes if n in smap]
             affinity_changed = True
         if affinity_changed:
             snapshot.rebuild_affinity_lists()
         snapshot.generation = new_gen
+        snapshot.record_changes(changed, structural=rebuild_list)
 
 
 _NODEINFO_SLOTS = NodeInfo.__slots__

@@ -396,7 +396,7 @@ class PriorityQueue:
             return "backoff"
         regs = self._events.get(scheduler_name(q.pod), {})
         result = "skip"
-        pod = q.pod
+        pod = q.pod_info  # hints get the parsed pod (helpers.as_pod_info), never a re-parse
         for plugin in rejectors:
             for reg in regs.get(plugin, ()):
                 if not reg.event.matches(event):

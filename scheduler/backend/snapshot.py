@@ -8,15 +8,19 @@ objects plugins hold during the cycle) stays stable. Plugins reach it via `handl
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 
 from minik3s.api.types import JsonDict
 from scheduler.framework.types import NodeInfo, PodInfo
 
+JOURNAL_LENGTH = 4096
+
 
 class Snapshot:
     __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
-                 "have_pods_with_required_anti_affinity_list", "generation", "used_pvc_set")
+                 "have_pods_with_required_anti_affinity_list", "generation", "used_pvc_set",
+                 "tracked", "change_seq", "structure_seq", "_journal")
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -25,6 +29,48 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
         self.generation = 0
         self.used_pvc_set: set[str] = set()
+        # change journal (for plugins that keep per-node aggregates across cycles, e.g.
+        # PodTopologySpread's domain counts): only a snapshot the cache refreshes is `tracked`;
+        # a hand-built one never answers `nodes_changed_since`
+        self.tracked = False
+        self.change_seq = 0
+        self.structure_seq = 0
+        self._journal: deque[tuple[int, list[str]]] = deque(maxlen=JOURNAL_LENGTH)
+
+    def record_changes(self, names: list[str], *, structural: bool) -> None:
+        """Called by the cache after a refresh: `names` NodeInfos were updated in place;
+        `structural` when nodes were added or removed (the node list changed)."""
+        self.tracked = True
+        if not names and not structural:
+            return
+        self.change_seq += 1
+        if structural:
+            self.structure_seq = self.change_seq
+        self._journal.append((self.change_seq, names))
+
+    def mark_structural_change(self) -> None:
+        """The node list was changed outside the cache (what-if runs on a subset): aggregates
+        keyed on an earlier `change_seq` must be rebuilt."""
+        self.change_seq += 1
+        self.structure_seq = self.change_seq
+
+    def nodes_changed_since(self, seq: int) -> set[str] | None:
+        """Names of nodes updated after refresh `seq`, or None when that is unknown (untracked
+        snapshot, nodes added/removed since, or the journal no longer reaches back that far).
+        Example: refreshes 5: [n1], 6: [n2, n1] -> since 4: {n1, n2}; since 6: set()."""
+        if not self.tracked or self.structure_seq > seq or seq > self.change_seq:
+            return None
+        if seq == self.change_seq:
+            return set()
+        journal = self._journal
+        if not journal or journal[0][0] > seq + 1:
+            return None
+        out: set[str] = set()
+        for s, names in reversed(journal):
+            if s <= seq:
+                break
+            out.update(names)
+        return out
 
     @classmethod
     def from_objects(cls, nodes: Iterable[JsonDict], pods: Iterable[JsonDict] = ()) -> Snapshot:

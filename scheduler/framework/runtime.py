@@ -253,6 +253,9 @@ class Framework:
         self.score_weights: dict[str, int] = {e.name: e.weight for e in expanded["score"]}
         self._batch_scorers = {p.name() for p in self.score_plugins
                                if type(p).score_nodes is not ScorePlugin.score_nodes}
+        self._normalizers = {p.name() for p in self.score_plugins if p.has_normalize_score()}
+        self._raw_normalizers = {p.name() for p in self.score_plugins if p.has_normalize_score()
+                                 and type(p).normalize_raw_scores is not ScorePlugin.normalize_raw_scores}
         if len(self.queue_sort_plugins) > 1:
             raise FrameworkError(
                 f"only one queue sort plugin required for profile with scheduler name "
@@ -557,15 +560,29 @@ class Framework:
                     return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
                 logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name if ni else "")
                 return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
-            if pl.has_normalize_score():
-                scores = [NodeScore(n.name, int(v)) for n, v in zip(nodes, raw, strict=True)]
-                st = self._call(pl, "normalize_score", state, pi, scores)
-                if not st.is_success():
-                    return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {st.message()}",
-                                                   name)
-                normalized = [ns.score for ns in scores]
-            else:
-                normalized = raw
+            normalized = raw
+            if name in self._normalizers:
+                fast: list[int] | None = None
+                if name in self._raw_normalizers:
+                    try:
+                        fast = pl.normalize_raw_scores(state, pi, raw)
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as e:
+                        logger.exception("plugin raised plugin=%s point=normalize_score", name)
+                        return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {e}", name)
+                    if fast is not None and len(fast) != len(nodes):
+                        return totals, Status.as_error(
+                            f"plugin {name!r} normalized {len(fast)} scores for {len(nodes)} nodes", name)
+                if fast is not None:
+                    normalized = fast
+                else:
+                    scores = [NodeScore(n.name, int(v)) for n, v in zip(nodes, raw, strict=True)]
+                    st = self._call(pl, "normalize_score", state, pi, scores)
+                    if not st.is_success():
+                        return totals, Status.as_error(
+                            f"running Normalize on Score plugin {name!r}: {st.message()}", name)
+                    normalized = [ns.score for ns in scores]
             weight = self.score_weights.get(name, 1)
             lo, hi = min(normalized, default=0), max(normalized, default=0)
             if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:

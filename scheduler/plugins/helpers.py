@@ -41,6 +41,20 @@ def default_normalize_score(
         s.score = max_priority - v if reverse else v
 
 
+def default_normalize_raw(scores: list[int], *, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> list[int]:
+    """`default_normalize_score` over plain ints, returning a new list (the batch form plugins
+    use from `normalize_raw_scores`). Example: raw 2, 11, 4 -> 18, 100, 36; reversed 0, 0 -> 100, 100."""
+    max_count = max(scores, default=0)
+    if max_count <= 0:
+        if reverse:
+            return [max_priority] * len(scores)
+        # unchanged, as the NodeScore form (a negative raw is the runtime's range error to report)
+        return list(scores)
+    if reverse:
+        return [max_priority - max_priority * s // max_count for s in scores]
+    return [max_priority * s // max_count for s in scores]
+
+
 def compile_selector(d: JsonDict | None) -> LabelSelector:
     """metav1.LabelSelector dict -> LabelSelector; an invalid selector matches nothing."""
     try:

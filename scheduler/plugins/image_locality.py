@@ -80,3 +80,27 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
                 if st is not None:
                     total += int(st.size * (st.num_nodes / s.total_nodes))
         return calculate_priority(total, s.num_containers), SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            s = self._state(pod, 1)
+        if s.num_containers == 0:
+            return [0] * len(nodes), SUCCESS
+        n_containers = s.num_containers
+        empty = calculate_priority(0, n_containers)  # a node holding none of the images
+        images, total_nodes = s.images, s.total_nodes
+        out: list[int] = []
+        append = out.append
+        for node in nodes:
+            states = node.image_states
+            if not states:
+                append(empty)
+                continue
+            total = 0
+            for img in images:
+                st = states.get(img)
+                if st is not None:
+                    total += int(st.size * (st.num_nodes / total_nodes))
+            append(calculate_priority(total, n_containers))
+        return out, SUCCESS

@@ -37,7 +37,13 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, default_normalize_score
+from scheduler.plugins.helpers import (
+    SUCCESS,
+    as_pod_info,
+    cached_on,
+    default_normalize_raw,
+    default_normalize_score,
+)
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -155,6 +161,23 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         if pref is not None:
             count += pref.score_labels(node.labels, node.name)
         return count, SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        added = self._added_pref
+        pref = state.get(PRE_SCORE_STATE_KEY)
+        out: list[int] = []
+        append = out.append
+        for node in nodes:
+            count = 0
+            if added is not None:
+                count += added.score_labels(node.labels, node.name)
+            if pref is not None:
+                count += pref.score_labels(node.labels, node.name)
+            append(count)
+        return out, SUCCESS
+
+    def normalize_raw_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> list[int]:
+        return default_normalize_raw(scores, reverse=False)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         default_normalize_score(scores, reverse=False)

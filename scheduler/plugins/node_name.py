@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from scheduler.framework.cycle_state import CycleState
@@ -29,6 +30,12 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not pod.node_name or pod.node_name == node.name:
             return SUCCESS
         return Status.unresolvable(ERR_REASON, plugin=self.NAME)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        want = pod.node_name
+        if not want:
+            return [None] * len(nodes)
+        return [None if n.name == want else Status.unresolvable(ERR_REASON, plugin=self.NAME) for n in nodes]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add)]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from minik3s.api.helpers.taints import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
@@ -34,6 +35,14 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         if tolerations_tolerate_taint(pod.spec.get("tolerations") or (), _UNSCHEDULABLE_TAINT):
             return SUCCESS
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=self.NAME)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        out: list[Status | None] = [None] * len(nodes)
+        for i, n in enumerate(nodes):
+            if n.unschedulable:
+                st = self.filter(state, pod, n)
+                out[i] = st if st.code else None
+        return out
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

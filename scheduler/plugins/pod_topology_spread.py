@@ -189,6 +189,54 @@ def count_matching(pods: Sequence[PodInfo], selector: LabelSelector, namespace: 
     return n
 
 
+MAX_DOMAIN_MEMOS = 256
+
+
+def _inclusion_is_pod_independent(c: Constraint, required: RequiredNodeAffinity) -> bool:
+    """Whether `matches_node_inclusion` is true for every node, whatever the pod (so domain
+    counts can be shared between pods): affinity policy Ignore or no required node affinity,
+    and taints policy Ignore."""
+    return (c.node_affinity_policy != HONOR or required.is_empty) and c.node_taints_policy != HONOR
+
+
+class _DomainCounts:
+    """Per-node contributions to one constraint's domain counts, for `_memo_counts`. A node
+    contributes when it has every topology key of the pod's constraints (`keys`)."""
+
+    __slots__ = ("snapshot", "seq", "per_node", "counts", "domain_nodes")
+
+    def __init__(self, snapshot: Any, seq: int) -> None:
+        self.snapshot = snapshot
+        self.seq = seq
+        self.per_node: dict[str, tuple[str, int]] = {}
+        self.counts: dict[str, int] = {}
+        self.domain_nodes: dict[str, int] = {}
+
+    def add(self, n: NodeInfo, c: Constraint, ns: str, keys: tuple[str, ...]) -> None:
+        labels = n.labels
+        for k in keys:
+            if k not in labels:
+                return
+        v = labels[c.topology_key]
+        cnt = count_matching(n.pods, c.selector, ns) if n.pods else 0
+        self.per_node[n.name] = (v, cnt)
+        self.counts[v] = self.counts.get(v, 0) + cnt
+        self.domain_nodes[v] = self.domain_nodes.get(v, 0) + 1
+
+    def remove(self, name: str) -> None:
+        old = self.per_node.pop(name, None)
+        if old is None:
+            return
+        v, cnt = old
+        left = self.domain_nodes[v] - 1
+        if left == 0:
+            del self.domain_nodes[v]
+            del self.counts[v]
+        else:
+            self.domain_nodes[v] = left
+            self.counts[v] -= cnt
+
+
 @dataclass(slots=True)
 class _PreFilterState:
     constraints: list[Constraint]
@@ -231,6 +279,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
         )
         self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
+        self._domain_memo: dict[tuple[Any, ...], _DomainCounts] = {}
 
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
@@ -320,8 +369,21 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not constraints:
             return None, Status.skip()
         required = RequiredNodeAffinity(pod.pod)
-        counts: list[dict[str, int]] = [{} for _ in constraints]
         ns = pod.namespace
+        snap = self.handle.snapshot() if self.handle is not None else None
+        if (
+            snap is not None
+            and getattr(snap, "tracked", False)
+            and nodes is snap.node_info_list
+            and all(_inclusion_is_pod_independent(c, required) for c in constraints)
+        ):
+            keys = tuple(c.topology_key for c in constraints)
+            counts = [self._memo_counts(snap, c, ns, keys) for c in constraints]
+            s = _PreFilterState(constraints, counts, required=required)
+            s.recompute_mins()
+            state.write(PRE_FILTER_STATE_KEY, s)
+            return None, SUCCESS
+        counts = [{} for _ in constraints]
         for n in nodes:
             labels = n.labels
             if not _labels_have_keys(labels, constraints):
@@ -335,6 +397,31 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s.recompute_mins()
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, SUCCESS
+
+    def _memo_counts(self, snap: Any, c: Constraint, ns: str, keys: tuple[str, ...]) -> dict[str, int]:
+        """Matching pods per domain of `c` over the snapshot, kept across cycles and refreshed
+        only for the nodes the snapshot journal says changed (upstream recounts every node each
+        cycle; the result is the same). A fresh dict is returned: preemption's AddPod/RemovePod
+        mutate the cycle's copy."""
+        key = (c.selector, ns, c.topology_key, keys)
+        memo = self._domain_memo.get(key)
+        changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
+        if memo is None or changed is None:
+            if len(self._domain_memo) >= MAX_DOMAIN_MEMOS:
+                self._domain_memo.clear()
+            memo = _DomainCounts(snap, snap.change_seq)
+            for n in snap.node_info_list:
+                memo.add(n, c, ns, keys)
+            self._domain_memo[key] = memo
+        elif changed:
+            smap = snap.node_info_map
+            for name in changed:
+                memo.remove(name)
+                n = smap.get(name)
+                if n is not None:
+                    memo.add(n, c, ns, keys)
+            memo.seq = snap.change_seq
+        return dict(memo.counts)
 
     def has_pre_filter_extensions(self) -> bool:
         return True
@@ -383,6 +470,31 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             if skew > c.max_skew:
                 return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=self.NAME)
         return SUCCESS
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return super().filter_nodes(state, pod, nodes)
+        # per constraint: (topology key, max skew, counts, self_match - min_match), hoisted
+        checks = [
+            (c.topology_key, c.max_skew, s.counts[i], (1 if c.selector.matches(pod.labels) else 0) - s.min_match(i))
+            for i, c in enumerate(s.constraints)
+        ]
+        out: list[Status | None] = []
+        append = out.append
+        for node in nodes:
+            labels = node.labels
+            st: Status | None = None
+            for key, max_skew, counts, offset in checks:
+                v = labels.get(key)
+                if v is None:
+                    st = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=self.NAME)
+                    break
+                if counts.get(v, 0) + offset > max_skew:
+                    st = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=self.NAME)
+                    break
+            append(st)
+        return out
 
     # --- PreScore / Score -------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, as_pod_info, default_normalize_score
+from scheduler.plugins.helpers import SUCCESS, as_pod_info, default_normalize_raw, default_normalize_score
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
 
@@ -47,6 +47,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         if taint is None:
             return SUCCESS
         return Status.unresolvable(taint_message(taint), plugin=self.NAME)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        out: list[Status | None] = [None] * len(nodes)
+        for i, n in enumerate(nodes):
+            if n.taints:
+                st = self.filter(state, pod, n)
+                out[i] = st if st.code else None
+        return out
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         tols = [
@@ -72,6 +80,29 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, taint):
                 count += 1
         return count, SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        tols = state.get(PRE_SCORE_STATE_KEY)
+        if tols is None:
+            tols = [
+                t
+                for t in pod.spec.get("tolerations") or ()
+                if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
+            ]
+        out = [0] * len(nodes)
+        for i, node in enumerate(nodes):
+            taints = node.taints
+            if not taints:
+                continue  # the common case: an untainted node scores raw 0
+            count = 0
+            for taint in taints:
+                if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, taint):
+                    count += 1
+            out[i] = count
+        return out, SUCCESS
+
+    def normalize_raw_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> list[int]:
+        return default_normalize_raw(scores, reverse=True)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         default_normalize_score(scores, reverse=True)

@@ -26,7 +26,7 @@ from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS
 from scheduler.plugins.node_resources.fit import ResourceSpec, _default_resources
-from scheduler.plugins.node_resources.strategies import ResourceAllocationScorer, balanced_scorer
+from scheduler.plugins.node_resources.strategies import BALANCED, ResourceAllocationScorer, balanced_scorer
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -45,7 +45,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
             args = NodeResourcesBalancedAllocationArgs.model_validate(args)
         super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
         self._scorer = ResourceAllocationScorer(
-            tuple(r.name for r in self.args.resources), balanced_scorer, use_requested=True
+            tuple(r.name for r in self.args.resources), balanced_scorer, use_requested=True, kind=BALANCED
         )
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
@@ -60,6 +60,12 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
         if reqs is None:
             reqs = self._scorer.pod_requests(pod)
         return self._scorer.score(node, reqs), SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = self._scorer.pod_requests(pod)
+        return self._scorer.score_many(nodes, reqs), SUCCESS
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -33,6 +33,7 @@ from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.node_resources.strategies import (
+    LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     ResourceAllocationScorer,
@@ -170,7 +171,8 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
         )
     else:
         fn = least_allocated_scorer(weights)
-    return ResourceAllocationScorer(resources, fn, use_requested=False)
+    kind = strategy.type if strategy.type in (LEAST_ALLOCATED, MOST_ALLOCATED) else ""
+    return ResourceAllocationScorer(resources, fn, use_requested=False, kind=kind, weights=tuple(weights))
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -193,10 +195,44 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        alloc = node.allocatable
+        used = node.requested
+        # fast accept (the common case): room for one more pod and every native request fits;
+        # anything else (scalars, overcommitted nodes) takes the exact path below
+        if (
+            len(node.pods) < alloc.allowed_pod_number
+            and not req.scalar
+            and req.milli_cpu <= alloc.milli_cpu - used.milli_cpu
+            and req.memory <= alloc.memory - used.memory
+            and req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage
+        ):
+            return SUCCESS
         reasons = insufficient_resources(req, node, self._ignored, self._ignored_groups)
         if not reasons:
             return SUCCESS
         return Status.unschedulable(*reasons, plugin=self.NAME)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        if req.scalar:
+            return super().filter_nodes(state, pod, nodes)
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        out: list[Status | None] = []
+        append = out.append
+        for node in nodes:
+            alloc = node.allocatable
+            used = node.requested
+            if (
+                len(node.pods) < alloc.allowed_pod_number
+                and cpu <= alloc.milli_cpu - used.milli_cpu
+                and mem <= alloc.memory - used.memory
+                and eph <= alloc.ephemeral_storage - used.ephemeral_storage
+            ):
+                append(None)
+                continue
+            reasons = insufficient_resources(req, node, self._ignored, self._ignored_groups)
+            append(Status.unschedulable(*reasons, plugin=self.NAME) if reasons else None)
+        return out
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         state.write(PRE_SCORE_STATE_KEY, self._scorer.pod_requests(pod))
@@ -207,6 +243,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if reqs is None:
             reqs = self._scorer.pod_requests(pod)
         return self._scorer.score(node, reqs), SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = self._scorer.pod_requests(pod)
+        return self._scorer.score_many(nodes, reqs), SUCCESS
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minik3s.api.resources import PODS, REPLICASETS
+from minik3s.api.resources import EVENTS, PODS, REPLICASETS
 from minik3s.controllers.replicaset import ReplicaSetController
 
 
@@ -34,6 +34,18 @@ async def test_creates_owned_pods_and_reports_status(harness):
         assert p["metadata"]["ownerReferences"] == [{
             "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs["metadata"]["uid"],
             "controller": True, "blockOwnerDeletion": True}]
+
+    async def create_events():
+        evs = (await harness.client.list(EVENTS, "default"))["items"]
+        return {e["message"] for e in evs if e["reason"] == "SuccessfulCreate"
+                and e["involvedObject"]["name"] == "web" and e["involvedObject"]["kind"] == "ReplicaSet"}
+
+    async def all_three():
+        msgs = await create_events()
+        return msgs if len(msgs) == 3 else None
+
+    msgs = await harness.eventually(all_three, what="SuccessfulCreate events")
+    assert msgs == {f"Created pod: {p['metadata']['name']}" for p in pods}
 
 
 async def test_replaces_deleted_pod_and_scales_down(harness):

@@ -95,3 +95,8 @@ def test_calculate_status_counts_availability_with_min_ready_seconds():
     st = calculate_status(rs, pods, now=NOW)
     assert st == {"replicas": 3, "fullyLabeledReplicas": 2, "readyReplicas": 2, "availableReplicas": 1,
                   "observedGeneration": 4}
+
+
+def test_calculate_status_omits_zero_counts_but_keeps_replicas():
+    rs = {"metadata": {"generation": 1}, "spec": {"replicas": 0}}
+    assert calculate_status(rs, [], now=NOW) == {"replicas": 0, "observedGeneration": 1}

@@ -1,0 +1,356 @@
+"""Benchmark: scheduling throughput in kube-scheduler `scheduler_perf` shapes, through a real
+in-process minik3s server (API server + SQLite storage + watch + the embedded scheduler).
+
+    python -m bench.bench_scheduler [--workload SchedulingBasic] [--nodes 500,5000] [--runs 3]
+                                    [--percentage-of-nodes-to-score 0] [--profile out.prof]
+
+Why: upstream's CI floors (SchedulingBasic 5000Nodes_10000Pods 680 pods/s, TopologySpreading
+460) are the yardstick the scheduler is held to (see /work/shared/reference, section 1.1).
+
+Shape, as scheduler_perf's templates: nodes are plain API objects (no kubelets) with capacity
+4 CPU / 32Gi / 110 pods and a Ready condition; pods request 100m / 500Mi (limits equal). Init
+pods are created and bound first (not measured); then the measured pods are created by 32
+concurrent creators while the scheduler runs. A pod counts once the pod informer sees its
+`spec.nodeName` set (the binding landed in storage and came back through the watch).
+
+Figures per run:
+- throughput: scheduler_perf's collector. Every 1 s count bound measured pods; the first
+  non-zero sample is skipped (it mixes start-up); an interval with no new pods is folded into
+  the next one. Reported as average / p50 / p90 / p95 / p99 of the per-interval samples, plus
+  `overall` = measured pods / (last binding - first creation).
+- latency: end to end per pod, from just before its create request to the informer seeing it
+  bound (creation -> binding, queueing included). Reported p50 / p90 / p99 in ms.
+With `--runs N` each figure is the median over the runs.
+
+Workloads (node counts selectable with --nodes; init/measured counts follow upstream):
+- SchedulingBasic: default pods. 500 nodes: 500 init / 1000 measured; 5000: 1000 / 1000
+  (upstream's "5000Nodes" short variant).
+- SchedulingPodAntiAffinity: namespaces sched-0 (init) and sched-1 (measured); pods labelled
+  color=green with required anti-affinity to color=green on kubernetes.io/hostname over both
+  namespaces. 500 nodes: 100 / 400; 5000: 1000 / 1000. As upstream's node template, nodes carry
+  no hostname label.
+- TopologySpreading: nodes labelled topology.kubernetes.io/zone moon-1/2/3 (round robin); init
+  pods default; measured pods color=blue spread on zone, maxSkew 5, DoNotSchedule.
+  500 nodes: 1000 / 1000; 5000: 5000 / 2000 (upstream's "5000Nodes" variant).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import logging
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import emit, pct
+from minik3s import server
+from minik3s.api.resources import NAMESPACES, NODES, PODS
+from minik3s.config import ServerConfig
+
+logger = logging.getLogger(__name__)
+
+ZONE_KEY = "topology.kubernetes.io/zone"
+ZONES = ("moon-1", "moon-2", "moon-3")
+CREATORS = 32
+SAMPLE_INTERVAL = 1.0
+
+# workload -> node count -> (init pods, measured pods)
+COUNTS: dict[str, dict[int, tuple[int, int]]] = {
+    "SchedulingBasic": {500: (500, 1000), 5000: (1000, 1000)},
+    "SchedulingPodAntiAffinity": {500: (100, 400), 5000: (1000, 1000)},
+    "TopologySpreading": {500: (1000, 1000), 5000: (5000, 2000)},
+}
+
+
+def _container() -> dict[str, Any]:
+    res = {"cpu": "100m", "memory": "500Mi"}
+    return {"name": "pause", "image": "registry.k8s.io/pause:3.10", "ports": [{"containerPort": 80}],
+            "resources": {"requests": dict(res), "limits": dict(res)}}
+
+
+def default_pod(name: str, namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"containers": [_container()]}}
+
+
+def anti_affinity_pod(name: str, namespace: str) -> dict[str, Any]:
+    pod = default_pod(name, namespace)
+    pod["metadata"]["labels"] = {"color": "green"}
+    pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "namespaces": ["sched-1", "sched-0"],
+    }]}}
+    return pod
+
+
+def spreading_pod(name: str, namespace: str) -> dict[str, Any]:
+    pod = default_pod(name, namespace)
+    pod["metadata"]["labels"] = {"color": "blue"}
+    pod["spec"]["topologySpreadConstraints"] = [{
+        "maxSkew": 5, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }]
+    return pod
+
+
+def node_obj(i: int, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"scheduler-perf-{i:05d}", "labels": labels},
+            "spec": {},
+            "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+                       "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+
+
+@dataclass(slots=True)
+class Workload:
+    name: str
+    nodes: int
+    init_pods: int
+    measured_pods: int
+    node_labels: Callable[[int], dict[str, str]]
+    init_ns: str
+    measured_ns: str
+    init_pod: Callable[[str, str], dict[str, Any]]
+    measured_pod: Callable[[str, str], dict[str, Any]]
+    namespaces: list[str] = field(default_factory=list)
+
+
+def make_workload(name: str, nodes: int) -> Workload:
+    counts = COUNTS[name]
+    init, measured = counts.get(nodes) or counts[min(counts, key=lambda k: abs(k - nodes))]
+    if name == "SchedulingBasic":
+        return Workload(name, nodes, init, measured, lambda i: {}, "default", "default", default_pod, default_pod)
+    if name == "SchedulingPodAntiAffinity":
+        return Workload(name, nodes, init, measured, lambda i: {}, "sched-0", "sched-1",
+                        anti_affinity_pod, anti_affinity_pod, ["sched-0", "sched-1"])
+    if name == "TopologySpreading":
+        return Workload(name, nodes, init, measured, lambda i: {ZONE_KEY: ZONES[i % len(ZONES)]},
+                        "default", "default", default_pod, spreading_pod)
+    raise ValueError(f"unknown workload {name!r}")
+
+
+class BindWatcher:
+    """Records when the pod informer first sees each pod of interest bound."""
+
+    def __init__(self) -> None:
+        self.bound_at: dict[str, float] = {}
+        self.measured_prefix = ""
+        self.measured_bound = 0
+        self.wake = asyncio.Event()
+
+    def on_add(self, obj: dict[str, Any]) -> None:
+        self._see(obj)
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self._see(new)
+
+    def _see(self, obj: dict[str, Any]) -> None:
+        if not (obj.get("spec") or {}).get("nodeName"):
+            return
+        name = obj["metadata"]["name"]
+        if name in self.bound_at:
+            return
+        self.bound_at[name] = time.monotonic()
+        if self.measured_prefix and name.startswith(self.measured_prefix):
+            self.measured_bound += 1
+        self.wake.set()
+
+
+async def _create_all(rs: Any, pods: list[dict[str, Any]], created_at: dict[str, float] | None) -> None:
+    it = iter(pods)
+
+    async def creator() -> None:
+        for pod in it:
+            if created_at is not None:
+                created_at[pod["metadata"]["name"]] = time.monotonic()
+            await rs.client.create(PODS, pod, pod["metadata"]["namespace"])
+
+    async with asyncio.TaskGroup() as tg:
+        for i in range(CREATORS):
+            tg.create_task(creator(), name=f"bench-creator-{i}")
+
+
+async def _wait(cond: Callable[[], bool], watcher: BindWatcher, timeout: float, what: str,
+                tasks: list[asyncio.Task[Any]]) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            for t in tasks:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    raise RuntimeError(f"task {t.get_name()} failed") from t.exception()
+            watcher.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await watcher.wake.wait()
+    logger.info("done: %s", what)
+
+
+async def _sample(watcher: BindWatcher, samples: list[float]) -> None:
+    """scheduler_perf's throughputCollector over the measured pods."""
+    last_count = watcher.measured_bound
+    last_time = time.monotonic()
+    started = False
+    while True:
+        await asyncio.sleep(SAMPLE_INTERVAL)
+        now = time.monotonic()
+        scheduled = watcher.measured_bound
+        if scheduled == 0:
+            continue
+        if not started:
+            started = True
+            last_count, last_time = scheduled, now
+            continue
+        new = scheduled - last_count
+        if new == 0:
+            continue  # folded into the next interval, as upstream's `skipped`
+        dur = now - last_time
+        skipped = max(0, round(dur / SAMPLE_INTERVAL) - 1)
+        rate = new / dur
+        samples.extend([rate] * (skipped + 1))
+        last_count, last_time = scheduled, now
+
+
+async def run_once(wl: Workload, *, percentage: int | None, profile: str | None) -> dict[str, Any]:
+    from scheduler.config import parse_config
+    from scheduler.scheduler import Scheduler
+
+    with tempfile.TemporaryDirectory(prefix="bench-sched-") as d:
+        cfg = ServerConfig(port=0, data_dir=Path(d),
+                           disable={"kubelet", "controllers", "scheduler", "descheduler"})
+        rs = await server.start(cfg)
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            for ns in wl.namespaces:
+                await rs.client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": ns}})
+            t0 = time.monotonic()
+            nodes = [node_obj(i, wl.node_labels(i)) for i in range(wl.nodes)]
+            node_it = iter(nodes)
+
+            async def node_creator() -> None:
+                for n in node_it:
+                    await rs.client.create(NODES, n)
+
+            async with asyncio.TaskGroup() as tg:
+                for i in range(CREATORS):
+                    tg.create_task(node_creator(), name=f"bench-node-creator-{i}")
+            nodes_s = time.monotonic() - t0
+            sched_cfg = parse_config({"percentageOfNodesToScore": percentage}) if percentage is not None else None
+            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers)
+            watcher = BindWatcher()
+            rs.informers.informer(PODS).add_handler(on_add=watcher.on_add, on_update=watcher.on_update)
+            tasks.append(asyncio.create_task(rs.informers.run(), name="bench-informers"))
+            tasks.append(asyncio.create_task(sched.run(), name="bench-scheduler"))
+            await rs.informers.wait_for_sync()
+            # init pods: scheduled, not measured
+            t1 = time.monotonic()
+            init = [wl.init_pod(f"init-{i:06d}", wl.init_ns) for i in range(wl.init_pods)]
+            await _create_all(rs, init, None)
+            await _wait(lambda: sum(1 for k in watcher.bound_at if k.startswith("init-")) >= wl.init_pods,
+                        watcher, 600, "init pods bound", tasks)
+            init_s = time.monotonic() - t1
+            # measured pods
+            watcher.measured_prefix = "measured-"
+            samples: list[float] = []
+            created_at: dict[str, float] = {}
+            measured = [wl.measured_pod(f"measured-{i:06d}", wl.measured_ns) for i in range(wl.measured_pods)]
+            sampler = asyncio.create_task(_sample(watcher, samples), name="bench-sampler")
+            prof = cProfile.Profile() if profile else None
+            if prof is not None:
+                prof.enable()
+            t2 = time.monotonic()
+            await _create_all(rs, measured, created_at)
+            created_s = time.monotonic() - t2
+            await _wait(lambda: watcher.measured_bound >= wl.measured_pods, watcher, 900,
+                        "measured pods bound", tasks)
+            if prof is not None:
+                prof.disable()
+                prof.dump_stats(profile)
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
+            last = max(watcher.bound_at[n] for n in created_at)
+            lat = [(watcher.bound_at[n] - t) * 1000 for n, t in created_at.items()]
+            overall = wl.measured_pods / (last - t2)
+            if not samples:  # shorter than two sample intervals: one sample over the whole run
+                samples = [overall]
+            return {
+                "setup_nodes_seconds": round(nodes_s, 2),
+                "init_pods_seconds": round(init_s, 2),
+                "create_measured_seconds": round(created_s, 2),
+                "throughput_average": round(statistics.fmean(samples), 1),
+                "throughput_p50": round(pct(samples, 50), 1),
+                "throughput_p90": round(pct(samples, 90), 1),
+                "throughput_p95": round(pct(samples, 95), 1),
+                "throughput_p99": round(pct(samples, 99), 1),
+                "throughput_samples": len(samples),
+                "throughput_overall": round(overall, 1),
+                "latency_p50_ms": round(pct(lat, 50), 1),
+                "latency_p90_ms": round(pct(lat, 90), 1),
+                "latency_p99_ms": round(pct(lat, 99), 1),
+            }
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await server.stop(rs)
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {k: round(statistics.median(r[k] for r in runs), 1) for k in runs[0]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workload", action="append", choices=sorted(COUNTS),
+                   help="repeatable; default: all three")
+    p.add_argument("--nodes", default="500,5000", help="comma-separated node counts")
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--percentage-of-nodes-to-score", type=int, default=None,
+                   help="global percentageOfNodesToScore; default: unset (adaptive, 50 - N/125)")
+    p.add_argument("--init-pods", type=int, default=None, help="override the upstream init count")
+    p.add_argument("--measured-pods", type=int, default=None, help="override the upstream measured count")
+    p.add_argument("--profile", default=None, help="cProfile the measured phase of the last run into this file")
+    p.add_argument("--log-level", default="WARNING")
+    args = p.parse_args()
+    logging.basicConfig(level=args.log_level)
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    results: list[dict[str, Any]] = []
+    for name in args.workload or sorted(COUNTS):
+        for n in (int(x) for x in args.nodes.split(",") if x):
+            wl = make_workload(name, n)
+            if args.init_pods is not None:
+                wl.init_pods = args.init_pods
+            if args.measured_pods is not None:
+                wl.measured_pods = args.measured_pods
+            runs = []
+            for i in range(args.runs):
+                prof = args.profile if (args.profile and i == args.runs - 1) else None
+                r = asyncio.run(run_once(wl, percentage=args.percentage_of_nodes_to_score, profile=prof))
+                logger.warning("%s/%dNodes run %d: %s", name, n, i + 1, r)
+                runs.append(r)
+            results.append({
+                "workload": f"{name}/{n}Nodes", "nodes": n, "init_pods": wl.init_pods,
+                "measured_pods": wl.measured_pods,
+                "percentage_of_nodes_to_score": args.percentage_of_nodes_to_score or "adaptive",
+                "runs": len(runs), "median": _median(runs), "all_runs": runs,
+            })
+    emit("scheduler", {
+        "latency": "end to end: create request start -> pod informer sees spec.nodeName",
+        "throughput": "scheduler_perf throughputCollector: 1 s samples of bound measured pods",
+        "results": results,
+    })
+
+
+if __name__ == "__main__":
+    main()
