@@ -33,6 +33,7 @@ from apiserver.storage.interface import (
     TooOldError,
     WatchOverflowError,
 )
+from apiserver.strategies import service_alloc
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
@@ -134,6 +135,8 @@ class ApiCore:
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
         self.crd_listeners: list[Callable[[], None]] = []
+        # cluster IPs / node ports handed out to Service creates that are not committed yet
+        self._svc_reserved = service_alloc.Used()
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -150,7 +153,7 @@ class ApiCore:
             raise errors.not_found(info.resource, info.group, name)
         return obj
 
-    def _check_namespace_for_create(self, info: ResourceInfo, namespace: str | None) -> None:
+    def _check_namespace_for_create(self, info: ResourceInfo, namespace: str | None, name: str = "") -> None:
         if not info.namespaced:
             return
         if not namespace:
@@ -159,14 +162,52 @@ class ApiCore:
         if ns is None:
             raise errors.not_found("namespaces", "", namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp") and info.resource != "events":
+            what = f'{info.qualified} "{name}"' if name else info.qualified
             raise errors.ForbiddenError(
-                f'{info.qualified} "{{name}}" is forbidden: unable to create new content in namespace '
+                f"{what} is forbidden: unable to create new content in namespace "
                 f"{namespace} because it is being terminated",
-                details={"kind": info.resource, "group": info.group,
+                details={**({"name": name} if name else {}), "kind": info.resource,
+                         **({"group": info.group} if info.group else {}),
                          "causes": [{"reason": "NamespaceTerminating",
                                      "message": f"namespace {namespace} is being terminated",
                                      "field": "metadata.namespace"}]},
             )
+
+    def _allocate_service(self, info: ResourceInfo, obj: JsonDict) -> service_alloc.Used | None:
+        """The service registry's allocation step: cluster IP and node ports for a new Service.
+        Returns what was reserved (released by the caller once the create is committed or failed);
+        422 when a requested IP/port is taken or out of range."""
+        if info.group != "" or info.resource != "services" or not isinstance(obj.get("spec"), dict):
+            return None
+        stored = self.store.list(info.list_prefix(None))[0]
+        used = service_alloc.used_from_services(stored)
+        used.ips |= self._svc_reserved.ips
+        used.node_ports |= self._svc_reserved.node_ports
+        before = service_alloc.Used(set(used.ips), set(used.node_ports))
+        causes = service_alloc.allocate(obj["spec"], used, self.rng)
+        if causes:
+            raise errors.invalid(info.kind, (obj.get("metadata") or {}).get("name") or "", causes, info.group)
+        mine = service_alloc.Used(used.ips - before.ips, used.node_ports - before.node_ports)
+        self._svc_reserved.ips |= mine.ips
+        self._svc_reserved.node_ports |= mine.node_ports
+        return mine
+
+    def _allocate_service_update(self, info: ResourceInfo, new: JsonDict, old: JsonDict) -> None:
+        """Keep/allocate node ports and the cluster IP when a Service changes type or ports.
+        (The write that follows is a compare-and-swap on this object, so no reservation is held.)"""
+        if info.group != "" or info.resource != "services":
+            return
+        nspec, ospec = new.get("spec"), old.get("spec")
+        if not isinstance(nspec, dict) or not isinstance(ospec, dict):
+            return
+        uid = (old.get("metadata") or {}).get("uid")
+        others = [s for s in self.store.list(info.list_prefix(None))[0] if (s.get("metadata") or {}).get("uid") != uid]
+        used = service_alloc.used_from_services(others)
+        used.ips |= self._svc_reserved.ips
+        used.node_ports |= self._svc_reserved.node_ports
+        causes = service_alloc.allocate_update(nspec, ospec, used, self.rng)
+        if causes:
+            raise errors.invalid(info.kind, (new.get("metadata") or {}).get("name") or "", causes, info.group)
 
     def _check_type(self, info: ResourceInfo, obj: Any) -> JsonDict:
         if not isinstance(obj, dict):
@@ -326,7 +367,7 @@ class ApiCore:
         if meta.get("resourceVersion"):
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
-        self._check_namespace_for_create(info, namespace)
+        self._check_namespace_for_create(info, namespace, name)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = self.now()
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
@@ -336,14 +377,20 @@ class ApiCore:
         strategy.default(obj)
         await compat.admit(info, "CREATE", obj, None, self.lookup)
         strategy.prepare_for_create(obj)
-        self._validate(info, obj, strategy.validate(obj))
-        compat.record_managed_fields(info, None, obj, opts, "Update", self.now())
-        if opts.dry_run:
-            return obj
+        reserved = self._allocate_service(info, obj)
         try:
-            created = await self.store.create(info.key(namespace, name), obj)
-        except KeyExistsError:
-            raise errors.already_exists(info.resource, info.group, name) from None
+            self._validate(info, obj, strategy.validate(obj))
+            compat.record_managed_fields(info, None, obj, opts, "Update", self.now())
+            if opts.dry_run:
+                return obj
+            try:
+                created = await self.store.create(info.key(namespace, name), obj)
+            except KeyExistsError:
+                raise errors.already_exists(info.resource, info.group, name) from None
+        finally:
+            if reserved is not None:
+                self._svc_reserved.ips.difference_update(reserved.ips)
+                self._svc_reserved.node_ports.difference_update(reserved.node_ports)
         if info.resource == "customresourcedefinitions":
             created = await self._crd_established(created)
         return created
@@ -417,6 +464,8 @@ class ApiCore:
             strategy.prepare_for_update(new, old)
             await compat.admit(info, "UPDATE", new, old, self.lookup)
             causes = strategy.validate_update(new, old)
+            if not causes:
+                self._allocate_service_update(info, new, old)
         # immutable metadata, whatever the client sent
         nm = _meta(new)
         for k in ("uid", "creationTimestamp"):
@@ -600,6 +649,8 @@ class ApiCore:
             cur = self.store.get(key)
             if cur is None:
                 raise errors.not_found(info.resource, info.group, name)
+            # admission on DELETE: NamespaceLifecycle refuses to delete default/kube-system/kube-public
+            await compat.admit(info, "DELETE", cur, None, self.lookup)
             try:
                 return await self._delete_once(info, key, cur, options)
             except RevisionMismatchError:

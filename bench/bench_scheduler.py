@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 ZONE_KEY = "topology.kubernetes.io/zone"
 ZONES = ("moon-1", "moon-2", "moon-3")
 CREATORS = 32
-SAMPLE_INTERVAL = 1.0
+SAMPLE_INTERVAL = 1.0  # upstream throughputSampleInterval
 
 # workload -> node count -> (init pods, measured pods)
 COUNTS: dict[str, dict[int, tuple[int, int]]] = {
@@ -192,7 +192,7 @@ async def _wait(cond: Callable[[], bool], watcher: BindWatcher, timeout: float, 
     logger.info("done: %s", what)
 
 
-async def _sample(watcher: BindWatcher, samples: list[float]) -> None:
+async def _sample(watcher: BindWatcher, samples: list[float], sched: Any) -> None:
     """scheduler_perf's throughputCollector over the measured pods."""
     last_count = watcher.measured_bound
     last_time = time.monotonic()
@@ -201,6 +201,8 @@ async def _sample(watcher: BindWatcher, samples: list[float]) -> None:
         await asyncio.sleep(SAMPLE_INTERVAL)
         now = time.monotonic()
         scheduled = watcher.measured_bound
+        logger.info("sample: measured bound=%d scheduler bound total=%d activeQ=%d pending api writes=%d",
+                    scheduled, sched.scheduled_count, sched.queue.active_len(), sched.writer.pending())
         if scheduled == 0:
             continue
         if not started:
@@ -261,7 +263,7 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None)
             samples: list[float] = []
             created_at: dict[str, float] = {}
             measured = [wl.measured_pod(f"measured-{i:06d}", wl.measured_ns) for i in range(wl.measured_pods)]
-            sampler = asyncio.create_task(_sample(watcher, samples), name="bench-sampler")
+            sampler = asyncio.create_task(_sample(watcher, samples, sched), name="bench-sampler")
             prof = cProfile.Profile() if profile else None
             if prof is not None:
                 prof.enable()

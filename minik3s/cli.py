@@ -5,6 +5,8 @@
   minik3s kubelet-sim --server URL --nodes N|FILE
   minik3s node fail|recover NAME
   minik3s explain pod NAME [-n NS]
+  minik3s apply -f FILE|DIR|-      minik3s get KIND [NAME] [-n NS|-A] [-o wide|yaml|json] [-w]
+  minik3s delete KIND NAME...      minik3s describe KIND NAME
 """
 
 from __future__ import annotations
@@ -223,12 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("name")
     n.set_defaults(func=cmd_node)
 
-    try:  # TEMPORARY guard while minik3s/kubectl.py is being written
-        from minik3s.kubectl import add_subcommands
+    from minik3s.kubectl import add_subcommands
 
-        add_subcommands(sub, client_args)
-    except ImportError:
-        pass
+    add_subcommands(sub, client_args)
 
     e = sub.add_parser("explain", help="why a pod landed where it did (or is Pending)")
     client_args(e)

@@ -46,8 +46,10 @@ from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
 
-TABLE_ACCEPT = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
-                "application/json")
+TABLE_ACCEPT = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+    "application/json"
+)
 JSON = "application/json"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 FIELD_MANAGER = "minik3s-apply"
@@ -88,8 +90,18 @@ class Palette:
 
 _GOOD = {"Running", "Ready", "Active", "Succeeded", "Completed", "Bound", "True", "Available"}
 _WARN = {"Pending", "ContainerCreating", "Terminating", "Unknown", "PodInitializing", "SchedulingGated"}
-_BAD = {"Failed", "Error", "CrashLoopBackOff", "ErrImagePull", "ImagePullBackOff", "Evicted", "OOMKilled",
-        "NotReady", "False", "Unschedulable"}
+_BAD = {
+    "Failed",
+    "Error",
+    "CrashLoopBackOff",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "Evicted",
+    "OOMKilled",
+    "NotReady",
+    "False",
+    "Unschedulable",
+}
 
 
 def status_style(text: str) -> str:
@@ -243,8 +255,10 @@ def format_error(e: BaseException, *, source: str = "", verb: str = "") -> str:
             kind = e.details.get("kind") or ""
             name = e.details.get("name") or ""
             head = f'The {kind} "{name}" is invalid' if kind or name else "The request is invalid"
-            causes = [f"{c['field']}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
-                      for c in e.causes]
+            causes = [
+                f"{c['field']}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
+                for c in e.causes
+            ]
             if not causes:
                 return head
             if len(causes) == 1:
@@ -272,19 +286,29 @@ class Api:
     def _unreachable(self, e: BaseException) -> CommandError:
         host = self.client.base_url.split("://", 1)[-1]
         logger.debug("server unreachable url=%s error=%s", self.client.base_url, e)
-        return ConnectionRefusedError_(f"The connection to the server {host} was refused - did you specify the "
-                                       "right host or port?")
+        return ConnectionRefusedError_(
+            f"The connection to the server {host} was refused - did you specify the right host or port?"
+        )
 
-    async def call(self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None,
-                   content_type: str = JSON, accept: str = JSON) -> Any:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        accept: str = JSON,
+    ) -> Any:
         headers = {"Accept": accept}
         data = None
         if body is not None:
             data = orjson.dumps(body)
             headers["Content-Type"] = content_type
         try:
-            async with self.client.session.request(method, self.client.base_url + path, params=params, data=data,
-                                                   headers=headers) as resp:
+            async with self.client.session.request(
+                method, self.client.base_url + path, params=params, data=data, headers=headers
+            ) as resp:
                 payload = await resp.read()
                 if resp.status >= 300:
                     raise _api_error(resp.status, payload)
@@ -292,11 +316,14 @@ class Api:
         except OSError as e:
             raise self._unreachable(e) from e
 
-    async def stream(self, path: str, params: dict[str, str], *, accept: str = JSON) -> AsyncIterator[JsonDict]:
+    async def stream(
+        self, path: str, params: dict[str, str], *, accept: str = JSON
+    ) -> AsyncIterator[JsonDict]:
         """A watch: one decoded event per line until the server closes the stream."""
         try:
-            resp = await self.client.session.get(self.client.base_url + path, params=params,
-                                                 headers={"Accept": accept}, timeout=None)
+            resp = await self.client.session.get(
+                self.client.base_url + path, params=params, headers={"Accept": accept}, timeout=None
+            )
         except OSError as e:
             raise self._unreachable(e) from e
         try:
@@ -384,9 +411,11 @@ class Discovery:
         groups = await api.call("GET", "/apis")
         for g in (groups or {}).get("groups") or []:
             preferred = (g.get("preferredVersion") or {}).get("version")
-            versions = [v.get("version") for v in g.get("versions") or []]
-            ordered = ([preferred] if preferred in versions else []) + [v for v in versions if v != preferred]
-            gvs.extend((g["name"], v, v == ordered[0]) for v in ordered)
+            versions = [str(v.get("version")) for v in g.get("versions") or []]
+            ordered = ([str(preferred)] if preferred in versions else []) + [
+                v for v in versions if v != preferred
+            ]
+            gvs.extend((str(g["name"]), v, v == ordered[0]) for v in ordered)
 
         async def fetch(group: str, version: str) -> JsonDict:
             path = f"/apis/{group}/{version}" if group else f"/api/{version}"
@@ -401,11 +430,19 @@ class Discovery:
             for r in doc.get("resources") or []:
                 if "/" in r.get("name", ""):
                     continue
-                out.append(ApiResource(group=g, version=v, resource=r["name"], kind=r.get("kind", ""),
-                                       namespaced=bool(r.get("namespaced")),
-                                       singular=r.get("singularName") or r.get("kind", "").lower(),
-                                       short_names=list(r.get("shortNames") or []), verbs=list(r.get("verbs") or []),
-                                       preferred=pref))
+                out.append(
+                    ApiResource(
+                        group=g,
+                        version=v,
+                        resource=r["name"],
+                        kind=r.get("kind", ""),
+                        namespaced=bool(r.get("namespaced")),
+                        singular=r.get("singularName") or r.get("kind", "").lower(),
+                        short_names=list(r.get("shortNames") or []),
+                        verbs=list(r.get("verbs") or []),
+                        preferred=pref,
+                    )
+                )
         return Discovery(out)
 
     def resolve(self, arg: str) -> ApiResource:
@@ -466,7 +503,9 @@ def _manifest_files(paths: Iterable[str], *, recursive: bool) -> list[str]:
     return out
 
 
-def load_manifests(paths: Iterable[str], *, recursive: bool = False, stdin: TextIO | None = None) -> list[Manifest]:
+def load_manifests(
+    paths: Iterable[str], *, recursive: bool = False, stdin: TextIO | None = None, verb: str = "apply"
+) -> list[Manifest]:
     """Every object in FILE|DIR|- (multi-document YAML or JSON; `kind: List` is expanded)."""
     result: list[Manifest] = []
     for f in _manifest_files(paths, recursive=recursive):
@@ -475,21 +514,24 @@ def load_manifests(paths: Iterable[str], *, recursive: bool = False, stdin: Text
         try:
             docs = list(yaml.safe_load_all(text))
         except yaml.YAMLError as e:
-            raise CommandError(f'error parsing {source}: {e}') from e
+            raise CommandError(f"error parsing {source}: {e}") from e
         for doc in docs:
             if doc is None:
                 continue
             if not isinstance(doc, dict):
                 raise CommandError(f"error parsing {source}: a document is not an object")
-            items = doc.get("items") if str(doc.get("kind", "")).endswith("List") and "items" in doc else [doc]
+            items = (
+                doc.get("items") if str(doc.get("kind", "")).endswith("List") and "items" in doc else [doc]
+            )
             for obj in items or []:
                 if not obj.get("kind") or not obj.get("apiVersion"):
                     missing = "kind" if not obj.get("kind") else "apiVersion"
-                    raise CommandError(f"error validating \"{source}\": error validating data: "
-                                       f"{missing} not set")
+                    raise CommandError(
+                        f'error validating "{source}": error validating data: {missing} not set'
+                    )
                 result.append(Manifest(source, _json_safe(obj)))
     if not result:
-        raise CommandError("no objects passed to apply")
+        raise CommandError(f"no objects passed to {verb}")
     return result
 
 
@@ -500,7 +542,9 @@ def _json_safe(v: Any) -> Any:
     if isinstance(v, list):
         return [_json_safe(x) for x in v]
     if isinstance(v, datetime):
-        return v.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if v.tzinfo else v.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (
+            v.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if v.tzinfo else v.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
     if hasattr(v, "isoformat") and not isinstance(v, str | int | float | bool):
         return v.isoformat()
     return v
@@ -510,7 +554,7 @@ def _json_safe(v: Any) -> Any:
 # Output printers (-o yaml / json / name)
 
 
-class _GoYamlDumper(yaml.SafeDumper):
+class _GoYamlDumper(yaml.SafeDumper):  # type: ignore[misc]
     """YAML the way kubectl prints it (sigs.k8s.io/yaml): keys sorted, sequences not indented,
     no line wrapping, double quotes where a plain scalar would be ambiguous, `|` for multi-line."""
 
@@ -529,15 +573,28 @@ _GoYamlDumper.add_representer(str, _str_representer)
 
 
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_GoYamlDumper, sort_keys=True, default_flow_style=False,
-                     allow_unicode=True, width=1 << 30)
+    return str(
+        yaml.dump(
+            obj,
+            Dumper=_GoYamlDumper,
+            sort_keys=True,
+            default_flow_style=False,
+            allow_unicode=True,
+            width=1 << 30,
+        )
+    )
 
 
 def to_json(obj: Any) -> str:
     """Go's json.MarshalIndent(obj, "", "    "): sorted keys, HTML characters escaped."""
     text = json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _for_output(obj: JsonDict, res: ApiResource) -> JsonDict:
@@ -572,9 +629,11 @@ def parse_targets(disc: Discovery, args: list[str]) -> list[Target]:
         out: list[Target] = []
         for a in args:
             if "/" not in a:
-                raise CommandError("there is no need to specify a resource type as a separate argument when "
-                                   "passing arguments in resource/name form (e.g. 'minik3s get resource/<name>' "
-                                   "instead of 'minik3s get resource resource/<name>'")
+                raise CommandError(
+                    "there is no need to specify a resource type as a separate argument when "
+                    "passing arguments in resource/name form (e.g. 'minik3s get resource/<name>' "
+                    "instead of 'minik3s get resource resource/<name>'"
+                )
             kind, _, name = a.partition("/")
             res = disc.resolve(kind)
             if out and out[-1].res is res:
@@ -616,8 +675,15 @@ async def _list_all(api: Api, path: str, params: dict[str, str], *, accept: str 
 # apply
 
 
-async def run_apply(api: Api, disc: Discovery, args: argparse.Namespace, *, out: TextIO, err: TextIO,
-                    stdin: TextIO | None = None) -> int:
+async def run_apply(
+    api: Api,
+    disc: Discovery,
+    args: argparse.Namespace,
+    *,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None = None,
+) -> int:
     """Create or update every object in the manifests.
 
     Implemented as server-side apply (PATCH `application/apply-patch+yaml`, fieldManager
@@ -641,26 +707,35 @@ async def run_apply(api: Api, disc: Discovery, args: argparse.Namespace, *, out:
         name = meta.get("name") or ""
         res = disc.for_kind(str(obj["apiVersion"]), str(obj["kind"]))
         if res is None:
-            print(f'error: resource mapping not found for name: "{name}" namespace: "{meta.get("namespace", "")}" '
-                  f'from "{m.source}": no matches for kind "{obj["kind"]}" in version "{obj["apiVersion"]}"\n'
-                  "ensure CRDs are installed first", file=err)
+            print(
+                f'error: resource mapping not found for name: "{name}" namespace: "{meta.get("namespace", "")}" '
+                f'from "{m.source}": no matches for kind "{obj["kind"]}" in version "{obj["apiVersion"]}"\n'
+                "ensure CRDs are installed first",
+                file=err,
+            )
             rc = 1
             continue
         if not name:
             if meta.get("generateName"):
                 print(f"error: from {meta['generateName']}: cannot use generate name with apply", file=err)
             else:
-                print(f'error: error when retrieving current configuration of "{m.source}": '
-                      "resource name may not be empty", file=err)
+                print(
+                    f'error: error when retrieving current configuration of "{m.source}": '
+                    "resource name may not be empty",
+                    file=err,
+                )
             rc = 1
             continue
         ns: str | None = None
         if res.namespaced:
             ns = meta.get("namespace") or args.namespace or "default"
             if args.namespace and meta.get("namespace") and meta["namespace"] != args.namespace:
-                print(f'error: the namespace from the provided object "{meta["namespace"]}" does not match the '
-                      f'namespace "{args.namespace}". You must pass \'--namespace={meta["namespace"]}\' to perform '
-                      "this operation.", file=err)
+                print(
+                    f'error: the namespace from the provided object "{meta["namespace"]}" does not match the '
+                    f"namespace \"{args.namespace}\". You must pass '--namespace={meta['namespace']}' to perform "
+                    "this operation.",
+                    file=err,
+                )
                 rc = 1
                 continue
             meta["namespace"] = ns
@@ -684,22 +759,28 @@ async def run_apply(api: Api, disc: Discovery, args: argparse.Namespace, *, out:
             print(format_error(e, source=m.source, verb="creating" if live is None else "patching"), file=err)
             rc = 1
             continue
-        verdict = "created" if live is None else ("unchanged" if _same(live, result) else "configured")
+        verdict = (
+            "created" if live is None else ("unchanged" if _same(live, result, dry_run=dry) else "configured")
+        )
         colour = {"created": "green", "configured": "yellow", "unchanged": "dim"}[verdict]
         suffix = " (server dry run)" if dry else ""
         print(f"{res.kind_group}/{name} {pal.paint(colour, verdict)}{suffix}", file=out, flush=True)
     return rc
 
 
-def _same(before: JsonDict, after: JsonDict) -> bool:
+def _same(before: JsonDict, after: JsonDict, *, dry_run: bool = False) -> bool:
+    """Did an apply leave the object as it was? (A dry run keeps the resourceVersion either way.)"""
     mb, ma = before.get("metadata") or {}, after.get("metadata") or {}
-    if mb.get("resourceVersion") and mb.get("resourceVersion") == ma.get("resourceVersion"):
+    if not dry_run and mb.get("resourceVersion") and mb.get("resourceVersion") == ma.get("resourceVersion"):
         return True
 
     def strip(o: JsonDict) -> JsonDict:
         c = {k: v for k, v in o.items() if k != "status"}
-        c["metadata"] = {k: v for k, v in (o.get("metadata") or {}).items()
-                         if k not in ("resourceVersion", "managedFields")}
+        c["metadata"] = {
+            k: v
+            for k, v in (o.get("metadata") or {}).items()
+            if k not in ("resourceVersion", "managedFields")
+        }
         return c
 
     return strip(before) == strip(after)
@@ -734,7 +815,7 @@ class TablePrinter:
 
     def print_table(self, table: JsonDict) -> None:
         if table.get("kind") != "Table":
-            table = self._fallback(table)
+            table = self.fallback_table(table)
         cols = self._columns(table)
         header = [str(c.get("name", "")).upper() for _, c in cols]
         if self.all_namespaces:
@@ -790,20 +871,36 @@ class TablePrinter:
                 return text[:i] + "..."
         return text
 
-    def _fallback(self, lst: JsonDict) -> JsonDict:
+    def fallback_table(self, lst: JsonDict) -> JsonDict:
         """A plain list or object (server without Tables): NAME and AGE, as kubectl does."""
         items = lst.get("items") if "items" in lst else [lst]
         now = self.now()
-        rows = [{"cells": [(o.get("metadata") or {}).get("name", ""),
-                           _age((o.get("metadata") or {}).get("creationTimestamp"), now)],
-                 "object": {"metadata": o.get("metadata") or {}}} for o in items or []]
-        return {"kind": "Table", "columnDefinitions": [{"name": "Name", "format": "name", "priority": 0},
-                                                        {"name": "Age", "priority": 0}], "rows": rows}
+        rows = [
+            {
+                "cells": [
+                    (o.get("metadata") or {}).get("name", ""),
+                    _age((o.get("metadata") or {}).get("creationTimestamp"), now),
+                ],
+                "object": {"metadata": o.get("metadata") or {}},
+            }
+            for o in items or []
+        ]
+        return {
+            "kind": "Table",
+            "columnDefinitions": [
+                {"name": "Name", "format": "name", "priority": 0},
+                {"name": "Age", "priority": 0},
+            ],
+            "rows": rows,
+        }
 
     def print_status_row(self, status: JsonDict) -> None:
         """An ERROR watch event, printed as kubectl does (STATUS REASON MESSAGE)."""
-        text = "STATUS\tREASON\tMESSAGE\n" + "\t".join(
-            str(status.get(k, "")) for k in ("status", "reason", "message")) + "\n"
+        text = (
+            "STATUS\tREASON\tMESSAGE\n"
+            + "\t".join(str(status.get(k, "")) for k in ("status", "reason", "message"))
+            + "\n"
+        )
         self.out.write(TabWriter().render(text))
         self.out.flush()
 
@@ -812,8 +909,12 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
     targets = parse_targets(disc, args.resources)
     output = args.output or ""
     if output not in ("", "wide", "yaml", "json", "name"):
-        raise CommandError(f"unable to match a printer suitable for the output format \"{output}\", allowed "
-                           "formats are: json,name,wide,yaml")
+        raise CommandError(
+            f'unable to match a printer suitable for the output format "{output}", allowed '
+            "formats are: json,name,wide,yaml"
+        )
+    if args.all_namespaces and any(t.names and t.res.namespaced for t in targets):
+        raise CommandError("a resource cannot be retrieved by name across all namespaces")
     if args.watch or args.watch_only:
         if len(targets) != 1:
             raise CommandError("you may only specify a single resource type")
@@ -854,9 +955,15 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
 
     printed_any = False
     for t in targets:
-        printer = TablePrinter(out, pal, wide=output == "wide", all_namespaces=args.all_namespaces and t.res.namespaced,
-                               show_labels=args.show_labels, no_headers=args.no_headers,
-                               name_prefix=t.res.kind_group if len(targets) > 1 else "")
+        printer = TablePrinter(
+            out,
+            pal,
+            wide=output == "wide",
+            all_namespaces=args.all_namespaces and t.res.namespaced,
+            show_labels=args.show_labels,
+            no_headers=args.no_headers,
+            name_prefix=t.res.kind_group if len(targets) > 1 else "",
+        )
         if t.names:
             table: JsonDict | None = None
             for n in t.names:
@@ -867,7 +974,7 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
                     rc = 1
                     continue
                 if one.get("kind") != "Table":
-                    one = printer._fallback(one)
+                    one = printer.fallback_table(one)
                 if table is None:
                     table = one
                 else:
@@ -906,13 +1013,20 @@ async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, 
     output = args.output or ""
     table_mode = output in ("", "wide")
     accept = TABLE_ACCEPT if table_mode else JSON
-    printer = TablePrinter(out, Palette.for_stream(out), wide=output == "wide",
-                           all_namespaces=args.all_namespaces and t.res.namespaced, show_labels=args.show_labels,
-                           no_headers=args.no_headers)
+    printer = TablePrinter(
+        out,
+        Palette.for_stream(out),
+        wide=output == "wide",
+        all_namespaces=args.all_namespaces and t.res.namespaced,
+        show_labels=args.show_labels,
+        no_headers=args.no_headers,
+    )
     fields = [args.field_selector] if args.field_selector else []
     if len(t.names) > 1:
-        raise CommandError("watch is only supported on individual resources and resource collections, but "
-                           f"{len(t.names)} resources were found")
+        raise CommandError(
+            "watch is only supported on individual resources and resource collections, but "
+            f"{len(t.names)} resources were found"
+        )
     if t.names:
         fields.append(f"metadata.name={t.names[0]}")
     params: dict[str, str] = {}
@@ -936,7 +1050,7 @@ async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, 
         out.flush()
 
     # kubectl: a list watch starts at the list's resourceVersion (no initial events); a single
-    # object watch starts at "0", so the server's initial ADDED event repeats the object.
+    # object watch starts at "0" and its first (synthetic ADDED) event is not printed.
     rv = "0"
     if t.names:
         if not args.watch_only:
@@ -953,15 +1067,19 @@ async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, 
             if table_mode:
                 if lst.get("rows") or lst.get("items"):
                     printer.print_table(lst)
-                else:
-                    _no_resources(err, args, [t])
             else:
                 for o in lst.get("items") or []:
                     emit_obj(o)
     wparams = dict(params, watch="true", resourceVersion=rv)
+    skip_first = bool(t.names)
     async for ev in api.stream(t.res.path(ns), wparams, accept=accept):
         typ = ev.get("type")
         obj = ev.get("object") or {}
+        if skip_first and typ != "ERROR":
+            skip_first = False
+            if table_mode:
+                printer.column_defs = obj.get("columnDefinitions") or printer.column_defs
+            continue
         if typ == "ERROR":
             printer.print_status_row(obj)
             return 0
@@ -986,8 +1104,15 @@ class _Deleted:
     uid: str
 
 
-async def run_delete(api: Api, disc: Discovery, args: argparse.Namespace, *, out: TextIO, err: TextIO,
-                     stdin: TextIO | None = None) -> int:
+async def run_delete(
+    api: Api,
+    disc: Discovery,
+    args: argparse.Namespace,
+    *,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None = None,
+) -> int:
     """DELETE each object (Background propagation), print `pod "x" deleted`, then wait for all of
     them to be gone (kubectl's `--wait=true`): list + watch on `metadata.name`, matching the UID."""
     ns = _namespace(args)
@@ -1000,22 +1125,34 @@ async def run_delete(api: Api, disc: Discovery, args: argparse.Namespace, *, out
         grace = 0
     immediate = args.force and grace == 0
     if immediate:
-        print("Warning: Immediate deletion does not wait for confirmation that the running resource has been "
-              "terminated. The resource may continue to run on the cluster indefinitely.", file=err)
+        print(
+            "Warning: Immediate deletion does not wait for confirmation that the running resource has been "
+            "terminated. The resource may continue to run on the cluster indefinitely.",
+            file=err,
+        )
     work: list[tuple[ApiResource, str | None, str, str]] = []  # res, ns, name, source
     rc = 0
     if args.filename:
-        for m in load_manifests(args.filename, recursive=args.recursive, stdin=stdin):
+        for m in load_manifests(args.filename, recursive=args.recursive, stdin=stdin, verb="delete"):
             res = disc.for_kind(str(m.obj["apiVersion"]), str(m.obj["kind"]))
             meta = m.obj.get("metadata") or {}
             if res is None:
-                print(f'error: resource mapping not found for name: "{meta.get("name", "")}" namespace: '
-                      f'"{meta.get("namespace", "")}" from "{m.source}": no matches for kind "{m.obj["kind"]}" in '
-                      f'version "{m.obj["apiVersion"]}"\nensure CRDs are installed first', file=err)
+                print(
+                    f'error: resource mapping not found for name: "{meta.get("name", "")}" namespace: '
+                    f'"{meta.get("namespace", "")}" from "{m.source}": no matches for kind "{m.obj["kind"]}" in '
+                    f'version "{m.obj["apiVersion"]}"\nensure CRDs are installed first',
+                    file=err,
+                )
                 rc = 1
                 continue
-            work.append((res, (meta.get("namespace") or args.namespace or "default") if res.namespaced else None,
-                         str(meta.get("name") or ""), m.source))
+            work.append(
+                (
+                    res,
+                    (meta.get("namespace") or args.namespace or "default") if res.namespaced else None,
+                    str(meta.get("name") or ""),
+                    m.source,
+                )
+            )
     else:
         if not args.resources:
             raise CommandError("You must provide one or more resources by argument or filename.")
@@ -1037,13 +1174,19 @@ async def run_delete(api: Api, disc: Discovery, args: argparse.Namespace, *, out
                 _no_resources(err, args, [t])
             for o in items:
                 meta = o.get("metadata") or {}
-                work.append((t.res, meta.get("namespace") if t.res.namespaced else None, meta.get("name", ""), ""))
+                work.append(
+                    (t.res, meta.get("namespace") if t.res.namespaced else None, meta.get("name", ""), "")
+                )
     pal = Palette.for_stream(out)
     deleted: list[_Deleted] = []
     for res, wns, name, source in work:
-        body: JsonDict = {"kind": "DeleteOptions", "apiVersion": "v1",
-                          "propagationPolicy": {"background": "Background", "foreground": "Foreground",
-                                                "orphan": "Orphan"}[args.cascade]}
+        body: JsonDict = {
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "propagationPolicy": {"background": "Background", "foreground": "Foreground", "orphan": "Orphan"}[
+                args.cascade
+            ],
+        }
         if grace >= 0:
             body["gracePeriodSeconds"] = grace
         try:
@@ -1057,8 +1200,11 @@ async def run_delete(api: Api, disc: Discovery, args: argparse.Namespace, *, out
             print(format_error(e, source=source, verb="deleting"), file=err)
             rc = 1
             continue
-        uid = (resp.get("metadata") or {}).get("uid") if resp.get("kind") != "Status" else \
-            (resp.get("details") or {}).get("uid")
+        uid = (
+            (resp.get("metadata") or {}).get("uid")
+            if resp.get("kind") != "Status"
+            else (resp.get("details") or {}).get("uid")
+        )
         word = "force deleted" if immediate else "deleted"
         print(f'{res.kind_group} "{name}" {pal.paint("red", word)}', file=out, flush=True)
         deleted.append(_Deleted(res, wns, name, str(uid or "")))
@@ -1071,7 +1217,9 @@ async def run_delete(api: Api, disc: Discovery, args: argparse.Namespace, *, out
         except TimeoutError:
             spinner.stop()
             for d in deleted:
-                print(f"error: timed out waiting for the condition on {d.res.resource_group}/{d.name}", file=err)
+                print(
+                    f"error: timed out waiting for the condition on {d.res.resource_group}/{d.name}", file=err
+                )
             return 1
         finally:
             spinner.stop()
@@ -1107,7 +1255,7 @@ class _Progress:
 
     def __init__(self, stream: TextIO, text: str) -> None:
         self.stream = stream
-        self.active = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR_PROGRESS")
+        self.active = bool(getattr(stream, "isatty", lambda: False)())
         if self.active:
             stream.write(f"{text}…\r")
             stream.flush()
@@ -1143,8 +1291,22 @@ def _describe_time(ts: Any) -> str:
     return t.astimezone().strftime("%a, %d %b %Y %H:%M:%S %z") if t else "<unknown>"
 
 
-def _multiline_map(w: PrefixWriter, level: int, title: str, m: dict[str, Any] | None, *, sep: str = "=") -> None:
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+MAX_ANNOTATION_LEN = 140
+
+
+def _multiline_map(
+    w: PrefixWriter, level: int, title: str, m: dict[str, Any] | None, *, sep: str = "="
+) -> None:
+    """Labels (`k=v`) or annotations (`k: v`, sep ": "; the last-applied annotation hidden, long
+    values cut at 140 characters), one per line, the first on the title's line."""
     w.write(level, f"{title}:\t")
+    if m and sep != "=":
+        m = {
+            k: (str(v)[:MAX_ANNOTATION_LEN] + "..." if len(str(v)) > MAX_ANNOTATION_LEN else v)
+            for k, v in m.items()
+            if k != LAST_APPLIED
+        }
     if not m:
         w.write(0, "<none>\n")
         return
@@ -1153,7 +1315,7 @@ def _multiline_map(w: PrefixWriter, level: int, title: str, m: dict[str, Any] | 
         w.write(0, line) if i == 0 else w.write(level, "\t" + line)
 
 
-def _smart_label(key: str) -> str:
+def smart_label(key: str) -> str:
     """kubectl's generic describer label: minMember → "Min Member", uid → "UID"; keys with
     characters other than letters and '-' (label keys like app.kubernetes.io/name) stay as they are."""
     if any(not (ch.isalpha() or ch == "-") for ch in key):
@@ -1161,8 +1323,9 @@ def _smart_label(key: str) -> str:
     words: list[str] = []
     cur = ""
     for i, ch in enumerate(key):
-        boundary = ch.isupper() and cur and (not key[i - 1].isupper()
-                                             or (i + 1 < len(key) and key[i + 1].islower()))
+        boundary = (
+            ch.isupper() and cur and (not key[i - 1].isupper() or (i + 1 < len(key) and key[i + 1].islower()))
+        )
         if boundary:
             words.append(cur)
             cur = ""
@@ -1180,7 +1343,7 @@ def _unstructured(w: PrefixWriter, level: int, value: Any, skip: set[str], prefi
             if path in skip:
                 continue
             v = value[k]
-            label = _smart_label(k)
+            label = smart_label(k)
             if isinstance(v, dict):
                 w.write(level, f"{label}:\n")
                 _unstructured(w, level + 1, v, skip, path)
@@ -1246,6 +1409,84 @@ def _container_state(w: PrefixWriter, title: str, st: JsonDict | None) -> None:
         w.write(2, f"{title}:\tWaiting\n")
 
 
+def _describe_containers(
+    w: PrefixWriter,
+    title: str,
+    containers: list[JsonDict],
+    statuses: dict[Any, JsonDict] | None,
+    *,
+    template: bool,
+) -> None:
+    """kubectl's describeContainers: a pod's containers (with their state) or a pod template's
+    (`template=True`: indented under "Pod Template:", no state)."""
+    head, name_indent = ("  ", "   ") if template else ("", "  ")
+    w.write(0, f"{head}{title}:\n")
+    for c in containers:
+        cs = (statuses or {}).get(c.get("name")) or {}
+        w.write(0, f"{name_indent}{c.get('name')}:\n")
+        if cs.get("containerID"):
+            w.write(2, f"Container ID:\t{cs['containerID']}\n")
+        w.write(2, f"Image:\t{c.get('image', '')}\n")
+        if not template:
+            w.write(2, f"Image ID:\t{cs.get('imageID', '')}\n")
+        ports = c.get("ports") or []
+        w.write(
+            2,
+            "Port:\t"
+            + (", ".join(f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}" for p in ports) or "<none>")
+            + "\n",
+        )
+        w.write(
+            2,
+            "Host Port:\t"
+            + (", ".join(f"{p.get('hostPort', 0)}/{p.get('protocol', 'TCP')}" for p in ports) or "<none>")
+            + "\n",
+        )
+        if c.get("command"):
+            _write_list(w, 2, "Command", [str(x) for x in c["command"]])
+        if c.get("args"):
+            _write_list(w, 2, "Args", [str(x) for x in c["args"]])
+        if not template:
+            _container_state(w, "State", cs.get("state"))
+            if cs.get("lastState"):
+                _container_state(w, "Last State", cs.get("lastState"))
+            w.write(2, f"Ready:\t{'True' if cs.get('ready') else 'False'}\n")
+            w.write(2, f"Restart Count:\t{cs.get('restartCount', 0)}\n")
+        res = c.get("resources") or {}
+        for rk, rt in (("limits", "Limits"), ("requests", "Requests")):
+            if res.get(rk):
+                w.write(2, f"{rt}:\n")
+                for name in sorted(res[rk]):
+                    w.write(3, f"{name}:\t{res[rk][name]}\n")
+        env = c.get("env") or []
+        if env:
+            w.write(2, "Environment:\n")
+            for e in env:
+                w.write(3, f"{e.get('name')}:\t{e.get('value', '')}\n")
+        else:
+            w.write(2, "Environment:\t<none>\n")
+        mounts = c.get("volumeMounts") or []
+        if mounts:
+            w.write(2, "Mounts:\n")
+            for m in mounts:
+                w.write(
+                    3, f"{m.get('mountPath')} from {m.get('name')} ({'ro' if m.get('readOnly') else 'rw'})\n"
+                )
+        else:
+            w.write(2, "Mounts:\t<none>\n")
+
+
+def _describe_volumes(w: PrefixWriter, vols: list[JsonDict], *, head: str = "") -> None:
+    if not vols:
+        w.write(0, f"{head}Volumes:\t<none>\n")
+        return
+    w.write(0, f"{head}Volumes:\n")
+    for v in vols:
+        w.write(0, f"{head}  {v.get('name')}:\n")
+        kinds = [k for k in v if k != "name"]
+        w.write(0, f"{head}    Type:\t{kinds[0] if kinds else '<unknown>'}\n")
+
+
 def describe_pod(pod: JsonDict, events: list[JsonDict] | None, now: datetime) -> str:
     """kubectl's pod describer (the sections and their order)."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
@@ -1287,84 +1528,44 @@ def describe_pod(pod: JsonDict, events: list[JsonDict] | None, now: datetime) ->
             w.write(0, f"Controlled By:\t{ref.get('kind')}/{ref.get('name')}\n")
     if status.get("nominatedNodeName"):
         w.write(0, f"NominatedNodeName:\t{status['nominatedNodeName']}\n")
-    for title, key, skey in (("Init Containers", "initContainers", "initContainerStatuses"),
-                             ("Containers", "containers", "containerStatuses")):
+    for title, key, skey in (
+        ("Init Containers", "initContainers", "initContainerStatuses"),
+        ("Containers", "containers", "containerStatuses"),
+    ):
         containers = spec.get(key) or []
-        if not containers and key == "initContainers":
-            continue
-        statuses = {s.get("name"): s for s in status.get(skey) or []}
-        w.write(0, f"{title}:\n")
-        for c in containers:
-            cs = statuses.get(c.get("name")) or {}
-            w.write(1, f"{c.get('name')}:\n")
-            if cs.get("containerID"):
-                w.write(2, f"Container ID:\t{cs['containerID']}\n")
-            w.write(2, f"Image:\t{c.get('image', '')}\n")
-            w.write(2, f"Image ID:\t{cs.get('imageID', '')}\n")
-            ports = c.get("ports") or []
-            w.write(2, "Port:\t" + (", ".join(f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}" for p in ports)
-                                     or "<none>") + "\n")
-            w.write(2, "Host Port:\t" + (", ".join(f"{p.get('hostPort', 0)}/{p.get('protocol', 'TCP')}"
-                                                    for p in ports) or "<none>") + "\n")
-            if c.get("command"):
-                _write_list(w, 2, "Command", [str(x) for x in c["command"]])
-            if c.get("args"):
-                _write_list(w, 2, "Args", [str(x) for x in c["args"]])
-            _container_state(w, "State", cs.get("state"))
-            if cs.get("lastState"):
-                _container_state(w, "Last State", cs.get("lastState"))
-            w.write(2, f"Ready:\t{'True' if cs.get('ready') else 'False'}\n")
-            w.write(2, f"Restart Count:\t{cs.get('restartCount', 0)}\n")
-            res = c.get("resources") or {}
-            for rk, rt in (("limits", "Limits"), ("requests", "Requests")):
-                if res.get(rk):
-                    w.write(2, f"{rt}:\n")
-                    for name in sorted(res[rk]):
-                        w.write(3, f"{name}:\t{res[rk][name]}\n")
-            env = c.get("env") or []
-            if env:
-                w.write(2, "Environment:\n")
-                for e in env:
-                    w.write(3, f"{e.get('name')}:\t{e.get('value', '')}\n")
-            else:
-                w.write(2, "Environment:\t<none>\n")
-            mounts = c.get("volumeMounts") or []
-            if mounts:
-                w.write(2, "Mounts:\n")
-                for m in mounts:
-                    w.write(3, f"{m.get('mountPath')} from {m.get('name')} ({'ro' if m.get('readOnly') else 'rw'})\n")
-            else:
-                w.write(2, "Mounts:\t<none>\n")
+        if containers or key == "containers":
+            _describe_containers(
+                w, title, containers, {st.get("name"): st for st in status.get(skey) or []}, template=False
+            )
     if spec.get("readinessGates"):
         w.write(0, "Readiness Gates:\n")
         w.write(1, "Type\tStatus\n")
-        conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        gate_status = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
         for g in spec["readinessGates"]:
-            w.write(1, f"{g.get('conditionType')} \t{conds.get(g.get('conditionType'), '<none>')} \n")
+            w.write(1, f"{g.get('conditionType')} \t{gate_status.get(g.get('conditionType'), '<none>')} \n")
     conds = status.get("conditions") or []
     if conds:
         w.write(0, "Conditions:\n")
         w.write(1, "Type\tStatus\n")
         for c in conds:
             w.write(1, f"{c.get('type')} \t{c.get('status')} \n")
-    vols = spec.get("volumes") or []
-    if vols:
-        w.write(0, "Volumes:\n")
-        for v in vols:
-            w.write(1, f"{v.get('name')}:\n")
-            kinds = [k for k in v if k != "name"]
-            w.write(2, f"Type:\t{kinds[0] if kinds else '<unknown>'}\n")
-    else:
-        w.write(0, "Volumes:\t<none>\n")
+    _describe_volumes(w, spec.get("volumes") or [])
     if status.get("qosClass"):
         w.write(0, f"QoS Class:\t{status['qosClass']}\n")
     _multiline_map(w, 0, "Node-Selectors", spec.get("nodeSelector"))
     _write_list(w, 0, "Tolerations", [_toleration(t) for t in spec.get("tolerations") or []])
     tscs = spec.get("topologySpreadConstraints") or []
     if tscs:
-        _write_list(w, 0, "Topology Spread Constraints",
-                    [f"{t.get('topologyKey')}:{t.get('whenUnsatisfiable')} when max skew {t.get('maxSkew')} is "
-                     "exceeded for selector " + _selector_text(t.get("labelSelector")) for t in tscs])
+        _write_list(
+            w,
+            0,
+            "Topology Spread Constraints",
+            [
+                f"{t.get('topologyKey')}:{t.get('whenUnsatisfiable')} when max skew {t.get('maxSkew')} is "
+                "exceeded for selector " + _selector_text(t.get("labelSelector"))
+                for t in tscs
+            ],
+        )
     if spec.get("schedulingGates"):
         _write_list(w, 0, "Scheduling Gates", [g.get("name", "") for g in spec["schedulingGates"]])
     if events is not None:
@@ -1397,13 +1598,22 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
     labels = meta.get("labels") or {}
     w = PrefixWriter()
     w.write(0, f"Name:\t{meta.get('name', '')}\n")
-    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    roles = sorted(
+        k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k
+    )
     w.write(0, f"Roles:\t{','.join(roles) or '<none>'}\n")
     _multiline_map(w, 0, "Labels", labels)
     _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
     w.write(0, f"CreationTimestamp:\t{_describe_time(meta.get('creationTimestamp'))}\n")
-    _write_list(w, 0, "Taints", [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
-                                 for t in spec.get("taints") or []])
+    _write_list(
+        w,
+        0,
+        "Taints",
+        [
+            f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
+            for t in spec.get("taints") or []
+        ],
+    )
     w.write(0, f"Unschedulable:\t{'true' if spec.get('unschedulable') else 'false'}\n")
     conds = status.get("conditions") or []
     if conds:
@@ -1411,9 +1621,12 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
         w.write(1, "Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage\n")
         w.write(1, "----\t------\t-----------------\t------------------\t------\t-------\n")
         for c in conds:
-            w.write(1, f"{c.get('type')} \t{c.get('status')} \t{_describe_time(c.get('lastHeartbeatTime'))} \t"
-                       f"{_describe_time(c.get('lastTransitionTime'))} \t{c.get('reason', '')} \t"
-                       f"{c.get('message', '')}\n")
+            w.write(
+                1,
+                f"{c.get('type')} \t{c.get('status')} \t{_describe_time(c.get('lastHeartbeatTime'))} \t"
+                f"{_describe_time(c.get('lastTransitionTime'))} \t{c.get('reason', '')} \t"
+                f"{c.get('message', '')}\n",
+            )
     addrs = status.get("addresses") or []
     if addrs:
         w.write(0, "Addresses:\n")
@@ -1427,11 +1640,18 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
     info = status.get("nodeInfo") or {}
     if info:
         w.write(0, "System Info:\n")
-        for k, title in (("machineID", "Machine ID"), ("systemUUID", "System UUID"), ("bootID", "Boot ID"),
-                         ("kernelVersion", "Kernel Version"), ("osImage", "OS Image"),
-                         ("operatingSystem", "Operating System"), ("architecture", "Architecture"),
-                         ("containerRuntimeVersion", "Container Runtime Version"),
-                         ("kubeletVersion", "Kubelet Version"), ("kubeProxyVersion", "Kube-Proxy Version")):
+        for k, title in (
+            ("machineID", "Machine ID"),
+            ("systemUUID", "System UUID"),
+            ("bootID", "Boot ID"),
+            ("kernelVersion", "Kernel Version"),
+            ("osImage", "OS Image"),
+            ("operatingSystem", "Operating System"),
+            ("architecture", "Architecture"),
+            ("containerRuntimeVersion", "Container Runtime Version"),
+            ("kubeletVersion", "Kubelet Version"),
+            ("kubeProxyVersion", "Kube-Proxy Version"),
+        ):
             w.write(1, f"{title}:\t{info.get(k, '')}\n")
     if spec.get("podCIDR"):
         w.write(0, f"PodCIDR:\t{spec['podCIDR']}\n")
@@ -1467,12 +1687,15 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
             tot_lim[k] = tot_lim.get(k, 0) + v
         cpu_r, cpu_l = req.get("cpu", 0), lim.get("cpu", 0)
         mem_r, mem_l = req.get("memory", 0), lim.get("memory", 0)
-        w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t\t"
-                   f"{format_milli(cpu_r)} ({pct(cpu_r, alloc.get('cpu', 0))})\t"
-                   f"{format_milli(cpu_l)} ({pct(cpu_l, alloc.get('cpu', 0))})\t"
-                   f"{format_quantity(mem_r)} ({pct(mem_r, alloc.get('memory', 0))})\t"
-                   f"{format_quantity(mem_l)} ({pct(mem_l, alloc.get('memory', 0))})\t"
-                   f"{_age(pm.get('creationTimestamp'), now)}\n")
+        w.write(
+            1,
+            f"{pm.get('namespace')}\t{pm.get('name')}\t\t"
+            f"{format_milli(cpu_r)} ({pct(cpu_r, alloc.get('cpu', 0))})\t"
+            f"{format_milli(cpu_l)} ({pct(cpu_l, alloc.get('cpu', 0))})\t"
+            f"{format_quantity(mem_r)} ({pct(mem_r, alloc.get('memory', 0))})\t"
+            f"{format_quantity(mem_l)} ({pct(mem_l, alloc.get('memory', 0))})\t"
+            f"{_age(pm.get('creationTimestamp'), now)}\n",
+        )
     w.write(0, "Allocated resources:\n")
     w.write(1, "(Total limits may be over 100 percent, i.e., overcommitted.)\n")
     w.write(1, "Resource\tRequests\tLimits\n")
@@ -1481,6 +1704,144 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
         fmt = format_milli if r == "cpu" else format_quantity
         rq, lm = tot_req.get(r, 0), tot_lim.get(r, 0)
         w.write(1, f"{r}\t{fmt(rq)} ({pct(rq, alloc.get(r, 0))})\t{fmt(lm)} ({pct(lm, alloc.get(r, 0))})\n")
+    if events is not None:
+        _events(w, events, now)
+    return w.render()
+
+
+def _pod_template(w: PrefixWriter, tmpl: JsonDict | None) -> None:
+    """kubectl's DescribePodTemplate."""
+    w.write(0, "Pod Template:\n")
+    if not tmpl:
+        w.write(1, "<unset>")
+        return
+    tmeta, tspec = tmpl.get("metadata") or {}, tmpl.get("spec") or {}
+    _multiline_map(w, 0, "  Labels", tmeta.get("labels"))
+    if tmeta.get("annotations"):
+        _multiline_map(w, 0, "  Annotations", tmeta.get("annotations"), sep=": ")
+    if tspec.get("serviceAccountName"):
+        w.write(1, f"Service Account:\t{tspec['serviceAccountName']}\n")
+    if tspec.get("initContainers"):
+        _describe_containers(w, "Init Containers", tspec["initContainers"], None, template=True)
+    _describe_containers(w, "Containers", tspec.get("containers") or [], None, template=True)
+    _describe_volumes(w, tspec.get("volumes") or [], head="  ")
+    if tspec.get("priorityClassName"):
+        w.write(1, f"Priority Class Name:\t{tspec['priorityClassName']}\n")
+    _multiline_map(w, 0, "  Node-Selectors", tspec.get("nodeSelector"))
+    _write_list(w, 0, "  Tolerations", [_toleration(t) for t in tspec.get("tolerations") or []])
+
+
+def _replica_sets_text(rss: list[JsonDict]) -> str:
+    parts = [
+        f"{(r.get('metadata') or {}).get('name')} ({(r.get('status') or {}).get('replicas', 0)}/"
+        f"{(r.get('spec') or {}).get('replicas', 0)} replicas created)"
+        for r in rss
+    ]
+    return ", ".join(parts) or "<none>"
+
+
+def describe_deployment(
+    d: JsonDict, rss: list[JsonDict], events: list[JsonDict] | None, now: datetime
+) -> str:
+    """kubectl's deployment describer; `rss` are the ReplicaSets the deployment controls (the
+    one whose template matches is the new one)."""
+    meta, spec, status = d.get("metadata") or {}, d.get("spec") or {}, d.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    w.write(0, f"CreationTimestamp:\t{_describe_time(meta.get('creationTimestamp'))}\n")
+    _multiline_map(w, 0, "Labels", meta.get("labels"))
+    _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
+    w.write(0, f"Selector:\t{_selector_text(spec.get('selector'))}\n")
+    w.write(
+        0,
+        f"Replicas:\t{spec.get('replicas', 1)} desired | {status.get('updatedReplicas', 0)} updated | "
+        f"{status.get('replicas', 0)} total | {status.get('availableReplicas', 0)} available | "
+        f"{status.get('unavailableReplicas', 0)} unavailable\n",
+    )
+    strategy = spec.get("strategy") or {}
+    w.write(0, f"StrategyType:\t{strategy.get('type', '')}\n")
+    w.write(0, f"MinReadySeconds:\t{spec.get('minReadySeconds', 0)}\n")
+    ru = strategy.get("rollingUpdate")
+    if ru is not None:
+        w.write(
+            0,
+            f"RollingUpdateStrategy:\t{ru.get('maxUnavailable', '25%')} max unavailable, "
+            f"{ru.get('maxSurge', '25%')} max surge\n",
+        )
+    _pod_template(w, spec.get("template"))
+    conds = status.get("conditions") or []
+    if conds:
+        w.write(0, "Conditions:\n  Type\tStatus\tReason\n")
+        w.write(1, "----\t------\t------\n")
+        for c in conds:
+            w.write(1, f"{c.get('type')} \t{c.get('status')}\t{c.get('reason', '')}\n")
+    tmpl = _template_without_hash(spec.get("template"))
+    new = [r for r in rss if _template_without_hash((r.get("spec") or {}).get("template")) == tmpl][:1]
+    old = [r for r in rss if r not in new and ((r.get("spec") or {}).get("replicas") or 0) > 0]
+    w.write(0, f"OldReplicaSets:\t{_replica_sets_text(old)}\n")
+    w.write(0, f"NewReplicaSet:\t{_replica_sets_text(new)}\n")
+    if events is not None:
+        _events(w, events, now)
+    return w.render()
+
+
+def _template_without_hash(tmpl: JsonDict | None) -> JsonDict:
+    t = copy.deepcopy(tmpl or {})
+    labels = (t.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        labels.pop("pod-template-hash", None)
+    return t
+
+
+def describe_replicaset(
+    rs: JsonDict, pods: list[JsonDict], events: list[JsonDict] | None, now: datetime
+) -> str:
+    """kubectl's replica set describer; `pods` are the pods it controls."""
+    meta, spec, status = rs.get("metadata") or {}, rs.get("spec") or {}, rs.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    w.write(0, f"Selector:\t{_selector_text(spec.get('selector'))}\n")
+    _multiline_map(w, 0, "Labels", meta.get("labels"))
+    _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            w.write(0, f"Controlled By:\t{ref.get('kind')}/{ref.get('name')}\n")
+    w.write(0, f"Replicas:\t{status.get('replicas', 0)} current / {spec.get('replicas', 1)} desired\n")
+    phases = [(p.get("status") or {}).get("phase") for p in pods]
+    w.write(
+        0,
+        f"Pods Status:\t{phases.count('Running')} Running / {phases.count('Pending')} Waiting / "
+        f"{phases.count('Succeeded')} Succeeded / {phases.count('Failed')} Failed\n",
+    )
+    _pod_template(w, spec.get("template"))
+    conds = status.get("conditions") or []
+    if conds:
+        w.write(0, "Conditions:\n  Type\tStatus\tReason\n")
+        w.write(1, "----\t------\t------\n")
+        for c in conds:
+            w.write(1, f"{c.get('type')} \t{c.get('status')}\t{c.get('reason', '')}\n")
+    if events is not None:
+        _events(w, events, now)
+    return w.render()
+
+
+def describe_configmap(cm: JsonDict, events: list[JsonDict] | None, now: datetime) -> str:
+    """kubectl's config map describer: each key, a `----` rule, the value."""
+    meta = cm.get("metadata") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    _multiline_map(w, 0, "Labels", meta.get("labels"))
+    _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
+    w.write(0, "\nData\n====\n")
+    for k, v in sorted((cm.get("data") or {}).items()):
+        w.write(0, f"{k}:\n----\n{v}\n\n")
+    w.write(0, "\nBinaryData\n====\n")
+    for k, v in sorted((cm.get("binaryData") or {}).items()):
+        w.write(0, f"{k}: {len(v) * 3 // 4 - v.count('=')} bytes\n")
+    w.write(0, "\n")
     if events is not None:
         _events(w, events, now)
     return w.render()
@@ -1495,8 +1856,13 @@ def describe_generic(obj: JsonDict, events: list[JsonDict] | None, now: datetime
         w.write(0, f"Namespace:\t{meta['namespace']}\n")
     _multiline_map(w, 0, "Labels", meta.get("labels"))
     _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
-    skip = {".metadata.name", ".metadata.namespace", ".metadata.labels", ".metadata.annotations",
-            ".metadata.managedFields"}
+    skip = {
+        ".metadata.name",
+        ".metadata.namespace",
+        ".metadata.labels",
+        ".metadata.annotations",
+        ".metadata.managedFields",
+    }
     rest = {k: v for k, v in obj.items()}
     w.write(0, f"API Version:\t{rest.pop('apiVersion', '')}\n")
     w.write(0, f"Kind:\t{rest.pop('kind', '')}\n")
@@ -1514,8 +1880,12 @@ def _events(w: PrefixWriter, events: list[JsonDict], now: datetime) -> None:
         return
 
     def last(e: JsonDict) -> str:
-        return str(e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp")
-                   or "")
+        return str(
+            e.get("lastTimestamp")
+            or e.get("eventTime")
+            or (e.get("metadata") or {}).get("creationTimestamp")
+            or ""
+        )
 
     w.write(0, "Events:\n")
     w.write(1, "Type\tReason\tAge\tFrom\tMessage\n")
@@ -1526,30 +1896,82 @@ def _events(w: PrefixWriter, events: list[JsonDict], now: datetime) -> None:
         first = e.get("firstTimestamp") or e.get("eventTime")
         if count > 1 and first:
             age = f"{age} (x{count} over {_age(first, now)})"
-        src = (e.get("source") or {}).get("component") or e.get("reportingComponent") or \
-            e.get("reportingController") or ""
-        w.write(1, f"{e.get('type', '')}\t{e.get('reason', '')}\t{age}\t{src}\t"
-                   f"{str(e.get('message', '')).strip()}\n")
+        src = (
+            (e.get("source") or {}).get("component")
+            or e.get("reportingComponent")
+            or e.get("reportingController")
+            or ""
+        )
+        w.write(
+            1,
+            f"{e.get('type', '')}\t{e.get('reason', '')}\t{age}\t{src}\t"
+            f"{str(e.get('message', '')).strip()}\n",
+        )
 
 
 async def _events_for(api: Api, disc: Discovery, obj: JsonDict, res: ApiResource) -> list[JsonDict] | None:
+    """kubectl's `SearchEvents`: core/v1 events whose involvedObject is `obj` (name, namespace,
+    kind and uid). Nodes are asked twice, as kubectl does, because kubelets record node events
+    with the node's name as the uid."""
     meta = obj.get("metadata") or {}
     ev = next((r for r in disc.resources if r.group == "" and r.resource == "events"), None)
     if ev is None:
         return None
-    sel = [f"involvedObject.name={meta.get('name', '')}", f"involvedObject.namespace={meta.get('namespace', '')}",
-           f"involvedObject.kind={obj.get('kind') or res.kind}"]
-    if meta.get("uid"):
-        sel.append(f"involvedObject.uid={meta['uid']}")
-    try:
-        lst = await _list_all(api, ev.path(meta.get("namespace") or None), {"fieldSelector": ",".join(sel)})
-    except ApiError:
-        return []  # kubectl tolerates a failing events query
-    return list(lst.get("items") or [])
+    base = [
+        f"involvedObject.name={meta.get('name', '')}",
+        f"involvedObject.namespace={meta.get('namespace', '')}",
+        f"involvedObject.kind={obj.get('kind') or res.kind}",
+    ]
+    uids = [str(meta["uid"])] if meta.get("uid") else [""]
+    if (obj.get("kind") or res.kind) == "Node" and meta.get("name"):
+        uids.append(str(meta["name"]))
+    found: dict[str, JsonDict] = {}
+    for uid in uids:
+        sel = base + ([f"involvedObject.uid={uid}"] if uid else [])
+        try:
+            lst = await _list_all(
+                api, ev.path(meta.get("namespace") or None), {"fieldSelector": ",".join(sel)}
+            )
+        except ApiError:
+            continue  # kubectl tolerates a failing events query
+        for e in lst.get("items") or []:
+            em = e.get("metadata") or {}
+            found[str(em.get("uid") or f"{em.get('namespace')}/{em.get('name')}")] = e
+    return list(found.values())
 
 
-async def run_describe(api: Api, disc: Discovery, args: argparse.Namespace, *, out: TextIO, err: TextIO,
-                       now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> int:
+async def _describe_apps(
+    api: Api, disc: Discovery, o: JsonDict, res: ApiResource, events: list[JsonDict] | None, now: datetime
+) -> str:
+    """Deployments need their ReplicaSets, ReplicaSets their pods: the objects in the namespace
+    matching the selector whose controller reference is `o`."""
+    meta = o.get("metadata") or {}
+    sel = ((o.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    params = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))} if sel else {}
+    child = disc.resolve("replicasets.apps" if res.resource == "deployments" else "pods")
+    lst = await _list_all(api, child.path(meta.get("namespace")), params)
+    owned = [
+        c
+        for c in lst.get("items") or []
+        if any(
+            r.get("controller") and r.get("uid") == meta.get("uid")
+            for r in (c.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+    if res.resource == "deployments":
+        return describe_deployment(o, owned, events, now)
+    return describe_replicaset(o, owned, events, now)
+
+
+async def run_describe(
+    api: Api,
+    disc: Discovery,
+    args: argparse.Namespace,
+    *,
+    out: TextIO,
+    err: TextIO,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> int:
     targets = parse_targets(disc, args.resources)
     ns = _namespace(args)
     rc = 0
@@ -1569,8 +1991,11 @@ async def run_describe(api: Api, disc: Discovery, args: argparse.Namespace, *, o
             except NotFoundError as e:
                 # kubectl falls back to a prefix match on the name
                 lst = await _list_all(api, t.res.path(tns), {})
-                matches = [o for o in lst.get("items") or [] if (o.get("metadata") or {}).get("name", "")
-                           .startswith(n)]
+                matches = [
+                    o
+                    for o in lst.get("items") or []
+                    if (o.get("metadata") or {}).get("name", "").startswith(n)
+                ]
                 if not matches:
                     print(format_error(e), file=err)
                     rc = 1
@@ -1589,6 +2014,10 @@ async def run_describe(api: Api, disc: Discovery, args: argparse.Namespace, *, o
                 pods_res = disc.resolve("pods")
                 lst = await _list_all(api, pods_res.path(None), {"fieldSelector": f"spec.nodeName={name}"})
                 docs.append(describe_node(o, list(lst.get("items") or []), events, now()))
+            elif t.res.group == "apps" and t.res.resource in ("deployments", "replicasets"):
+                docs.append(await _describe_apps(api, disc, o, t.res, events, now()))
+            elif t.res.group == "" and t.res.resource == "configmaps":
+                docs.append(describe_configmap(o, events, now()))
             else:
                 docs.append(describe_generic(o, events, now()))
     out.write("\n\n".join(docs))
@@ -1606,9 +2035,6 @@ def _bool(v: str) -> bool:
     if v.lower() in ("false", "0", "no", "n"):
         return False
     raise argparse.ArgumentTypeError(f"invalid boolean value {v!r}")
-
-
-Runner = Callable[[Api, Discovery, argparse.Namespace], Any]
 
 
 def _cmd(run: Callable[..., Any]) -> Callable[[argparse.Namespace], int]:
@@ -1636,8 +2062,33 @@ def _cmd(run: Callable[..., Any]) -> Callable[[argparse.Namespace], int]:
     return func
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """Options may come between the names, as with kubectl: `get pods -n kube-system web-1`
+    (argparse's intermixed parsing, used when the top-level parser hands over to the subcommand)."""
+
+    _inner = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._inner:
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
 def add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentParser], None]) -> None:
     """Register `apply`, `get`, `delete`, `describe` on the `minik3s` parser's subparsers."""
+    saved = subparsers._parser_class
+    subparsers._parser_class = _IntermixedParser
+    try:
+        _add_subcommands(subparsers, client_args)
+    finally:
+        subparsers._parser_class = saved
+
+
+def _add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentParser], None]) -> None:
 
     def common(p: argparse.ArgumentParser, *, all_ns: bool = True) -> None:
         client_args(p)
@@ -1646,19 +2097,36 @@ def add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPar
             p.add_argument("-A", "--all-namespaces", action="store_true", help="across all namespaces")
 
     def files(p: argparse.ArgumentParser, *, required: bool) -> None:
-        p.add_argument("-f", "--filename", action="append", required=required, default=None,
-                       help="a manifest file, a directory of them, or - for stdin (repeatable)")
-        p.add_argument("-R", "--recursive", action="store_true", help="descend into directories given with -f")
+        p.add_argument(
+            "-f",
+            "--filename",
+            action="append",
+            required=required,
+            default=None,
+            help="a manifest file, a directory of them, or - for stdin (repeatable)",
+        )
+        p.add_argument(
+            "-R", "--recursive", action="store_true", help="descend into directories given with -f"
+        )
 
-    a = subparsers.add_parser("apply", help="create or update objects from manifests (server-side apply)")
+    a = subparsers.add_parser(
+        "apply",
+        help="create or update objects from manifests (server-side apply)",
+        usage="minik3s apply -f FILE|DIR|- [-f ...] [-R] [-n NS] [--dry-run=server]",
+    )
     common(a, all_ns=False)
     files(a, required=True)
     a.add_argument("--dry-run", choices=("none", "server"), default="none")
     a.set_defaults(func=_cmd(run_apply))
 
-    g = subparsers.add_parser("get", help="list objects as kubectl does (server-side tables)")
+    g = subparsers.add_parser(
+        "get",
+        help="list objects as kubectl does (server-side tables)",
+        usage="minik3s get KIND[,KIND...] [NAME...] | KIND/NAME... [-n NS | -A] "
+        "[-o wide|yaml|json|name] [-l SELECTOR] [-w]",
+    )
     common(g)
-    g.add_argument("resources", nargs="+", metavar="KIND [NAME...]")
+    g.add_argument("resources", nargs="+", metavar="ARG")
     g.add_argument("-o", "--output", default=None, help="wide | yaml | json | name")
     g.add_argument("-l", "--selector", default=None, help="label selector, e.g. app=web,tier!=db")
     g.add_argument("--field-selector", default=None)
@@ -1668,27 +2136,44 @@ def add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPar
     g.add_argument("--no-headers", action="store_true")
     g.set_defaults(func=_cmd(run_get))
 
-    d = subparsers.add_parser("delete", help="delete objects and wait until they are gone")
+    d = subparsers.add_parser(
+        "delete",
+        help="delete objects and wait until they are gone",
+        usage="minik3s delete KIND NAME... | KIND/NAME... | -f FILE | KIND -l SEL | KIND --all "
+        "[-n NS] [--grace-period N] [--wait=false]",
+    )
     common(d)
-    d.add_argument("resources", nargs="*", metavar="KIND [NAME...]")
+    d.add_argument("resources", nargs="*", metavar="ARG")
     files(d, required=False)
     d.add_argument("-l", "--selector", default=None)
     d.add_argument("--field-selector", default=None)
     d.add_argument("--all", action="store_true", help="every object of the kind in the namespace")
-    d.add_argument("--grace-period", type=int, default=-1, help="seconds to terminate gracefully (-1: the object's)")
+    d.add_argument(
+        "--grace-period", type=int, default=-1, help="seconds to terminate gracefully (-1: the object's)"
+    )
     d.add_argument("--now", action="store_true", help="same as --grace-period=1")
     d.add_argument("--force", action="store_true", help="with --grace-period=0: remove at once, do not wait")
-    d.add_argument("--wait", nargs="?", const=True, default=True, type=_bool,
-                   help="wait until the objects are gone (default true; --wait=false or --no-wait to skip)")
+    d.add_argument(
+        "--wait",
+        nargs="?",
+        const=True,
+        default=True,
+        type=_bool,
+        help="wait until the objects are gone (default true; --wait=false or --no-wait to skip)",
+    )
     d.add_argument("--no-wait", dest="wait", action="store_false")
     d.add_argument("--timeout", type=float, default=0.0, help="seconds to wait (0: no limit)")
     d.add_argument("--cascade", choices=("background", "foreground", "orphan"), default="background")
     d.add_argument("--ignore-not-found", action="store_true")
     d.set_defaults(func=_cmd(run_delete))
 
-    s = subparsers.add_parser("describe", help="show an object in detail, with its events")
+    s = subparsers.add_parser(
+        "describe",
+        help="show an object in detail, with its events",
+        usage="minik3s describe KIND [NAME_PREFIX...] | KIND/NAME... [-n NS | -A] [-l SELECTOR]",
+    )
     common(s)
-    s.add_argument("resources", nargs="+", metavar="KIND [NAME...]")
+    s.add_argument("resources", nargs="+", metavar="ARG")
     s.add_argument("-l", "--selector", default=None)
     s.add_argument("--show-events", nargs="?", const=True, default=True, type=_bool)
     s.set_defaults(func=_cmd(run_describe))

@@ -20,7 +20,7 @@ JOURNAL_LENGTH = 4096
 class Snapshot:
     __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
                  "have_pods_with_required_anti_affinity_list", "generation", "used_pvc_set",
-                 "tracked", "change_seq", "structure_seq", "_journal")
+                 "tracked", "change_seq", "structure_seq", "_journal", "_affinity_stale")
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -29,6 +29,7 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
         self.generation = 0
         self.used_pvc_set: set[str] = set()
+        self._affinity_stale = False
         # change journal (for plugins that keep per-node aggregates across cycles, e.g.
         # PodTopologySpread's domain counts): only a snapshot the cache refreshes is `tracked`;
         # a hand-built one never answers `nodes_changed_since`
@@ -89,6 +90,12 @@ class Snapshot:
         return s
 
     def rebuild_affinity_lists(self) -> None:
+        """Mark the affinity node lists stale; they are rebuilt on first use (most cycles never
+        ask for them, and a rebuild walks every node)."""
+        self._affinity_stale = True
+
+    def _refresh_affinity_lists(self) -> None:
+        self._affinity_stale = False
         self.have_pods_with_affinity_list = [n for n in self.node_info_list if n.pods_with_affinity]
         self.have_pods_with_required_anti_affinity_list = [
             n for n in self.node_info_list if n.pods_with_required_anti_affinity]
@@ -103,7 +110,11 @@ class Snapshot:
         return len(self.node_info_list)
 
     def have_pods_with_affinity(self) -> list[NodeInfo]:
+        if self._affinity_stale:
+            self._refresh_affinity_lists()
         return self.have_pods_with_affinity_list
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        if self._affinity_stale:
+            self._refresh_affinity_lists()
         return self.have_pods_with_required_anti_affinity_list

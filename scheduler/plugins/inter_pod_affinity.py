@@ -114,6 +114,40 @@ def _matches_all(terms: Sequence[CompiledTerm], pod: PodInfo, ns_labels: Namespa
     return True
 
 
+MAX_MEMOS = 256
+
+
+class _Volatile(Exception):
+    """A contribution depends on namespace labels: not rememberable."""
+
+
+class _PairCounts:
+    """Per-node contributions to a topology-pair count map and their sum (see `_remembered`)."""
+
+    __slots__ = ("snapshot", "seq", "per_node", "counts")
+
+    def __init__(self, snapshot: Any, seq: int) -> None:
+        self.snapshot = snapshot
+        self.seq = seq
+        self.per_node: dict[str, dict[Pair, int]] = {}
+        self.counts: dict[Pair, int] = {}
+
+    def set_node(self, name: str, contribution: dict[Pair, int] | None) -> None:
+        counts = self.counts
+        old = self.per_node.pop(name, None)
+        if old:
+            for pair, v in old.items():
+                left = counts[pair] - v
+                if left == 0:
+                    del counts[pair]
+                else:
+                    counts[pair] = left
+        if contribution:
+            self.per_node[name] = contribution
+            for pair, v in contribution.items():
+                counts[pair] = counts.get(pair, 0) + v
+
+
 class _PreFilterState:
     __slots__ = (
         "pod",
@@ -169,6 +203,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             args = InterPodAffinityArgs.model_validate(args)
         super().__init__(args or InterPodAffinityArgs(), handle)
         self._ns_lookup: NamespaceLabels | None = self._resolve_namespace_labels()
+        self._memo: dict[tuple[Any, ...], _PairCounts] = {}
 
     def _resolve_namespace_labels(self) -> NamespaceLabels | None:
         h = self.handle
@@ -210,6 +245,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     ) -> tuple[PreFilterResult | None, Status]:
         s = _PreFilterState(pod, _NsLabelsMemo(self._ns_lookup))
         ns_labels = s.ns_labels
+        snap = self.handle.snapshot() if self.handle is not None else None
+        if snap is not None and getattr(snap, "tracked", False) and nodes is snap.node_info_list:
+            self._pre_filter_remembered(snap, s)
+            if not s.existing_anti and not s.affinity and not s.anti_affinity:
+                return None, Status.skip()
+            state.write(PRE_FILTER_STATE_KEY, s)
+            return None, SUCCESS
         for n in self._snapshot_nodes(
             "have_pods_with_required_anti_affinity", nodes, "pods_with_required_anti_affinity"
         ):
@@ -233,6 +275,111 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, SUCCESS
+
+    def _pre_filter_remembered(self, snap: Any, s: _PreFilterState) -> None:
+        """PreFilter's three counts from per-node contributions kept across cycles and refreshed
+        only for nodes the snapshot journal reports changed (upstream recounts every node each
+        cycle; the counts are the same). Counts that depend on namespace labels (namespaceSelector
+        terms) are recounted every time, since a namespace relabel changes no node."""
+        pod = s.pod
+        ns_labels = s.ns_labels
+        ex_key = ("existing-anti", pod.namespace, frozenset(pod.labels.items()))
+
+        def existing_anti(n: NodeInfo) -> dict[Pair, int] | None:
+            out: dict[Pair, int] = {}
+            labels = n.labels
+            for existing in n.pods_with_required_anti_affinity:
+                for t in compiled_affinity(existing).required_anti_affinity:
+                    if t.ns_selector is not None:
+                        raise _Volatile
+                    if t.matches(pod, ns_labels):
+                        _update(out, labels, t.topology_key, 1)
+            return out or None
+
+        s.existing_anti = self._remembered(
+            snap, ex_key, existing_anti, lambda: snap.have_pods_with_required_anti_affinity(),
+            lambda: self._count_existing_anti(snap, s))
+        if not (s.affinity or s.anti_affinity):
+            return
+        aff, anti = s.affinity, s.anti_affinity
+        if any(t.ns_selector is not None for t in (*aff, *anti)):
+            self._count_incoming(snap.node_info_list, s)
+            return
+
+        def incoming(n: NodeInfo, which: int) -> dict[Pair, int] | None:
+            out: dict[Pair, int] = {}
+            labels = n.labels
+            for existing in n.pods:
+                if which == 0:
+                    if _matches_all(aff, existing, ns_labels):
+                        for t in aff:
+                            _update(out, labels, t.topology_key, 1)
+                else:
+                    for t in anti:
+                        if t.matches(existing, ns_labels):
+                            _update(out, labels, t.topology_key, 1)
+            return out or None
+
+        def terms_key(terms: Sequence[CompiledTerm]) -> tuple[Any, ...]:
+            return tuple((t.namespaces, t.selector, t.topology_key) for t in terms)
+
+        if aff:
+            s.affinity_counts = self._remembered(
+                snap, ("affinity", terms_key(aff)), lambda n: incoming(n, 0), lambda: snap.node_info_list,
+                lambda: {})
+        if anti:
+            s.anti_counts = self._remembered(
+                snap, ("anti-affinity", terms_key(anti)), lambda n: incoming(n, 1), lambda: snap.node_info_list,
+                lambda: {})
+
+    def _remembered(self, snap: Any, key: tuple[Any, ...], contribution: Any, domain: Any,
+                    fallback: Any) -> dict[Pair, int]:
+        """Counts for `key` summed from `contribution(node)` over `domain()`, updated for the nodes
+        changed since the last call; a fresh dict each time (preemption mutates the cycle's copy).
+        `fallback()` when a contribution turns out to depend on namespace labels."""
+        memo = self._memo.get(key)
+        changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
+        try:
+            if memo is None or changed is None:
+                if len(self._memo) >= MAX_MEMOS:
+                    self._memo.clear()
+                memo = _PairCounts(snap, snap.change_seq)
+                for n in domain():
+                    memo.set_node(n.name, contribution(n))
+                self._memo[key] = memo
+            elif changed:
+                smap = snap.node_info_map
+                for name in changed:
+                    n = smap.get(name)
+                    memo.set_node(name, contribution(n) if n is not None else None)
+                memo.seq = snap.change_seq
+        except _Volatile:
+            self._memo.pop(key, None)
+            return fallback()  # type: ignore[no-any-return]
+        return dict(memo.counts)
+
+    def _count_existing_anti(self, snap: Any, s: _PreFilterState) -> dict[Pair, int]:
+        out: dict[Pair, int] = {}
+        for n in snap.have_pods_with_required_anti_affinity():
+            labels = n.labels
+            for existing in n.pods_with_required_anti_affinity:
+                for t in compiled_affinity(existing).required_anti_affinity:
+                    if t.matches(s.pod, s.ns_labels):
+                        _update(out, labels, t.topology_key, 1)
+        return out
+
+    @staticmethod
+    def _count_incoming(nodes: Sequence[NodeInfo], s: _PreFilterState) -> None:
+        aff, anti, ns_labels = s.affinity, s.anti_affinity, s.ns_labels
+        for n in nodes:
+            labels = n.labels
+            for existing in n.pods:
+                if aff and _matches_all(aff, existing, ns_labels):
+                    for t in aff:
+                        _update(s.affinity_counts, labels, t.topology_key, 1)
+                for t in anti:
+                    if t.matches(existing, ns_labels):
+                        _update(s.anti_counts, labels, t.topology_key, 1)
 
     def has_pre_filter_extensions(self) -> bool:
         return True

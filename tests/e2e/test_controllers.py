@@ -87,7 +87,8 @@ def test_deployment_spread_9_replicas_lands_3_3_3(http, ns):
     wait_for(lambda: deploy_available(http, ns, "web", 9))
     z = zones(http)
     per_zone = Counter(z[p["spec"]["nodeName"]] for p in pods(http, ns, "app=web"))
-    assert sorted(per_zone.values()) == [3, 3, 3]
+    events = [(e["reason"], e["message"]) for e in http.get(f"/api/v1/namespaces/{ns}/events").json()["items"]]
+    assert sorted(per_zone.values()) == [3, 3, 3], events
     d = http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/web").json()
     conds = {c["type"]: c for c in d["status"]["conditions"]}
     assert conds["Available"]["status"] == "True" and conds["Available"]["reason"] == "MinimumReplicasAvailable"

@@ -191,6 +191,146 @@ def api_resources(minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathF
     return out
 
 
+# ============================================================================= full cluster
+# First in the file, so the pod-GC story the `cluster` fixture starts in the background overlaps
+# with everything else; its test is the last one in the file.
+@dataclass
+class ClusterCtx:
+    k: Kubectl
+    ghost: subprocess.Popen[str] | None = None
+    ghost_started: float = 0.0
+    ghost_ns: str = ""
+
+
+@pytest.fixture(scope="module")
+def cluster(minik3s_cluster: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterCtx]:
+    """kubectl against the full cluster. Also starts, in the background, the slow pod-GC story
+    (`test_delete_of_pod_on_nonexistent_node_finishes_via_pod_gc`), so its ~40-60 s quarantine
+    overlaps with the other cluster tests instead of adding to the file's run time."""
+    k = Kubectl(minik3s_cluster, tmp_path_factory.mktemp("kcache"))
+    eventually(lambda: len(k.http.get("/api/v1/nodes").json()["items"]) == 6, timeout=60, what="6 nodes")
+    ctx = ClusterCtx(k)
+    ctx.ghost_ns = k.namespace()
+    r = k.http.post(f"/api/v1/namespaces/{ctx.ghost_ns}/pods", json=pod_manifest("orphan", node="ghost-node"))
+    assert r.status_code == 201, r.text
+    ctx.ghost_started = time.monotonic()
+    ctx.ghost = k.popen("delete", "pod", "orphan", "-n", ctx.ghost_ns, "--grace-period=5")
+    yield ctx
+    if ctx.ghost is not None and ctx.ghost.poll() is None:
+        ctx.ghost.kill()
+        ctx.ghost.wait()
+    k.close()
+
+
+def _running_pods(k: Kubectl, ns: str, selector: str) -> list[dict[str, Any]]:
+    items = k.http.get(f"/api/v1/namespaces/{ns}/pods", params={"labelSelector": selector}).json()["items"]
+    return [p for p in items if (p.get("status") or {}).get("phase") == "Running"
+            and not p["metadata"].get("deletionTimestamp")
+            and any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (p.get("status") or {}).get("conditions") or [])]
+
+
+def test_describe_pod_and_node_show_events(cluster):
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("described")))
+    eventually(lambda: _running_pods(k, ns, "app=described"), what="pod running")
+    out = eventually(lambda: (o := k("describe", "pod", "described", "-n", ns).stdout) and
+                     "Successfully assigned" in o and o, what="Scheduled event in describe")
+    node = json.loads(k("get", "pod", "described", "-n", ns, "-o", "json").stdout)["spec"]["nodeName"]
+    assert re.search(r"^Name:\s+described$", out, re.M) and re.search(rf"^Node:\s+{node}/", out, re.M)
+    assert re.search(r"^Status:\s+Running$", out, re.M)
+    assert re.search(rf"Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned {ns}/described to "
+                     rf"{node}", out), out
+    # a node event (no involvedObject.namespace, so it lives in "default")
+    uid = k.http.get(f"/api/v1/nodes/{node}").json()["metadata"]["uid"]
+    ev = {"metadata": {"name": f"{node}.{ns}"}, "involvedObject": {"kind": "Node", "name": node, "uid": uid},
+          "reason": "E2EProbe", "message": "hello from the e2e suite", "type": "Normal",
+          "source": {"component": "e2e"}, "count": 1,
+          "firstTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+          "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    assert k.http.post("/api/v1/namespaces/default/events", json=ev).status_code == 201
+    out = k("describe", "node", node).stdout
+    assert re.search(rf"^Name:\s+{node}$", out, re.M)
+    assert re.search(r"^Lease:\n\s+HolderIdentity:\s+" + node, out, re.M)
+    assert re.search(rf"^\s+{ns}\s+described\s+10m \(0%\)", out, re.M), out
+    assert re.search(r"Normal\s+E2EProbe\s+\S+\s+e2e\s+hello from the e2e suite", out), out
+
+
+def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(deployment_manifest("drainme", replicas=2)))
+    pods = eventually(lambda: len(p := _running_pods(k, ns, "app=drainme")) == 2 and p, what="2 running pods")
+    victim = pods[0]
+    node = victim["spec"]["nodeName"]
+    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("lonely", node=node)))
+    eventually(lambda: _running_pods(k, ns, "app=lonely"), what="bare pod running")
+    try:
+        r = k("drain", node, "--ignore-daemonsets", "--force", "--timeout=60s", timeout=90)
+        assert f"node/{node} cordoned" in r.stdout
+        assert f"evicting pod {ns}/{victim['metadata']['name']}" in r.stdout
+        assert f"pod/{victim['metadata']['name']} evicted" in r.stdout
+        assert "pod/lonely evicted" in r.stdout
+        assert r.stdout.rstrip().endswith(f"node/{node} drained")
+        assert f"Warning: deleting Pods that declare no controller: {ns}/lonely" in r.stderr
+        assert k.http.get(f"/api/v1/namespaces/{ns}/pods/lonely").status_code == 404
+        after = eventually(lambda: len(p := _running_pods(k, ns, "app=drainme")) == 2 and p, timeout=60,
+                           what="replacement pod running")
+        assert all(p["spec"]["nodeName"] != node for p in after)
+        assert victim["metadata"]["name"] not in {p["metadata"]["name"] for p in after}
+        rows = table(k("get", "node", node).stdout)
+        assert rows[1][1] == "Ready,SchedulingDisabled"
+    finally:
+        k("uncordon", node)
+
+
+def test_pdb_blocks_eviction_with_too_many_requests(cluster, tmp_path):
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(deployment_manifest("guarded", replicas=2)))
+    pods = eventually(lambda: len(p := _running_pods(k, ns, "app=guarded")) == 2 and p, what="2 running pods")
+    assert k("create", "pdb", "guarded", "-n", ns, "--selector=app=guarded",
+             "--min-available=2").stdout == "poddisruptionbudget.policy/guarded created\n"
+    eventually(lambda: (s := k.http.get(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/guarded")
+                        .json().get("status") or {}).get("observedGeneration") == 1 and s.get("currentHealthy") == 2,
+               what="PDB status observed by the disruption controller")
+    rows = table(k("get", "pdb", "guarded", "-n", ns).stdout)
+    assert rows[0] == ["NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"]
+    assert rows[1][:4] == ["guarded", "2", "N/A", "0"]
+    name = pods[0]["metadata"]["name"]
+    f = tmp_path / "eviction.json"
+    f.write_text(json.dumps({"apiVersion": "policy/v1", "kind": "Eviction",
+                             "metadata": {"name": name, "namespace": ns}}))
+    path = f"/api/v1/namespaces/{ns}/pods/{name}/eviction"
+    r = k("create", "--raw", path, "-f", str(f), ok=False, timeout=20)
+    assert r.stderr.strip() == ("Error from server (TooManyRequests): Cannot evict pod as it would violate the "
+                                "pod's disruption budget.")
+    resp = k.http.post(path, content=f.read_bytes())  # no Content-Type, like `create --raw`
+    assert resp.status_code == 429 and "Retry-After" not in resp.headers
+    assert resp.json()["details"]["causes"] == [
+        {"reason": "DisruptionBudget", "message": "The disruption budget guarded needs 2 healthy pods and has 2 currently"}]
+    # with room in the budget the same request is a 201 Success and the pod goes away
+    k("patch", "pdb", "guarded", "-n", ns, "--type=merge", "-p", '{"spec":{"minAvailable":1}}')
+    eventually(lambda: (k.http.get(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/guarded").json()
+                        .get("status") or {}).get("disruptionsAllowed") == 1, what="budget allows one")
+    out = json.loads(k("create", "--raw", path, "-f", str(f), timeout=20).stdout)
+    assert (out["kind"], out["status"], out["code"]) == ("Status", "Success", 201)
+    k("delete", "pdb", "guarded", "-n", ns)
+
+
+def test_graceful_delete_of_running_pod_completes(cluster):
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("bye")))
+    eventually(lambda: _running_pods(k, ns, "app=bye"), what="pod running")
+    start = time.monotonic()
+    r = k("delete", "pod", "bye", "-n", ns, "--grace-period=5", timeout=60)
+    assert r.stdout == 'pod "bye" deleted\n'
+    assert time.monotonic() - start < 30
+    assert k.http.get(f"/api/v1/namespaces/{ns}/pods/bye").status_code == 404
+
+
 # ============================================================================= API-only server
 def test_version_reports_1_33_without_skew_warning(kubectl):
     r = kubectl("version")
@@ -350,11 +490,25 @@ def test_create_from_file_with_default_validation(kubectl, tmp_path):
                  id="bad-pod-name-is-invalid-with-regex"),
     pytest.param(["get", "flurbs"], None, 'error: the server doesn\'t have a resource type "flurbs"',
                  id="unknown-resource-type"),
+    pytest.param(["delete", "namespace", "kube-system"], None,
+                 'Error from server (Forbidden): namespaces "kube-system" is forbidden: this namespace may not be '
+                 'deleted', id="immortal-namespace-may-not-be-deleted"),
 ])
 def test_error_messages_match_kube_apiserver(kubectl, args, manifest, expected):
     ns = kubectl.namespace()
     r = kubectl(*args, "-n", ns, ok=False, stdin=dump(manifest) if manifest else None)
-    assert r.stderr.strip() == expected
+    assert r.stderr.strip().splitlines()[-1] == expected
+
+
+def test_no_new_content_in_a_terminating_namespace(kubectl):
+    ns = kubectl.namespace()
+    # API-only server: no namespace controller, so the namespace stays Terminating
+    assert kubectl("delete", "namespace", ns, "--wait=false").stdout == f'namespace "{ns}" deleted\n'
+    assert kubectl("get", "ns", ns, "-o", "jsonpath={.status.phase}").stdout == "Terminating"
+    r = kubectl("create", "-n", ns, "-f", "-", stdin=dump(pod_manifest("late")), ok=False)
+    assert r.stderr.strip() == (
+        f'Error from server (Forbidden): error when creating "STDIN": pods "late" is forbidden: unable to create '
+        f"new content in namespace {ns} because it is being terminated")
 
 
 def test_create_generators_send_protobuf_bodies(kubectl):
@@ -672,144 +826,7 @@ def test_eviction_with_unprocessed_pdb_is_429_with_retry_after(kubectl):
                                           "message": "The disruption budget g is still being processed by the server."}]
 
 
-# ============================================================================= full cluster
-@dataclass
-class ClusterCtx:
-    k: Kubectl
-    ghost: subprocess.Popen[str] | None = None
-    ghost_started: float = 0.0
-    ghost_ns: str = ""
-
-
-@pytest.fixture(scope="module")
-def cluster(minik3s_cluster: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterCtx]:
-    """kubectl against the full cluster. Also starts, in the background, the slow pod-GC story
-    (`test_delete_of_pod_on_nonexistent_node_finishes_via_pod_gc`), so its ~40-60 s quarantine
-    overlaps with the other cluster tests instead of adding to the file's run time."""
-    k = Kubectl(minik3s_cluster, tmp_path_factory.mktemp("kcache"))
-    eventually(lambda: len(k.http.get("/api/v1/nodes").json()["items"]) == 6, timeout=60, what="6 nodes")
-    ctx = ClusterCtx(k)
-    ctx.ghost_ns = k.namespace()
-    r = k.http.post(f"/api/v1/namespaces/{ctx.ghost_ns}/pods", json=pod_manifest("orphan", node="ghost-node"))
-    assert r.status_code == 201, r.text
-    ctx.ghost_started = time.monotonic()
-    ctx.ghost = k.popen("delete", "pod", "orphan", "-n", ctx.ghost_ns, "--grace-period=5")
-    yield ctx
-    if ctx.ghost is not None and ctx.ghost.poll() is None:
-        ctx.ghost.kill()
-        ctx.ghost.wait()
-    k.close()
-
-
-def _running_pods(k: Kubectl, ns: str, selector: str) -> list[dict[str, Any]]:
-    items = k.http.get(f"/api/v1/namespaces/{ns}/pods", params={"labelSelector": selector}).json()["items"]
-    return [p for p in items if (p.get("status") or {}).get("phase") == "Running"
-            and not p["metadata"].get("deletionTimestamp")
-            and any(c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (p.get("status") or {}).get("conditions") or [])]
-
-
-def test_describe_pod_and_node_show_events(cluster):
-    k = cluster.k
-    ns = k.namespace()
-    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("described")))
-    eventually(lambda: _running_pods(k, ns, "app=described"), what="pod running")
-    out = eventually(lambda: (o := k("describe", "pod", "described", "-n", ns).stdout) and
-                     "Successfully assigned" in o and o, what="Scheduled event in describe")
-    node = json.loads(k("get", "pod", "described", "-n", ns, "-o", "json").stdout)["spec"]["nodeName"]
-    assert re.search(r"^Name:\s+described$", out, re.M) and re.search(rf"^Node:\s+{node}/", out, re.M)
-    assert re.search(r"^Status:\s+Running$", out, re.M)
-    assert re.search(rf"Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned {ns}/described to "
-                     rf"{node}", out), out
-    # a node event (no involvedObject.namespace, so it lives in "default")
-    uid = k.http.get(f"/api/v1/nodes/{node}").json()["metadata"]["uid"]
-    ev = {"metadata": {"name": f"{node}.{ns}"}, "involvedObject": {"kind": "Node", "name": node, "uid": uid},
-          "reason": "E2EProbe", "message": "hello from the e2e suite", "type": "Normal",
-          "source": {"component": "e2e"}, "count": 1,
-          "firstTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-          "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    assert k.http.post("/api/v1/namespaces/default/events", json=ev).status_code == 201
-    out = k("describe", "node", node).stdout
-    assert re.search(rf"^Name:\s+{node}$", out, re.M)
-    assert re.search(r"^Lease:\n\s+HolderIdentity:\s+" + node, out, re.M)
-    assert re.search(rf"^\s+{ns}\s+described\s+10m \(0%\)", out, re.M), out
-    assert re.search(r"Normal\s+E2EProbe\s+\S+\s+e2e\s+hello from the e2e suite", out), out
-
-
-def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
-    k = cluster.k
-    ns = k.namespace()
-    k.apply_text("create", "-n", ns, manifest=dump(deployment_manifest("drainme", replicas=2)))
-    pods = eventually(lambda: len(p := _running_pods(k, ns, "app=drainme")) == 2 and p, what="2 running pods")
-    victim = pods[0]
-    node = victim["spec"]["nodeName"]
-    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("lonely", node=node)))
-    eventually(lambda: _running_pods(k, ns, "app=lonely"), what="bare pod running")
-    try:
-        r = k("drain", node, "--ignore-daemonsets", "--force", "--timeout=60s", timeout=90)
-        assert f"node/{node} cordoned" in r.stdout
-        assert f"evicting pod {ns}/{victim['metadata']['name']}" in r.stdout
-        assert f"pod/{victim['metadata']['name']} evicted" in r.stdout
-        assert "pod/lonely evicted" in r.stdout
-        assert r.stdout.rstrip().endswith(f"node/{node} drained")
-        assert f"Warning: deleting Pods that declare no controller: {ns}/lonely" in r.stderr
-        assert k.http.get(f"/api/v1/namespaces/{ns}/pods/lonely").status_code == 404
-        after = eventually(lambda: len(p := _running_pods(k, ns, "app=drainme")) == 2 and p, timeout=60,
-                           what="replacement pod running")
-        assert all(p["spec"]["nodeName"] != node for p in after)
-        assert victim["metadata"]["name"] not in {p["metadata"]["name"] for p in after}
-        rows = table(k("get", "node", node).stdout)
-        assert rows[1][1] == "Ready,SchedulingDisabled"
-    finally:
-        k("uncordon", node)
-
-
-def test_pdb_blocks_eviction_with_too_many_requests(cluster, tmp_path):
-    k = cluster.k
-    ns = k.namespace()
-    k.apply_text("create", "-n", ns, manifest=dump(deployment_manifest("guarded", replicas=2)))
-    pods = eventually(lambda: len(p := _running_pods(k, ns, "app=guarded")) == 2 and p, what="2 running pods")
-    assert k("create", "pdb", "guarded", "-n", ns, "--selector=app=guarded",
-             "--min-available=2").stdout == "poddisruptionbudget.policy/guarded created\n"
-    eventually(lambda: (s := k.http.get(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/guarded")
-                        .json().get("status") or {}).get("observedGeneration") == 1 and s.get("currentHealthy") == 2,
-               what="PDB status observed by the disruption controller")
-    rows = table(k("get", "pdb", "guarded", "-n", ns).stdout)
-    assert rows[0] == ["NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"]
-    assert rows[1][:4] == ["guarded", "2", "N/A", "0"]
-    name = pods[0]["metadata"]["name"]
-    f = tmp_path / "eviction.json"
-    f.write_text(json.dumps({"apiVersion": "policy/v1", "kind": "Eviction",
-                             "metadata": {"name": name, "namespace": ns}}))
-    path = f"/api/v1/namespaces/{ns}/pods/{name}/eviction"
-    r = k("create", "--raw", path, "-f", str(f), ok=False, timeout=20)
-    assert r.stderr.strip() == ("Error from server (TooManyRequests): Cannot evict pod as it would violate the "
-                                "pod's disruption budget.")
-    resp = k.http.post(path, content=f.read_bytes())  # no Content-Type, like `create --raw`
-    assert resp.status_code == 429 and "Retry-After" not in resp.headers
-    assert resp.json()["details"]["causes"] == [
-        {"reason": "DisruptionBudget", "message": "The disruption budget guarded needs 2 healthy pods and has 2 currently"}]
-    # with room in the budget the same request is a 201 Success and the pod goes away
-    k("patch", "pdb", "guarded", "-n", ns, "--type=merge", "-p", '{"spec":{"minAvailable":1}}')
-    eventually(lambda: (k.http.get(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/guarded").json()
-                        .get("status") or {}).get("disruptionsAllowed") == 1, what="budget allows one")
-    out = json.loads(k("create", "--raw", path, "-f", str(f), timeout=20).stdout)
-    assert (out["kind"], out["status"], out["code"]) == ("Status", "Success", 201)
-    k("delete", "pdb", "guarded", "-n", ns)
-
-
-def test_graceful_delete_of_running_pod_completes(cluster):
-    k = cluster.k
-    ns = k.namespace()
-    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("bye")))
-    eventually(lambda: _running_pods(k, ns, "app=bye"), what="pod running")
-    start = time.monotonic()
-    r = k("delete", "pod", "bye", "-n", ns, "--grace-period=5", timeout=60)
-    assert r.stdout == 'pod "bye" deleted\n'
-    assert time.monotonic() - start < 30
-    assert k.http.get(f"/api/v1/namespaces/{ns}/pods/bye").status_code == 404
-
-
+# ============================================================================= last: the background pod-GC story
 def test_delete_of_pod_on_nonexistent_node_finishes_via_pod_gc(cluster):
     """No kubelet serves `ghost-node`: the pod GC force-deletes the pod after its quarantine
     (40 s, checked every 20 s, as kube-controller-manager), so `kubectl delete` returns."""

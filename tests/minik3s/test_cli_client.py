@@ -10,6 +10,7 @@ namespace or names, so the shared server does not couple them.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -27,10 +28,13 @@ from minik3s.kubectl import (
     ApiResource,
     CommandError,
     Discovery,
+    Palette,
     TabWriter,
     describe_pod,
     format_error,
     human_duration,
+    smart_label,
+    status_style,
     to_json,
     to_yaml,
 )
@@ -43,11 +47,17 @@ from minik3s.testing.server import ServerProcess
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        pytest.param("NAME\tAGE\nweb-1\t5m\n", "NAME    AGE\nweb-1   5m\n", id="column-width-is-longest-cell-plus-padding"),
+        pytest.param(
+            "NAME\tAGE\nweb-1\t5m\n",
+            "NAME    AGE\nweb-1   5m\n",
+            id="column-width-is-longest-cell-plus-padding",
+        ),
         pytest.param("A\tB\nx\ty\n", "A     B\nx     y\n", id="narrow-column-padded-to-minwidth-6"),
-        pytest.param("NAME\tSTATUS\tAGE\nlong-pod-name\tRunning\t1s\n",
-                     "NAME            STATUS    AGE\nlong-pod-name   Running   1s\n",
-                     id="last-cell-is-not-padded"),
+        pytest.param(
+            "NAME\tSTATUS\tAGE\nlong-pod-name\tRunning\t1s\n",
+            "NAME            STATUS    AGE\nlong-pod-name   Running   1s\n",
+            id="last-cell-is-not-padded",
+        ),
     ],
 )
 def test_tabwriter_lays_out_get_tables_like_kubectl(text: str, expected: str) -> None:
@@ -63,7 +73,8 @@ def test_tabwriter_remembers_widths_across_watch_events() -> None:
 def test_tabwriter_column_blocks_break_at_lines_without_tabs() -> None:
     text = "Name:\tp\nLonger key:\tv\nSection:\n  k:\tv\n"
     assert TabWriter(minwidth=0, padding=2).render(text) == (
-        "Name:        p\nLonger key:  v\nSection:\n  k:  v\n")
+        "Name:        p\nLonger key:  v\nSection:\n  k:  v\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,15 +99,19 @@ def test_human_duration_matches_apimachinery(seconds: int, expected: str) -> Non
 
 
 def _disc() -> Discovery:
-    return Discovery([
-        ApiResource("", "v1", "pods", "Pod", True, "pod", ["po"]),
-        ApiResource("", "v1", "nodes", "Node", False, "node", ["no"]),
-        ApiResource("", "v1", "events", "Event", True, "event", ["ev"]),
-        ApiResource("apps", "v1", "deployments", "Deployment", True, "deployment", ["deploy"]),
-        ApiResource("events.k8s.io", "v1", "events", "Event", True, "event", ["ev"]),
-        ApiResource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ["pc"]),
-        ApiResource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True, "podgroup", ["pg"]),
-    ])
+    return Discovery(
+        [
+            ApiResource("", "v1", "pods", "Pod", True, "pod", ["po"]),
+            ApiResource("", "v1", "nodes", "Node", False, "node", ["no"]),
+            ApiResource("", "v1", "events", "Event", True, "event", ["ev"]),
+            ApiResource("apps", "v1", "deployments", "Deployment", True, "deployment", ["deploy"]),
+            ApiResource("events.k8s.io", "v1", "events", "Event", True, "event", ["ev"]),
+            ApiResource(
+                "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ["pc"]
+            ),
+            ApiResource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True, "podgroup", ["pg"]),
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -110,7 +125,9 @@ def _disc() -> Discovery:
         pytest.param("deployments.apps", "apps", "deployments", id="resource-dot-group"),
         pytest.param("deployment.v1.apps", "apps", "deployments", id="resource-dot-version-dot-group"),
         pytest.param("ev", "", "events", id="core-group-wins-over-events-k8s-io"),
-        pytest.param("events.events.k8s.io", "events.k8s.io", "events", id="group-qualifier-picks-other-events"),
+        pytest.param(
+            "events.events.k8s.io", "events.k8s.io", "events", id="group-qualifier-picks-other-events"
+        ),
         pytest.param("pc", "scheduling.k8s.io", "priorityclasses", id="priorityclass-short-name"),
         pytest.param("pg", "scheduling.x-k8s.io", "podgroups", id="custom-resource-short-name"),
     ],
@@ -129,19 +146,48 @@ def test_resolve_unknown_type_is_kubectls_error() -> None:
 @pytest.mark.parametrize(
     ("status", "source", "expected"),
     [
-        pytest.param({"reason": "NotFound", "code": 404, "message": 'pods "nope" not found'}, "",
-                     'Error from server (NotFound): pods "nope" not found', id="not-found"),
-        pytest.param({"reason": "AlreadyExists", "code": 409, "message": 'pods "p1" already exists'}, "pod.yaml",
-                     'Error from server (AlreadyExists): error when creating "pod.yaml": pods "p1" already exists',
-                     id="source-file-named"),
-        pytest.param({"reason": "Invalid", "code": 422, "message": "x",
-                      "details": {"kind": "Pod", "name": "bad", "causes": [
-                          {"field": "spec.containers", "message": "Required value"}]}}, "",
-                     'The Pod "bad" is invalid: spec.containers: Required value', id="invalid-one-cause"),
-        pytest.param({"reason": "Invalid", "code": 422, "message": "x",
-                      "details": {"kind": "Pod", "name": "bad", "causes": [
-                          {"field": "a", "message": "Required value"}, {"field": "b", "message": "Bad"}]}}, "",
-                     'The Pod "bad" is invalid: \n* a: Required value\n* b: Bad', id="invalid-several-causes"),
+        pytest.param(
+            {"reason": "NotFound", "code": 404, "message": 'pods "nope" not found'},
+            "",
+            'Error from server (NotFound): pods "nope" not found',
+            id="not-found",
+        ),
+        pytest.param(
+            {"reason": "AlreadyExists", "code": 409, "message": 'pods "p1" already exists'},
+            "pod.yaml",
+            'Error from server (AlreadyExists): error when creating "pod.yaml": pods "p1" already exists',
+            id="source-file-named",
+        ),
+        pytest.param(
+            {
+                "reason": "Invalid",
+                "code": 422,
+                "message": "x",
+                "details": {
+                    "kind": "Pod",
+                    "name": "bad",
+                    "causes": [{"field": "spec.containers", "message": "Required value"}],
+                },
+            },
+            "",
+            'The Pod "bad" is invalid: spec.containers: Required value',
+            id="invalid-one-cause",
+        ),
+        pytest.param(
+            {
+                "reason": "Invalid",
+                "code": 422,
+                "message": "x",
+                "details": {
+                    "kind": "Pod",
+                    "name": "bad",
+                    "causes": [{"field": "a", "message": "Required value"}, {"field": "b", "message": "Bad"}],
+                },
+            },
+            "",
+            'The Pod "bad" is invalid: \n* a: Required value\n* b: Bad',
+            id="invalid-several-causes",
+        ),
     ],
 )
 def test_server_errors_are_worded_like_kubectl(status: dict, source: str, expected: str) -> None:
@@ -150,8 +196,12 @@ def test_server_errors_are_worded_like_kubectl(status: dict, source: str, expect
 
 
 def test_yaml_output_is_go_style() -> None:
-    obj = {"metadata": {"name": "p", "creationTimestamp": "2026-11-30T01:23:21Z", "labels": {"on": "yes"}},
-           "spec": {"containers": [{"name": "c", "args": ["a"]}]}, "apiVersion": "v1", "data": "l1\nl2\n"}
+    obj = {
+        "metadata": {"name": "p", "creationTimestamp": "2026-11-30T01:23:21Z", "labels": {"on": "yes"}},
+        "spec": {"containers": [{"name": "c", "args": ["a"]}]},
+        "apiVersion": "v1",
+        "data": "l1\nl2\n",
+    }
     assert to_yaml(obj) == (
         "apiVersion: v1\n"
         "data: |\n  l1\n  l2\n"
@@ -164,37 +214,108 @@ def test_yaml_output_is_go_style() -> None:
         "  containers:\n"
         "  - args:\n"
         "    - a\n"
-        "    name: c\n")
+        "    name: c\n"
+    )
 
 
 def test_json_output_is_go_style() -> None:
     assert to_json({"b": "<none>", "a": 1}) == '{\n    "a": 1,\n    "b": "\\u003cnone\\u003e"\n}'
 
 
+@pytest.mark.parametrize(
+    ("key", "label"),
+    [
+        pytest.param("minMember", "Min Member", id="camel-case-split"),
+        pytest.param("uid", "UID", id="acronym-upper-cased"),
+        pytest.param("apiVersion", "API Version", id="leading-acronym"),
+        pytest.param("app.kubernetes.io/name", "app.kubernetes.io/name", id="label-key-kept"),
+        pytest.param("scheduleTimeoutSeconds", "Schedule Timeout Seconds", id="three-words"),
+    ],
+)
+def test_generic_describer_labels(key: str, label: str) -> None:
+    assert smart_label(key) == label
+
+
+@pytest.mark.parametrize(
+    ("cell", "style"),
+    [
+        pytest.param("Running", "green", id="running-green"),
+        pytest.param("Ready,SchedulingDisabled", "yellow", id="cordoned-node-yellow"),
+        pytest.param("Init:0/1", "yellow", id="init-yellow"),
+        pytest.param("CrashLoopBackOff", "red", id="crashloop-red"),
+        pytest.param("NotReady", "red", id="notready-red"),
+        pytest.param("10.0.0.1", "", id="other-cells-plain"),
+    ],
+)
+def test_status_cells_colour(cell: str, style: str) -> None:
+    assert status_style(cell) == style
+
+
+def test_colour_only_on_terminals_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert Palette.for_stream(Tty()).paint("red", "x") == "\033[31mx\033[0m"
+    assert Palette.for_stream(io.StringIO()).paint("red", "x") == "x"
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert Palette.for_stream(Tty()).paint("red", "x") == "x"
+
+
 def test_describe_pod_sections_and_event_age() -> None:
     now = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
     ts = (now - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     first = (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    pod = {"metadata": {"name": "p", "namespace": "ns", "labels": {"a": "1", "b": "2"}},
-           "spec": {"nodeName": "n1", "priority": 0, "serviceAccountName": "default",
-                    "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}],
-                    "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute",
-                                     "tolerationSeconds": 300}]},
-           "status": {"phase": "Running", "hostIP": "10.0.0.1", "podIP": "10.244.0.5",
-                      "podIPs": [{"ip": "10.244.0.5"}], "qosClass": "Burstable",
-                      "conditions": [{"type": "Ready", "status": "True"}]}}
-    events = [{"type": "Warning", "reason": "BackOff", "message": "again", "count": 3, "firstTimestamp": first,
-               "lastTimestamp": ts, "source": {"component": "kubelet"}},
-              {"type": "Normal", "reason": "Scheduled", "message": "Successfully assigned ns/p to n1",
-               "count": 1, "firstTimestamp": first, "lastTimestamp": first,
-               "source": {"component": "default-scheduler"}}]
+    pod = {
+        "metadata": {"name": "p", "namespace": "ns", "labels": {"a": "1", "b": "2"}},
+        "spec": {
+            "nodeName": "n1",
+            "priority": 0,
+            "serviceAccountName": "default",
+            "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}],
+            "tolerations": [
+                {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            ],
+        },
+        "status": {
+            "phase": "Running",
+            "hostIP": "10.0.0.1",
+            "podIP": "10.244.0.5",
+            "podIPs": [{"ip": "10.244.0.5"}],
+            "qosClass": "Burstable",
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+    events = [
+        {
+            "type": "Warning",
+            "reason": "BackOff",
+            "message": "again",
+            "count": 3,
+            "firstTimestamp": first,
+            "lastTimestamp": ts,
+            "source": {"component": "kubelet"},
+        },
+        {
+            "type": "Normal",
+            "reason": "Scheduled",
+            "message": "Successfully assigned ns/p to n1",
+            "count": 1,
+            "firstTimestamp": first,
+            "lastTimestamp": first,
+            "source": {"component": "default-scheduler"},
+        },
+    ]
     text = describe_pod(pod, events, now)
     lines = text.splitlines()
     assert lines[0] == "Name:             p"
     assert "Node:             n1/10.0.0.1" in lines
     assert "Labels:           a=1" in lines and "                  b=2" in lines
-    assert any(ln.startswith("Tolerations:") and ln.endswith("k:NoExecute op=Exists for 300s") for ln in lines)
-    tail = lines[lines.index("Events:"):]
+    assert any(
+        ln.startswith("Tolerations:") and ln.endswith("k:NoExecute op=Exists for 300s") for ln in lines
+    )
+    tail = lines[lines.index("Events:") :]
     assert tail == [
         "Events:",
         "  Type     Reason     Age               From               Message",
@@ -208,9 +329,16 @@ def test_describe_pod_sections_and_event_age() -> None:
 # commands against a real server
 
 
-def cli(srv: ServerProcess, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minik3s", "--log-level", "WARNING", *args, "--server", srv.url],
-                          input=stdin, capture_output=True, text=True, timeout=timeout)
+def cli(
+    srv: ServerProcess, *args: str, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minik3s", "--log-level", "WARNING", *args, "--server", srv.url],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
@@ -226,8 +354,10 @@ def table(stdout: str) -> list[list[str]]:
 
 
 def pod_yaml(name: str, ns: str, *, image: str = "nginx", labels: str = "{app: web}") -> str:
-    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {ns}, labels: {labels}}}\n"
-            f"spec: {{containers: [{{name: c, image: {image}, resources: {{requests: {{cpu: 100m}}}}}}]}}\n")
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {ns}, labels: {labels}}}\n"
+        f"spec: {{containers: [{{name: c, image: {image}, resources: {{requests: {{cpu: 100m}}}}}}]}}\n"
+    )
 
 
 def namespace_yaml(ns: str) -> str:
@@ -241,14 +371,16 @@ def api(minik3s_cluster: ServerProcess) -> httpx.Client:
 
 
 def test_apply_reports_created_unchanged_configured_from_dir_file_and_stdin(
-        minik3s_cluster: ServerProcess, tmp_path: Path, api: httpx.Client) -> None:
+    minik3s_cluster: ServerProcess, tmp_path: Path, api: httpx.Client
+) -> None:
     d = tmp_path / "manifests"
     d.mkdir()
     (d / "00-ns.yaml").write_text(namespace_yaml("cli-apply"))
     (d / "10-things.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: cli-apply}\ndata: {a: '1'}\n---\n"
         + pod_yaml("web-1", "cli-apply")
-        + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: cli-high}\nvalue: 1000\n")
+        + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: cli-high}\nvalue: 1000\n"
+    )
     (d / "notes.txt").write_text("not a manifest")
 
     first = cli(minik3s_cluster, "apply", "-f", str(d))
@@ -278,9 +410,14 @@ def test_apply_reports_created_unchanged_configured_from_dir_file_and_stdin(
     assert api.get("/api/v1/namespaces/cli-apply/configmaps/cfg").json()["data"] == {"a": "2", "b": "3"}
 
     # server-side apply prunes what the manifest no longer sets
-    pruned = cli(minik3s_cluster, "apply", "-f", "-",
-                 stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: cli-apply}\n"
-                       "data: {a: '2'}\n")
+    pruned = cli(
+        minik3s_cluster,
+        "apply",
+        "-f",
+        "-",
+        stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: cli-apply}\n"
+        "data: {a: '2'}\n",
+    )
     assert pruned.stdout.strip() == "configmap/cfg configured"
     assert api.get("/api/v1/namespaces/cli-apply/configmaps/cfg").json()["data"] == {"a": "2"}
 
@@ -288,13 +425,22 @@ def test_apply_reports_created_unchanged_configured_from_dir_file_and_stdin(
 @pytest.mark.parametrize(
     ("manifest", "stderr"),
     [
-        pytest.param("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n",
-                     'The Pod "bad" is invalid: spec.containers: Required value', id="invalid-object"),
-        pytest.param("apiVersion: v1\nkind: Frob\nmetadata: {name: x}\n",
-                     'error: resource mapping not found for name: "x" namespace: "" from "STDIN": '
-                     'no matches for kind "Frob" in version "v1"', id="unknown-kind"),
-        pytest.param("apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-}\n",
-                     "error: from gen-: cannot use generate name with apply", id="generate-name-refused"),
+        pytest.param(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n",
+            'The Pod "bad" is invalid: spec.containers: Required value',
+            id="invalid-object",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: Frob\nmetadata: {name: x}\n",
+            'error: resource mapping not found for name: "x" namespace: "" from "STDIN": '
+            'no matches for kind "Frob" in version "v1"',
+            id="unknown-kind",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-}\n",
+            "error: from gen-: cannot use generate name with apply",
+            id="generate-name-refused",
+        ),
     ],
 )
 def test_apply_errors_exit_1(minik3s_cluster: ServerProcess, manifest: str, stderr: str) -> None:
@@ -306,8 +452,17 @@ def test_apply_errors_exit_1(minik3s_cluster: ServerProcess, manifest: str, stde
 @pytest.fixture
 def get_ns(minik3s_cluster: ServerProcess, api: httpx.Client) -> str:
     ns = "cli-get"
-    r = cli(minik3s_cluster, "apply", "-f", "-", stdin=namespace_yaml(ns) + "---\n" + pod_yaml("a-1", ns)
-            + "---\n" + pod_yaml("b-1", ns, labels="{app: db}"))
+    r = cli(
+        minik3s_cluster,
+        "apply",
+        "-f",
+        "-",
+        stdin=namespace_yaml(ns)
+        + "---\n"
+        + pod_yaml("a-1", ns)
+        + "---\n"
+        + pod_yaml("b-1", ns, labels="{app: db}"),
+    )
     assert r.returncode == 0, r.stderr
 
     def running() -> bool:
@@ -328,13 +483,26 @@ def test_get_prints_server_side_table(minik3s_cluster: ServerProcess, get_ns: st
 
 
 def test_get_wide_adds_priority_one_columns(minik3s_cluster: ServerProcess, get_ns: str) -> None:
-    rows = table(cli(minik3s_cluster, "get", "po", "a-1", "-n", get_ns, "-o", "wide").stdout)
-    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
-                       "READINESS", "GATES"]
+    rows = table(cli(minik3s_cluster, "get", "-o", "wide", "po", "-n", get_ns, "a-1").stdout)
+    assert rows[0] == [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED",
+        "NODE",
+        "READINESS",
+        "GATES",
+    ]
     assert rows[1][0] == "a-1" and rows[1][6].startswith("node-")
 
 
-def test_get_all_namespaces_adds_namespace_column_and_labels(minik3s_cluster: ServerProcess, get_ns: str) -> None:
+def test_get_all_namespaces_adds_namespace_column_and_labels(
+    minik3s_cluster: ServerProcess, get_ns: str
+) -> None:
     rows = table(cli(minik3s_cluster, "get", "pods", "-A", "-l", "app=db", "--show-labels").stdout)
     assert rows[0] == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "LABELS"]
     assert [(r[0], r[1], r[-1]) for r in rows[1:]] == [(get_ns, "b-1", "app=db")]
@@ -354,11 +522,19 @@ def test_get_yaml_of_one_object_and_json_list(minik3s_cluster: ServerProcess, ge
 @pytest.mark.parametrize(
     ("args", "stderr"),
     [
-        pytest.param(("get", "frobs"), 'error: the server doesn\'t have a resource type "frobs"', id="unknown-kind"),
-        pytest.param(("get", "pods", "nope", "-n", "default"), 'Error from server (NotFound): pods "nope" not found',
-                     id="missing-name"),
-        pytest.param(("describe", "nodes", "nope"), 'Error from server (NotFound): nodes "nope" not found',
-                     id="describe-missing-name"),
+        pytest.param(
+            ("get", "frobs"), 'error: the server doesn\'t have a resource type "frobs"', id="unknown-kind"
+        ),
+        pytest.param(
+            ("get", "pods", "nope", "-n", "default"),
+            'Error from server (NotFound): pods "nope" not found',
+            id="missing-name",
+        ),
+        pytest.param(
+            ("describe", "nodes", "nope"),
+            'Error from server (NotFound): nodes "nope" not found',
+            id="describe-missing-name",
+        ),
     ],
 )
 def test_get_errors_exit_1(minik3s_cluster: ServerProcess, args: tuple[str, ...], stderr: str) -> None:
@@ -383,20 +559,78 @@ def test_get_cluster_scoped_and_several_kinds(minik3s_cluster: ServerProcess) ->
 
 async def test_get_watch_streams_new_rows(minik3s_cluster: ServerProcess) -> None:
     ns = "cli-watch"
-    assert cli(minik3s_cluster, "apply", "-f", "-", stdin=namespace_yaml(ns)).returncode == 0
+
+    def cm(name: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}}}\ndata: {{k: v}}\n"
+        )
+
+    assert (
+        cli(minik3s_cluster, "apply", "-f", "-", stdin=namespace_yaml(ns) + "---\n" + cm("w0")).returncode
+        == 0
+    )
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "minik3s", "get", "configmaps", "-n", ns, "-w", "--server", minik3s_cluster.url,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "minik3s",
+        "get",
+        "configmaps",
+        "-n",
+        ns,
+        "-w",
+        "--server",
+        minik3s_cluster.url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
     try:
-        # the namespace's list is empty: kubectl says so on stderr, then keeps watching
-        line = await asyncio.wait_for(proc.stderr.readline(), 30)  # type: ignore[union-attr]
-        assert line.decode().strip() == f"No resources found in {ns} namespace."
-        await asyncio.to_thread(cli, minik3s_cluster, "apply", "-f", "-",
-                                stdin=f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: w1, namespace: {ns}}}\n")
-        header = await asyncio.wait_for(proc.stdout.readline(), 30)  # type: ignore[union-attr]
-        row = await asyncio.wait_for(proc.stdout.readline(), 30)  # type: ignore[union-attr]
-        assert header.decode().split() == ["NAME", "DATA", "AGE"]
-        assert row.decode().split()[:2] == ["w1", "0"]
+        header, first = [(await asyncio.wait_for(proc.stdout.readline(), 30)).decode() for _ in range(2)]
+        assert [header.split()[:2], first.split()[:2]] == [["NAME", "DATA"], ["w0", "1"]]
+        await asyncio.to_thread(cli, minik3s_cluster, "apply", "-f", "-", stdin=cm("w1"))
+        row = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        assert row.split()[:2] == ["w1", "1"]
+        assert row.index(" 1 ") + 1 == header.index("DATA")  # the new row lines up under the header
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def test_get_watch_of_one_object_prints_it_once_then_changes(minik3s_cluster: ServerProcess) -> None:
+    ns = "cli-watch-one"
+
+    def cm(value: str) -> str:
+        return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: one, namespace: {ns}}}\ndata: {value}\n"
+
+    assert (
+        cli(
+            minik3s_cluster, "apply", "-f", "-", stdin=namespace_yaml(ns) + "---\n" + cm("{a: '1'}")
+        ).returncode
+        == 0
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "minik3s",
+        "get",
+        "cm",
+        "one",
+        "-n",
+        ns,
+        "-w",
+        "--server",
+        minik3s_cluster.url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    try:
+        lines = [(await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[:2] for _ in range(2)]
+        assert lines == [["NAME", "DATA"], ["one", "1"]]
+        await asyncio.to_thread(cli, minik3s_cluster, "apply", "-f", "-", stdin=cm("{a: '1', b: '2'}"))
+        # the synthetic ADDED event of the watch is not printed: the next row is the change
+        row = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        assert row.split()[:2] == ["one", "2"]
     finally:
         proc.terminate()
         await proc.wait()
@@ -406,27 +640,40 @@ def test_delete_waits_until_the_pod_is_gone(minik3s_cluster: ServerProcess, api:
     ns = "cli-delete"
     r = cli(minik3s_cluster, "apply", "-f", "-", stdin=namespace_yaml(ns) + "---\n" + pod_yaml("victim", ns))
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: api.get(f"/api/v1/namespaces/{ns}/pods/victim").json().get("status", {}).get("phase")
-             == "Running", what="pod running")
+    wait_for(
+        lambda: (
+            api.get(f"/api/v1/namespaces/{ns}/pods/victim").json().get("status", {}).get("phase") == "Running"
+        ),
+        what="pod running",
+    )
 
     d = cli(minik3s_cluster, "delete", "pod", "victim", "-n", ns, "--grace-period", "2")
     assert (d.returncode, d.stdout) == (0, 'pod "victim" deleted\n'), d.stderr
     assert api.get(f"/api/v1/namespaces/{ns}/pods/victim").status_code == 404  # gone when the command returns
 
     again = cli(minik3s_cluster, "delete", "pod", "victim", "-n", ns)
-    assert (again.returncode, again.stderr.strip()) == (1, 'Error from server (NotFound): pods "victim" not found')
+    assert (again.returncode, again.stderr.strip()) == (
+        1,
+        'Error from server (NotFound): pods "victim" not found',
+    )
     ignored = cli(minik3s_cluster, "delete", "pod", "victim", "-n", ns, "--ignore-not-found")
     assert (ignored.returncode, ignored.stdout, ignored.stderr) == (0, "", "")
 
 
-def test_delete_from_file_without_waiting(minik3s_cluster: ServerProcess, tmp_path: Path, api: httpx.Client) -> None:
+def test_delete_from_file_without_waiting(
+    minik3s_cluster: ServerProcess, tmp_path: Path, api: httpx.Client
+) -> None:
     f = tmp_path / "cm.yaml"
-    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: del-me}\n---\n"
-                 "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: cli-del}\nvalue: 5\n")
+    f.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: del-me}\n---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: cli-del}\nvalue: 5\n"
+    )
     assert cli(minik3s_cluster, "apply", "-f", str(f)).returncode == 0
     r = cli(minik3s_cluster, "delete", "-f", str(f), "--wait=false")
-    assert r.stdout.splitlines() == ['configmap "del-me" deleted',
-                                     'priorityclass.scheduling.k8s.io "cli-del" deleted']
+    assert r.stdout.splitlines() == [
+        'configmap "del-me" deleted',
+        'priorityclass.scheduling.k8s.io "cli-del" deleted',
+    ]
     assert api.get("/api/v1/namespaces/default/configmaps/del-me").status_code == 404
 
 
@@ -446,7 +693,7 @@ def test_describe_pod_shows_sections_and_events(minik3s_cluster: ServerProcess, 
     assert lines[0].split() == ["Name:", "desc-1"]
     assert lines[1].split() == ["Namespace:", ns]
     assert any(ln.split()[:2] == ["Requests:"] or ln.strip() == "Requests:" for ln in lines)
-    events = lines[lines.index("Events:"):]
+    events = lines[lines.index("Events:") :]
     assert events[1].split() == ["Type", "Reason", "Age", "From", "Message"]
     scheduled = [ln for ln in events if " Scheduled " in ln]
     assert scheduled and "default-scheduler" in scheduled[0]
@@ -471,3 +718,35 @@ def test_describe_other_kinds_uses_generic_layout(minik3s_cluster: ServerProcess
     assert ["API", "Version:", "scheduling.k8s.io/v1"] in [ln.split() for ln in lines]
     assert ["Value:", "2000001000"] in [ln.split() for ln in lines]
     assert lines[-1].split() == ["Events:", "<none>"]
+
+
+def test_describe_deployment_names_its_replica_set_and_events(
+    minik3s_cluster: ServerProcess, api: httpx.Client
+) -> None:
+    ns = "cli-deploy"
+    manifest = namespace_yaml(ns) + (
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: cli-deploy}\n"
+        "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n"
+        "  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
+    )
+    assert cli(minik3s_cluster, "apply", "-f", "-", stdin=manifest).returncode == 0
+    wait_for(
+        lambda: (
+            api.get(f"/apis/apps/v1/namespaces/{ns}/deployments/web")
+            .json()
+            .get("status", {})
+            .get("availableReplicas")
+            == 2
+        ),
+        what="deployment available",
+    )
+    lines = cli(minik3s_cluster, "describe", "deploy", "web", "-n", ns).stdout.splitlines()
+    fields = {ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in lines if ":" in ln and ln[0] != " "}
+    assert fields["Replicas"] == "2 desired | 2 updated | 2 total | 2 available | 0 unavailable"
+    assert fields["Selector"] == "app=web"
+    assert fields["StrategyType"] == "RollingUpdate"
+    assert fields["NewReplicaSet"].startswith("web-") and fields["NewReplicaSet"].endswith(
+        "(2/2 replicas created)"
+    )
+    assert fields["OldReplicaSets"] == "<none>"
+    assert any("ScalingReplicaSet" in ln and "deployment-controller" in ln for ln in lines)
