@@ -9,7 +9,7 @@ Shapes (issue "API server"):
 - In-process: the same creates through the in-process transport (`LocalClient`) against an
   in-process server, 32 concurrent coroutines.
 
-Run: python bench/bench_api.py [--pods 20000] [--runs 3]
+Run: python -m bench.bench_api [--pods 20000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,11 +24,9 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-sys.path.insert(0, str(Path(__file__).parent))
-from common import emit, pct  # noqa: E402
-
-from minik3s.api.resources import NAMESPACES, PODS  # noqa: E402
-from minik3s.testing.server import ServerProcess  # noqa: E402
+from bench.common import emit, pct
+from minik3s.api.resources import NAMESPACES, PODS
+from minik3s.testing.server import ServerProcess
 
 NS = 100
 CONCURRENCY = 32

@@ -6,7 +6,7 @@ scheduler).
 
 Reported: seconds until the ReplicaSet has created every pod, until every pod is bound, and
 until the Deployment reports `availableReplicas == replicas` with `Progressing` reason
-`NewReplicaSetAvailable`. If the scheduler cannot be built (or `--binder round-robin`), a
+`NewReplicaSetAvailable`. With `--binder round-robin` a
 trivial round-robin binder stands in and the result says so.
 """
 
@@ -32,14 +32,10 @@ from minik3s.controllers import ControllerConfig, all_controllers
 logger = logging.getLogger(__name__)
 
 
-def _scheduler(rs: Any) -> Any | None:
-    try:
-        from scheduler.config import default_config
-        from scheduler.scheduler import Scheduler
-    except ImportError as e:
-        logger.warning("scheduler unavailable (%s); using a round-robin binder", e)
-        return None
-    return Scheduler(default_config(), client=rs.client, informers=rs.informers)
+def _scheduler(rs: Any) -> Any:
+    from scheduler.scheduler import Scheduler
+
+    return Scheduler(None, client=rs.client, informers=rs.informers)
 
 
 async def _round_robin_binder(rs: Any, nodes: list[str]) -> None:
