@@ -108,6 +108,7 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
     await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
     current = await get_pod(client, name)
     events: list[str] = []
+    last: list[dict[str, Any]] = []
 
     async def watch() -> None:
         stream = client.watch(PODS, "default", field_selector=f"metadata.name={name}",
@@ -115,6 +116,7 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
         try:
             async for ev in stream:
                 events.append(ev.type)
+                last[:] = [ev.object]
                 if ev.type == "DELETED":
                     return
         finally:
@@ -130,6 +132,11 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
     elapsed = time.monotonic() - start
     assert 2.5 <= elapsed <= 4.5, elapsed
     assert events[-1] == "DELETED"
+    # the DELETED event carries the final status the kubelet wrote: killed at the grace period's end
+    final = last[0]
+    term = final["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (term["exitCode"], term["reason"]) == (137, "Error")
+    assert final["status"]["phase"] == "Failed"
 
 
 async def test_killed_pod_records_exit_137_in_its_final_status(client: HttpClient) -> None:
