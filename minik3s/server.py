@@ -10,6 +10,7 @@ all, closes watch streams and closes SQLite.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -112,6 +113,9 @@ async def start(config: ServerConfig) -> RunningServer:
     host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
     url = f"http://{host}:{port}"
     write_kubeconfig(config, url)
+    # long-lived objects loaded at start need not be rescanned by every full GC pass
+    gc.collect()
+    gc.freeze()
     app[READY].set()
     informers = SharedInformerFactory(client)
     rs = RunningServer(config, url, core, store, client, informers, runner)

@@ -622,6 +622,34 @@ def test_scale_and_current_replicas_precondition(kubectl):
     assert scale["kind"] == "Scale" and scale["apiVersion"] == "autoscaling/v1" and scale["spec"] == {"replicas": 1}
 
 
+def test_services_get_cluster_ips_and_node_ports(kubectl):
+    ns = kubectl.namespace()
+    assert kubectl("create", "service", "clusterip", "a", "-n", ns,
+                   "--tcp=80:8080").stdout == "service/a created\n"
+    assert kubectl("create", "service", "nodeport", "b", "-n", ns, "--tcp=80:8080").stdout == "service/b created\n"
+    kubectl("create", "service", "clusterip", "h", "-n", ns, "--clusterip=None")
+    rows = {r[0]: r for r in table(kubectl("get", "svc", "-n", ns).stdout)[1:]}
+    assert rows["a"][1] == "ClusterIP" and rows["a"][3:5] == ["<none>", "80/TCP"]
+    assert re.fullmatch(r"10\.43\.\d+\.\d+", rows["a"][2]) and rows["a"][2] != "10.43.0.1"
+    assert rows["b"][1] == "NodePort" and rows["b"][2] != rows["a"][2]
+    node_port = int(re.fullmatch(r"80:(\d+)/TCP", rows["b"][4]).group(1))
+    assert 30000 <= node_port <= 32767
+    assert rows["h"][1:3] == ["ClusterIP", "None"]
+    # a node port is allocated once; type changes keep the IP and add a port
+    r = kubectl("create", "service", "nodeport", "c", "-n", ns, "--tcp=81:8080", f"--node-port={node_port}", ok=False)
+    assert r.stderr.strip() == (f'error: failed to create NodePort service: Service "c" is invalid: '
+                                f"spec.ports[0].nodePort: Invalid value: {node_port}: provided port is already allocated")
+    kubectl("patch", "svc", "a", "-n", ns, "-p", '{"spec":{"type":"NodePort"}}')
+    after = {r[0]: r for r in table(kubectl("get", "svc", "-n", ns).stdout)[1:]}
+    assert after["a"][2] == rows["a"][2] and re.fullmatch(r"80:3\d{4}/TCP", after["a"][4])
+    taken = kubectl("get", "svc", "a", "-n", ns, "-o", "jsonpath={.spec.clusterIP}").stdout
+    clash = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "d"},
+             "spec": {"clusterIP": taken, "ports": [{"port": 80}]}}
+    r = kubectl("create", "-n", ns, "-f", "-", stdin=dump(clash), ok=False)
+    assert r.stderr.strip() == (f'The Service "d" is invalid: spec.clusterIPs: Invalid value: []string{{"{taken}"}}: '
+                                f"failed to allocate IP {taken}: provided IP is already allocated")
+
+
 # ---------------------------------------------------------------------------------------------- nodes
 @pytest.fixture
 def node(kubectl) -> Iterator[str]:
