@@ -38,6 +38,41 @@ def strategy_for(info: ResourceInfo) -> Any:
     return _strategies.strategy_for(info.group, info.kind, resource=info)
 
 
+def type_error(info: ResourceInfo, obj: Any) -> str | None:
+    """Go's `json: cannot unmarshal ...` for the first wrongly typed value (built-in kinds), or None."""
+    if not info.builtin or not isinstance(obj, dict):
+        return None
+    return _strategies.type_error(info.group, info.kind, obj)
+
+
+def go_map_repr(v: Any) -> str:
+    """Go's `%+v` of a decoded JSON value, as upstream quotes an SMP body in errors.
+    Example: {"data": {"a": 1}} -> `map[data:map[a:1]]`."""
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_map_repr(v[k])}" for k in sorted(v)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(go_map_repr(x) for x in v) + "]"
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def decode_error(info: ResourceInfo, obj: Any) -> str | None:
+    """What kube-apiserver's decoder says about a body with a wrongly typed value (built-in kinds):
+    `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ...`."""
+    if not info.builtin or not isinstance(obj, dict):
+        return None
+    err = _strategies.type_error(info.group, info.kind, obj)
+    if err is None:
+        return None
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else info.kind
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    version = api_version.rsplit("/", 1)[-1] if api_version else info.version
+    return f'{kind} in version "{version}" cannot be handled as a {info.kind}: {err}'
+
+
 def unknown_fields(info: ResourceInfo, obj: JsonDict) -> list[str]:
     if not info.builtin:
         if not info.crd_schema:

@@ -588,6 +588,12 @@ class ApiCore:
             if not isinstance(out, dict):
                 raise errors.invalid(info.kind, name, [errors.cause("", "patched object is not an object")], info.group)
             self._check_type(info, out)
+            bad = compat.type_error(info, out)
+            if bad:
+                # upstream decodes the patched object into the Go type: 422 on field "patch"
+                shown = compat.go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
+                raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
+                                                                   f"{bad}")])
             self._unknown_fields(info, out, opts)
             return out
 

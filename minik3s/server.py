@@ -21,6 +21,7 @@ from aiohttp import web
 
 from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
+from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError
 from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, ResourceRegistry
@@ -126,7 +127,10 @@ async def start(config: ServerConfig) -> RunningServer:
 def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Named run coroutines of the enabled components (imports only what is enabled)."""
     cfg = rs.config
-    out: list[tuple[str, Callable[[], Awaitable[None]]]] = [("informers", rs.informers.run)]
+    out: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+        ("informers", rs.informers.run),
+        ("event-ttl", lambda: run_event_ttl(rs.store, ttl=cfg.event_ttl)),
+    ]
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers
 

@@ -61,6 +61,8 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 DEFAULT_COMPONENT = "default-scheduler"
+# loop iterations given to other tasks after each scheduling cycle (see Scheduler.run)
+YIELDS_PER_POD = 4
 
 
 _REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
@@ -271,6 +273,7 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()
         self.scheduled_count = 0
+        self.yields_per_pod = YIELDS_PER_POD
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def run(self) -> None:
@@ -286,8 +289,11 @@ class Scheduler:
                 tg.create_task(self.writer.run(), name="scheduler-api-writer")
                 while await self.schedule_one():
                     # let informers, binding tasks and the API writer run between pods: pop()
-                    # does not suspend while activeQ has pods
-                    await asyncio.sleep(0)
+                    # does not suspend while activeQ has pods. Several yields, because a watch
+                    # stream may need more than one loop iteration per event (upstream runs
+                    # informers on their own goroutines; here they share the loop with us)
+                    for _ in range(self.yields_per_pod):
+                        await asyncio.sleep(0)
         finally:
             self._tg = None
             self.queue.close()

@@ -116,15 +116,34 @@ def decode_delete_options(raw: bytes, ct: str) -> dict[str, Any] | None:
     if not raw.strip():
         return None
     if ct == "application/x-www-form-urlencoded":
-        from urllib.parse import parse_qsl
-
-        out: dict[str, Any] = {}
-        for k, v in parse_qsl(raw.decode("utf-8", "replace")):
-            out[k] = int(v) if k == "gracePeriodSeconds" and v.lstrip("-").isdigit() else v
-        return out
+        if raw.lstrip()[:1] == b"{":
+            # `curl -X DELETE -d '{"gracePeriodSeconds":0}'`: a JSON body under curl's default type
+            return decode_delete_options(raw, JSON_CT)
+        return _form_delete_options(raw)
     obj = decode_object(raw, ct)
     if obj is None:
         return None
     if not isinstance(obj, dict):
         raise BadRequestError("DeleteOptions must be a JSON object")
     return obj
+
+
+def _form_delete_options(raw: bytes) -> dict[str, Any]:
+    """`gracePeriodSeconds=0&propagationPolicy=Foreground&orphanDependents=false&dryRun=All`,
+    typed as the DeleteOptions query parameters are."""
+    from urllib.parse import parse_qsl
+
+    out: dict[str, Any] = {}
+    for k, v in parse_qsl(raw.decode("utf-8", "replace")):
+        if k == "gracePeriodSeconds":
+            try:
+                out[k] = int(v)
+            except ValueError:
+                raise BadRequestError(f'invalid value for gracePeriodSeconds: "{v}"') from None
+        elif k == "orphanDependents":
+            out[k] = v.lower() in ("true", "1")
+        elif k == "dryRun":
+            out.setdefault(k, []).append(v)
+        else:
+            out[k] = v
+    return out

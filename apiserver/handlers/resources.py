@@ -331,8 +331,19 @@ async def _create(request: web.Request, core: ApiCore, t: Target) -> web.StreamR
         return codec.json_response(res, status=201)
     if opts.field_manager is None:
         opts.field_manager = _default_manager(request)
+    _check_decodable(t.info, body)
     obj = await core.create(t.info, t.namespace, body, opts)
     return _respond(obj, 201, opts, request, t.info)
+
+
+def _check_decodable(info: ResourceInfo, body: Any) -> None:
+    """kube-apiserver decodes a create/update body into the Go type first: a value of the wrong
+    JSON type is a 400 before anything else happens."""
+    from apiserver import compat
+
+    msg = compat.decode_error(info, body)
+    if msg:
+        raise BadRequestError(msg)
 
 
 async def _update(request: web.Request, core: ApiCore, t: Target, subresource: str | None = None
@@ -342,6 +353,8 @@ async def _update(request: web.Request, core: ApiCore, t: Target, subresource: s
         opts.field_manager = _default_manager(request)
     raw = await codec.read_body(request)
     body = codec.decode_object(raw, codec.media_type(request))
+    if subresource is None or subresource == "status":
+        _check_decodable(t.info, body)
     existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None
     obj = await core.update(t.info, t.namespace, t.name or "", body, opts, subresource=subresource)
     return _respond(obj, 200 if existed else 201, opts, request, t.info)

@@ -52,6 +52,7 @@ __all__ = [
     "default_custom",
     "prune_custom",
     "strategy_for",
+    "type_error",
     "unknown_fields",
     "validate_custom",
 ]
@@ -110,6 +111,11 @@ def custom_strategy(resource: ResourceInfo) -> CustomResourceStrategy:
 @cache
 def _schema_index() -> SchemaIndex:
     return SchemaIndex()
+
+
+def type_error(group: str, kind: str, obj: JsonDict) -> str | None:
+    """Go's JSON decoding error for the first wrongly typed value of a built-in kind, or None."""
+    return _schema_index().type_error(group, kind, obj)
 
 
 def unknown_fields(group: str, kind: str, obj: JsonDict, *, schema: JsonDict | None = None) -> list[str]:

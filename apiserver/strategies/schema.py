@@ -25,26 +25,35 @@ from minik3s.api.types import JsonDict
 
 @dataclass(slots=True)
 class Node:
-    """`kind`: "model" (known fields in `fields`), "list"/"map" (element in `elem`), "any"."""
+    """`kind`: "model" (known fields in `fields`), "list"/"map" (element in `elem`), "any", or a
+    scalar "string"/"int"/"float"/"bool". `name` is the model's Go type name."""
 
     kind: str
     fields: dict[str, Node] = field(default_factory=dict)
     elem: Node | None = None
+    name: str = ""
 
 
 _ANY = Node("any")
+_SCALARS = {str: Node("string"), int: Node("int"), float: Node("float"), bool: Node("bool")}
+# Go type names where the python model's class name differs from the upstream struct
+_GO_NAMES = {"EventsV1Event": "Event", "AppsCondition": "DeploymentCondition"}
 
 
 def _node_for(tp: Any, cache: dict[type, Node]) -> Node:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        nodes = [_node_for(a, cache) for a in typing.get_args(tp) if a is not type(None)]
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) > 1 and all(a in _SCALARS for a in args):
+            return _ANY  # IntOrString, Quantity: several JSON types are fine
+        nodes = [_node_for(a, cache) for a in args]
         for n in nodes:
             if n.kind != "any":
                 return n
         return _ANY
     if origin is typing.Literal:
-        return _ANY
+        kinds = {type(a) for a in typing.get_args(tp)}
+        return _SCALARS.get(kinds.pop(), _ANY) if len(kinds) == 1 else _ANY
     if origin in (list, tuple):
         args = typing.get_args(tp)
         return Node("list", elem=_node_for(args[0], cache) if args else _ANY)
@@ -53,6 +62,8 @@ def _node_for(tp: Any, cache: dict[type, Node]) -> Node:
         return Node("map", elem=_node_for(args[1], cache) if len(args) == 2 else _ANY)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return model_node(tp, cache)
+    if isinstance(tp, type) and tp in _SCALARS:
+        return _SCALARS[tp]
     return _ANY
 
 
@@ -61,7 +72,7 @@ def model_node(model: type[BaseModel], cache: dict[type, Node] | None = None) ->
     hit = cache.get(model)
     if hit is not None:
         return hit
-    node = Node("model")
+    node = Node("model", name=_GO_NAMES.get(model.__name__, model.__name__))
     cache[model] = node  # before recursing: models may be recursive
     for name, info in model.model_fields.items():
         node.fields[info.alias or name] = _node_for(info.annotation, cache)
@@ -77,16 +88,107 @@ def walk_unknown(obj: Any, node: Node, path: str, out: list[str]) -> None:
             p = f"{path}.{k}" if path else k
             if child is None:
                 out.append(p)
-            elif child.kind != "any":
+            elif child.kind in _CONTAINERS:
                 walk_unknown(v, child, p, out)
-    elif node.kind == "list" and node.elem is not None and node.elem.kind != "any":
+    elif node.kind == "list" and node.elem is not None and node.elem.kind in _CONTAINERS:
         if isinstance(obj, list):
             for i, item in enumerate(obj):
                 walk_unknown(item, node.elem, f"{path}[{i}]", out)
-    elif node.kind == "map" and node.elem is not None and node.elem.kind != "any":
+    elif node.kind == "map" and node.elem is not None and node.elem.kind in _CONTAINERS:
         if isinstance(obj, dict):
             for k, v in obj.items():
                 walk_unknown(v, node.elem, f"{path}[{k}]", out)
+
+
+_CONTAINERS = ("model", "list", "map")
+
+# int64 fields (everything else typed `int` in the models is an int32 upstream)
+_INT64_FIELDS = frozenset({
+    "generation", "deletionGracePeriodSeconds", "terminationGracePeriodSeconds", "activeDeadlineSeconds",
+    "tolerationSeconds", "observedGeneration", "runAsUser", "runAsGroup", "fsGroup", "gracePeriodSeconds",
+    "startingDeadlineSeconds", "seconds", "supplementalGroups",
+})
+
+
+def _go_type(node: Node, field_name: str) -> str:
+    """Example: a list of Container models -> `[]v1.Container`; `replicas` -> `int32`."""
+    if node.kind == "model":
+        return f"v1.{node.name}"
+    if node.kind == "list":
+        return "[]" + (_go_type(node.elem, field_name) if node.elem else "interface {}")
+    if node.kind == "map":
+        return "map[string]" + (_go_type(node.elem, field_name) if node.elem else "interface {}")
+    if node.kind == "int":
+        return "int64" if field_name in _INT64_FIELDS else "int32"
+    return {"string": "string", "float": "float64", "bool": "bool"}.get(node.kind, "interface {}")
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def _mismatch(v: Any, node: Node) -> str | None:
+    """The JSON value's description when it cannot be decoded into `node`, else None.
+    Example: 1.5 into an int -> "number 1.5" (Go reports the literal for failed integer parses)."""
+    k = node.kind
+    if v is None or k == "any":
+        return None
+    if k == "string":
+        return None if isinstance(v, str) else _json_kind(v)
+    if k == "bool":
+        return None if isinstance(v, bool) else _json_kind(v)
+    if k == "int":
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return _json_kind(v)
+        if isinstance(v, float):
+            return f"number {v!r}"
+        return None
+    if k == "float":
+        return None if isinstance(v, int | float) and not isinstance(v, bool) else _json_kind(v)
+    if k == "model" or k == "map":
+        return None if isinstance(v, dict) else _json_kind(v)
+    if k == "list":
+        return None if isinstance(v, list) else _json_kind(v)
+    return None
+
+
+def first_type_error(obj: Any, root: Node) -> str | None:
+    """The error Go's JSON decoder reports for the first value of the wrong JSON type, e.g.
+    `json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string`
+    (struct = the innermost Go struct; the field path drops list indices and map keys)."""
+
+    def walk(v: Any, node: Node, struct: str, path: str, field_name: str) -> str | None:
+        bad = _mismatch(v, node)
+        if bad is not None:
+            return (f"json: cannot unmarshal {bad} into Go struct field {struct}.{path} of type "
+                    f"{_go_type(node, field_name)}")
+        if node.kind == "model" and isinstance(v, dict):
+            for k, child_v in v.items():
+                child = node.fields.get(k)
+                if child is None or child.kind == "any":
+                    continue
+                err = walk(child_v, child, node.name, f"{path}.{k}" if path else k, k)
+                if err:
+                    return err
+        elif node.kind in ("list", "map") and node.elem is not None and node.elem.kind != "any":
+            items = v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
+            for item in items:
+                err = walk(item, node.elem, struct, path, field_name)
+                if err:
+                    return err
+        return None
+
+    if not isinstance(obj, dict):
+        return None
+    return walk(obj, root, root.name, "", "")
 
 
 def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
@@ -130,6 +232,10 @@ class SchemaIndex:
             n = model_node(model, self._cache)
             self._nodes[key] = n
         return n
+
+    def type_error(self, group: str, kind: str, obj: JsonDict) -> str | None:
+        n = self.node(group, kind)
+        return None if n is None else first_type_error(obj, n)
 
     def unknown_fields(self, group: str, kind: str, obj: JsonDict) -> list[str]:
         n = self.node(group, kind)

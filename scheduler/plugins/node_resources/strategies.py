@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.interface import MAX_NODE_SCORE
@@ -31,6 +31,7 @@ MAX_UTILIZATION = 100
 
 _NATIVE = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
 _CPU_MEMORY = (CPU, MEMORY)
+MAX_SCORE_MEMOS = 64
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -156,6 +157,10 @@ class ResourceAllocationScorer:
     # its per-resource weights: lets `score_many` run the cpu+memory case without per-node calls
     kind: str = ""
     weights: tuple[int, ...] = ()
+    # score_many's memo: pod request (cpu, memory) -> node name -> (NodeInfo generation, score).
+    # A node's score depends only on its requested/allocatable (which bump its generation when
+    # they change) and the pod's request, so between cycles only the changed nodes recompute.
+    _memo: dict[tuple[int, int], dict[str, tuple[int, int]]] = field(default_factory=dict)
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
         """The pod's request per resource: real when `use_requested`, else cpu/memory non-zero defaults."""
@@ -209,11 +214,38 @@ class ResourceAllocationScorer:
     def score_many(self, nodes: Sequence[NodeInfo], pod_requests: list[int]) -> list[int]:
         """`[self.score(n, pod_requests) for n in nodes]`, with the default cpu+memory profile
         (LeastAllocated / MostAllocated / Balanced) computed inline: same integer and float
-        operations in the same order, so the values are identical."""
+        operations in the same order, so the values are identical; nodes whose generation did
+        not change since the last call with the same pod request reuse their score."""
         kind = self.kind
         if self.resources != _CPU_MEMORY or not kind:
             return [self.score(n, pod_requests) for n in nodes]
         p_cpu, p_mem = pod_requests[0], pod_requests[1]
+        memo = self._memo.get((p_cpu, p_mem))
+        if memo is None:
+            if len(self._memo) >= MAX_SCORE_MEMOS:
+                self._memo.clear()
+            memo = self._memo[(p_cpu, p_mem)] = {}
+        out: list[int] = []
+        append = out.append
+        get = memo.get
+        missing: list[int] = []
+        for i, n in enumerate(nodes):
+            hit = get(n.name)
+            if hit is not None and hit[0] == n.generation:
+                append(hit[1])
+            else:
+                append(0)
+                missing.append(i)
+        if missing:
+            todo = [nodes[i] for i in missing]
+            for i, n, v in zip(missing, todo, self._score_cpu_memory(todo, p_cpu, p_mem), strict=True):
+                out[i] = v
+                memo[n.name] = (n.generation, v)
+        return out
+
+    def _score_cpu_memory(self, nodes: Sequence[NodeInfo], p_cpu: int, p_mem: int) -> list[int]:
+        pod_requests = [p_cpu, p_mem]
+        kind = self.kind
         use_requested = self.use_requested
         out: list[int] = []
         append = out.append
