@@ -18,7 +18,7 @@ import copy
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -797,7 +797,7 @@ class ApiCore:
         async for ev in return_gen:
             yield ev
 
-    async def _watch_events(self, watcher: Any, initial: list[JsonDict], pred: Selector | None,
+    async def _watch_events(self, watcher: Any, initial: Sequence[JsonDict], pred: Selector | None,
                             opts: WatchOptions, from_rev: int) -> AsyncIterator[tuple[str, JsonDict]]:
         pending: asyncio.Task[Any] | None = None
         try:

@@ -229,6 +229,32 @@ async def _sample(watcher: BindWatcher, samples: list[float], sched: Any) -> Non
         last_count, last_time = scheduled, now
 
 
+class LoopWatch:
+    """Event-loop health during the measured phase: the longest stall of a 10 ms ticker and the
+    cyclic GC's pauses (via gc.callbacks), so throughput dips can be told apart."""
+
+    def __init__(self) -> None:
+        self.max_stall = 0.0
+        self.gc_pauses: list[float] = []
+        self._gc_start = 0.0
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        elif info.get("generation") == 2:
+            self.gc_pauses.append(time.perf_counter() - self._gc_start)
+
+    async def run(self) -> None:
+        gc.callbacks.append(self._gc)
+        try:
+            while True:
+                t = time.monotonic()
+                await asyncio.sleep(0.01)
+                self.max_stall = max(self.max_stall, time.monotonic() - t - 0.01)
+        finally:
+            gc.callbacks.remove(self._gc)
+
+
 async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
                    gc_freeze: bool = False) -> dict[str, Any]:
     from scheduler.config import parse_config
@@ -278,6 +304,8 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
             created_at: dict[str, float] = {}
             measured = [wl.measured_pod(f"measured-{i:06d}", wl.measured_ns) for i in range(wl.measured_pods)]
             sampler = asyncio.create_task(_sample(watcher, samples, sched), name="bench-sampler")
+            loop_watch = LoopWatch()
+            watch_task = asyncio.create_task(loop_watch.run(), name="bench-loop-watch")
             prof = cProfile.Profile() if profile else None
             if prof is not None:
                 prof.enable()
@@ -289,9 +317,10 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
             if prof is not None:
                 prof.disable()
                 prof.dump_stats(profile)
-            sampler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sampler
+            for t in (sampler, watch_task):
+                t.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await t
             last = max(watcher.bound_at[n] for n in created_at)
             lat = [(watcher.bound_at[n] - t) * 1000 for n, t in created_at.items()]
             overall = wl.measured_pods / (last - t2)
@@ -311,6 +340,10 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
                 "latency_p50_ms": round(pct(lat, 50), 1),
                 "latency_p90_ms": round(pct(lat, 90), 1),
                 "latency_p99_ms": round(pct(lat, 99), 1),
+                "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
+                "gc_full_collections": len(loop_watch.gc_pauses),
+                "gc_full_pause_total_ms": round(sum(loop_watch.gc_pauses) * 1000, 1),
+                "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
             }
         finally:
             for t in tasks:

@@ -24,13 +24,14 @@ from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError
-from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, ResourceRegistry
+from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.local import LocalClient
 from minik3s.config import ServerConfig
 
 logger = logging.getLogger(__name__)
 
+KUBERNETES_SERVICE_IP = "10.43.0.1"  # first address of K3s' service CIDR 10.43.0.0/16
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
     ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."),
@@ -53,7 +54,7 @@ class RunningServer:
     components: dict[str, Any] = field(default_factory=dict)
 
 
-async def _bootstrap(client: LocalClient) -> None:
+async def _bootstrap(client: LocalClient, port: int) -> None:
     for ns in SYSTEM_NAMESPACES:
         try:
             await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -66,6 +67,17 @@ async def _bootstrap(client: LocalClient) -> None:
                                                   "description": desc})
         except AlreadyExistsError:
             pass
+    # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
+    try:
+        await client.create(SERVICES, {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP,
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}],
+                     "sessionAffinity": "None"}})
+    except AlreadyExistsError:
+        pass
 
 
 def write_kubeconfig(config: ServerConfig, url: str) -> None:
@@ -95,7 +107,7 @@ async def start(config: ServerConfig) -> RunningServer:
     core = ApiCore(store, registry)
     core.load_crds()
     client = LocalClient(core)
-    await _bootstrap(client)
+    await _bootstrap(client, config.port or 6443)
     holder: dict[str, Any] = {}
 
     def explain(namespace: str, name: str) -> Any:

@@ -10,6 +10,11 @@ Upstream: pkg/scheduler/scheduler.go and schedule_one.go. Data flow:
     failures -> queue.add_unschedulable_if_not_present + FailedScheduling event + PodScheduled
       condition (status writes and events go through ApiWriter, never blocking the loop)
 
+Speed without changing decisions: outside preemption dry runs, Filter runs plugin by plugin
+over chunks of nodes (`FilterPlugin.filter_nodes`, `_filter_batched`) and reproduces the
+sequential walk exactly (same feasible nodes, statuses and next start index); Score uses each
+plugin's `score_nodes` / `normalize_raw_scores` batch forms where they exist.
+
 Search size (upstream numFeasibleNodesToFind): below 100 nodes all are checked; otherwise
 percentage = percentageOfNodesToScore, or adaptive 50 - N/125 (floor 5) when 0, and
 N x pct / 100 nodes, at least 100. 5,000 nodes -> 10 % = 500; 1,000 -> 42 % = 420.

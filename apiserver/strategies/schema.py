@@ -55,11 +55,11 @@ def _node_for(tp: Any, cache: dict[type, Node]) -> Node:
         kinds = {type(a) for a in typing.get_args(tp)}
         return _SCALARS.get(kinds.pop(), _ANY) if len(kinds) == 1 else _ANY
     if origin in (list, tuple):
-        args = typing.get_args(tp)
-        return Node("list", elem=_node_for(args[0], cache) if args else _ANY)
+        targs = typing.get_args(tp)
+        return Node("list", elem=_node_for(targs[0], cache) if targs else _ANY)
     if origin is dict:
-        args = typing.get_args(tp)
-        return Node("map", elem=_node_for(args[1], cache) if len(args) == 2 else _ANY)
+        targs = typing.get_args(tp)
+        return Node("map", elem=_node_for(targs[1], cache) if len(targs) == 2 else _ANY)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return model_node(tp, cache)
     if isinstance(tp, type) and tp in _SCALARS:

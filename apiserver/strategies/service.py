@@ -1,7 +1,7 @@
 """Service strategy (layer L4, apiserver): defaults (type ClusterIP, sessionAffinity None,
 ports protocol TCP, targetPort = port, internalTrafficPolicy Cluster) and the common checks of
-ValidateService. Service names are DNS-1035 labels. Cluster IP allocation is the registry's
-job (not done here)."""
+ValidateService. Service names are DNS-1035 labels. Cluster IP and node port allocation is the
+registry's job: `service_alloc`, called by apiserver.core on create and update."""
 
 from __future__ import annotations
 

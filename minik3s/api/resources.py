@@ -202,7 +202,7 @@ def builtin_resources() -> list[ResourceInfo]:
         R("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",), has_spec=False),
         R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=("status",)),
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
-        R("events.k8s.io", "v1", "events", "Event", True, ("ev",), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
+        R("events.k8s.io", "v1", "events", "Event", True, (), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
           ("crd", "crds"), subresources=("status",)),
     ]

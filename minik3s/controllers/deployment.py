@@ -271,14 +271,15 @@ class DeploymentController:
         return created
 
     async def _set_revision(self, d: JsonDict, revision: str) -> None:
-        """SetDeploymentRevision, written as a metadata patch (annotations are not status)."""
+        """SetDeploymentRevision; upstream writes the annotation through UpdateStatus (the apps
+        status strategy keeps annotation changes), so metadata.generation does not move."""
         if not revision or (meta(d).get("annotations") or {}).get(du.REVISION) == revision:
             return
         m = meta(d)
         patched = await self._client.patch(
             DEPLOYMENTS, m["name"], {"metadata": {"annotations": {du.REVISION: revision},
                                                   "resourceVersion": m.get("resourceVersion")}},
-            m.get("namespace"))
+            m.get("namespace"), subresource="status")
         status = d.get("status")
         d.update(patched)
         if status is not None:

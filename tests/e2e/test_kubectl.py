@@ -359,8 +359,6 @@ def test_api_resources_lists_short_names(api_resources, resource, short_names, n
     assert row[1:] == [short_names, resource.split(".", 1)[1], namespaced, kind]
 
 
-@pytest.mark.xfail(reason="minik3s/api/resources.py gives events.k8s.io/v1 the short name ev (upstream: none)",
-                   strict=False)
 def test_events_k8s_io_has_no_short_name_so_ev_is_unambiguous(api_resources, kubectl):
     # upstream's events.k8s.io/v1 Event declares no short names; `ev` means core/v1 events only
     assert api_resources["events.events.k8s.io/v1"] == ["events", "events.k8s.io/v1", "true", "Event"]
