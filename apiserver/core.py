@@ -368,7 +368,7 @@ class ApiCore:
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
         self._check_namespace_for_create(info, namespace, name)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         meta["creationTimestamp"] = self.now()
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)

@@ -486,6 +486,54 @@ def _record_update(
     return [e for e in entries if e.fields]
 
 
+# --- create fast path -------------------------------------------------------------------------
+
+_ORDER = {"f": 1, "k": 2, "v": 3, "i": 4}
+
+
+def _order(k: str) -> tuple[int, str]:
+    return (0, "") if k == "." else (_ORDER.get(k[:1], 5), k)
+
+
+def _created_tree(value: Any, meta: PatchMeta, path: Path, banned: frozenset[Path]) -> tuple[dict[str, Any], bool] | None:
+    """FieldsV1 subtree that `compare({}, obj)` + `encode_fields` would give for `path`, built in
+    one walk: (children, whether `path` itself is a member). None when nothing at or below
+    `path` is recorded. Parity with the general algorithm is pinned by tests."""
+    if path in banned:
+        return None
+    if isinstance(value, dict) and value and not meta.atomic:
+        children: dict[str, Any] = {}
+        for k, v in value.items():
+            p = (*path, f"f:{k}")
+            sub = _created_tree(v, meta.child(k), p, banned)
+            if sub is not None:
+                children[f"f:{k}"] = _node(*sub)
+        member = bool(path) and not meta.struct and path != ("f:metadata",)
+        return (children, member) if children or member else None
+    if isinstance(value, list) and value and _granular_list(meta):
+        element = meta.element()
+        children = {}
+        for pe, item in _index_items(value, meta).items():
+            p = (*path, pe)
+            sub = _created_tree(item, element, p, banned)
+            children[pe] = _node(sub[0] if sub is not None else {}, True)
+        member = bool(path) and not meta.always_present
+        return (children, member) if children or member else None
+    return ({}, True) if path else None
+
+
+def _node(children: dict[str, Any], member: bool) -> dict[str, Any]:
+    if children and member:
+        children["."] = {}
+    return {k: children[k] for k in sorted(children, key=_order)}
+
+
+def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...]) -> dict[str, Any]:
+    banned = frozenset((*_STRIPPED, *reset))
+    sub = _created_tree(_without_managed_fields(obj), schema or DEDUCED, (), banned)
+    return _node(sub[0], False) if sub is not None else {}
+
+
 # --- public API -------------------------------------------------------------------------------
 
 
@@ -515,6 +563,19 @@ def update_managed_fields(
     """
     schema_ = _resolve_schema(schema, new)
     sent = (new.get("metadata") or {}).get("managedFields")
+    reset = tuple((f"f:{name}",) for name in reset_fields)
+    if old is None and not sent:
+        # create: every field belongs to the creator; one walk instead of compare + encode
+        tree = _created_fields_v1(new, schema_, reset)
+        out = _without_managed_fields(new)
+        if tree:
+            entry: dict[str, Any] = {"manager": manager, "operation": operation,
+                                     "apiVersion": api_version or str(new.get("apiVersion") or ""),
+                                     "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
+            if subresource:
+                entry["subresource"] = subresource
+            out.setdefault("metadata", {})["managedFields"] = [entry]
+        return out
     entries = decode_managed_fields(sent) if sent else []
     if not entries and old is not None:
         entries = decode_managed_fields((old.get("metadata") or {}).get("managedFields"))
@@ -528,7 +589,7 @@ def update_managed_fields(
         now=now,
         schema=schema_,
         subresource=subresource or "",
-        reset=tuple((f"f:{name}",) for name in reset_fields),
+        reset=reset,
     )
     return _with_managed_fields(_without_managed_fields(new), entries)
 

@@ -1,0 +1,99 @@
+"""The create fast path of update_managed_fields gives exactly what the general algorithm
+(compare against an empty object, strip, encode) gives."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from apiserver.patch.apply import (
+    _record_update,
+    _without_managed_fields,
+    encode_managed_fields,
+    update_managed_fields,
+)
+from apiserver.patch.strategic_merge import patch_meta_for
+
+POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "default", "uid": "u", "resourceVersion": "5",
+                 "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": "x", "tier": ""},
+                 "annotations": {"a": "b"}, "finalizers": ["f1", "f2"],
+                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "ru",
+                                      "controller": True}]},
+    "spec": {
+        "containers": [
+            {"name": "c", "image": "nginx", "args": ["-a", "-b"], "env": [{"name": "A", "value": "1"},
+                                                                      {"name": "B", "value": ""}],
+             "ports": [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}],
+             "resources": {"requests": {"cpu": "100m"}, "limits": {}},
+             "volumeMounts": [{"name": "v", "mountPath": "/data"}]},
+            {"name": "side", "image": "busybox", "securityContext": {}},
+        ],
+        "initContainers": [{"name": "init", "image": "busybox", "command": ["true"]}],
+        "volumes": [{"name": "v", "emptyDir": {}}],
+        "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": {"matchLabels": {"app": "x"}}}],
+        "nodeSelector": {}, "schedulingGates": [{"name": "g"}], "hostAliases": None,
+        "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "priority": 0,
+    },
+    "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False"}]},
+}
+
+DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "d", "namespace": "default", "generation": 1},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "d"}},
+             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+             "template": {"metadata": {"labels": {"app": "d"}, "creationTimestamp": None},
+                          "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {}}]}}},
+    "status": {},
+}
+
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80, "targetPort": 8080}, {"port": 53, "protocol": "UDP", "name": "dns"}],
+                    "selector": {"app": "x"}, "type": "ClusterIP"}}
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"kubernetes.io/hostname": "n"}},
+        "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"},
+        "status": {"capacity": {"cpu": "4"}, "addresses": [{"type": "InternalIP", "address": "1.2.3.4"}],
+                   "conditions": [{"type": "Ready", "status": "True"}],
+                   "images": [{"names": ["a", "b"], "sizeBytes": 1}]}}
+
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"},
+             "data": {"a": "1", "b": ""}, "binaryData": {}}
+
+CUSTOM = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"},
+          "spec": {"size": 3, "items": [{"name": "a"}, {"name": "b"}], "nested": {"deep": {"x": None}}, "e": {}},
+          "status": {"ready": True}}
+
+EMPTYISH = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}}
+
+
+def general(obj: dict, *, reset: tuple[str, ...], manager: str = "m") -> list[dict]:
+    schema = patch_meta_for(obj["apiVersion"], obj["kind"])
+    entries = _record_update([], {}, _without_managed_fields(obj), manager=manager, operation="Update",
+                             api_version=obj["apiVersion"], now="T", schema=schema, subresource="",
+                             reset=tuple((f"f:{r}",) for r in reset))
+    return encode_managed_fields(entries)
+
+
+@pytest.mark.parametrize("obj", [
+    pytest.param(POD, id="pod-with-keyed-lists-sets-and-empties"),
+    pytest.param(DEPLOYMENT, id="deployment-with-template"),
+    pytest.param(SERVICE, id="service-ports-keyed-by-port-and-protocol"),
+    pytest.param(NODE, id="node-status-lists"),
+    pytest.param(CONFIGMAP, id="configmap-data-map"),
+    pytest.param(CUSTOM, id="custom-resource-deduced-schema"),
+    pytest.param(EMPTYISH, id="metadata-only"),
+])
+@pytest.mark.parametrize("reset", [(), ("status",)], ids=["no-reset", "status-reset"])
+def test_create_fast_path_matches_general_algorithm(obj, reset):
+    before = copy.deepcopy(obj)
+    fast = update_managed_fields(None, obj, manager="m", now="T", reset_fields=reset)
+    assert obj == before  # input untouched
+    assert fast["metadata"].get("managedFields", []) == general(obj, reset=reset)
