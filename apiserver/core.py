@@ -105,10 +105,7 @@ class _Lookup:
         self._core = core
 
     def _info(self, group: str, resource: str) -> ResourceInfo | None:
-        for info in self._core.registry.all():
-            if info.group == group and info.resource == resource:
-                return info
-        return None
+        return self._core.registry.get_resource(group, resource)
 
     def __call__(self, group: str, resource: str, namespace: str | None, name: str | None) -> Any:
         info = self._info(group, resource)
@@ -134,13 +131,20 @@ class ApiCore:
         self.registry = registry
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
+        self._now_sec = -1
+        self._now_str = ""
         self.crd_listeners: list[Callable[[], None]] = []
         # cluster IPs / node ports handed out to Service creates that are not committed yet
         self._svc_reserved = service_alloc.Used()
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
-        return rfc3339(self.clock.now())
+        """RFC 3339 seconds; formatted once per second (every write stamps a time)."""
+        dt = self.clock.now()
+        sec = int(dt.timestamp())
+        if sec != self._now_sec:
+            self._now_sec, self._now_str = sec, rfc3339(dt)
+        return self._now_str
 
     @property
     def lookup(self) -> _Lookup:

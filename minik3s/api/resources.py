@@ -216,18 +216,24 @@ class ResourceRegistry:
 
     def __init__(self, resources: Iterable[ResourceInfo] | None = None) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._by_gr: dict[tuple[str, str], ResourceInfo] = {}
         self._listeners: list[Callable[[], None]] = []
         for info in resources if resources is not None else builtin_resources():
             self.add(info, notify=False)
 
     def add(self, info: ResourceInfo, *, notify: bool = True) -> None:
         self._by_gvr[(info.group, info.version, info.resource)] = info
+        self._by_gr[(info.group, info.resource)] = info
         if notify:
             for cb in list(self._listeners):
                 cb()
 
     def remove(self, group: str, version: str, resource: str) -> None:
         self._by_gvr.pop((group, version, resource), None)
+        self._by_gr.pop((group, resource), None)
+        for (g, _v, r), info in self._by_gvr.items():
+            if g == group and r == resource:
+                self._by_gr[(g, r)] = info
         for cb in list(self._listeners):
             cb()
 
@@ -236,6 +242,10 @@ class ResourceRegistry:
 
     def get(self, group: str, version: str, resource: str) -> ResourceInfo | None:
         return self._by_gvr.get((group, version, resource))
+
+    def get_resource(self, group: str, resource: str) -> ResourceInfo | None:
+        """Any served version of group/resource (storage keys do not depend on the version)."""
+        return self._by_gr.get((group, resource))
 
     def all(self) -> list[ResourceInfo]:
         return list(self._by_gvr.values())
