@@ -23,7 +23,7 @@ from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
-from minik3s.api.errors import AlreadyExistsError
+from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.local import LocalClient
@@ -68,6 +68,11 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
         except AlreadyExistsError:
             pass
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
+    try:
+        await client.get(SERVICES, "kubernetes", "default")
+        return
+    except NotFoundError:
+        pass
     try:
         await client.create(SERVICES, {
             "apiVersion": "v1", "kind": "Service",
