@@ -563,17 +563,17 @@ class Scheduler:
         processed = 0
         for ni in ordered:
             processed += 1
-            st = run(state, pi, ni, plugins)
-            if st is None:
+            nst = run(state, pi, ni, plugins)
+            if nst is None:
                 feasible.append(ni)
                 if len(feasible) >= to_find:
                     break
                 continue
-            if st.code == Code.ERROR:
-                raise SchedulingError(st)
-            statuses[ni.name] = st
-            if st.plugin:
-                (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
+            if nst.code == Code.ERROR:
+                raise SchedulingError(nst)
+            statuses[ni.name] = nst
+            if nst.plugin:
+                (diag.pending_plugins if nst.code == Code.PENDING else diag.unschedulable_plugins).add(nst.plugin)
         if advance:
             self.next_start_node_index = (start + processed) % n
         return feasible

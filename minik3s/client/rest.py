@@ -227,8 +227,10 @@ class _HttpWatch:
             resp.close()
 
     async def close(self) -> None:
+        """Safe from any task: closing the response ends a concurrent iteration."""
         self._closed = True
         if self._resp is not None:
             self._resp.close()
-        if self._it is not None:
-            await self._it.aclose()  # type: ignore[attr-defined]
+        it = self._it
+        if it is not None and not getattr(it, "ag_running", False):
+            await it.aclose()  # type: ignore[attr-defined]

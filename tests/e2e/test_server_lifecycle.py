@@ -1,0 +1,39 @@
+"""`minik3s server` lifecycle: ready line and kubeconfig, clean SIGTERM with open watches,
+restart on the same data dir keeps everything."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import httpx
+import yaml
+
+
+def test_sigterm_closes_watches_and_exits_cleanly(minik3s_server_factory):
+    srv = minik3s_server_factory(nodes=2)
+    kc = yaml.safe_load(srv.kubeconfig.read_text())
+    assert kc["clusters"][0]["cluster"]["server"] == srv.url
+    assert any(line.startswith("export KUBECONFIG=") for line in srv.stdout_lines)
+    ended = threading.Event()
+
+    def watch() -> None:
+        with httpx.Client(base_url=srv.url, timeout=None) as c, \
+                c.stream("GET", "/api/v1/pods", params={"watch": "true"}) as r:
+            for _ in r.iter_lines():
+                pass
+        ended.set()
+
+    threads = [threading.Thread(target=watch, daemon=True) for _ in range(5)]
+    for t in threads:
+        t.start()
+    with httpx.Client(base_url=srv.url) as c:
+        assert c.get("/readyz").status_code == 200
+        c.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "kept"}}).raise_for_status()
+    rc = srv.stop(timeout=15, sig=signal.SIGTERM)
+    assert rc == 0
+    assert ended.wait(5), "watch streams were not closed on shutdown"
+    assert "Traceback" not in srv.tail_log(400)
+    srv.start()
+    with httpx.Client(base_url=srv.url) as c:
+        assert c.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
