@@ -219,3 +219,19 @@ def test_failed_node_moves_pods_after_their_toleration(minik3s_cluster, http, ns
     wait_for(lambda: not any(t["key"].startswith("node.kubernetes.io/unreachable")
                              for t in http.get(f"/api/v1/nodes/{victim_node}").json()["spec"].get("taints") or []),
              timeout=60)
+
+
+def test_namespace_deletion_removes_content_then_namespace(http):
+    name = "del-" + uuid.uuid4().hex[:6]
+    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
+    http.post(f"/apis/apps/v1/namespaces/{name}/deployments", json=deployment("gone", 2)).raise_for_status()
+    http.post(f"/api/v1/namespaces/{name}/configmaps", json={"metadata": {"name": "cm"}}).raise_for_status()
+    wait_for(lambda: deploy_available(http, name, "gone", 2))
+    r = http.delete(f"/api/v1/namespaces/{name}")
+    assert r.status_code == 200
+    assert r.json()["status"]["phase"] == "Terminating"
+    r = http.post(f"/api/v1/namespaces/{name}/configmaps", json={"metadata": {"name": "late"}})
+    assert r.status_code == 403 and "is being terminated" in r.json()["message"]
+    wait_for(lambda: http.get(f"/api/v1/namespaces/{name}").status_code == 404, timeout=60)
+    assert http.get(f"/api/v1/namespaces/{name}/pods").json()["items"] == []
+    assert http.get(f"/api/v1/namespaces/{name}/configmaps").json()["items"] == []

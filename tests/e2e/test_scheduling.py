@@ -204,3 +204,20 @@ def test_failed_scheduling_message_mixed_reasons(cluster_factory):
                     params={"fieldSelector": "involvedObject.name=hungry,reason=FailedScheduling"}).json()
     assert ev["items"] and ev["items"][0]["message"] == cond["message"]
     assert ev["items"][0]["type"] == "Warning"
+
+
+def test_terminating_pod_keeps_its_resources_until_gone(cluster_factory):
+    c = cluster_factory([node("solo", cpu="1")], *NO_CONTROLLERS)
+    a = manifest(make_pod("a").req(cpu="1").annotations({"sim.minik3s.io/shutdown-seconds": "100"}))
+    c.create(a)
+    assert c.wait_bound("a") == "solo"
+    wait_for(lambda: c.pod("a")["status"].get("phase") == "Running")
+    r = c.http.request("DELETE", "/api/v1/namespaces/default/pods/a", json={"gracePeriodSeconds": 4})
+    assert r.status_code == 200 and r.json()["metadata"]["deletionTimestamp"]
+    c.create(manifest(make_pod("b").req(cpu="1")))
+    cond = c.wait_unschedulable("b")
+    assert "1 Insufficient cpu" in cond["message"]
+    assert c.http.get("/api/v1/namespaces/default/pods/a").status_code == 200  # still Terminating
+    # once the kubelet confirms the deletion, the freed cpu lets b schedule
+    assert c.wait_bound("b", timeout=30) == "solo"
+    assert c.http.get("/api/v1/namespaces/default/pods/a").status_code == 404
