@@ -19,7 +19,7 @@ from apiserver.core import ApiCore
 logger = logging.getLogger(__name__)
 
 CORE = web.AppKey("core", ApiCore)
-WATCHES = web.AppKey("watches", set)  # set[web.StreamResponse]
+WATCHES = web.AppKey("watches", set[web.StreamResponse])
 EXPLAIN = web.AppKey("explain", object)  # Callable[[str, str], dict | None] | None
 READY = web.AppKey("ready", asyncio.Event)
 OPENAPI_CACHE = web.AppKey("openapi_cache", dict)
@@ -42,8 +42,9 @@ def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = Non
 
 
 async def _close_watches(app: web.Application) -> None:
-    for resp in list(app[WATCHES]):
+    watches: set[web.StreamResponse] = app[WATCHES]
+    for resp in list(watches):
         task = getattr(resp, "_minik3s_task", None)
         if task is not None and not task.done():
             task.cancel()
-    app[WATCHES].clear()
+    watches.clear()

@@ -13,9 +13,9 @@ from typing import Any
 from apiserver import strategies as _strategies
 from apiserver.crd import register_crd, unregister_crd
 from apiserver.eviction import evict
-from apiserver.patch import PatchError
-from apiserver.patch.apply import ApplyConflictError, update_managed_fields
+from apiserver.patch import ApplyConflictError, PatchError
 from apiserver.patch.apply import server_side_apply as _ssa
+from apiserver.patch.apply import update_managed_fields
 from apiserver.patch.json_patch import apply_json_patch
 from apiserver.patch.merge_patch import apply_merge_patch
 from apiserver.patch.strategic_merge import apply_strategic_merge_patch

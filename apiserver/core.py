@@ -20,7 +20,7 @@ import random
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -78,10 +78,23 @@ def meta_of(obj: Any) -> JsonDict:
     return m
 
 
+def _label_predicate(sel: Any) -> Selector:
+    def match(o: JsonDict) -> bool:
+        return bool(sel.matches((o.get("metadata") or {}).get("labels") or {}))
+
+    return match
+
+
+def _field_predicate(getter: Callable[[JsonDict], str], value: str, *, equal: bool) -> Selector:
+    if equal:
+        return lambda o: getter(o) == value
+    return lambda o: getter(o) != value
+
+
 def deep_copy(obj: JsonDict) -> JsonDict:
     """Fast deep copy of a JSON dict (orjson round trip beats copy.deepcopy several times)."""
     try:
-        return orjson.loads(orjson.dumps(obj))
+        return cast(JsonDict, orjson.loads(orjson.dumps(obj)))
     except TypeError:
         return copy.deepcopy(obj)
 
@@ -260,7 +273,7 @@ class ApiCore:
             except ValueError as e:
                 raise BadRequestError(f"unable to parse requirement: {e}") from None
             if not sel.empty:
-                preds.append(lambda o, s=sel: s.matches((o.get("metadata") or {}).get("labels") or {}))
+                preds.append(_label_predicate(sel))
         if field_selector:
             try:
                 terms = compat.parse_field_selector(field_selector)
@@ -270,10 +283,7 @@ class ApiCore:
                 getter = info.field_getter(field)
                 if getter is None:
                     raise BadRequestError(f'field label not supported: {field}')
-                if op in ("=", "=="):
-                    preds.append(lambda o, g=getter, v=value: g(o) == v)
-                else:
-                    preds.append(lambda o, g=getter, v=value: g(o) != v)
+                preds.append(_field_predicate(getter, value, equal=op in ("=", "==")))
         if not preds:
             return None
         if len(preds) == 1:
@@ -337,12 +347,12 @@ class ApiCore:
         return {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": out}
 
     # ------------------------------------------------------------------ create
-    async def create(self, info: ResourceInfo, namespace: str | None, obj: Any,
+    async def create(self, info: ResourceInfo, namespace: str | None, body: Any,
                      opts: WriteOptions | None = None) -> JsonDict:
         opts = opts or WriteOptions()
+        obj = self._check_type(info, body)
         if "create" not in info.verbs:
             raise errors.MethodNotAllowedError(f"create is not supported on resources of kind \"{info.qualified}\"")
-        obj = self._check_type(info, obj)
         meta = _meta(obj)
         if info.namespaced:
             body_ns = meta.get("namespace")
@@ -567,6 +577,9 @@ class ApiCore:
                     'the body of the request was in an unknown format - accepted media types include: '
                     'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
             schema = compat.patch_meta_for(info)
+            if schema is None:
+                raise errors.UnsupportedMediaTypeError(
+                    f"strategic merge patch is not supported for {info.kind}: use application/merge-patch+json")
         if patch_type == "json":
             if not isinstance(body, list):
                 raise BadRequestError("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
@@ -586,6 +599,7 @@ class ApiCore:
                 elif patch_type == "merge":
                     out = compat.apply_merge_patch(cur, body)
                 else:
+                    assert schema is not None
                     out = compat.apply_strategic_merge_patch(cur, body, schema)
             except compat.PatchError as e:
                 raise e.to_api_error() from None

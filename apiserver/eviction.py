@@ -34,7 +34,7 @@ SUCCESS: JsonDict = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "stat
 def _is_ready(pod: JsonDict) -> bool:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
-            return c.get("status") == "True"
+            return bool(c.get("status") == "True")
     return False
 
 

@@ -165,7 +165,8 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):
-        from kubelet_sim.controller import FleetOptions, KubeletFleet, parse_fleet
+        from kubelet_sim.config import parse_fleet
+        from kubelet_sim.controller import FleetOptions, KubeletFleet
 
         nodes = parse_fleet(cfg.nodes)
         if nodes:

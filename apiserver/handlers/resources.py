@@ -82,7 +82,8 @@ def parse_resource_path(core: ApiCore, parts: list[str]) -> Target:
 @web.middleware
 async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
-        return await handler(request)
+        resp: web.StreamResponse = await handler(request)
+        return resp
     except ApiError as e:
         return codec.json_response(e.to_status(), status=e.code, headers=_retry_after(e))
     except web.HTTPException as e:
@@ -296,8 +297,9 @@ async def _watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
                 else:
                     rv = (obj.get("metadata") or {}).get("resourceVersion")
                     ck = (etype, id(obj), rv)
-                    line = encode_cache.get(ck)  # one encoding per event for all watchers
-                    if line is None:
+                    cached = encode_cache.get(ck)  # one encoding per event for all watchers
+                    line = cached if cached is not None else b""
+                    if cached is None:
                         line = orjson.dumps({"type": etype, "object": obj}) + b"\n"
                         if len(encode_cache) > 8192:
                             encode_cache.clear()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import orjson
 
@@ -30,6 +30,11 @@ def _copy(obj: Any) -> Any:
         return orjson.loads(orjson.dumps(obj))
     except TypeError:
         return copy.deepcopy(obj)
+
+
+def _owned(obj: JsonDict) -> JsonDict:
+    """A private copy of a single object for the caller."""
+    return cast(JsonDict, _copy(obj))
 
 
 class LocalCore(Protocol):
@@ -86,7 +91,7 @@ class LocalClient:
         info = _resolve(self.core, res)
         if subresource == "scale":
             return self.core.get_scale(info, _ns(info, None, namespace), name)
-        return _copy(self.core.get(info, _ns(info, None, namespace), name))
+        return _owned(self.core.get(info, _ns(info, None, namespace), name))
 
     async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
@@ -103,7 +108,7 @@ class LocalClient:
                      field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), self._wopts(field_manager, dry_run))
-        return _copy(out)
+        return _owned(out)
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
                      field_manager: str | None = None) -> JsonDict:
@@ -113,7 +118,7 @@ class LocalClient:
         if subresource == "scale":
             return await self.core.update_scale(info, ns, name, _copy(obj), self._wopts(field_manager))
         out = await self.core.update(info, ns, name, _copy(obj), self._wopts(field_manager), subresource=subresource)
-        return _copy(out)
+        return _owned(out)
 
     async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
         return await self.update(res, obj, subresource="status")
@@ -124,7 +129,7 @@ class LocalClient:
         info = _resolve(self.core, res)
         out = await self.core.patch(info, _ns(info, None, namespace), name, patch_type, _copy(patch),
                                     self._wopts(field_manager, force=force), subresource=subresource)
-        return _copy(out)
+        return _owned(out)
 
     async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                      grace_period_seconds: int | None = None, preconditions: JsonDict | None = None,
@@ -133,12 +138,12 @@ class LocalClient:
         obj, _ = await self.core.delete(info, _ns(info, None, namespace), name, DeleteOptions(
             grace_period_seconds=grace_period_seconds, preconditions=preconditions,
             propagation_policy=propagation_policy))
-        return _copy(obj)
+        return _owned(obj)
 
     async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None) -> JsonDict:
         info = _resolve(self.core, res)
-        return _copy(await self.core.delete_collection(info, namespace if info.namespaced else None, ListOptions(
+        return _owned(await self.core.delete_collection(info, namespace if info.namespaced else None, ListOptions(
             label_selector=label_selector, field_selector=field_selector)))
 
     def watch(self, res: ResourceInfo, namespace: str | None = None, *, resource_version: str | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import aiohttp
@@ -89,27 +89,31 @@ class HttpClient:
         except aiohttp.ClientConnectionError as e:
             raise ServiceUnavailableError(f"cannot reach the API server at {self.base_url}: {e}") from e
 
+    async def _req(self, method: str, path: str, **kw: Any) -> JsonDict:
+        """`request` for verbs that answer with one JSON object."""
+        return cast(JsonDict, await self.request(method, path, **kw))
+
     # ---- verbs
     async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                   subresource: str | None = None) -> JsonDict:
-        return await self.request("GET", res.path(_ns(res, None, namespace), quote(name), subresource))
+        return await self._req("GET", res.path(_ns(res, None, namespace), quote(name), subresource))
 
     async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
                    resource_version: str | None = None) -> JsonDict:
-        return await self.request("GET", res.path(namespace if res.namespaced else None), params=_params(
+        return await self._req("GET", res.path(namespace if res.namespaced else None), params=_params(
             labelSelector=label_selector, fieldSelector=field_selector, limit=limit, resourceVersion=resource_version,
             **{"continue": continue_}))
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
                      field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
-        return await self.request("POST", res.path(_ns(res, obj, namespace)), body=obj,
+        return await self._req("POST", res.path(_ns(res, obj, namespace)), body=obj,
                                   params=_params(fieldManager=field_manager, dryRun="All" if dry_run else None))
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
                      field_manager: str | None = None) -> JsonDict:
         name = (obj.get("metadata") or {}).get("name") or ""
-        return await self.request("PUT", res.path(_ns(res, obj, None), quote(name), subresource), body=obj,
+        return await self._req("PUT", res.path(_ns(res, obj, None), quote(name), subresource), body=obj,
                                   params=_params(fieldManager=field_manager))
 
     async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
@@ -118,7 +122,7 @@ class HttpClient:
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
                     patch_type: PatchType = "merge", subresource: str | None = None,
                     field_manager: str | None = None, force: bool | None = None) -> JsonDict:
-        return await self.request("PATCH", res.path(_ns(res, None, namespace) if res.namespaced else None, quote(name),
+        return await self._req("PATCH", res.path(_ns(res, None, namespace) if res.namespaced else None, quote(name),
                                                     subresource),
                                   body=patch, content_type=PATCH_CONTENT_TYPES[patch_type],
                                   params=_params(fieldManager=field_manager, force=force))
@@ -133,11 +137,11 @@ class HttpClient:
             body["preconditions"] = preconditions
         if propagation_policy:
             body["propagationPolicy"] = propagation_policy
-        return await self.request("DELETE", res.path(namespace if res.namespaced else None, quote(name)), body=body)
+        return await self._req("DELETE", res.path(namespace if res.namespaced else None, quote(name)), body=body)
 
     async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None) -> JsonDict:
-        return await self.request("DELETE", res.path(namespace if res.namespaced else None),
+        return await self._req("DELETE", res.path(namespace if res.namespaced else None),
                                   params=_params(labelSelector=label_selector, fieldSelector=field_selector))
 
     def watch(self, res: ResourceInfo, namespace: str | None = None, *, resource_version: str | None = None,

@@ -6,6 +6,7 @@ read-only dicts delivered by the transport; never mutate them.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable
 
 from minik3s.api.types import JsonDict
@@ -76,7 +77,7 @@ class Store:
     def keys(self) -> Iterable[str]:
         return list(self._items.keys())
 
-    def by_index(self, name: str, value: str) -> list[JsonDict]:
+    def by_index(self, name: str, value: str) -> builtins.list[JsonDict]:
         keys = self._indices.get(name, {}).get(value)
         if not keys:
             return []

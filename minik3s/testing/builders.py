@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from minik3s.api.types import JsonDict
 
@@ -50,11 +50,11 @@ class PodBuilder:
 
     @property
     def _meta(self) -> JsonDict:
-        return self._pod["metadata"]
+        return cast(JsonDict, self._pod["metadata"])
 
     @property
     def _spec(self) -> JsonDict:
-        return self._pod["spec"]
+        return cast(JsonDict, self._pod["spec"])
 
     def namespace(self, ns: str) -> PodBuilder:
         self._meta["namespace"] = ns
@@ -229,7 +229,7 @@ class PodBuilder:
         return self
 
     def _node_affinity(self) -> JsonDict:
-        return self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+        return cast(JsonDict, self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {}))
 
     def node_affinity_terms(self, *terms: JsonDict) -> PodBuilder:
         """Required node affinity with the given raw NodeSelectorTerms (ORed)."""
