@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 
 import httpx
 import yaml
@@ -14,7 +15,10 @@ def test_sigterm_closes_watches_and_exits_cleanly(minik3s_server_factory):
     srv = minik3s_server_factory(nodes=2)
     kc = yaml.safe_load(srv.kubeconfig.read_text())
     assert kc["clusters"][0]["cluster"]["server"] == srv.url
-    assert any(line.startswith("export KUBECONFIG=") for line in srv.stdout_lines)
+    deadline = time.monotonic() + 10  # the export line follows the ready line on stdout
+    while not any(line.startswith("export KUBECONFIG=") for line in srv.stdout_lines):
+        assert time.monotonic() < deadline, srv.stdout_lines
+        time.sleep(0.05)
     ended = threading.Event()
 
     def watch() -> None:
