@@ -12,7 +12,6 @@ deletionTimestamp/deletionGracePeriodSeconds, finalizers, propagationPolicy fina
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import copy
 import logging
@@ -58,12 +57,6 @@ def _meta(obj: JsonDict) -> JsonDict:
     elif not isinstance(m, dict):
         raise BadRequestError("metadata must be an object")
     return m
-
-
-def _consume(task: asyncio.Task[Any]) -> None:
-    """Retrieve a cancelled/finished helper task's outcome so asyncio does not log it."""
-    if not task.cancelled():
-        task.exception()
 
 
 def meta_of(obj: Any) -> JsonDict:
@@ -145,6 +138,7 @@ class ApiCore:
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
         self._now_sec = -1
+        self.bookmark_interval = BOOKMARK_INTERVAL  # idle seconds before a BOOKMARK (when allowed)
         self._now_str = ""
         self.crd_listeners: list[Callable[[], None]] = []
         # cluster IPs / node ports handed out to Service creates that are not committed yet
@@ -817,7 +811,6 @@ class ApiCore:
 
     async def _watch_events(self, watcher: Any, initial: Sequence[JsonDict], pred: Selector | None,
                             opts: WatchOptions, from_rev: int) -> AsyncIterator[tuple[str, JsonDict]]:
-        pending: asyncio.Task[Any] | None = None
         try:
             for o in initial:
                 yield "ADDED", o
@@ -826,23 +819,14 @@ class ApiCore:
             last_rev = from_rev
             it = watcher.__aiter__()
             while True:
-                if opts.allow_bookmarks:
-                    if pending is None:
-                        pending = asyncio.ensure_future(it.__anext__())
-                    done, _ = await asyncio.wait({pending}, timeout=BOOKMARK_INTERVAL)
-                    if not done:
+                if opts.allow_bookmarks and not watcher.ready():
+                    if not await watcher.wait(self.bookmark_interval):
                         yield "BOOKMARK", self._bookmark(max(last_rev, self.store.revision))
                         continue
-                    task, pending = pending, None
-                    try:
-                        ev = task.result()
-                    except StopAsyncIteration:
-                        return
-                else:
-                    try:
-                        ev = await it.__anext__()
-                    except StopAsyncIteration:
-                        return
+                try:
+                    ev = await it.__anext__()
+                except StopAsyncIteration:
+                    return
                 last_rev = ev.revision
                 if pred is None:
                     yield ev.type, ev.object
@@ -867,9 +851,6 @@ class ApiCore:
             return
         finally:
             watcher.close()
-            if pending is not None:
-                pending.cancel()
-                pending.add_done_callback(_consume)
 
     def _bookmark(self, rev: int, initial_end: bool = False) -> JsonDict:
         meta: JsonDict = {"resourceVersion": str(rev)}

@@ -137,8 +137,8 @@ class KubeSchedulerConfiguration(BaseModel):
 
 
 def default_plugins() -> Plugins:
-    return Plugins(multiPoint=PluginSet(enabled=[PluginRef(name=n, weight=w or None)
-                                                 for n, w in DEFAULT_MULTI_POINT]))
+    return Plugins.model_validate({"multiPoint": {"enabled": [{"name": n, "weight": w or None}
+                                                              for n, w in DEFAULT_MULTI_POINT]}})
 
 
 def _merge_set(default: PluginSet, custom: PluginSet) -> PluginSet:

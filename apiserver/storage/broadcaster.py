@@ -115,6 +115,32 @@ class StoreWatcher:
             b.unsubscribe(self)
         self._wake()
 
+    def ready(self) -> bool:
+        """True when `__anext__` would return (or end) without waiting."""
+        return (bool(self._buf) or self._replay_pos < len(self._replay) or self._overflowed
+                or self._closed)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for an event without consuming it; returns `ready()`.
+        Uses one timer and the watcher's own waiter: no task per event."""
+        if self.ready():
+            return True
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        self._waiter = waiter
+        def expire() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        timer = loop.call_later(timeout, expire)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            if self._waiter is waiter:
+                self._waiter = None
+        return self.ready()
+
     def __aiter__(self) -> StoreWatcher:
         return self
 

@@ -82,6 +82,12 @@ class Watcher(Protocol):
     def close(self) -> None:
         """Stop the watch; a pending `__anext__` ends with StopAsyncIteration."""
 
+    def ready(self) -> bool:
+        """True when the next `__anext__` returns or ends without waiting."""
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for an event (not consuming it); returns `ready()`."""
+
 
 class Store(Protocol):
     @property

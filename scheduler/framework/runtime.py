@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
@@ -362,7 +362,7 @@ class Framework:
             return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
         if st.code and not st.plugin:  # never touch shared Success constants
             st.plugin = pl.name()
-        return st
+        return cast(Status, st)
 
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
                        nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
@@ -719,7 +719,7 @@ class Framework:
             return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
         if st.code and not st.plugin:  # never touch shared Success constants
             st.plugin = pl.name()
-        return st
+        return cast(Status, st)
 
     def close(self) -> None:
         for t in list(self._timer_tasks):

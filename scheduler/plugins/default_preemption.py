@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,7 @@ def terminating_by_preemption(pod: JsonDict) -> bool:
         return False
     for c in (pod.get("status") or {}).get("conditions") or ():
         if c.get("type") == DISRUPTION_TARGET:
-            return c.get("status") == "True" and c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
+            return bool(c.get("status") == "True" and c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER)
     return False
 
 
@@ -145,7 +145,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
         top = highest_priority(c)
         return min((_start_time(v) for v in c.victims if v.priority == top), default=_FAR_FUTURE)
 
-    score_funcs = [
+    score_funcs: list[Callable[[Candidate], int]] = [
         lambda c: -c.num_pdb_violations,
         lambda c: -highest_priority(c),
         lambda c: -sum(v.priority + _MAX_INT32 + 1 for v in c.victims),
@@ -230,8 +230,8 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         return list(self._pdb_store.list())
 
     def calculate_num_candidates(self, num_nodes: int) -> int:
-        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
-        n = max(n, self.args.min_candidate_nodes_absolute)
+        n = int(num_nodes * self.args.min_candidate_nodes_percentage // 100)
+        n = max(n, int(self.args.min_candidate_nodes_absolute))
         return min(n, num_nodes)
 
     # --- victims on one node ----------------------------------------------------------------
