@@ -166,6 +166,45 @@ def default_pod_spec(spec: Any) -> None:
                 reqs.setdefault(k, v)
 
 
+def _nonzero(q: Any) -> bool:
+    try:
+        return parse_quantity(q) != 0
+    except (QuantityError, TypeError):
+        return False
+
+
+def _qos_quick(containers: list[Any]) -> str | None:
+    """BestEffort / Burstable decided without summing: no cpu/memory request or limit at all is
+    BestEffort; a container without both cpu and memory limits makes the pod Burstable when
+    anything is set. None when the sums must be compared (a possible Guaranteed)."""
+    any_set = False
+    all_limited = True
+    for c in containers:
+        if not isinstance(c, dict):
+            continue
+        res = c.get("resources") or {}
+        if not isinstance(res, dict):
+            continue
+        reqs = res.get("requests") or {}
+        lims = res.get("limits") or {}
+        if not isinstance(reqs, dict) or not isinstance(lims, dict):
+            return None
+        limited = 0
+        for name in QOS_RESOURCES:
+            if name in reqs and _nonzero(reqs[name]):
+                any_set = True
+            if name in lims and _nonzero(lims[name]):
+                any_set = True
+                limited += 1
+        if limited != len(QOS_RESOURCES):
+            all_limited = False
+    if not any_set:
+        return "BestEffort"
+    if not all_limited:
+        return "Burstable"
+    return None
+
+
 def qos_class(spec: Any) -> str:
     """GetPodQOS over cpu and memory of all containers and init containers.
 
@@ -173,10 +212,13 @@ def qos_class(spec: Any) -> str:
     and the summed requests equal the summed limits; Burstable: otherwise.
     Example: one container with limits cpu=1, memory=1Gi (requests defaulted) -> Guaranteed."""
     spec = spec if isinstance(spec, dict) else {}
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    quick = _qos_quick(containers)
+    if quick is not None:
+        return quick
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True
-    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
     for c in containers:
         if not isinstance(c, dict):
             continue

@@ -15,6 +15,7 @@ A cause's `message` is upstream's ErrorBody (the text after `<field>: `). Exampl
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -146,22 +147,32 @@ def max_len_msg(n: int) -> str:
 
 
 def is_dns1123_label(value: str) -> list[str]:
+    return list(_is_dns1123_label_cached(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_dns1123_label_cached(value: str) -> tuple[str, ...]:
     """Messages for a bad RFC 1123 label ([] when valid). Upstream: IsDNS1123Label."""
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_msg(DNS1123_LABEL_MAX))
     if not _DNS1123_LABEL_RE.match(value):
         errs.append(DNS1123_LABEL_MSG)
-    return errs
+    return tuple(errs)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
+    return list(_is_dns1123_subdomain_cached(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_dns1123_subdomain_cached(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_msg(DNS1123_SUBDOMAIN_MAX))
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errs.append(DNS1123_SUBDOMAIN_MSG)
-    return errs
+    return tuple(errs)
 
 
 def is_dns1035_label(value: str) -> list[str]:
@@ -174,6 +185,11 @@ def is_dns1035_label(value: str) -> list[str]:
 
 
 def is_qualified_name(value: str) -> list[str]:
+    return list(_is_qualified_name_cached(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_qualified_name_cached(value: str) -> tuple[str, ...]:
     """`[prefix/]name` where prefix is a DNS subdomain and name a 63-char qualified name part.
 
     Example: "example.com/MyName" is valid; "a/b/c" is not; "Foo_" is not (must end alnum)."""
@@ -188,26 +204,31 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a qualified name " + QNAME_CHAR_MSG
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
         errs.append("name part " + max_len_msg(QUALIFIED_NAME_MAX))
     if name and not _QNAME_RE.match(name):
         errs.append("name part " + QNAME_CHAR_MSG)
-    return errs
+    return tuple(errs)
 
 
 def is_valid_label_value(value: str) -> list[str]:
+    return list(_is_valid_label_value_cached(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_valid_label_value_cached(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > LABEL_VALUE_MAX:
         errs.append(max_len_msg(LABEL_VALUE_MAX))
     if not _LABEL_VALUE_RE.match(value):
         errs.append(LABEL_VALUE_MSG)
-    return errs
+    return tuple(errs)
 
 
 def is_valid_percent(value: str) -> bool:
