@@ -46,6 +46,8 @@ GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_UPDATE_RETRIES = 16
 BOOKMARK_INTERVAL = 30.0
 POD_DEFAULT_GRACE = 30
+# kinds whose upstream REST strategy allows create-on-update (a PUT of a missing object creates it)
+CREATE_ON_UPDATE = frozenset({"leases", "events", "endpoints", "limitranges"})
 
 Selector = Callable[[JsonDict], bool]
 
@@ -421,12 +423,10 @@ class ApiCore:
         key = info.key(namespace if info.namespaced else None, name)
         old = self.store.get(key)
         if old is None:
-            if subresource is None and info.resource not in ("pods", "nodes", "namespaces") and expected is None:
-                # PUT-create is allowed for most kinds (AllowCreateOnUpdate), as upstream
-                if info.resource in ("leases", "configmaps", "services", "events", "priorityclasses",
-                                     "customresourcedefinitions") or not info.builtin:
-                    meta.pop("resourceVersion", None)
-                    return await self.create(info, namespace, obj, opts)
+            # PUT creates only for the kinds whose upstream strategy has AllowCreateOnUpdate
+            if subresource is None and expected is None and info.builtin and info.resource in CREATE_ON_UPDATE:
+                meta.pop("resourceVersion", None)
+                return await self.create(info, namespace, obj, opts)
             raise errors.not_found(info.resource, info.group, name)
         if expected is not None and str(expected) != (old.get("metadata") or {}).get("resourceVersion"):
             raise errors.conflict(info.resource, info.group, name)

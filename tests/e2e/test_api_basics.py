@@ -402,3 +402,14 @@ def test_server_side_apply_create_reapply_conflict_and_force(http):
     assert r.json()["data"] == {"a": "X"}
     r = http.patch(url, content=body, headers=ct)
     assert r.status_code == 400  # fieldManager is required for apply
+
+
+def test_put_creates_only_where_upstream_allows_it(http):
+    n = ns(http)
+    r = http.put(f"/api/v1/namespaces/{n}/configmaps/nope", json={"metadata": {"name": "nope"}})
+    assert r.status_code == 404
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+             "spec": {"holderIdentity": "me", "leaseDurationSeconds": 40}}
+    r = http.put(f"/apis/coordination.k8s.io/v1/namespaces/{n}/leases/l", json=lease)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["holderIdentity"] == "me"
