@@ -19,24 +19,30 @@ def test_sigterm_closes_watches_and_exits_cleanly(minik3s_server_factory):
     while not any(line.startswith("export KUBECONFIG=") for line in srv.stdout_lines):
         assert time.monotonic() < deadline, srv.stdout_lines
         time.sleep(0.05)
-    ended = threading.Event()
+    connected = threading.Semaphore(0)
+    ended = threading.Semaphore(0)
 
     def watch() -> None:
         with httpx.Client(base_url=srv.url, timeout=None) as c, \
                 c.stream("GET", "/api/v1/pods", params={"watch": "true"}) as r:
+            assert r.status_code == 200
+            connected.release()
             for _ in r.iter_lines():
                 pass
-        ended.set()
+        ended.release()
 
     threads = [threading.Thread(target=watch, daemon=True) for _ in range(5)]
     for t in threads:
         t.start()
+    for _ in threads:
+        assert connected.acquire(timeout=10), "a watch did not connect"
     with httpx.Client(base_url=srv.url) as c:
         assert c.get("/readyz").status_code == 200
         c.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "kept"}}).raise_for_status()
     rc = srv.stop(timeout=15, sig=signal.SIGTERM)
     assert rc == 0
-    assert ended.wait(5), "watch streams were not closed on shutdown"
+    for _ in threads:
+        assert ended.acquire(timeout=5), "watch streams were not closed on shutdown"
     assert "Traceback" not in srv.tail_log(400)
     srv.start()
     with httpx.Client(base_url=srv.url) as c:
