@@ -95,8 +95,7 @@ def cmd_server(args: argparse.Namespace) -> int:
         cfg = ServerConfig(bind=args.bind, port=args.port, data_dir=Path(args.data_dir), nodes=args.nodes,
                            scheduler_config=Path(args.scheduler_config) if args.scheduler_config else None,
                            disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
-                           history_window=args.history_window, compact_interval=args.compact_interval,
-                           descheduler_policy=Path(args.descheduler_policy) if args.descheduler_policy else None)
+                           history_window=args.history_window, compact_interval=args.compact_interval)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
         raise SystemExit(f"minik3s: invalid configuration: {e}") from None
 
@@ -195,7 +194,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--data-dir", default=".minik3s", help="SQLite database and kubeconfig (default ./.minik3s)")
     s.add_argument("--nodes", default=None, help="simulated nodes: a count or a fleet YAML file (default 6; 0 = none)")
     s.add_argument("--scheduler-config", default=None, help="KubeSchedulerConfiguration YAML file")
-    s.add_argument("--descheduler-policy", default=None, help="DeschedulerPolicy YAML file (enables the descheduler)")
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")

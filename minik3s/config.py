@@ -22,7 +22,6 @@ class ServerConfig(BaseModel):
     node_monitor_grace_period: float = Field(50.0, gt=0)
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)
-    descheduler_policy: Path | None = None
     event_ttl: float = Field(3600.0, gt=0)  # kube-apiserver --event-ttl (1h)
 
     def enabled(self, component: str) -> bool:

@@ -175,12 +175,6 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers, options=opts)
             rs.components["kubelet"] = fleet
             out.append(("kubelet", fleet.run))
-    if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:
-        from descheduler.descheduler import Descheduler, load_policy
-
-        desched = Descheduler(load_policy(cfg.descheduler_policy), client=rs.client, informers=rs.informers)
-        rs.components["descheduler"] = desched
-        out.append(("descheduler", desched.run))
     return out
 
 
