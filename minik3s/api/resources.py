@@ -112,6 +112,8 @@ class ResourceInfo:
     crd_schema: JsonDict | None = None  # openAPIV3Schema for custom resources
     printer_columns: tuple[JsonDict, ...] = ()  # CRD additionalPrinterColumns
     selectable_fields: tuple[str, ...] = ()  # CRD selectableFields jsonPaths (without leading dot)
+    # create-only review resources (access reviews, whoami): answered, never stored
+    virtual: bool = False
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -203,6 +205,14 @@ def builtin_resources() -> list[ResourceInfo]:
         R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=("status",)),
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
         R("events.k8s.io", "v1", "events", "Event", True, (), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
+        R("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
+          verbs=("create",), virtual=True),
+        R("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
+          verbs=("create",), virtual=True),
+        R("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+          verbs=("create",), virtual=True),
+        R("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False,
+          verbs=("create",), virtual=True, has_spec=False),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
           ("crd", "crds"), subresources=("status",)),
     ]

@@ -838,6 +838,15 @@ def test_watch_stays_open_until_timeout_seconds(kubectl):
     assert 2.5 <= elapsed < 10, elapsed
 
 
+def test_auth_can_i_and_whoami_answer_as_admin(kubectl):
+    # no authentication or authorization: every request is a cluster admin's, and the review
+    # APIs say so (kubectl sends these reviews as protobuf)
+    assert kubectl("auth", "can-i", "create", "pods").stdout.strip() == "yes"
+    assert kubectl("auth", "can-i", "delete", "nodes", "--all-namespaces").stdout.strip() == "yes"
+    who = kubectl("auth", "whoami").stdout
+    assert "minik3s-admin" in who and "system:masters" in who
+
+
 def test_version_endpoint_is_1_33(kubectl):
     v = kubectl.http.get("/version").json()
     assert (v["major"], v["minor"]) == ("1", "33") and v["gitVersion"].startswith("v1.33.")
