@@ -22,7 +22,7 @@ from minik3s.utils.clock import Clock
 
 ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
-    "podgc", "disruption", "namespace",
+    "podgc", "disruption", "namespace", "serviceaccount",
 )
 
 
@@ -58,6 +58,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.node_lifecycle import NodeLifecycleController
     from minik3s.controllers.podgc import PodGCController
     from minik3s.controllers.replicaset import ReplicaSetController
+    from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.taint_eviction import TaintEvictionController
 
     c = config
@@ -67,6 +68,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     def on(name: str) -> bool:
         return name in c.enabled
 
+    if on("serviceaccount"):
+        sa = ServiceAccountsController(client, informers)
+        out.append(("serviceaccount", lambda: sa.run()))
     if on("replicaset"):
         rs = ReplicaSetController(client, informers, clock=clock)
         out.append(("replicaset", lambda: rs.run(c.concurrent_replicaset_syncs)))

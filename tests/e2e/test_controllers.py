@@ -235,3 +235,12 @@ def test_namespace_deletion_removes_content_then_namespace(http):
     wait_for(lambda: http.get(f"/api/v1/namespaces/{name}").status_code == 404, timeout=60)
     assert http.get(f"/api/v1/namespaces/{name}/pods").json()["items"] == []
     assert http.get(f"/api/v1/namespaces/{name}/configmaps").json()["items"] == []
+
+
+def test_every_namespace_gets_a_default_service_account(http):
+    name = "sa-" + uuid.uuid4().hex[:6]
+    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
+    wait_for(lambda: http.get(f"/api/v1/namespaces/{name}/serviceaccounts/default").status_code == 200)
+    http.delete(f"/api/v1/namespaces/{name}/serviceaccounts/default")
+    wait_for(lambda: http.get(f"/api/v1/namespaces/{name}/serviceaccounts/default").status_code == 200)
+    assert http.get("/api/v1/namespaces/kube-system/serviceaccounts/default").status_code == 200

@@ -1,0 +1,74 @@
+"""ServiceAccounts controller (layer L4): every active namespace gets a `default` ServiceAccount,
+as kube-controller-manager's serviceaccount-controller ensures; recreated if deleted.
+
+Data flow: namespace + serviceaccount informers -> work queue of namespace names -> create the
+missing `default` ServiceAccount through the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from minik3s.api.errors import AlreadyExistsError, ApiError, ForbiddenError, NotFoundError
+from minik3s.api.resources import NAMESPACES, SERVICEACCOUNTS
+from minik3s.api.types import JsonDict
+from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.interface import Client
+from minik3s.client.workqueue import WorkQueue
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SA = "default"
+
+
+class ServiceAccountsController:
+    NAME = "serviceaccount-controller"
+
+    def __init__(self, client: Client, informers: SharedInformerFactory) -> None:
+        self._client = client
+        self._namespaces = informers.informer(NAMESPACES)
+        self._accounts = informers.informer(SERVICEACCOUNTS)
+        self.queue = WorkQueue()
+        self._namespaces.add_handler(on_add=self._ns_changed, on_update=lambda _o, n: self._ns_changed(n))
+        self._accounts.add_handler(on_delete=self._sa_deleted)
+
+    def _ns_changed(self, ns: JsonDict) -> None:
+        self.queue.add((ns.get("metadata") or {}).get("name") or "")
+
+    def _sa_deleted(self, sa: JsonDict) -> None:
+        meta = sa.get("metadata") or {}
+        if meta.get("name") == DEFAULT_SA:
+            self.queue.add(meta.get("namespace") or "")
+
+    async def sync(self, namespace: str) -> None:
+        ns = self._namespaces.store.get(namespace)
+        if ns is None or (ns.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        if self._accounts.store.get(f"{namespace}/{DEFAULT_SA}") is not None:
+            return
+        try:
+            await self._client.create(SERVICEACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                        "metadata": {"name": DEFAULT_SA}}, namespace)
+        except (AlreadyExistsError, NotFoundError, ForbiddenError):
+            pass  # already there, or the namespace is gone / terminating
+
+    async def run(self, workers: int = 2) -> None:
+        await self._namespaces.wait_for_sync()
+        await self._accounts.wait_for_sync()
+        logger.info("%s: caches synced", self.NAME)
+        async with asyncio.TaskGroup() as tg:
+            for i in range(workers):
+                tg.create_task(self._worker(), name=f"{self.NAME}-{i}")
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                await self.sync(key)
+                self.queue.forget(key)
+            except ApiError as e:
+                logger.info("%s: sync failed namespace=%s err=%r", self.NAME, key, e)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
