@@ -5,7 +5,7 @@ in-process minik3s server (API server + SQLite storage + watch + the embedded sc
                                     [--percentage-of-nodes-to-score 0] [--profile out.prof]
 
 Why: upstream's CI floors (SchedulingBasic 5000Nodes_10000Pods 680 pods/s, TopologySpreading
-460) are the yardstick the scheduler is held to (see /work/shared/reference, section 1.1).
+460) are the yardstick the scheduler is held to (upstream test/integration/scheduler_perf).
 
 Shape, as scheduler_perf's templates: nodes are plain API objects (no kubelets) with capacity
 4 CPU / 32Gi / 110 pods and a Ready condition; pods request 100m / 500Mi (limits equal). Init
