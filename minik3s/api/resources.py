@@ -192,6 +192,7 @@ def builtin_resources() -> list[ResourceInfo]:
           subresources=("status", "scale"), field_labels={"status.replicas": path_getter("status.replicas")}),
         R("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=("status",)),
         R("", "v1", "limitranges", "LimitRange", True, ("limits",)),
+        R("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, has_spec=False),
         R("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("all",), subresources=("status", "scale")),
         R("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",), subresources=("status", "scale"),
           field_labels={"status.replicas": path_getter("status.replicas")}),
@@ -306,6 +307,9 @@ EVENTS = _IDX["events"]
 CONFIGMAPS = _IDX["configmaps"]
 SERVICES = _IDX["services"]
 SERVICEACCOUNTS = _IDX["serviceaccounts"]
+ENDPOINTS = _IDX["endpoints"]
+ENDPOINTSLICES = _IDX["endpointslices.discovery.k8s.io"]
+JOBS = _IDX["jobs.batch"]
 DEPLOYMENTS = _IDX["deployments.apps"]
 REPLICASETS = _IDX["replicasets.apps"]
 PRIORITYCLASSES = _IDX["priorityclasses.scheduling.k8s.io"]
