@@ -24,6 +24,7 @@ from minik3s.api.types import JsonDict
 from .admission import Lookup, admit
 from .apps import DeploymentStrategy, ReplicaSetStrategy
 from .base import Strategy
+from .batch import CronJobStrategy, JobStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
 from .generic import (
     ConfigMapStrategy,
@@ -62,8 +63,7 @@ __all__ = [
 def _builtin() -> dict[tuple[str, str], Strategy]:
     """Stateless strategy singletons per (group, kind); built once, never mutated."""
     with_status = {
-        ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("batch", "Job"), ("batch", "CronJob"),
-        ("", "ReplicationController"),
+        ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("", "ReplicationController"),
     }
     table: dict[tuple[str, str], Strategy] = {
         ("", "Pod"): PodStrategy(),
@@ -76,6 +76,8 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("events.k8s.io", "Event"): EventsV1Strategy(),
         ("apps", "Deployment"): DeploymentStrategy(),
         ("apps", "ReplicaSet"): ReplicaSetStrategy(),
+        ("batch", "Job"): JobStrategy(),
+        ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),

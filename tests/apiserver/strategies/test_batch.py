@@ -1,0 +1,70 @@
+"""Job/CronJob defaulting, selector generation and validation (pkg/apis/batch, registry/batch)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from apiserver.strategies import strategy_for
+
+JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi", "namespace": "default", "uid": "u-1"},
+       "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                      "containers": [{"name": "c", "image": "perl"}]}}}}
+
+
+def prepared(job: dict) -> dict:
+    s = strategy_for("batch", "Job")
+    obj = copy.deepcopy(job)
+    s.default(obj)
+    s.prepare_for_create(obj)
+    return obj
+
+
+@pytest.mark.parametrize(("spec", "expect"), [
+    pytest.param({}, {"parallelism": 1, "completions": 1}, id="both-unset-default-to-1"),
+    pytest.param({"parallelism": 3}, {"parallelism": 3, "completions": None}, id="work-queue-job-keeps-nil-completions"),
+    pytest.param({"completions": 5}, {"parallelism": 1, "completions": 5}, id="completions-only"),
+])
+def test_job_defaults(spec, expect):
+    job = copy.deepcopy(JOB)
+    job["spec"].update(spec)
+    out = prepared(job)["spec"]
+    assert out.get("parallelism") == expect["parallelism"]
+    assert out.get("completions") == expect["completions"]
+    assert (out["backoffLimit"], out["completionMode"], out["suspend"], out["podReplacementPolicy"]) == (
+        6, "NonIndexed", False, "TerminatingOrFailed")
+
+
+def test_selector_and_template_labels_are_generated_from_the_uid():
+    out = prepared(JOB)
+    assert out["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
+    assert out["spec"]["template"]["metadata"]["labels"] == {
+        "batch.kubernetes.io/controller-uid": "u-1", "controller-uid": "u-1",
+        "batch.kubernetes.io/job-name": "pi", "job-name": "pi"}
+    assert out["status"] == {} and out["metadata"]["generation"] == 1
+    assert strategy_for("batch", "Job").validate(out) == []
+
+
+@pytest.mark.parametrize(("mutate", "field", "message"), [
+    pytest.param(lambda j: j["spec"]["template"]["spec"].pop("restartPolicy"), "spec.template.spec.restartPolicy",
+                 'Unsupported value: "Always": supported values: "OnFailure", "Never"', id="restart-always-rejected"),
+    pytest.param(lambda j: j["spec"].update(backoffLimit=-1), "spec.backoffLimit", None, id="negative-backoff"),
+    pytest.param(lambda j: j["spec"].update(selector={"matchLabels": {"a": "b"}}), "spec.selector",
+                 None, id="manual-selector-without-manualSelector"),
+])
+def test_job_validation(mutate, field, message):
+    job = copy.deepcopy(JOB)
+    mutate(job)
+    causes = strategy_for("batch", "Job").validate(prepared(job))
+    assert any(c["field"] == field and (message is None or c["message"] == message) for c in causes), causes
+
+
+def test_cronjob_defaults():
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "default"},
+          "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": copy.deepcopy(JOB["spec"])}}}
+    s = strategy_for("batch", "CronJob")
+    s.default(cj)
+    assert (cj["spec"]["concurrencyPolicy"], cj["spec"]["suspend"], cj["spec"]["successfulJobsHistoryLimit"],
+            cj["spec"]["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
+    assert s.validate(cj) == []
