@@ -86,6 +86,17 @@ def _field_predicate(getter: Callable[[JsonDict], str], value: str, *, equal: bo
     return lambda o: getter(o) != value
 
 
+OMIT_EMPTY_META = ("finalizers", "ownerReferences", "labels", "annotations", "managedFields")
+
+
+def _drop_empty_meta(meta: JsonDict) -> None:
+    """ObjectMeta's list/map fields are `omitempty` upstream: an emptied list (e.g. the last
+    finalizer removed by a patch) is not stored as `[]`."""
+    for k in OMIT_EMPTY_META:
+        if k in meta and meta[k] in ([], {}, None):
+            del meta[k]
+
+
 def deep_copy(obj: JsonDict) -> JsonDict:
     """Fast deep copy of a JSON dict (orjson round trip beats copy.deepcopy several times)."""
     try:
@@ -383,6 +394,7 @@ class ApiCore:
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
         meta.pop("generation", None)
+        _drop_empty_meta(meta)
         strategy = compat.strategy_for(info)
         strategy.default(obj)
         await compat.admit(info, "CREATE", obj, None, self.lookup)
@@ -476,6 +488,7 @@ class ApiCore:
                 self._allocate_service_update(info, new, old)
         # immutable metadata, whatever the client sent
         nm = _meta(new)
+        _drop_empty_meta(nm)
         for k in ("uid", "creationTimestamp"):
             if k in old_meta:
                 nm[k] = old_meta[k]

@@ -22,7 +22,7 @@ from minik3s.utils.clock import Clock
 
 ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
-    "podgc", "disruption", "namespace", "serviceaccount",
+    "podgc", "disruption", "namespace", "serviceaccount", "job",
 )
 
 
@@ -43,6 +43,7 @@ class ControllerConfig:
     concurrent_replicaset_syncs: int = 5
     concurrent_gc_syncs: int = 20
     concurrent_namespace_syncs: int = 10
+    concurrent_job_syncs: int = 5
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -54,6 +55,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
     from minik3s.controllers.garbage_collector import GarbageCollector
+    from minik3s.controllers.job import JobController
     from minik3s.controllers.namespace import NamespaceController
     from minik3s.controllers.node_lifecycle import NodeLifecycleController
     from minik3s.controllers.podgc import PodGCController
@@ -68,6 +70,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     def on(name: str) -> bool:
         return name in c.enabled
 
+    if on("job"):
+        jc = JobController(client, informers, clock=clock)
+        out.append(("job", lambda: jc.run(c.concurrent_job_syncs)))
     if on("serviceaccount"):
         sa = ServiceAccountsController(client, informers)
         out.append(("serviceaccount", lambda: sa.run()))

@@ -1,0 +1,379 @@
+"""Job controller (upstream pkg/controller/job) and TTL-after-finished against a real in-process
+API server; the test plays the kubelet by writing pod statuses."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from minik3s.api.errors import NotFoundError
+from minik3s.api.resources import EVENTS, JOBS, PODS
+from minik3s.controllers.garbage_collector import GarbageCollector
+from minik3s.controllers.job import (
+    JOB_TRACKING_FINALIZER,
+    JobController,
+    backoff_remaining,
+    past_backoff_limit_on_failure,
+    want_active,
+)
+from minik3s.utils.clock import rfc3339
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+# --------------------------------------------------------------------------- pure parts
+
+
+@pytest.mark.parametrize(
+    ("spec", "succeeded", "active", "want"),
+    [
+        pytest.param({"completions": 3, "parallelism": 2}, 0, 0, 2, id="parallelism-caps-a-fresh-job"),
+        pytest.param({"completions": 3, "parallelism": 2}, 2, 1, 1, id="only-remaining-completions-run"),
+        pytest.param(
+            {"completions": 3, "parallelism": 2}, 4, 0, 0, id="never-negative-after-extra-successes"
+        ),
+        pytest.param({"parallelism": 3}, 0, 1, 3, id="work-queue-job-runs-parallelism-until-a-success"),
+        pytest.param({"parallelism": 3}, 1, 2, 2, id="work-queue-job-leaves-running-pods-after-a-success"),
+    ],
+)
+def test_want_active(spec, succeeded, active, want):
+    assert want_active({"spec": spec}, succeeded, active) == want
+
+
+@pytest.mark.parametrize(
+    ("failures", "ago", "remaining"),
+    [
+        pytest.param(0, 0.0, 0.0, id="no-failure-no-backoff"),
+        pytest.param(1, 4.0, 6.0, id="first-failure-waits-10s"),
+        pytest.param(3, 15.0, 25.0, id="third-failure-waits-40s"),
+        pytest.param(3, 50.0, 0.0, id="backoff-already-elapsed"),
+        pytest.param(10, 0.0, 360.0, id="capped-at-6-minutes"),
+    ],
+)
+def test_backoff_remaining(failures, ago, remaining):
+    assert backoff_remaining(failures, T0 - timedelta(seconds=ago), T0) == pytest.approx(remaining)
+
+
+def _pod(phase: str, restarts: int) -> dict:
+    return {"status": {"phase": phase, "containerStatuses": [{"name": "c", "restartCount": restarts}]}}
+
+
+@pytest.mark.parametrize(
+    ("policy", "limit", "pods", "past"),
+    [
+        pytest.param(
+            "OnFailure", 2, [_pod("Running", 1), _pod("Running", 1)], True, id="restarts-reach-limit"
+        ),
+        pytest.param(
+            "OnFailure", 3, [_pod("Running", 1), _pod("Pending", 1)], False, id="restarts-below-limit"
+        ),
+        pytest.param("OnFailure", 0, [_pod("Running", 1)], True, id="limit-zero-any-restart-fails"),
+        pytest.param("OnFailure", 1, [_pod("Succeeded", 5)], False, id="finished-pods-restarts-ignored"),
+        pytest.param("Never", 1, [_pod("Running", 4)], False, id="restart-policy-never-not-counted"),
+    ],
+)
+def test_past_backoff_limit_on_failure(policy, limit, pods, past):
+    job = {"spec": {"backoffLimit": limit, "template": {"spec": {"restartPolicy": policy}}}}
+    assert past_backoff_limit_on_failure(job, pods) is past
+
+
+# --------------------------------------------------------------------------- against a server
+
+
+def job_obj(
+    name: str,
+    *,
+    completions: int | None = 1,
+    parallelism: int | None = None,
+    backoff_limit: int | None = None,
+    restart_policy: str = "Never",
+    hold: bool = True,
+    **spec_extra,
+) -> dict:
+    spec: dict = {
+        "template": {
+            "metadata": {"annotations": {"test/hold": "1"} if hold else {}},
+            "spec": {"restartPolicy": restart_policy, "containers": [{"name": "c", "image": "busybox"}]},
+        }
+    }
+    if completions is not None:
+        spec["completions"] = completions
+    if parallelism is not None:
+        spec["parallelism"] = parallelism
+    if backoff_limit is not None:
+        spec["backoffLimit"] = backoff_limit
+    spec.update(spec_extra)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def start(harness) -> JobController:
+    ctl = JobController(harness.client, harness.informers, sync_batch_period=0.02, pod_failure_backoff=0.2)
+    harness.start(ctl.run, harness.kubelet)
+    return ctl
+
+
+async def live_pods(harness, job: str) -> list[dict]:
+    return [
+        p
+        for p in await harness.pods(selector=f"batch.kubernetes.io/job-name={job}")
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+
+
+async def wait_pods(harness, job: str, n: int) -> list[dict]:
+    async def check():
+        pods = [
+            p
+            for p in await live_pods(harness, job)
+            if p["status"].get("phase") not in ("Succeeded", "Failed")
+        ]
+        return pods if len(pods) == n else None
+
+    return await harness.eventually(check, what=f"{n} active pods of {job}")
+
+
+async def finish(harness, pod: dict, phase: str, exit_code: int) -> None:
+    body = copy.deepcopy(await harness.client.get(PODS, pod["metadata"]["name"], "default"))
+    now = rfc3339(datetime.now(UTC))
+    body["status"] = {
+        "phase": phase,
+        "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now}],
+        "containerStatuses": [
+            {
+                "name": "c",
+                "ready": False,
+                "restartCount": 0,
+                "state": {
+                    "terminated": {
+                        "exitCode": exit_code,
+                        "reason": "Completed" if exit_code == 0 else "Error",
+                        "startedAt": now,
+                        "finishedAt": now,
+                    }
+                },
+            }
+        ],
+    }
+    await harness.client.update_status(PODS, body)
+
+
+async def wait_condition(harness, name: str, cond_type: str, *, timeout: float = 20.0) -> dict:
+    async def check():
+        job = await harness.client.get(JOBS, name, "default")
+        conds = {c["type"]: c for c in job["status"].get("conditions") or []}
+        return job if conds.get(cond_type, {}).get("status") == "True" else None
+
+    return await harness.eventually(check, timeout=timeout, what=f"{name} {cond_type}")
+
+
+async def job_events(harness, name: str) -> list[tuple[str, str, str]]:
+    evs = (await harness.client.list(EVENTS, "default"))["items"]
+    return [
+        (e["type"], e["reason"], e["message"])
+        for e in evs
+        if e["involvedObject"].get("kind") == "Job" and e["involvedObject"]["name"] == name
+    ]
+
+
+async def test_job_runs_parallel_pods_until_completions_succeed(harness):
+    start(harness)
+    job = await harness.client.create(JOBS, job_obj("calc", completions=3, parallelism=2))
+    uid = job["metadata"]["uid"]
+    pods = await wait_pods(harness, "calc", 2)
+    for p in pods:
+        m = p["metadata"]
+        assert m["name"].startswith("calc-") and len(m["name"]) == len("calc-") + 5
+        assert m["finalizers"] == [JOB_TRACKING_FINALIZER]
+        assert m["ownerReferences"] == [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": "calc",
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        assert m["labels"] == {
+            "batch.kubernetes.io/controller-uid": uid,
+            "controller-uid": uid,
+            "batch.kubernetes.io/job-name": "calc",
+            "job-name": "calc",
+        }
+    await finish(harness, pods[0], "Succeeded", 0)
+    await finish(harness, pods[1], "Succeeded", 0)
+    # only one more completion is needed: exactly one replacement pod
+    third = await wait_pods(harness, "calc", 1)
+    assert third[0]["metadata"]["name"] not in {p["metadata"]["name"] for p in pods}
+    await finish(harness, third[0], "Succeeded", 0)
+
+    done = await wait_condition(harness, "calc", "Complete")
+    st = done["status"]
+    assert [c["type"] for c in st["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    for c in st["conditions"]:
+        assert (c["status"], c["reason"], c["message"]) == (
+            "True",
+            "CompletionsReached",
+            "Reached expected number of succeeded pods",
+        )
+    assert (st["succeeded"], st["active"], st["ready"], st["terminating"]) == (3, 0, 0, 0)
+    assert st.get("failed", 0) == 0
+    assert st["uncountedTerminatedPods"] == {}
+    assert st["startTime"] and st["completionTime"] == st["conditions"][1]["lastTransitionTime"]
+    assert len(await harness.pods(selector="job-name=calc")) == 3
+    for p in await harness.pods(selector="job-name=calc"):
+        assert JOB_TRACKING_FINALIZER not in (p["metadata"].get("finalizers") or [])
+
+    async def events():
+        evs = await job_events(harness, "calc")
+        return evs if ("Normal", "Completed", "Job completed") in evs else None
+
+    evs = await harness.eventually(events, what="Completed event")
+    assert sum(1 for e in evs if e[1] == "SuccessfulCreate") == 3
+
+
+async def test_failed_pods_beyond_backoff_limit_fail_the_job(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("flaky", backoff_limit=1))
+    first = await wait_pods(harness, "flaky", 1)
+    await finish(harness, first[0], "Failed", 1)
+
+    async def replacement():
+        pods = await wait_pods(harness, "flaky", 1)
+        return pods if pods[0]["metadata"]["name"] != first[0]["metadata"]["name"] else None
+
+    second = await harness.eventually(replacement, what="replacement after backoff")
+    job = await harness.client.get(JOBS, "flaky", "default")
+    assert job["status"]["failed"] == 1 and "conditions" not in job["status"]
+    await finish(harness, second[0], "Failed", 1)
+
+    failed = await wait_condition(harness, "flaky", "Failed")
+    st = failed["status"]
+    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+        ("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+    ]
+    assert (st["failed"], st["active"]) == (2, 0)
+    assert "completionTime" not in st
+
+    async def events():
+        evs = await job_events(harness, "flaky")
+        return (
+            evs
+            if ("Warning", "BackoffLimitExceeded", "Job has reached the specified backoff limit") in evs
+            else None
+        )
+
+    await harness.eventually(events, what="BackoffLimitExceeded event")
+
+
+async def test_active_deadline_deletes_running_pods_and_fails(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("slow", hold=False, activeDeadlineSeconds=1))
+    await wait_pods(harness, "slow", 1)
+    failed = await wait_condition(harness, "slow", "Failed", timeout=20)
+    st = failed["status"]
+    assert [(c["type"], c["reason"]) for c in st["conditions"]] == [
+        ("FailureTarget", "DeadlineExceeded"),
+        ("Failed", "DeadlineExceeded"),
+    ]
+    assert st["conditions"][1]["message"] == "Job was active longer than specified deadline"
+    assert (st["failed"], st["active"], st["terminating"]) == (1, 0, 0)
+
+    async def no_pods():
+        return not await harness.pods(selector="job-name=slow")
+
+    await harness.eventually(no_pods, what="deleted pod gone")
+
+
+async def test_suspend_deletes_active_pods_and_resume_recreates(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("batch", completions=2, parallelism=2, hold=False))
+    await wait_pods(harness, "batch", 2)
+    await harness.mutate(JOBS, "batch", lambda j: j["spec"].update(suspend=True))
+    suspended = await wait_condition(harness, "batch", "Suspended")
+    cond = next(c for c in suspended["status"]["conditions"] if c["type"] == "Suspended")
+    assert (cond["reason"], cond["message"]) == ("JobSuspended", "Job suspended")
+
+    async def none_left():
+        return not await harness.pods(selector="job-name=batch")
+
+    await harness.eventually(none_left, what="pods of the suspended job removed")
+    job = await harness.client.get(JOBS, "batch", "default")
+    assert job["status"]["active"] == 0 and job["status"].get("failed", 0) == 0
+    await harness.mutate(JOBS, "batch", lambda j: j["spec"].update(suspend=False))
+    await wait_pods(harness, "batch", 2)
+
+    async def resumed():
+        j = await harness.client.get(JOBS, "batch", "default")
+        c = next(c for c in j["status"]["conditions"] if c["type"] == "Suspended")
+        return c if c["status"] == "False" else None
+
+    c = await harness.eventually(resumed, what="Suspended=False")
+    assert (c["reason"], c["message"]) == ("JobResumed", "Job resumed")
+
+
+async def test_job_created_suspended_has_no_start_time(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("later", suspend=True))
+    job = await wait_condition(harness, "later", "Suspended")
+    assert "startTime" not in job["status"]
+    assert not await harness.pods(selector="job-name=later")
+
+
+async def test_ttl_after_finished_deletes_the_job_and_its_pods(harness):
+    ctl = JobController(harness.client, harness.informers, sync_batch_period=0.02)
+    gc = GarbageCollector(harness.client, harness.informers)
+    harness.start(ctl.run, gc.run, harness.kubelet)
+    await harness.client.create(JOBS, job_obj("short", ttlSecondsAfterFinished=1))
+    pods = await wait_pods(harness, "short", 1)
+    await finish(harness, pods[0], "Succeeded", 0)
+    await wait_condition(harness, "short", "Complete")
+
+    async def gone():
+        try:
+            await harness.client.get(JOBS, "short", "default")
+        except NotFoundError:
+            return not await harness.pods(selector="job-name=short")
+        return False
+
+    await harness.eventually(gone, timeout=20, what="job deleted after its TTL")
+
+
+async def test_orphan_matching_pod_is_adopted_with_tracking_finalizer(harness):
+    ctl = JobController(harness.client, harness.informers, sync_batch_period=0.02)
+    job = await harness.client.create(JOBS, job_obj("adopt", completions=1))
+    labels = job["spec"]["template"]["metadata"]["labels"]
+    await harness.client.create(
+        PODS,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "stray", "labels": dict(labels), "annotations": {"test/hold": "1"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"},
+        },
+        "default",
+    )
+    harness.start(ctl.run, harness.kubelet)
+
+    async def adopted():
+        try:
+            p = await harness.client.get(PODS, "stray", "default")
+        except NotFoundError:
+            return None
+        refs = p["metadata"].get("ownerReferences") or []
+        return p if refs and refs[0]["uid"] == job["metadata"]["uid"] else None
+
+    p = await harness.eventually(adopted, what="orphan adopted")
+    assert JOB_TRACKING_FINALIZER in p["metadata"]["finalizers"]
+    await finish(harness, p, "Succeeded", 0)
+    done = await wait_condition(harness, "adopt", "Complete")
+    assert done["status"]["succeeded"] == 1
+    # the adopted pod filled the only slot: no pod was created for the Job
+    assert [p["metadata"]["name"] for p in await harness.pods(selector="job-name=adopt")] == ["stray"]
