@@ -22,7 +22,7 @@ from minik3s.utils.clock import Clock
 
 ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
-    "podgc", "disruption", "namespace", "serviceaccount", "job",
+    "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint",
 )
 
 
@@ -44,6 +44,7 @@ class ControllerConfig:
     concurrent_gc_syncs: int = 20
     concurrent_namespace_syncs: int = 10
     concurrent_job_syncs: int = 5
+    concurrent_endpoint_syncs: int = 5
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -54,6 +55,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
+    from minik3s.controllers.endpoints import EndpointsController
     from minik3s.controllers.garbage_collector import GarbageCollector
     from minik3s.controllers.job import JobController
     from minik3s.controllers.namespace import NamespaceController
@@ -70,6 +72,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     def on(name: str) -> bool:
         return name in c.enabled
 
+    if on("endpoint"):
+        ep = EndpointsController(client, informers, clock=clock)
+        out.append(("endpoint", lambda: ep.run(c.concurrent_endpoint_syncs)))
     if on("job"):
         jc = JobController(client, informers, clock=clock)
         out.append(("job", lambda: jc.run(c.concurrent_job_syncs)))

@@ -46,7 +46,7 @@ ORPHAN = "orphan"
 DEFAULT_GC_RESOURCES = (
     "pods", "replicasets.apps", "deployments.apps", "statefulsets.apps", "daemonsets.apps",
     "controllerrevisions.apps", "jobs.batch", "cronjobs.batch", "configmaps", "secrets", "services",
-    "endpoints", "persistentvolumeclaims", "serviceaccounts", "poddisruptionbudgets.policy",
+    "endpoints", "endpointslices.discovery.k8s.io", "persistentvolumeclaims", "serviceaccounts", "poddisruptionbudgets.policy",
     "leases.coordination.k8s.io", "replicationcontrollers", "nodes", "namespaces",
     "persistentvolumes",
 )

@@ -296,3 +296,26 @@ def test_truncation_keeps_ready_first():
     small, truncated = truncate_subsets([{"addresses": [_addr("10.0.0.1")]}])
     assert not truncated and small == [{"addresses": [_addr("10.0.0.1")]}]
     assert ANNOTATION_OVER_CAPACITY == "endpoints.kubernetes.io/over-capacity"
+
+
+async def test_slices_split_at_max_endpoints_per_slice(harness):
+    h = harness
+    await add_nodes(h)
+    for i in range(5):
+        await make_pod(h, f"p{i}", ip=f"10.0.0.{i + 1}", node="n1" if i % 2 else "n2")
+    c = EndpointsController(h.client, h.informers, max_endpoints_per_slice=2)
+    h.start(c.run)
+    await h.client.create(SERVICES, service("web", selector={"app": "web"}), "default")
+
+    async def spread(total: int):
+        items = await slices(h, "web")
+        counts = sorted(len(s.get("endpoints") or []) for s in items)
+        return items if sum(counts) == total and all(0 < n <= 2 for n in counts) else None
+
+    items = await h.eventually(lambda: spread(5), what="5 endpoints over slices of at most 2")
+    assert len(items) == 3
+    for name in ("p0", "p1", "p2"):
+        await h.client.delete(PODS, name, "default", grace_period_seconds=0)
+    items = await h.eventually(lambda: spread(2), what="2 endpoints left, no empty slices")
+    names = sorted(e["targetRef"]["name"] for s in items for e in s["endpoints"])
+    assert names == ["p3", "p4"]
