@@ -34,7 +34,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -43,6 +43,8 @@ import yaml
 
 from minik3s.api.errors import ApiError, NotFoundError
 from minik3s.api.types import JsonDict
+from minik3s.client.rest import error_from_response
+from minik3s.utils import clock as _clock
 
 logger = logging.getLogger(__name__)
 
@@ -188,47 +190,12 @@ class TabWriter:
 
 
 def human_duration(seconds: float) -> str:
-    """apimachinery's `duration.HumanDuration`: 45s, 3m20s, 15m, 5h30m, 30h, 3d4h, 20d, 2y30d, 9y.
-
-    Worked example: 200 s is under 10 minutes, so minutes and seconds: "3m20s".
-    """
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
+    """apimachinery's `duration.HumanDuration` of a number of seconds (45s, 3m20s, 2d3h, ...)."""
+    return _clock.human_duration(timedelta(seconds=seconds))
 
 
 def _parse_time(s: Any) -> datetime | None:
-    if not s or not isinstance(s, str):
-        return None
-    try:
-        return datetime.fromisoformat(s[:-1] + "+00:00" if s.endswith("Z") else s)
-    except ValueError:
-        return None
+    return _clock.parse_time(s)
 
 
 def _age(ts: Any, now: datetime) -> str:
@@ -311,7 +278,7 @@ class Api:
             ) as resp:
                 payload = await resp.read()
                 if resp.status >= 300:
-                    raise _api_error(resp.status, payload)
+                    raise error_from_response(resp.status, payload)
                 return orjson.loads(payload) if payload else None
         except OSError as e:
             raise self._unreachable(e) from e
@@ -328,7 +295,7 @@ class Api:
             raise self._unreachable(e) from e
         try:
             if resp.status >= 300:
-                raise _api_error(resp.status, await resp.read())
+                raise error_from_response(resp.status, await resp.read())
             buf = b""
             while True:
                 try:
@@ -344,16 +311,6 @@ class Api:
                         yield orjson.loads(line)
         finally:
             resp.close()
-
-
-def _api_error(status: int, payload: bytes) -> ApiError:
-    try:
-        doc = orjson.loads(payload)
-        if isinstance(doc, dict) and doc.get("kind") == "Status":
-            return ApiError.from_status(doc, status)
-    except orjson.JSONDecodeError:
-        pass
-    return ApiError.from_status({"code": status, "message": payload.decode("utf-8", "replace")[:500]}, status)
 
 
 # ---------------------------------------------------------------------------------------------

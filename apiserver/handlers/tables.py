@@ -21,12 +21,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from minik3s.api.errors import BadRequestError
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.utils import clock as _clock
 
 logger = logging.getLogger(__name__)
 
@@ -36,67 +37,8 @@ TABLE_API_VERSION = "meta.k8s.io/v1"
 # Durations and timestamps
 # --------------------------------------------------------------------------------------------
 
-_NS_PER_S = 1_000_000_000
-_NS_PER_MIN = 60 * _NS_PER_S
-_NS_PER_H = 60 * _NS_PER_MIN
-
-
-def human_duration(d: timedelta) -> str:
-    """Upstream `duration.HumanDuration`: ~2-3 significant figures.
-
-    Table (d = elapsed time):  < -1s → "<invalid>"; < 0 → "0s"; < 2m → "Ns"; < 10m → "NmSs" (or
-    "Nm" on whole minutes); < 3h → "Nm"; < 8h → "NhMm" (or "Nh"); < 48h → "Nh"; < 8d → "NdHh"
-    (or "Nd"); < 2y → "Nd"; < 8y → "NyDd" (or "Ny"); else "Ny" (a year is 365 days).
-    Worked example: 200 s → 3 whole minutes, 20 s left → "3m20s"; 50 h → 2 d 2 h → "2d2h".
-    """
-    ns = (d.days * 86_400 + d.seconds) * _NS_PER_S + d.microseconds * 1000
-    seconds = int(ns / _NS_PER_S)  # Go int(d.Seconds()) truncates toward zero
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 60 * 2:
-        return f"{seconds}s"
-    minutes = ns // _NS_PER_MIN
-    if minutes < 10:
-        s = (ns // _NS_PER_S) % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
-    if minutes < 60 * 3:
-        return f"{minutes}m"
-    hours = ns // _NS_PER_H
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
-
-
-def parse_timestamp(value: Any) -> datetime | None:
-    """metav1.Time / MicroTime (RFC 3339, `Z` or offset, optional fraction) → aware datetime."""
-    if not isinstance(value, str) or not value:
-        return None
-    s = value.strip()
-    if s.endswith(("Z", "z")):
-        s = s[:-1] + "+00:00"
-    m = re.match(r"^(.*T\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
-    if m and m.group(2) and len(m.group(2)) > 7:  # Python takes at most 6 fraction digits
-        s = m.group(1) + m.group(2)[:7] + m.group(3)
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt
+human_duration = _clock.human_duration
+parse_timestamp = _clock.parse_time
 
 
 def since(value: Any, now: datetime) -> str:

@@ -11,7 +11,6 @@ Data flow: JsonDict → `encode_message(name, obj)` → bytes; `encode_protobuf(
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -19,6 +18,7 @@ import orjson
 from apiserver.protobuf.schema import FieldSpec, message_for, message_tables
 from apiserver.protobuf.wire import VARINT, ProtobufError, encode_key, encode_len, encode_varint
 from minik3s.api.types import JsonDict
+from minik3s.utils.clock import parse_time
 
 _MAGIC = b"k8s\x00"
 
@@ -59,10 +59,9 @@ def encode_message(name: str, obj: JsonDict) -> bytes:
 
 
 def _time(value: str) -> bytes:
-    s = value[:-1] + "+00:00" if value.endswith("Z") else value
-    dt = datetime.fromisoformat(s)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
+    dt = parse_time(value)
+    if dt is None:
+        raise ValueError(f"not an RFC 3339 time: {value!r}")
     seconds = int(dt.timestamp() // 1)
     nanos = dt.microsecond * 1000
     body = encode_key(1, VARINT) + encode_varint(seconds)

@@ -77,7 +77,7 @@ class HttpClient:
                                             headers=headers) as resp:
                 payload = await resp.read()
                 if resp.status >= 300:
-                    raise _error(resp.status, payload)
+                    raise error_from_response(resp.status, payload)
                 if raw:
                     return payload
                 if not payload:
@@ -168,7 +168,8 @@ class HttpClient:
         await self.request("POST", PODS.path(namespace, quote(name), "eviction"), body=body)
 
 
-def _error(status: int, payload: bytes) -> ApiError:
+def error_from_response(status: int, payload: bytes) -> ApiError:
+    """The ApiError a non-2xx answer stands for (its Status body, or the code and text)."""
     try:
         doc = orjson.loads(payload)
         if isinstance(doc, dict) and doc.get("kind") == "Status":
@@ -207,7 +208,7 @@ class _HttpWatch:
         resp = self._resp
         try:
             if resp.status >= 300:
-                raise _error(resp.status, await resp.read())
+                raise error_from_response(resp.status, await resp.read())
             buf = b""
             while True:
                 try:
