@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
+from minik3s.api.helpers.pods import is_pod_ready
 from minik3s.api.options import DeleteOptions
 from minik3s.api.types import JsonDict
 
@@ -29,13 +30,6 @@ if TYPE_CHECKING:
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 
 SUCCESS: JsonDict = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-
-
-def _is_ready(pod: JsonDict) -> bool:
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
 
 
 def _too_many(pdb_name: str, message: str, retry_after: int | None = None) -> errors.TooManyRequestsError:
@@ -88,7 +82,7 @@ async def evict(core: ApiCore, namespace: str, name: str, eviction: Any) -> Json
         pdb_name = pdb["metadata"]["name"]
         st = pdb.get("status") or {}
         policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
-        ready = _is_ready(pod)
+        ready = is_pod_ready(pod)
         current = int(st.get("currentHealthy") or 0)
         desired = int(st.get("desiredHealthy") or 0)
         unready_ok = not ready and (policy == "AlwaysAllow" or current >= desired > 0)

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError
+from minik3s.api.helpers.pods import pod_condition
 from minik3s.api.resources import EVENTS
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
@@ -71,18 +72,6 @@ def creation_time(obj: JsonDict) -> datetime | None:
 
 
 # --------------------------------------------------------------------------- pods
-
-
-def pod_condition(pod: JsonDict, cond_type: str) -> JsonDict | None:
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == cond_type:
-            return dict_or_none(c)
-    return None
-
-
-def is_pod_ready(pod: JsonDict) -> bool:
-    c = pod_condition(pod, "Ready")
-    return bool(c and c.get("status") == "True")
 
 
 def is_pod_available(pod: JsonDict, min_ready_seconds: int, now: datetime) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from minik3s.api.errors import ConflictError, NotFoundError
+from minik3s.api.helpers.pods import is_pod_ready
 from minik3s.api.resources import (
     DEPLOYMENTS,
     PODDISRUPTIONBUDGETS,
@@ -38,7 +39,6 @@ from minik3s.controllers.common import (
     controller_ref,
     get_int,
     is_deleting,
-    is_pod_ready,
     meta,
     run_workers,
     scaled_value,

@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from minik3s.api.errors import AlreadyExistsError, ApiError, ForbiddenError, NotFoundError
+from minik3s.api.helpers.pods import is_pod_ready, pod_condition
 from minik3s.api.resources import ENDPOINTS, ENDPOINTSLICES, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
@@ -43,11 +44,9 @@ from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
     EventRecorder,
     is_deleting,
-    is_pod_ready,
     is_pod_terminal,
     make_controller_ref,
     meta,
-    pod_condition,
     run_workers,
 )
 from minik3s.utils.clock import Clock, parse_time

@@ -44,6 +44,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.helpers.pods import is_pod_ready, pod_condition
 from minik3s.api.resources import JOBS, PODS
 from minik3s.api.selectors import LabelSelector, label_selector_from_dict
 from minik3s.api.types import JsonDict
@@ -56,10 +57,8 @@ from minik3s.controllers.common import (
     get_int,
     is_deleting,
     is_pod_active,
-    is_pod_ready,
     make_controller_ref,
     meta,
-    pod_condition,
     run_workers,
 )
 from minik3s.controllers.expectations import Expectations

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.helpers.pods import is_pod_ready, pod_condition
 from minik3s.api.resources import PODS, REPLICASETS
 from minik3s.api.selectors import LabelSelector, label_selector_from_dict
 from minik3s.api.types import JsonDict
@@ -37,11 +38,9 @@ from minik3s.controllers.common import (
     is_deleting,
     is_pod_active,
     is_pod_available,
-    is_pod_ready,
     make_controller_ref,
     meta,
     now_str,
-    pod_condition,
     run_workers,
     set_condition,
 )

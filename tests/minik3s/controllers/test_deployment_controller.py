@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from minik3s.api.helpers.pods import is_pod_ready
 from minik3s.api.resources import DEPLOYMENTS, EVENTS, PODS, REPLICASETS
-from minik3s.controllers.common import is_pod_ready
 from minik3s.controllers.deployment import DeploymentController
 from minik3s.controllers.deployment_util import POD_TEMPLATE_HASH, REVISION
 from minik3s.controllers.replicaset import ReplicaSetController
