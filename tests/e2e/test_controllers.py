@@ -8,39 +8,12 @@ import sys
 import time
 import uuid
 from collections import Counter
-from typing import Any
 
 import httpx
-import pytest
 
-from minik3s.testing.server import ServerProcess
+from minik3s.testing.wait import wait_for
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
-
-
-def wait_for(fn, timeout: float = 60.0, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s (last={last!r})")
-
-
-@pytest.fixture(scope="module")
-def http(minik3s_cluster: ServerProcess):
-    with httpx.Client(base_url=minik3s_cluster.url, timeout=30) as c:
-        wait_for(lambda: len(c.get("/api/v1/nodes").json()["items"]) == 6)
-        yield c
-
-
-@pytest.fixture
-def ns(http) -> str:
-    name = "c-" + uuid.uuid4().hex[:8]
-    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
-    return name
 
 
 def deployment(name: str, replicas: int, *, spread: bool = False, image: str = "nginx:1.25",

@@ -4,39 +4,9 @@ completions, BackoffLimitExceeded, ttlSecondsAfterFinished. Pods run for
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
-import httpx
-import pytest
-
-from minik3s.testing.server import ServerProcess
-
-
-def wait_for(fn, timeout: float = 90.0, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s (last={last!r})")
-
-
-@pytest.fixture(scope="module")
-def http(minik3s_cluster: ServerProcess):
-    with httpx.Client(base_url=minik3s_cluster.url, timeout=30) as c:
-        wait_for(lambda: len(c.get("/api/v1/nodes").json()["items"]) == 6)
-        yield c
-
-
-@pytest.fixture
-def ns(http) -> str:
-    name = "j-" + uuid.uuid4().hex[:8]
-    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
-    return name
+from minik3s.testing.wait import wait_for
 
 
 def job(name: str, *, run_seconds: int = 1, exit_code: int = 0, **spec: Any) -> dict:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import yaml
 
 from minik3s.testing.builders import PodBuilder, make_pod
+from minik3s.testing.wait import wait_for
 
 NO_CONTROLLERS = ("--disable", "controllers")
 
@@ -22,17 +21,6 @@ def manifest(b: PodBuilder) -> dict:
     obj["metadata"].pop("creationTimestamp", None)
     obj.pop("status", None)
     return obj
-
-
-def wait_for(fn, timeout: float = 30.0, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s (last={last!r})")
 
 
 def fleet(tmp_path: Path, docs: list[dict]) -> str:

@@ -1,0 +1,22 @@
+"""Wait on a condition with a deadline (tests never sleep a fixed time to synchronise)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_for(fn: Callable[[], T], timeout: float = 60.0, interval: float = 0.2) -> T:
+    """Call `fn` until it returns something truthy and return that; AssertionError (with the last
+    value) after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last={last!r})")
