@@ -23,6 +23,8 @@ WATCHES = web.AppKey("watches", set[web.StreamResponse])
 EXPLAIN = web.AppKey("explain", object)  # Callable[[str, str], dict | None] | None
 READY = web.AppKey("ready", asyncio.Event)
 OPENAPI_CACHE = web.AppKey("openapi_cache", dict)
+# one JSON encoding per watch event, shared by every watcher that receives it
+WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict)
 
 
 def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = None) -> web.Application:
@@ -35,6 +37,7 @@ def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = Non
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}
+    app[WATCH_ENCODE_CACHE] = {}
     core.crd_listeners.append(lambda: app[OPENAPI_CACHE].clear())
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_shutdown.append(_close_watches)

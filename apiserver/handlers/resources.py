@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from apiserver.app import CORE, EXPLAIN, OPENAPI_CACHE, READY, WATCHES
+from apiserver.app import CORE, EXPLAIN, OPENAPI_CACHE, READY, WATCH_ENCODE_CACHE, WATCHES
 from apiserver.core import ApiCore, meta_of
 from apiserver.handlers import codec, discovery
 from apiserver.reviews import review
@@ -280,7 +280,7 @@ async def _watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
     watches.add(resp)
     duration = opts.timeout_seconds if opts.timeout_seconds else DEFAULT_WATCH_TIMEOUT * (1 + random.random())
     first_table = True
-    encode_cache = _ENCODE_CACHE
+    encode_cache = request.app[WATCH_ENCODE_CACHE]
     try:
         async with asyncio.timeout(duration):
             async for etype, obj in core.watch(t.info, t.namespace, opts):
@@ -297,7 +297,7 @@ async def _watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
                     line = orjson.dumps({"type": etype, "object": bm}) + b"\n"
                 else:
                     rv = (obj.get("metadata") or {}).get("resourceVersion")
-                    ck = (etype, id(obj), rv)
+                    ck = (etype, rv)  # a resourceVersion names one object state cluster-wide
                     cached = encode_cache.get(ck)  # one encoding per event for all watchers
                     line = cached if cached is not None else b""
                     if cached is None:
@@ -318,8 +318,6 @@ async def _watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
         pass
     return resp
 
-
-_ENCODE_CACHE: dict[tuple[str, int, Any], bytes] = {}
 
 
 async def _create(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:

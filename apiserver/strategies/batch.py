@@ -19,8 +19,9 @@ from minik3s.api.validation import (
     validate_nonnegative,
 )
 
+from .apps import default_template
 from .base import Strategy, as_dict
-from .podspec import default_pod_spec, validate_pod_spec
+from .podspec import validate_pod_spec
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -39,9 +40,7 @@ def default_job_spec(spec: JsonDict) -> None:
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
-    tmpl = spec.get("template")
-    if isinstance(tmpl, dict) and isinstance(tmpl.get("spec"), dict):
-        default_pod_spec(tmpl["spec"])
+    default_template(spec)
 
 
 def validate_job_spec(spec: JsonDict, field: str = "spec") -> list[JsonDict]:

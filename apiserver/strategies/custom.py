@@ -18,6 +18,7 @@ prune_custom, validate_custom.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from typing import Any
@@ -29,7 +30,15 @@ _TOP = {"apiVersion", "kind", "metadata"}
 _PRESERVE = "x-kubernetes-preserve-unknown-fields"
 _INT_OR_STRING = "x-kubernetes-int-or-string"
 _EMBEDDED = "x-kubernetes-embedded-resource"
-_re_cache: dict[str, re.Pattern[str]] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(pat: str) -> re.Pattern[str] | None:
+    """A CRD schema `pattern`, compiled once; None if it is not a valid regular expression."""
+    try:
+        return re.compile(pat)
+    except re.error:
+        return None
 
 
 def _type_name(v: Any) -> str:
@@ -124,14 +133,8 @@ def _validate(v: Any, s: JsonDict, path: str, errs: list[JsonDict]) -> None:
             errs.append(invalid(path, v, f"{path} in body should be at least {s['minLength']} chars long"))
         pat = s.get("pattern")
         if pat:
-            rx = _re_cache.get(pat)
-            if rx is None:
-                try:
-                    rx = re.compile(pat)
-                except re.error:
-                    rx = re.compile(".*")
-                _re_cache[pat] = rx
-            if not rx.search(v):
+            rx = _pattern(pat)
+            if rx is not None and not rx.search(v):
                 errs.append(invalid(path, v, f'{path} in body should match \'{pat}\''))
     elif isinstance(v, list):
         if s.get("maxItems") is not None and len(v) > s["maxItems"]:

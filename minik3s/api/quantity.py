@@ -11,6 +11,7 @@ MilliValue()/Value() do (a request of "0.5m" cpu counts as 1 milli-core).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -23,7 +24,6 @@ _DECIMAL = {
 }
 _RE = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?[0-9]+))?$")
 
-_cache: dict[str, Fraction] = {}
 
 
 class QuantityError(ValueError):
@@ -43,9 +43,12 @@ def parse_quantity(value: str | int | float) -> Fraction:
         return Fraction(str(value))
     if not isinstance(value, str):
         raise QuantityError("quantity must be a string or a number")
-    hit = _cache.get(value)
-    if hit is not None:
-        return hit
+    return _parse_string(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_string(value: str) -> Fraction:
+    """Quantity strings repeat endlessly ("100m", "1Gi"): parsed once each (errors are not cached)."""
     m = _RE.match(value.strip()) if value == value.strip() else None
     if not m:
         raise QuantityError("quantities must match the regular expression "
@@ -61,8 +64,6 @@ def parse_quantity(value: str | int | float) -> Fraction:
         q *= Fraction(10) ** e
     if sign == "-":
         q = -q
-    if len(_cache) < 10000:
-        _cache[value] = q
     return q
 
 

@@ -460,23 +460,22 @@ class Framework:
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: PodInfo,
                                          pod_to_add: PodInfo, node: NodeInfo) -> Status:
-        for pl in self.pre_filter_plugins:
-            if pl.name() in state.skip_filter_plugins or not pl.has_pre_filter_extensions():
-                continue
-            st = self._call(pl, "add_pod", state, pod_to_schedule, pod_to_add, node)
-            if not st.is_success():
-                return Status.as_error(f"running AddPod on PreFilter plugin {pl.name()!r}: {st.message()}",
-                                       pl.name())
-        return Status.success()
+        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod_to_schedule, pod_to_add, node)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: PodInfo,
                                             pod_to_remove: PodInfo, node: NodeInfo) -> Status:
+        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod_to_schedule, pod_to_remove,
+                                              node)
+
+    def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod_to_schedule: PodInfo,
+                                  other: PodInfo, node: NodeInfo) -> Status:
+        """AddPod/RemovePod of every PreFilter plugin with extensions (preemption's what-if)."""
         for pl in self.pre_filter_plugins:
             if pl.name() in state.skip_filter_plugins or not pl.has_pre_filter_extensions():
                 continue
-            st = self._call(pl, "remove_pod", state, pod_to_schedule, pod_to_remove, node)
+            st = self._call(pl, method, state, pod_to_schedule, other, node)
             if not st.is_success():
-                return Status.as_error(f"running RemovePod on PreFilter plugin {pl.name()!r}: {st.message()}",
+                return Status.as_error(f"running {label} on PreFilter plugin {pl.name()!r}: {st.message()}",
                                        pl.name())
         return Status.success()
 
