@@ -120,21 +120,3 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
         meta = updated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             new.setdefault("metadata", {})["managedFields"] = meta["managedFields"]
-
-
-def selector_to_string(sel: JsonDict) -> str:
-    """metav1.LabelSelector -> its string form (`a=b,c in (x,y)`), as the scale subresource reports."""
-    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
-    for e in sel.get("matchExpressions") or []:
-        op = e.get("operator")
-        key = e.get("key")
-        vals = ",".join(sorted(e.get("values") or []))
-        if op == "In":
-            parts.append(f"{key} in ({vals})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({vals})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(parts)

@@ -37,6 +37,7 @@ from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
+from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339
 
@@ -943,7 +944,7 @@ class ApiCore:
         status = obj.get("status") or {}
         sel = spec.get("selector") or {}
         if isinstance(sel, dict) and ("matchLabels" in sel or "matchExpressions" in sel):
-            selector = compat.selector_to_string(sel)
+            selector = label_selector_string(sel) or ""
         elif isinstance(sel, dict):
             selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
         else:

@@ -26,6 +26,7 @@ from typing import Any
 
 from minik3s.api.errors import BadRequestError
 from minik3s.api.resources import ResourceInfo
+from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
 from minik3s.utils import clock as _clock
 
@@ -89,35 +90,7 @@ def format_labels(labels: Any) -> str:
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
-def selector_string(selector: Any) -> str | None:
-    """`LabelSelectorAsSelector(sel).String()`; None when the selector is invalid.
-
-    Requirements sorted by key; matchLabels print `k=v`, expressions `k in (a,b)`, `k notin (a,b)`,
-    `k`, `!k` with sorted values. A nil or empty selector prints "".
-    """
-    if not isinstance(selector, dict):
-        return ""
-    reqs: list[tuple[str, str]] = []
-    for k, v in (selector.get("matchLabels") or {}).items():
-        reqs.append((k, f"{k}={v}"))
-    for expr in selector.get("matchExpressions") or []:
-        if not isinstance(expr, dict):
-            return None
-        key = _str(expr.get("key"))
-        op = expr.get("operator")
-        values = sorted(set(_str(x) for x in (expr.get("values") or [])))
-        if op == "In":
-            reqs.append((key, f"{key} in ({','.join(values)})"))
-        elif op == "NotIn":
-            reqs.append((key, f"{key} notin ({','.join(values)})"))
-        elif op == "Exists":
-            reqs.append((key, key))
-        elif op == "DoesNotExist":
-            reqs.append((key, f"!{key}"))
-        else:
-            return None
-    reqs.sort(key=lambda r: r[0])
-    return ",".join(r[1] for r in reqs)
+selector_string = label_selector_string
 
 
 def format_label_selector(selector: Any) -> str:

@@ -538,3 +538,38 @@ def parse_field_selector(s: str) -> list[tuple[str, str, str]]:
         if not found:
             raise ValueError(f"invalid selector: '{s}'; can't understand '{term}'")
     return out
+
+
+def _as_str(v: Any) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+def label_selector_string(selector: Any) -> str | None:
+    """`LabelSelectorAsSelector(sel).String()`; None when the selector is invalid.
+
+    Requirements sorted by key; matchLabels print `k=v`, expressions `k in (a,b)`, `k notin (a,b)`,
+    `k`, `!k` with sorted values. A nil or empty selector prints "".
+    """
+    if not isinstance(selector, dict):
+        return ""
+    reqs: list[tuple[str, str]] = []
+    for k, v in (selector.get("matchLabels") or {}).items():
+        reqs.append((k, f"{k}={v}"))
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return None
+        key = _as_str(expr.get("key"))
+        op = expr.get("operator")
+        values = sorted(set(_as_str(x) for x in (expr.get("values") or [])))
+        if op == "In":
+            reqs.append((key, f"{key} in ({','.join(values)})"))
+        elif op == "NotIn":
+            reqs.append((key, f"{key} notin ({','.join(values)})"))
+        elif op == "Exists":
+            reqs.append((key, key))
+        elif op == "DoesNotExist":
+            reqs.append((key, f"!{key}"))
+        else:
+            return None
+    reqs.sort(key=lambda r: r[0])
+    return ",".join(r[1] for r in reqs)

@@ -140,3 +140,22 @@ def test_parse_field_selector(s, want):
 def test_parse_field_selector_error():
     with pytest.raises(ValueError, match="invalid selector: 'foo'; can't understand 'foo'"):
         parse_field_selector("foo")
+
+
+@pytest.mark.parametrize(("selector", "want"), [
+    pytest.param({"matchLabels": {"b": "2", "a": "1"}}, "a=1,b=2", id="match-labels-sorted-by-key"),
+    pytest.param({"matchLabels": {"app": "web"},
+                  "matchExpressions": [{"key": "tier", "operator": "In", "values": ["z", "a"]},
+                                       {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                                       {"key": "gpu", "operator": "Exists"},
+                                       {"key": "spot", "operator": "DoesNotExist"}]},
+                 "app=web,env notin (dev),gpu,!spot,tier in (a,z)", id="expressions-render-as-upstream"),
+    pytest.param({"matchExpressions": [{"key": "k", "operator": "In", "values": ["only"]}]}, "k in (only)",
+                 id="single-value-in-stays-set-based"),
+    pytest.param({}, "", id="empty-selects-everything"),
+    pytest.param({"matchExpressions": [{"key": "k", "operator": "Near"}]}, None, id="bad-operator-is-none"),
+])
+def test_label_selector_string(selector, want):
+    from minik3s.api.selectors import label_selector_string
+
+    assert label_selector_string(selector) == want
