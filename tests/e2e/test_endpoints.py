@@ -5,14 +5,12 @@ style consumers see as Deployments scale and pods come and go."""
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from minik3s.testing.wait import wait_for
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
-KUBECTL = Path(__file__).resolve().parents[2] / ".cache" / "kubectl" / "kubectl"
 
 
 def deployment(name: str, replicas: int) -> dict:
@@ -121,12 +119,11 @@ def test_service_without_selector_keeps_user_endpoints(http, ns):
     assert ep["subsets"] == body["subsets"]
 
 
-@pytest.mark.skipif(not KUBECTL.exists(), reason="kubectl not fetched (scripts/fetch-kubectl)")
-def test_kubectl_get_endpoints_shows_the_service(http, ns, minik3s_cluster, tmp_path):
+def test_kubectl_get_endpoints_shows_the_service(kubectl_bin, http, ns, minik3s_cluster, tmp_path):
     http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=deployment("kc", 2)).raise_for_status()
     http.post(f"/api/v1/namespaces/{ns}/services", json=service("kc")).raise_for_status()
     addrs = wait_for(lambda: (a := ready_addresses(http, ns, "kc")) and len(a) == 2 and a)
-    out = subprocess.run([str(KUBECTL), "--kubeconfig", str(minik3s_cluster.kubeconfig), "--cache-dir",
+    out = subprocess.run([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig), "--cache-dir",
                           str(tmp_path / "cache"), "-n", ns, "get", "endpoints", "kc", "--no-headers"],
                          capture_output=True, text=True, timeout=60, check=True).stdout
     name, shown, _age = out.split()

@@ -10,8 +10,9 @@ Two servers: `minik3s_api` (API only: fast, deterministic, pods stay Pending) fo
 and `minik3s_cluster` (scheduler, controllers, 6 simulated kubelets) for what needs running pods:
 describe with events, drain, PDB-blocked eviction, graceful deletion, pod GC of orphans.
 
-kubectl comes from `scripts/fetch-kubectl` (cached at .cache/kubectl/kubectl); without it the
-whole module is skipped with the reason.
+kubectl comes from the `kubectl_bin` fixture (tests/e2e/conftest.py: `scripts/fetch-kubectl`,
+cached at .cache/kubectl/kubectl); without it every test here fails with the reason, unless
+MINIK3S_SKIP_KUBECTL_TESTS=1 is set.
 """
 
 from __future__ import annotations
@@ -33,32 +34,7 @@ import yaml
 
 from minik3s.testing.server import ServerProcess
 
-ROOT = Path(__file__).resolve().parents[2]
-KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
-
-
-def _ensure_kubectl() -> str | None:
-    """None when kubectl is usable, else the reason it is not."""
-    if not KUBECTL.is_file():
-        try:
-            r = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-kubectl")], capture_output=True,
-                               text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"scripts/fetch-kubectl failed: {e}"
-        if r.returncode != 0 or not KUBECTL.is_file():
-            return f"kubectl not available (scripts/fetch-kubectl rc={r.returncode}: {r.stderr.strip()[-300:]})"
-    try:
-        r = subprocess.run([str(KUBECTL), "version", "--client"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"{KUBECTL} does not run: {e}"
-    if r.returncode != 0:
-        return f"{KUBECTL} does not run: {r.stderr.strip()[-300:]}"
-    return None
-
-
-_SKIP_REASON = _ensure_kubectl()
-if _SKIP_REASON:
-    pytest.skip(_SKIP_REASON, allow_module_level=True)
+pytestmark = pytest.mark.usefixtures("kubectl_bin")
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -74,7 +50,7 @@ class Kubectl:
         self.http = httpx.Client(base_url=self.srv.url, timeout=30)
 
     def argv(self, *args: str) -> list[str]:
-        return [str(KUBECTL), "--kubeconfig", str(self.srv.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
+        return [str(self.binary), "--kubeconfig", str(self.srv.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
 
     def __call__(self, *args: str, ok: bool = True, timeout: float = 30,
                  stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -154,16 +130,16 @@ def node_manifest(name: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- fixtures
 @pytest.fixture
-def kubectl(minik3s_api: ServerProcess, tmp_path: Path) -> Iterator[Kubectl]:
-    k = Kubectl(minik3s_api, tmp_path / "kcache")
+def kubectl(kubectl_bin: Path, minik3s_api: ServerProcess, tmp_path: Path) -> Iterator[Kubectl]:
+    k = Kubectl(kubectl_bin, minik3s_api, tmp_path / "kcache")
     yield k
     k.close()
 
 
 @pytest.fixture(scope="module")
-def populated(minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kubectl, str]]:
+def populated(kubectl_bin: Path, minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kubectl, str]]:
     """A namespace holding pods c, a, b (created in that order) with app/tier labels."""
-    k = Kubectl(minik3s_api, tmp_path_factory.mktemp("kcache"))
+    k = Kubectl(kubectl_bin, minik3s_api, tmp_path_factory.mktemp("kcache"))
     ns = k.namespace()
     pods = [pod_manifest("c", labels={"app": "web", "tier": "front"}, namespace=ns),
             pod_manifest("a", labels={"app": "web", "tier": "back"}, namespace=ns),
@@ -175,8 +151,8 @@ def populated(minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture(scope="module")
-def api_resources(minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    k = Kubectl(minik3s_api, tmp_path_factory.mktemp("kcache"))
+def api_resources(kubectl_bin: Path, minik3s_api: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    k = Kubectl(kubectl_bin, minik3s_api, tmp_path_factory.mktemp("kcache"))
     try:
         r = k("api-resources")
     finally:
@@ -203,11 +179,11 @@ class ClusterCtx:
 
 
 @pytest.fixture(scope="module")
-def cluster(minik3s_cluster: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterCtx]:
+def cluster(kubectl_bin: Path, minik3s_cluster: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterCtx]:
     """kubectl against the full cluster. Also starts, in the background, the slow pod-GC story
     (`test_delete_of_pod_on_nonexistent_node_finishes_via_pod_gc`), so its ~40-60 s quarantine
     overlaps with the other cluster tests instead of adding to the file's run time."""
-    k = Kubectl(minik3s_cluster, tmp_path_factory.mktemp("kcache"))
+    k = Kubectl(kubectl_bin, minik3s_cluster, tmp_path_factory.mktemp("kcache"))
     eventually(lambda: len(k.http.get("/api/v1/nodes").json()["items"]) == 6, timeout=60, what="6 nodes")
     ctx = ClusterCtx(k)
     ctx.ghost_ns = k.namespace()
