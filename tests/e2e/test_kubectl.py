@@ -42,6 +42,7 @@ pytestmark = pytest.mark.usefixtures("kubectl_bin")
 class Kubectl:
     """`kubectl` bound to one server's kubeconfig and a private discovery cache."""
 
+    binary: Path
     srv: ServerProcess
     cache_dir: Path
     http: httpx.Client = field(init=False)
