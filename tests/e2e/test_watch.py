@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from minik3s.testing.server import ServerProcess
+from minik3s.testing.wait import wait_for
 
 
 def read_events(client: httpx.Client, path: str, params: dict, *, until: int, timeout: float = 20.0) -> list[dict]:
@@ -55,14 +56,25 @@ def test_watch_from_revision_replays_then_streams_live(http):
     http.patch(f"{base}/a", content=b'{"data":{"x":"1"}}', headers={"Content-Type": "application/merge-patch+json"})
     http.delete(f"{base}/b")
 
-    def later():
-        time.sleep(0.3)
-        http.post(base, json=cm("c")).raise_for_status()
-
-    threading.Thread(target=later).start()
-    evs = read_events(http, base, {"resourceVersion": rv}, until=4)
+    # "c" is created only once the three replayed events have been read off the open stream, so
+    # its ADDED can only arrive live (a replay could not contain an object that did not exist).
+    evs: list[dict] = []
+    live_rv = ""
+    params = {"watch": "true", "resourceVersion": rv}
+    with http.stream("GET", base, params=params, timeout=httpx.Timeout(20.0)) as r:
+        assert r.status_code == 200
+        for line in r.iter_lines():
+            if not line.strip():
+                continue
+            evs.append(json.loads(line))
+            if len(evs) == 3:
+                assert http.get(f"{base}/c").status_code == 404
+                live_rv = http.post(base, json=cm("c")).json()["metadata"]["resourceVersion"]
+            if len(evs) == 4:
+                break
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [
         ("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "b"), ("ADDED", "c")]
+    assert evs[3]["object"]["metadata"]["resourceVersion"] == live_rv
     rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in evs]
     assert rvs == sorted(rvs) and rvs[0] > int(rv)
 
@@ -118,14 +130,25 @@ def test_many_watchers_and_a_slow_one_do_not_block_writes(minik3s_api, http):
     slow_stream = slow.stream("GET", base, params={"watch": "true", "resourceVersion": rv})
     slow_stream.__enter__()
     results: list[int] = []
+    connected = threading.Semaphore(0)
 
     def watcher():
-        with httpx.Client(base_url=minik3s_api.url) as c:
-            results.append(len(read_events(c, base, {"resourceVersion": rv}, until=50, timeout=60)))
+        with httpx.Client(base_url=minik3s_api.url) as c, c.stream(
+                "GET", base, params={"watch": "true", "resourceVersion": rv}, timeout=httpx.Timeout(60)) as r:
+            assert r.status_code == 200
+            connected.release()  # the watch is registered before the writes start
+            n = 0
+            for line in r.iter_lines():
+                if line.strip():
+                    n += 1
+                    if n == 50:
+                        break
+            results.append(n)
 
     with ThreadPoolExecutor(max_workers=40) as pool:
         futs = [pool.submit(watcher) for _ in range(40)]
-        time.sleep(0.5)
+        for _ in range(40):
+            assert connected.acquire(timeout=60), "watchers did not connect"
         t0 = time.monotonic()
         for i in range(50):
             http.post(base, json={"metadata": {"name": f"c{i}"}, "data": {"blob": "x" * 20000}}).raise_for_status()
@@ -192,8 +215,7 @@ def test_watch_resumes_after_restart_and_kill9_loses_no_acknowledged_write(minik
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
     for t in threads:
         t.start()
-    while len(acked) < 400:
-        time.sleep(0.05)
+    wait_for(lambda: len(acked) >= 400, timeout=60)
     srv.kill()
     stop.set()
     for t in threads:
