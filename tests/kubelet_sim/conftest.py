@@ -1,214 +1,169 @@
-"""An in-memory API (just what the simulated kubelet uses) with informer-like stores, for unit tests.
+"""The real in-process API for kubelet_sim unit tests, on a fake clock.
 
-Writes bump a global resourceVersion and call informer handlers synchronously, as the shared
-informer does on the loop. Pod deletion follows kube-apiserver: graceful DELETE sets
-deletionTimestamp/deletionGracePeriodSeconds (a later DELETE may only shorten it); grace 0
-removes the object unless finalizers remain; a uid precondition that does not match conflicts.
+`cluster` is composed as `minik3s.server.start` composes the server, minus HTTP: a `SqliteStore`
+on a temp file, `ApiCore` (defaulting, validation, graceful deletion, finalizers, status rules,
+resourceVersions) and the in-process `LocalClient`, plus a `SharedInformerFactory` over it. The
+API and the components share one `FakeClock`, so creation and deletion timestamps and every
+kubelet delay follow `clock.advance()`.
+
+The fixture object is itself the `Client` the components get: every call goes to the real
+`LocalClient`; it only records the calls (`calls`), can make a verb's next calls raise
+(`fail_next`, for retry tests), and counts calls in flight so that `settle()` can tell when the
+system has stopped moving: no API call in flight, every informer holding exactly what the API
+holds (same keys, same resourceVersions), the registered idle checks (e.g. a stage controller's
+queue is empty) true, all of it for many loop turns in a row. Nothing here re-implements the API.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
-import itertools
-import uuid
-from collections.abc import Callable
-from datetime import timedelta
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from minik3s.api.errors import already_exists, conflict, not_found
-from minik3s.api.resources import ResourceInfo
+from apiserver.core import ApiCore
+from apiserver.storage.sqlite_store import SqliteStore
+from minik3s.api.errors import AlreadyExistsError, NotFoundError
+from minik3s.api.resources import NAMESPACES, ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
-from minik3s.utils.clock import FakeClock, rfc3339
+from minik3s.client.informer import Informer, SharedInformerFactory, object_key
+from minik3s.client.local import LocalClient
+from minik3s.server import SYSTEM_NAMESPACES
+from minik3s.utils.clock import FakeClock
+
+QUIET_TURNS = 25  # consecutive idle loop turns before the system counts as settled
 
 
-def _merge(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
+class RealCluster:
+    """The `Client` (and informer factory) kubelet_sim components get in these tests."""
 
-
-class FakeStore:
-    def __init__(self) -> None:
-        self.items: dict[str, JsonDict] = {}
-
-    def get(self, key: str) -> JsonDict | None:
-        return self.items.get(key)
-
-    def list(self) -> list[JsonDict]:
-        return list(self.items.values())
-
-    def keys(self) -> list[str]:
-        return list(self.items)
-
-
-class FakeInformer:
-    def __init__(self) -> None:
-        self.store = FakeStore()
-        self.handlers: list[tuple[Callable[..., None] | None, ...]] = []
-        self.has_synced = True
-
-    def add_handler(self, *, on_add: Any = None, on_update: Any = None, on_delete: Any = None) -> None:
-        self.handlers.append((on_add, on_update, on_delete))
-
-    async def wait_for_sync(self) -> None:
-        return None
-
-    def emit(self, kind: str, key: str, old: JsonDict | None, new: JsonDict | None) -> None:
-        if new is None:
-            self.store.items.pop(key, None)
-        else:
-            self.store.items[key] = new
-        for on_add, on_update, on_delete in self.handlers:
-            if kind == "ADDED" and on_add:
-                on_add(new)
-            elif kind == "MODIFIED" and on_update:
-                on_update(old, new)
-            elif kind == "DELETED" and on_delete:
-                on_delete(old)
-
-
-def _obj_key(obj: JsonDict) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else meta["name"]
-
-
-class FakeCluster:
-    """Client protocol subset + SharedInformerFactory subset over dicts."""
-
-    def __init__(self, clock: FakeClock) -> None:
+    def __init__(self, core: ApiCore, clock: FakeClock) -> None:
+        self.core = core  # the informer lists with `_shared` when its client has a `core`
         self.clock = clock
-        self.rv = itertools.count(1)
-        self.objects: dict[str, dict[str, JsonDict]] = {}
-        self.informers: dict[str, FakeInformer] = {}
+        self._client = LocalClient(core)
+        self.factory = SharedInformerFactory(self)
+        self._informers: list[Informer] = []
         self.calls: list[tuple[Any, ...]] = []
-        self.history: dict[str, list[JsonDict]] = {}
-        self.fail_next: dict[str, list[Exception]] = {}  # verb -> errors to raise on its next calls
+        self.fail_next: dict[str, list[Exception]] = {}  # verb -> errors its next calls raise
+        self.idle_checks: list[Callable[[], bool]] = []
+        self.in_flight = 0
 
-    # factory
-    def informer(self, res: ResourceInfo, namespace: str | None = None, **_: Any) -> FakeInformer:
-        inf = self.informers.get(res.resource)
-        if inf is None:
-            inf = self.informers[res.resource] = FakeInformer()
-            for k, v in self.objects.get(res.resource, {}).items():
-                inf.store.items[k] = v
+    # ------------------------------------------------------------------ reads for assertions
+    def obj(self, res: ResourceInfo, name: str, namespace: str | None = None) -> JsonDict | None:
+        """The object as the API holds it now, or None."""
+        try:
+            return copy.deepcopy(self.core.get(res, namespace if res.namespaced else None, name))
+        except NotFoundError:
+            return None
+
+    def objects(self, res: ResourceInfo) -> dict[str, JsonDict]:
+        """`namespace/name` (or `name`) -> object, for every object of the resource the API holds."""
+        items = self.core.store.list(res.list_prefix(None))[0]
+        return {object_key(o): copy.deepcopy(o) for o in items}
+
+    # ------------------------------------------------------------------ informers
+    def informer(self, res: ResourceInfo, namespace: str | None = None, **kwargs: Any) -> Informer:
+        inf = self.factory.informer(res, namespace, **kwargs)
+        if inf not in self._informers:
+            self._informers.append(inf)
         return inf
 
-    def _store(self, res: ResourceInfo) -> dict[str, JsonDict]:
-        return self.objects.setdefault(res.resource, {})
+    def _informers_current(self) -> bool:
+        for inf in self._informers:
+            if not inf.has_synced:
+                return False
+            want = {object_key(o): o["metadata"].get("resourceVersion")
+                    for o in self.core.store.list(inf.res.list_prefix(inf.namespace))[0]}
+            have = {k: (inf.store.get(k) or {}).get("metadata", {}).get("resourceVersion")
+                    for k in inf.store.keys()}
+            if want != have:
+                return False
+        return True
 
-    def _commit(self, res: ResourceInfo, kind: str, key: str, old: JsonDict | None, new: JsonDict | None) -> None:
-        if new is not None:
-            new["metadata"]["resourceVersion"] = str(next(self.rv))
-            self._store(res)[key] = new
-        else:
-            self._store(res).pop(key, None)
-        self.history.setdefault(f"{res.resource}:{key}", []).append(copy.deepcopy(new or {"deleted": old}))
-        inf = self.informers.get(res.resource)
-        if inf is not None:
-            inf.emit(kind, key, old, new)
+    def _idle(self) -> bool:
+        return self.in_flight == 0 and self._informers_current() and all(check() for check in self.idle_checks)
 
-    def _key(self, res: ResourceInfo, name: str, namespace: str | None) -> str:
+    async def settle(self, *, timeout: float = 10.0) -> None:
+        """Wait (in real time: SQLite commits on a thread) until nothing moves any more."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        quiet = 0
+        while quiet < QUIET_TURNS:
+            await asyncio.sleep(0)
+            if self._idle():
+                quiet += 1
+                continue
+            quiet = 0
+            if loop.time() > deadline:
+                raise AssertionError(f"cluster did not settle within {timeout}s: in_flight={self.in_flight} "
+                                     f"informers_current={self._informers_current()} "
+                                     f"idle_checks={[c() for c in self.idle_checks]}")
+            await asyncio.sleep(0.001)
+
+    # ------------------------------------------------------------------ the Client protocol
+    async def _call(self, verb: str, record: tuple[Any, ...] | None, fn: Callable[..., Any], *args: Any,
+                    **kwargs: Any) -> Any:
+        self.in_flight += 1
+        try:
+            errors = self.fail_next.get(verb)
+            if errors:
+                raise errors.pop(0)
+            if record is not None:
+                self.calls.append(record)
+            return await fn(*args, **kwargs)
+        finally:
+            self.in_flight -= 1
+
+    @staticmethod
+    def _key(res: ResourceInfo, name: str, namespace: str | None) -> str:
         return f"{namespace}/{name}" if res.namespaced else name
 
-    def _get(self, res: ResourceInfo, name: str, namespace: str | None) -> JsonDict:
-        obj = self._store(res).get(self._key(res, name, namespace))
-        if obj is None:
-            raise not_found(res.resource, res.group, name)
-        return obj
+    async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, **kw: Any) -> JsonDict:
+        return await self._call("get", None, self._client.get, res, name, namespace, **kw)
 
-    def _maybe_fail(self, verb: str) -> None:
-        errors = self.fail_next.get(verb)
-        if errors:
-            raise errors.pop(0)
+    async def list(self, res: ResourceInfo, namespace: str | None = None, **kw: Any) -> JsonDict:
+        return await self._call("list", None, self._client.list, res, namespace, **kw)
 
-    # client
-    async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, **_: Any) -> JsonDict:
-        return copy.deepcopy(self._get(res, name, namespace))
+    def watch(self, res: ResourceInfo, namespace: str | None = None, **kw: Any) -> Any:
+        return self._client.watch(res, namespace, **kw)
 
-    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, **_: Any) -> JsonDict:
-        self._maybe_fail("create")
-        obj = copy.deepcopy(obj)
-        meta = obj.setdefault("metadata", {})
-        if res.namespaced:
-            meta["namespace"] = namespace or meta.get("namespace") or "default"
-        key = _obj_key(obj)
-        if key in self._store(res):
-            raise already_exists(res.resource, res.group, meta["name"])
-        meta.setdefault("uid", str(uuid.UUID(int=next(self.rv))))
-        meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
-        if res.resource == "pods":
-            obj.setdefault("status", {}).setdefault("phase", "Pending")
-        self.calls.append(("create", res.resource, key))
-        self._commit(res, "ADDED", key, None, obj)
-        return copy.deepcopy(obj)
+    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, **kw: Any) -> JsonDict:
+        meta = obj.get("metadata") or {}
+        ns = (namespace or meta.get("namespace") or "default") if res.namespaced else None
+        return await self._call("create", ("create", res.resource, self._key(res, meta.get("name", ""), ns)),
+                                self._client.create, res, obj, namespace, **kw)
+
+    async def update(self, res: ResourceInfo, obj: JsonDict, **kw: Any) -> JsonDict:
+        meta = obj.get("metadata") or {}
+        rec = ("update", res.resource, self._key(res, meta.get("name", ""), meta.get("namespace")),
+               kw.get("subresource"))
+        return await self._call("update", rec, self._client.update, res, obj, **kw)
 
     async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
-        self._maybe_fail("update_status")
-        meta = obj["metadata"]
-        cur = self._get(res, meta["name"], meta.get("namespace"))
-        if meta.get("resourceVersion") and meta["resourceVersion"] != cur["metadata"]["resourceVersion"]:
-            raise conflict(res.resource, res.group, meta["name"])
-        new = copy.deepcopy(cur)
-        new["status"] = copy.deepcopy(obj.get("status"))
-        key = _obj_key(new)
-        self.calls.append(("update_status", res.resource, key))
-        self._commit(res, "MODIFIED", key, cur, new)
-        return copy.deepcopy(new)
+        meta = obj.get("metadata") or {}
+        rec = ("update_status", res.resource, self._key(res, meta.get("name", ""), meta.get("namespace")))
+        return await self._call("update_status", rec, self._client.update_status, res, obj)
 
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
-                    subresource: str | None = None, **_: Any) -> JsonDict:
-        self._maybe_fail("patch")
-        cur = self._get(res, name, namespace)
-        want_rv = (patch.get("metadata") or {}).get("resourceVersion")
-        if want_rv and want_rv != cur["metadata"]["resourceVersion"]:
-            raise conflict(res.resource, res.group, name)
-        new = _merge(cur, patch)
-        key = _obj_key(new)
-        self.calls.append(("patch", res.resource, key, subresource))
-        if (res.resource == "pods" and new["metadata"].get("deletionTimestamp")
-                and not new["metadata"].get("finalizers") and new["metadata"].get("deletionGracePeriodSeconds") == 0):
-            self._commit(res, "DELETED", key, cur, None)
-            return new
-        self._commit(res, "MODIFIED", key, cur, new)
-        return copy.deepcopy(new)
+                    subresource: str | None = None, **kw: Any) -> JsonDict:
+        rec = ("patch", res.resource, self._key(res, name, namespace), subresource)
+        return await self._call("patch", rec, self._client.patch, res, name, patch, namespace,
+                                subresource=subresource, **kw)
 
     async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                      grace_period_seconds: int | None = None, preconditions: JsonDict | None = None,
-                     **_: Any) -> JsonDict:
-        self._maybe_fail("delete")
-        cur = self._get(res, name, namespace)
-        key = _obj_key(cur)
-        self.calls.append(("delete", res.resource, key, grace_period_seconds, preconditions))
-        if preconditions and preconditions.get("uid") and preconditions["uid"] != cur["metadata"]["uid"]:
-            raise conflict(res.resource, res.group, name, "Precondition failed: UID in precondition")
-        grace = grace_period_seconds
-        if res.resource == "pods":
-            if grace is None:
-                grace = int((cur.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
-            if not (cur.get("spec") or {}).get("nodeName"):
-                grace = 0
-            old_grace = cur["metadata"].get("deletionGracePeriodSeconds")
-            if old_grace is not None and grace >= old_grace:
-                return copy.deepcopy(cur)
-        else:
-            grace = 0
-        if grace == 0 and not cur["metadata"].get("finalizers"):
-            self._commit(res, "DELETED", key, cur, None)
-            return {"kind": "Status", "status": "Success"}
-        new = copy.deepcopy(cur)
-        new["metadata"]["deletionTimestamp"] = rfc3339(self.clock.now() + timedelta(seconds=grace))
-        new["metadata"]["deletionGracePeriodSeconds"] = grace
-        self._commit(res, "MODIFIED", key, cur, new)
-        return copy.deepcopy(new)
+                     **kw: Any) -> JsonDict:
+        rec = ("delete", res.resource, self._key(res, name, namespace), grace_period_seconds, preconditions)
+        return await self._call("delete", rec, self._client.delete, res, name, namespace,
+                                grace_period_seconds=grace_period_seconds, preconditions=preconditions, **kw)
+
+    async def bind(self, namespace: str, name: str, node_name: str, **kw: Any) -> None:
+        await self._call("bind", ("bind", "pods", f"{namespace}/{name}", node_name), self._client.bind,
+                         namespace, name, node_name, **kw)
 
     async def close(self) -> None:
         return None
@@ -220,5 +175,20 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def cluster(clock: FakeClock) -> FakeCluster:
-    return FakeCluster(clock)
+async def cluster(tmp_path: Path, clock: FakeClock) -> AsyncIterator[RealCluster]:
+    store = SqliteStore(tmp_path / "state.db", compact_interval=0, clock=clock)
+    await store.start()
+    core = ApiCore(store, ResourceRegistry(), clock=clock, rng=random.Random(0))
+    c = RealCluster(core, clock)
+    for ns in SYSTEM_NAMESPACES:
+        try:
+            await c._client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except AlreadyExistsError:
+            pass
+    informers = asyncio.create_task(c.factory.run(), name="test-informers")
+    try:
+        yield c
+    finally:
+        informers.cancel()
+        await asyncio.gather(informers, return_exceptions=True)
+        await store.close()

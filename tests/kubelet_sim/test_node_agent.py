@@ -1,4 +1,7 @@
-"""NodeAgent: registration, take-over, lease renewals (batched, jittered), node status, failure."""
+"""NodeAgent: registration, take-over, lease renewals (batched, jittered), node status, failure.
+
+Against the real in-process API on a fake clock (conftest.py); lease renewals and status reports
+are counted from the calls the agent made."""
 
 from __future__ import annotations
 
@@ -17,20 +20,21 @@ from kubelet_sim.node_agent import (
     fail_node,
     recover_node,
 )
-from minik3s.api.resources import NODES
+from minik3s.api.resources import LEASES, NODES
 from minik3s.utils.clock import FakeClock
 
 
-async def settle() -> None:
-    for _ in range(30):
-        await asyncio.sleep(0)
-
-
-async def advance(clock: FakeClock, seconds: float, step: float = 0.25) -> None:
+async def advance(cluster: Any, clock: FakeClock, seconds: float, step: float = 0.25) -> None:
     end = clock.monotonic() + seconds
     while clock.monotonic() < end - 1e-9:
         clock.advance(min(step, end - clock.monotonic()))
-        await settle()
+        await cluster.settle()
+
+
+def node(cluster: Any, name: str) -> dict[str, Any]:
+    obj = cluster.obj(NODES, name)
+    assert obj is not None, f"node {name} does not exist"
+    return obj
 
 
 @pytest.fixture
@@ -39,7 +43,7 @@ async def agent(cluster: Any, clock: FakeClock) -> AsyncIterator[NodeAgent]:
                   rng=random.Random(1), options=FleetOptions())
     await a.register_all()
     task = asyncio.create_task(a.run(), name="test-heartbeats")
-    await settle()
+    await cluster.settle()
     yield a
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
@@ -54,7 +58,7 @@ def status_writes(cluster: Any, name: str) -> int:
 
 
 async def test_registration_creates_ready_nodes_and_leases(agent: NodeAgent, cluster: Any) -> None:
-    nodes = cluster.objects["nodes"]
+    nodes = cluster.objects(NODES)
     assert sorted(nodes) == ["node-1", "node-2", "node-3", "node-4"]
     n1 = nodes["node-1"]
     assert [(c["type"], c["status"], c["reason"]) for c in n1["status"]["conditions"]] == [
@@ -71,7 +75,7 @@ async def test_registration_creates_ready_nodes_and_leases(agent: NodeAgent, clu
     assert (info["kubeletVersion"], info["operatingSystem"], info["architecture"]) == ("v1.33.0", "linux", "amd64")
     assert n1["status"]["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 10250}}
     assert n1["spec"]["podCIDR"] == "10.244.1.0/24"
-    lease = cluster.objects["leases"]["kube-node-lease/node-1"]
+    lease = cluster.obj(LEASES, "node-1", "kube-node-lease")
     assert lease["spec"]["holderIdentity"] == "node-1"
     assert lease["spec"]["leaseDurationSeconds"] == 40
     assert lease["metadata"]["ownerReferences"] == [
@@ -81,44 +85,44 @@ async def test_registration_creates_ready_nodes_and_leases(agent: NodeAgent, clu
 async def test_existing_node_is_taken_over(cluster: Any, clock: FakeClock) -> None:
     await cluster.create(NODES, {"metadata": {"name": "node-1", "labels": {"keep": "me"}},
                                  "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})
-    uid = cluster.objects["nodes"]["node-1"]["metadata"]["uid"]
+    uid = node(cluster, "node-1")["metadata"]["uid"]
     a = NodeAgent(parse_fleet(1), client=cluster, clock=clock, rng=random.Random(1))
     await a.register_all()
-    node = cluster.objects["nodes"]["node-1"]
-    assert node["metadata"]["uid"] == uid
-    assert node["metadata"]["labels"] == {"keep": "me"}
-    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    n1 = node(cluster, "node-1")
+    assert n1["metadata"]["uid"] == uid
+    assert n1["metadata"]["labels"] == {"keep": "me"}
+    ready = next(c for c in n1["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"
-    assert "kube-node-lease/node-1" in cluster.objects["leases"]
+    assert cluster.obj(LEASES, "node-1", "kube-node-lease") is not None
 
 
 async def test_leases_renewed_every_ten_seconds_spread_over_the_period(agent: NodeAgent, cluster: Any,
                                                                          clock: FakeClock) -> None:
-    await advance(clock, 5)
+    await advance(cluster, clock, 5)
     first_half = [lease_renewals(cluster, f"node-{i}") for i in range(1, 5)]
     assert 0 < sum(first_half) < 4, "first renewals are spread over one interval, not all at once"
-    await advance(clock, 5.5)
+    await advance(cluster, clock, 5.5)
     assert [lease_renewals(cluster, f"node-{i}") for i in range(1, 5)] == [1, 1, 1, 1]
-    await advance(clock, 31)
+    await advance(cluster, clock, 31)
     counts = [lease_renewals(cluster, f"node-{i}") for i in range(1, 5)]
     assert all(4 <= c <= 5 for c in counts), counts  # ~41.5 s at one renewal per 10-10.4 s
-    renew = cluster.objects["leases"]["kube-node-lease/node-1"]["spec"]["renewTime"]
+    renew = cluster.obj(LEASES, "node-1", "kube-node-lease")["spec"]["renewTime"]
     assert renew.startswith("2026-01-01T00:00:")
 
 
 async def test_status_reported_every_five_minutes_when_unchanged(agent: NodeAgent, cluster: Any,
                                                                    clock: FakeClock) -> None:
-    await advance(clock, 290, step=2)
+    await advance(cluster, clock, 290, step=2)
     assert status_writes(cluster, "node-1") == 0
-    await advance(clock, 25, step=2)
+    await advance(cluster, clock, 25, step=2)
     assert status_writes(cluster, "node-1") == 1
 
 
 async def test_pulled_images_reported_with_sizes(agent: NodeAgent, cluster: Any, clock: FakeClock) -> None:
     agent.note_images("node-2", ["docker.io/library/nginx:1.25"], size_hint=None)
     agent.note_images("node-2", ["docker.io/library/redis:7"], size_hint=250 * 1024 * 1024)
-    await advance(clock, 10.5)
-    images = cluster.objects["nodes"]["node-2"]["status"]["images"]
+    await advance(cluster, clock, 10.5)
+    images = node(cluster, "node-2")["status"]["images"]
     assert [(im["names"][1], im["sizeBytes"]) for im in images] == [
         ("docker.io/library/redis:7", 250 * 1024 * 1024),
         ("docker.io/library/nginx:1.25", 1024 * 1024),
@@ -129,23 +133,22 @@ async def test_pulled_images_reported_with_sizes(agent: NodeAgent, cluster: Any,
 async def test_failed_node_stops_renewing_and_recovers(agent: NodeAgent, cluster: Any, clock: FakeClock) -> None:
     recovered: list[str] = []
     agent.on_recover = recovered.append
-    await advance(clock, 10.5)
+    await advance(cluster, clock, 10.5)
     await fail_node(cluster, "node-3")
-    assert cluster.objects["nodes"]["node-3"]["metadata"]["annotations"] == {ANNOTATION_FAILED: "true"}
+    assert node(cluster, "node-3")["metadata"]["annotations"] == {ANNOTATION_FAILED: "true"}
     before = lease_renewals(cluster, "node-3")
-    await advance(clock, 60, step=1)
+    await advance(cluster, clock, 60, step=1)
     assert lease_renewals(cluster, "node-3") == before
     assert lease_renewals(cluster, "node-1") >= before + 5
     # the node lifecycle controller would mark it Unknown meanwhile
     await cluster.patch(NODES, "node-3", {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}},
                         subresource="status")
     await recover_node(cluster, "node-3")
-    await settle()
+    await cluster.settle()
     assert recovered == ["node-3"]
     assert lease_renewals(cluster, "node-3") == before + 1
-    assert "annotations" not in cluster.objects["nodes"]["node-3"]["metadata"] or \
-        ANNOTATION_FAILED not in cluster.objects["nodes"]["node-3"]["metadata"]["annotations"]
-    ready = next(c for c in cluster.objects["nodes"]["node-3"]["status"]["conditions"] if c["type"] == "Ready")
+    assert ANNOTATION_FAILED not in (node(cluster, "node-3")["metadata"].get("annotations") or {})
+    ready = next(c for c in node(cluster, "node-3")["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"
     assert ready["lastTransitionTime"] == ready["lastHeartbeatTime"]
 
@@ -169,8 +172,8 @@ async def test_registration_is_concurrent_and_bounded(cluster: Any, clock: FakeC
     a = NodeAgent(parse_fleet(200), client=cluster, clock=clock, rng=random.Random(1),
                   options=FleetOptions(registration_parallelism=16))
     await a.register_all()
-    assert len(cluster.objects["nodes"]) == 200
-    assert len(cluster.objects["leases"]) == 200
+    assert len(cluster.objects(NODES)) == 200
+    assert len(cluster.objects(LEASES)) == 200
     assert 1 < peak <= 16
 
 
@@ -178,6 +181,6 @@ async def test_ready_is_restored_when_someone_else_marks_the_node_unknown(agent:
                                                                           clock: FakeClock) -> None:
     await cluster.patch(NODES, "node-4", {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}},
                         subresource="status")
-    await advance(clock, 10.5)
-    ready = next(c for c in cluster.objects["nodes"]["node-4"]["status"]["conditions"] if c["type"] == "Ready")
+    await advance(cluster, clock, 10.5)
+    ready = next(c for c in node(cluster, "node-4")["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")

@@ -2,7 +2,9 @@
 
 Each tests/kubelet_sim/golden/*.yaml holds `pod` (created at t=0, bound to node-1 of a one-node
 fleet), and `checkpoints`: at time `at` run `do` (delete / removeFinalizers / annotate), then
-compare the pod (`status`, or `gone: true`) and the DELETE calls made so far with `expect`.
+compare the pod as the real in-process API holds it (`status`, or `gone: true`) and the DELETE
+calls the kubelet made so far with `expect`. Time is the fake clock shared by the API and the
+kubelet; after each step the cluster settles (no call in flight, informers caught up, queue idle).
 Regenerate after an intended behaviour change: UPDATE_GOLDEN=1 pytest tests/kubelet_sim.
 """
 
@@ -28,37 +30,34 @@ GOLDEN = Path(__file__).parent / "golden"
 STEP = 0.05
 
 
-async def settle() -> None:
-    for _ in range(30):
-        await asyncio.sleep(0)
-
-
-async def advance_to(clock: FakeClock, target: float, start_mono: float) -> None:
+async def advance_to(cluster: Any, clock: FakeClock, target: float, start_mono: float) -> None:
     while clock.monotonic() - start_mono < target - 1e-9:
         clock.advance(min(STEP, target - (clock.monotonic() - start_mono)))
-        await settle()
+        await cluster.settle()
 
 
 async def run_golden(cluster: Any, clock: FakeClock, case: dict[str, Any]) -> list[dict[str, Any]]:
     agent = NodeAgent(parse_fleet(1), client=cluster, clock=clock, rng=random.Random(0))
     ctl = StageController(load_default_stages(), client=cluster, pod_informer=cluster.informer(PODS),
                           nodes=agent, clock=clock, rng=random.Random(0), workers=2)
+    cluster.idle_checks.append(lambda: len(ctl.queue) == 0)
     task = asyncio.create_task(ctl.run(), name="golden-controller")
     start = clock.monotonic()
     observed: list[dict[str, Any]] = []
     try:
+        await cluster.settle()
         pod = await cluster.create(PODS, case["pod"])
         name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
-        await settle()
+        await cluster.settle()
         for cp in case["checkpoints"]:
-            await advance_to(clock, float(cp["at"]), start)
+            await advance_to(cluster, clock, float(cp["at"]), start)
             for action in cp.get("do") or []:
                 if "delete" in action:
                     await cluster.delete(PODS, name, ns, grace_period_seconds=action["delete"].get("gracePeriodSeconds"))
                 if action.get("removeFinalizers"):
                     await cluster.patch(PODS, name, {"metadata": {"finalizers": None}}, ns)
-                await settle()
-            cur = cluster.objects.get("pods", {}).get(f"{ns}/{name}")
+                await cluster.settle()
+            cur = cluster.obj(PODS, name, ns)
             seen: dict[str, Any] = {"at": cp["at"]}
             if cp.get("do"):
                 seen["do"] = cp["do"]
