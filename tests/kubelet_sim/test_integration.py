@@ -108,6 +108,7 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
     await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
     current = await get_pod(client, name)
     events: list[str] = []
+    seen: list[dict[str, Any]] = []
     last: list[dict[str, Any]] = []
 
     async def watch() -> None:
@@ -116,6 +117,7 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
         try:
             async for ev in stream:
                 events.append(ev.type)
+                seen.append(ev.object)
                 last[:] = [ev.object]
                 if ev.type == "DELETED":
                     return
@@ -124,14 +126,17 @@ async def test_grace_period_ends_before_shutdown_kills_containers(client: HttpCl
 
     watcher = asyncio.create_task(watch(), name="watch-slow-pod")
     start = time.monotonic()
-    await client.delete(PODS, name, "default", grace_period_seconds=3)
-    await asyncio.sleep(1.0)  # the behaviour under test is "still there, Terminating, after 1 s"
-    p = await get_pod(client, name)
-    assert p["metadata"]["deletionTimestamp"] and p["status"]["phase"] == "Running"
+    deleted = await client.delete(PODS, name, "default", grace_period_seconds=3)
+    assert deleted["metadata"]["deletionTimestamp"] and deleted["status"]["phase"] == "Running"
     await asyncio.wait_for(watcher, timeout=6)
     elapsed = time.monotonic() - start
+    # Terminating but Running for the whole grace period (shutdown would take 100 s), then killed:
+    # every event before the kubelet's final status write still shows the pod Running.
     assert 2.5 <= elapsed <= 4.5, elapsed
     assert events[-1] == "DELETED"
+    phases = [p["status"]["phase"] for p in seen]
+    n_running = phases.index("Failed")
+    assert n_running >= 1 and phases == ["Running"] * n_running + ["Failed"] * (len(phases) - n_running), phases
     # the DELETED event carries the final status the kubelet wrote: killed at the grace period's end
     final = last[0]
     term = final["status"]["containerStatuses"][0]["state"]["terminated"]
@@ -167,9 +172,11 @@ async def test_finalizer_keeps_terminating_pod_until_removed(client: HttpClient)
                                   annotations={"sim.minik3s.io/shutdown-seconds": "0.2"}))
     await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
     await client.delete(PODS, name, "default", grace_period_seconds=30)
-    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Succeeded")
+    # The kubelet's last act is its DELETE with grace 0 (deletionGracePeriodSeconds 0): after it,
+    # only the finalizer holds the pod.
+    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Succeeded"
+                       and p["metadata"].get("deletionGracePeriodSeconds") == 0)
     assert p["metadata"]["deletionTimestamp"]
-    await asyncio.sleep(0.5)
     assert not await gone(client, name)
     await client.patch(PODS, name, {"metadata": {"finalizers": None}}, "default")
     await wait_for(lambda: gone(client, name), lambda g: g, timeout=5)
@@ -206,15 +213,22 @@ async def test_run_seconds_with_restart_always_restarts(client: HttpClient) -> N
 
 async def test_failed_node_stops_renewing_its_lease_and_recovers(client: HttpClient) -> None:
     await fail_node(client, "node-2")
-    await asyncio.sleep(0.3)
-    frozen = (await client.get(LEASES, "node-2", "kube-node-lease"))["spec"]["renewTime"]
+    # One renewal of the healthy node proves the fleet's heartbeat loop has run since the failure
+    # (it may have renewed node-2 before it saw the annotation); from then on node-2 is frozen,
+    # which the next renewal of node-1 shows.
     other = (await client.get(LEASES, "node-1", "kube-node-lease"))["spec"]["renewTime"]
+    first = await wait_for(lambda: client.get(LEASES, "node-1", "kube-node-lease"),
+                           lambda lease: lease["spec"]["renewTime"] != other, timeout=15)
+    frozen = (await client.get(LEASES, "node-2", "kube-node-lease"))["spec"]["renewTime"]
     await wait_for(lambda: client.get(LEASES, "node-1", "kube-node-lease"),
-                   lambda lease: lease["spec"]["renewTime"] != other, timeout=15)
+                   lambda lease: lease["spec"]["renewTime"] != first["spec"]["renewTime"], timeout=15)
     assert (await client.get(LEASES, "node-2", "kube-node-lease"))["spec"]["renewTime"] == frozen
     name = unique("frozen")
     await client.create(PODS, pod(name, node="node-2"))
-    await asyncio.sleep(0.5)
+    # A pod created after it on the healthy node starting proves the kubelet has handled both.
+    witness = unique("witness")
+    await client.create(PODS, pod(witness, node="node-1"))
+    await wait_for(lambda: get_pod(client, witness), lambda p: p["status"].get("phase") == "Running")
     assert (await get_pod(client, name))["status"].get("phase") == "Pending"
     await recover_node(client, "node-2")
     await wait_for(lambda: client.get(LEASES, "node-2", "kube-node-lease"),
