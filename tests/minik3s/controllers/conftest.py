@@ -1,6 +1,11 @@
 """Fixtures for controller tests: a real in-process API server (storage, defaulting,
 validation, graceful deletion, finalizers) with no components, and a harness that runs the
-controllers under test plus a tiny stand-in kubelet."""
+controllers under test plus a tiny stand-in kubelet.
+
+Failures surface: a crashed controller task fails the next wait (`check_alive`) and teardown;
+only the races a real client must expect are absorbed (NotFound while an object does not exist
+yet or is gone, Conflict on a stale read, which is retried); any other API error or exception
+fails the test."""
 
 from __future__ import annotations
 
@@ -12,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from minik3s.api.errors import ApiError, NotFoundError
+from minik3s.api.errors import ConflictError, NotFoundError
 from minik3s.api.resources import DEPLOYMENTS, NODES, PODS
 from minik3s.api.types import JsonDict
-from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.informer import SharedInformerFactory, object_key
+from minik3s.client.workqueue import WorkQueue
 from minik3s.config import ServerConfig
 from minik3s.server import start, stop
 from minik3s.utils.clock import rfc3339
@@ -53,7 +59,8 @@ class Harness:
 
     async def eventually(self, fn: Callable[[], Awaitable[Any]], *, timeout: float = 20.0,
                          what: str = "condition") -> Any:
-        """Poll an async predicate until it returns a truthy value (no fixed sleeps)."""
+        """Poll an async predicate until it returns a truthy value (no fixed sleeps). NotFound
+        counts as "not yet"; any other error fails at once."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last: Any = None
@@ -61,9 +68,9 @@ class Harness:
             self.check_alive()
             try:
                 last = await fn()
-            except ApiError as e:
+            except NotFoundError as e:
                 last = e
-            if last and not isinstance(last, ApiError):
+            if last and not isinstance(last, NotFoundError):
                 return last
             if loop.time() > deadline:
                 raise AssertionError(f"timed out waiting for {what}; last={last!r}")
@@ -72,16 +79,14 @@ class Harness:
     async def mutate(self, res: Any, name: str, fn: Callable[[JsonDict], None], namespace: str | None = "default"
                      ) -> JsonDict:
         """get -> fn(obj) -> update, retried on write conflicts (controllers write concurrently)."""
-        for attempt in range(20):
+        for _ in range(20):
             obj = await self.client.get(res, name, namespace)
             fn(obj)
             try:
                 return await self.client.update(res, obj)
-            except Exception:  # ConflictError (or the store's revision mismatch surfacing raw)
-                if attempt == 19:
-                    raise
-                await asyncio.sleep(0.01)
-        raise AssertionError("unreachable")
+            except ConflictError:
+                continue
+        raise AssertionError(f"{res.resource}/{name}: 20 write conflicts in a row")
 
     @staticmethod
     def deploy(name: str, replicas: int, *, image: str = "nginx:1", strategy: dict | None = None) -> JsonDict:
@@ -127,13 +132,29 @@ class Harness:
 
     async def kubelet(self, *, node: str | None = None, ready: bool = True) -> None:
         """A stand-in kubelet: binds new pods to `node` (if given), marks them Running+Ready,
-        and removes terminating pods (grace 0), so controllers see a live cluster."""
+        and removes terminating pods (grace 0), so controllers see a live cluster. Driven by
+        the pod informer's events through a work queue (a stale read conflicts and is retried)."""
         inf = self.informers.informer(PODS)
+        queue = WorkQueue()
+
+        def enqueue(obj: JsonDict) -> None:
+            queue.add(object_key(obj))
+
+        inf.add_handler(on_add=enqueue, on_update=lambda _old, new: enqueue(new))
         await inf.wait_for_sync()
+        for pod in inf.store.list():
+            enqueue(pod)
         while True:
-            for pod in inf.store.list():
-                await self._kubelet_step(pod, node, ready)
-            await asyncio.sleep(0.01)
+            key = await queue.get()
+            try:
+                pod = inf.store.get(key)
+                if pod is not None:
+                    await self._kubelet_step(pod, node, ready)
+                queue.forget(key)
+            except ConflictError:  # acted on a stale cached copy: the newer event re-queues it
+                queue.add_rate_limited(key)
+            finally:
+                queue.done(key)
 
     async def _kubelet_step(self, pod: JsonDict, node: str | None, ready: bool) -> None:
         m = pod["metadata"]
@@ -153,11 +174,8 @@ class Harness:
                     {"type": "Ready", "status": "True", "lastTransitionTime": now},
                     {"type": "ContainersReady", "status": "True", "lastTransitionTime": now}]}
                 await self.client.update_status(PODS, body)
-        except (NotFoundError, ApiError):
+        except NotFoundError:  # deleted meanwhile: nothing left to do
             pass
-        except Exception as e:  # the store's raw RevisionMismatchError (a write race) — retried next pass
-            if type(e).__name__ != "RevisionMismatchError":
-                raise
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from minik3s.api.helpers.pods import is_pod_ready
 from minik3s.api.resources import DEPLOYMENTS, EVENTS, PODS, REPLICASETS
 from minik3s.controllers.deployment import DeploymentController
@@ -75,19 +73,21 @@ async def test_rolling_update_keeps_minimum_ready_and_replaces_every_pod(harness
     lowest = [8]
     highest = [8]
 
-    async def sample():
-        while True:
-            live = [p for p in pod_inf.store.list() if not p["metadata"].get("deletionTimestamp")]
-            lowest[0] = min(lowest[0], sum(1 for p in live if is_pod_ready(p)))
-            highest[0] = max(highest[0], len(live))
-            await asyncio.sleep(0)
+    sampling = [True]
 
-    sampler = asyncio.ensure_future(sample())
+    def sample(*_: object) -> None:  # on every pod event: the cache after each change, none missed
+        if not sampling[0]:
+            return
+        live = [p for p in pod_inf.store.list() if not p["metadata"].get("deletionTimestamp")]
+        lowest[0] = min(lowest[0], sum(1 for p in live if is_pod_ready(p)))
+        highest[0] = max(highest[0], len(live))
+
+    pod_inf.add_handler(on_add=sample, on_update=sample, on_delete=sample)
     try:
         await harness.mutate(DEPLOYMENTS, "web", set_image("nginx:2"))
         d = await harness.available("web", 8, image="nginx:2")
     finally:
-        sampler.cancel()
+        sampling[0] = False
     assert lowest[0] >= 8 - 2
     assert highest[0] <= 8 + 2
     assert d["metadata"]["annotations"][REVISION] == "2"
@@ -103,18 +103,19 @@ async def test_recreate_scales_old_to_zero_before_new(harness):
     pod_inf = harness.informers.informer(PODS)
     mixed = [False]
 
-    async def sample():
-        while True:
+    sampling = [True]
+
+    def sample(*_: object) -> None:  # on every pod event
+        if sampling[0]:
             images = {p["spec"]["containers"][0]["image"] for p in pod_inf.store.list()}
             mixed[0] = mixed[0] or len(images) > 1
-            await asyncio.sleep(0)
 
-    sampler = asyncio.ensure_future(sample())
+    pod_inf.add_handler(on_add=sample, on_update=sample, on_delete=sample)
     try:
         await harness.mutate(DEPLOYMENTS, "web", set_image("nginx:2"))
         await harness.available("web", 3, image="nginx:2")
     finally:
-        sampler.cancel()
+        sampling[0] = False
     assert not mixed[0], "Recreate must never run old and new pods together"
 
 
