@@ -506,7 +506,7 @@ class Framework:
             if not st.is_rejected():
                 st.plugin = st.plugin or pl.name()
                 return None, st
-            if r is not None and r.nominated_node_name:
+            if r is not None:  # a result overrides the nomination, "" clears it (upstream ModeOverride)
                 result = r
             reasons.extend(st.reasons)
             rejector = pl.name()

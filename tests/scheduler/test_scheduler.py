@@ -302,6 +302,16 @@ class Nominate(PostFilterPlugin):
                                           "for incoming pod.")
 
 
+class PreemptionFails(PostFilterPlugin):
+    """Fails as DefaultPreemption does when no node can be freed: a result naming no node."""
+
+    NAME = "PreemptionFails"
+
+    async def post_filter(self, state, pod, filtered):
+        return PostFilterResult(""), Status.unschedulable("preemption: 0/1 nodes are available: "
+                                                          "1 No preemption victims found for incoming pod.")
+
+
 class HoldPermit(PermitPlugin):
     NAME = "HoldPermit"
 
@@ -330,7 +340,8 @@ def _cfg(base_config, *names: str, profiles: list[str] | None = None):
 
 @pytest.fixture
 def extra_registry(base_registry):
-    return {**base_registry, "Nominate": Nominate, "HoldPermit": HoldPermit, "NoReserve": NoReserve}
+    return {**base_registry, "Nominate": Nominate, "HoldPermit": HoldPermit, "NoReserve": NoReserve,
+            "PreemptionFails": PreemptionFails}
 
 
 async def test_postfilter_message_is_appended_and_nomination_recorded(factory, fake_client, make_scheduler,
@@ -349,6 +360,19 @@ async def test_postfilter_message_is_appended_and_nomination_recorded(factory, f
     assert status["nominatedNodeName"] == "n0"
     assert [p.name for p in s.queue.nominator.nominated_pods_for_node("n0")] == ["nominate-me"]
     assert s.explain("default", "nominate-me")["postFilter"]["nominatedNodeName"] == "n0"
+
+
+async def test_failed_preemption_clears_a_stale_nomination(factory, fake_client, make_scheduler, base_config,
+                                                            extra_registry):
+    # upstream: a PostFilter result with no node overrides (clears) the nomination (ModeOverride)
+    s = make_scheduler(_cfg(base_config, "PreemptionFails"), registry=extra_registry)
+    add_nodes(factory, make_node("n0").capacity(cpu="1").obj())
+    add_pod(factory, make_pod("p").req(cpu="2").priority(10).nominated("n0").obj())
+    assert [p.name for p in s.queue.nominator.nominated_pods_for_node("n0")] == ["p"]
+    await cycle(s)
+    status = fake_client.patches[-1][2]["status"]
+    assert "nominatedNodeName" in status and status["nominatedNodeName"] is None
+    assert s.queue.nominator.nominated_pods_for_node("n0") == []
 
 
 async def test_permit_wait_holds_binding_until_allowed(factory, fake_client, make_scheduler, base_config,

@@ -1,96 +1,75 @@
-"""A miniature framework to drive plugins exactly as the runtime does (PreFilter -> Filter;
-PreScore -> Score -> NormalizeScore), plus a fake snapshot/handle/client. Exposed as the `fw`
-fixture because test modules cannot import each other under --import-mode=importlib."""
+"""Drive plugins through the real scheduler: its framework runtime, cache and snapshot.
+
+`fw.Snapshot(nodes, pods, informers=..., nominated=...)` describes a cluster; `fw.run(plugins,
+cluster)` builds a real `Scheduler` whose one profile enables exactly the plugins under test
+(plus PrioritySort and DefaultBinder, which neither filter nor score) through the configuration
+path (multiPoint with `*` disabled, pluginConfig args, default score weights), so the framework,
+the plugin instances and their args come from the in-tree registry as in production. Nodes and
+pods go into the scheduler's `Cache`, which builds the real `Snapshot` (image states, affinity
+lists, change journal); nominated pods go into the queue's nominator.
+
+`run.filter(pod)` is the scheduler's sequence: PreFilter (Skip marks the Filter skipped, a
+PreFilterResult narrows the nodes; nodes outside it get the scheduler's absent-node status),
+then Filter per node through `run_filter_with_nominated_pods` (nominated pods of equal or higher
+priority added as the runtime does), and, when nothing is nominated, the same decision again
+through the scheduler's batched Filter path, which must agree. `run.score(pod)` runs PreFilter
+and Filter first, then PreScore, Score and NormalizeScore on the feasible nodes through
+`run_score` (batch scorers and raw normalizers included), and checks the plain per-node path
+gives the same scores. Listers (`informers=`) are fixed object lists, as upstream's plugin tests
+use fake listers; the client records the calls plugins make (bind, preemption's patch/delete).
+"""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
 
+import scheduler.scheduler as sched_mod
 from minik3s.api.errors import NotFoundError
+from minik3s.client.store import Store, object_key
+from scheduler.config import DEFAULT_MULTI_POINT, parse_config
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
-    Code,
-    FilterPlugin,
-    NodeScore,
-    PreFilterPlugin,
-    PreFilterResult,
-    PreScorePlugin,
-    ScorePlugin,
-    Status,
-)
-from scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from scheduler.framework.interface import Code, PreFilterResult, Status
+from scheduler.framework.runtime import Framework
+from scheduler.framework.types import PodInfo
+from scheduler.scheduler import Scheduler
+
+DEFAULT_WEIGHTS = dict(DEFAULT_MULTI_POINT)
+HELPERS = ("PrioritySort", "DefaultBinder")
 
 
-class Snapshot:
-    def __init__(self, nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]] = ()) -> None:
-        self._infos: dict[str, NodeInfo] = {}
-        for n in nodes:
-            ni = NodeInfo(n)
-            self._infos[ni.name] = ni
-        for p in pods:
-            nn = (p.get("spec") or {}).get("nodeName")
-            if nn in self._infos:
-                self._infos[nn].add_pod(PodInfo(p))
-        counts: dict[str, int] = {}
-        sizes: dict[str, int] = {}
-        for ni in self._infos.values():
-            for img in ((ni.node or {}).get("status") or {}).get("images") or ():
-                for name in img.get("names") or ():
-                    counts[name] = counts.get(name, 0) + 1
-                    sizes.setdefault(name, int(img.get("sizeBytes") or 0))
-        for ni in self._infos.values():
-            ni.image_states = {}
-            for img in ((ni.node or {}).get("status") or {}).get("images") or ():
-                for name in img.get("names") or ():
-                    ni.image_states[name] = ImageStateSummary(sizes[name], counts[name])
+class Lister:
+    """An informer's read side over fixed objects (what plugins read through `handle.informers`)."""
 
-    def node_infos(self) -> list[NodeInfo]:
-        return list(self._infos.values())
-
-    def get(self, name: str) -> NodeInfo | None:
-        return self._infos.get(name)
-
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._infos.values() if n.pods_with_affinity]
-
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._infos.values() if n.pods_with_required_anti_affinity]
-
-
-class Store:
     def __init__(self, objs: Iterable[dict[str, Any]] = ()) -> None:
-        self._d: dict[str, dict[str, Any]] = {}
+        self.store = Store()
         for o in objs:
-            m = o.get("metadata") or {}
-            key = f"{m['namespace']}/{m['name']}" if m.get("namespace") else m["name"]
-            self._d[key] = o
+            self.store.put(object_key(o), o)
+        self.has_synced = True
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self._d.get(key)
+    def add_handler(self, **_: Any) -> None:
+        return None
 
-    def list(self) -> list[dict[str, Any]]:
-        return list(self._d.values())
+    async def wait_for_sync(self) -> None:
+        return None
 
 
-class Informers:
-    """`informer(res).store` over fixed objects, keyed by the resource's plural name."""
+class Listers:
+    """`informer(res)` -> a Lister over the objects given for `res.resource` (plural name)."""
 
     def __init__(self, objects: dict[str, list[dict[str, Any]]] | None = None) -> None:
         self.objects = objects or {}
 
-    def informer(self, res: Any, namespace: str | None = None, **_: Any) -> Any:
-        class _Inf:
-            pass
-
-        inf = _Inf()
-        inf.store = Store(self.objects.get(res.resource, []))  # type: ignore[attr-defined]
-        return inf
+    def informer(self, res: Any, namespace: str | None = None, **_: Any) -> Lister:
+        return Lister(self.objects.get(res.resource, []))
 
 
-class FakeClient:
+class RecordingClient:
+    """Records the API calls plugins make in their binding cycle / PostFilter."""
+
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
         self.missing: set[str] = set()
@@ -101,9 +80,7 @@ class FakeClient:
         if self.fail_bind is not None:
             raise self.fail_bind
 
-    async def patch(
-        self, res: Any, name: str, patch: Any, namespace: str | None = None, **kw: Any
-    ) -> dict[str, Any]:
+    async def patch(self, res: Any, name: str, patch: Any, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
         self.calls.append(("patch", res.resource, namespace, name, patch, kw.get("subresource")))
         if f"{namespace}/{name}" in self.missing:
             raise NotFoundError(f'pods "{name}" not found')
@@ -116,142 +93,146 @@ class FakeClient:
         return {}
 
 
-class Handle:
-    """Framework handle with a filter pipeline, used by DefaultPreemption's dry run."""
+class Cluster:
+    """What the scheduler's informers would have delivered: nodes, pods, listers, nominations."""
 
-    def __init__(
-        self,
-        snapshot: Snapshot | None = None,
-        *,
-        informers: Informers | None = None,
-        client: FakeClient | None = None,
-        filter_plugins: Sequence[Any] = (),
-        nominated: dict[str, list[PodInfo]] | None = None,
-    ) -> None:
-        self._snapshot = snapshot
-        self.informers = informers
-        self.client = client or FakeClient()
-        self.filter_plugins = list(filter_plugins)
+    def __init__(self, nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]] = (), *,
+                 informers: dict[str, list[dict[str, Any]]] | None = None,
+                 nominated: dict[str, list[PodInfo]] | None = None) -> None:
+        self.nodes = list(nodes)
+        self.pods = list(pods)
+        self.informers = informers or {}
         self.nominated = nominated or {}
-        self.waiting: dict[str, Any] = {}
-
-    def snapshot(self) -> Snapshot | None:
-        return self._snapshot
-
-    def get_waiting_pod(self, uid: str) -> Any | None:
-        return self.waiting.get(uid)
-
-    def iterate_waiting_pods(self) -> list[Any]:
-        return list(self.waiting.values())
-
-    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
-        return self.nominated.get(node, [])
-
-    def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo
-    ) -> Status:
-        for p in self.filter_plugins:
-            if p.NAME in state.skip_filter_plugins:
-                continue
-            st = p.filter(state, pod, node)
-            if not st.is_success():
-                return st
-        return Status()
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
-    ) -> Status:
-        for p in self.filter_plugins:
-            if (
-                isinstance(p, PreFilterPlugin)
-                and p.has_pre_filter_extensions()
-                and p.NAME not in state.skip_filter_plugins
-            ):
-                st = p.remove_pod(state, pod, victim, node)
-                if not st.is_success():
-                    return st
-        return Status()
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
-    ) -> Status:
-        for p in self.filter_plugins:
-            if (
-                isinstance(p, PreFilterPlugin)
-                and p.has_pre_filter_extensions()
-                and p.NAME not in state.skip_filter_plugins
-            ):
-                st = p.add_pod(state, pod, victim, node)
-                if not st.is_success():
-                    return st
-        return Status()
 
 
-def run_pre_filters(
-    plugins: Sequence[Any], state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-) -> tuple[PreFilterResult | None, Status]:
-    result: PreFilterResult | None = None
-    for p in plugins:
-        if not isinstance(p, PreFilterPlugin):
-            continue
-        r, st = p.pre_filter(state, pod, nodes)
-        if st.is_skip():
-            state.skip_filter_plugins.add(p.NAME)
-            continue
+PluginSpec = type | tuple[type, dict[str, Any] | None]
+
+
+def _entries(plugins: PluginSpec | Sequence[PluginSpec]) -> list[tuple[str, dict[str, Any] | None]]:
+    items: Sequence[PluginSpec] = plugins if isinstance(plugins, list) else [plugins]
+    out: list[tuple[str, dict[str, Any] | None]] = []
+    for it in items:
+        cls, args = it if isinstance(it, tuple) else (it, None)
+        out.append((cls.NAME, args))
+    return out
+
+
+class PluginRun:
+    """A real Scheduler (one profile: the plugins under test) over one cluster."""
+
+    def __init__(self, plugins: PluginSpec | Sequence[PluginSpec], cluster: Cluster, *,
+                 client: RecordingClient | None = None) -> None:
+        entries = _entries(plugins)
+        self.names = [n for n, _ in entries]
+        enabled = [{"name": n, **({"weight": DEFAULT_WEIGHTS[n]} if DEFAULT_WEIGHTS.get(n) else {})}
+                   for n in self.names]
+        enabled += [{"name": n} for n in HELPERS if n not in self.names]
+        cfg = parse_config({"profiles": [{
+            "schedulerName": "default-scheduler",
+            "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}},
+            "pluginConfig": [{"name": n, "args": a} for n, a in entries if a is not None],
+        }]})
+        self.client = client or RecordingClient()
+        self.scheduler = Scheduler(cfg, client=self.client, informers=Listers(cluster.informers),
+                                   rng=random.Random(0))
+        self.framework: Framework = self.scheduler.frameworks["default-scheduler"]
+        for n in cluster.nodes:
+            self.scheduler.cache.add_node(n)
+        for p in cluster.pods:
+            if (p.get("spec") or {}).get("nodeName"):
+                self.scheduler.cache.add_pod(p)
+        for node, pis in cluster.nominated.items():
+            for pi in pis:
+                self.scheduler.queue.nominator.add(pi, node)
+        self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+
+    def plugin(self, name: str) -> Any:
+        return self.framework.plugins[name]
+
+    @property
+    def waiting_pods(self) -> dict[str, Any]:
+        return self.scheduler.waiting_pods
+
+    # ------------------------------------------------------------------ PreFilter -> Filter
+    def filter(self, pod: dict[str, Any]) -> tuple[dict[str, Status], PreFilterResult | None, Status, CycleState]:
+        fwk = self.framework
+        nodes = self.scheduler.snapshot.node_info_list
+        state = CycleState()
+        pi = PodInfo(pod)
+        result, st, narrowing = fwk.run_pre_filter(state, pi, nodes)
         if not st.is_success():
-            return None, st
-        if r is not None:
-            result = r if result is None else result.merge(r)
-    return result, Status()
-
-
-def filter_nodes(
-    plugins: Sequence[Any] | Any,
-    pod: dict[str, Any],
-    snapshot: Snapshot,
-) -> tuple[dict[str, Status], PreFilterResult | None, Status, CycleState]:
-    """PreFilter then Filter every node (pipeline of plugins); returns per-node statuses."""
-    plugins = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
-    state = CycleState()
-    pi = PodInfo(pod)
-    nodes = snapshot.node_infos()
-    result, st = run_pre_filters(plugins, state, pi, nodes)
-    out: dict[str, Status] = {}
-    if not st.is_success():
-        return {n.name: st for n in nodes}, result, st, state
-    for n in nodes:
-        out[n.name] = Status()
-        for p in plugins:
-            if not isinstance(p, FilterPlugin) or p.NAME in state.skip_filter_plugins:
+            return {n.name: st for n in nodes}, result, st, state
+        candidates = nodes
+        absent: Status | None = None
+        if result is not None and result.node_names is not None:
+            candidates = [n for n in nodes if n.name in result.node_names]
+            absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+        statuses: dict[str, Status] = {}
+        for ni in nodes:
+            if absent is not None and ni not in candidates:
+                statuses[ni.name] = absent
                 continue
-            s = p.filter(state, pi, n)
-            if not s.is_success():
-                out[n.name] = s
-                break
-    return out, result, st, state
+            nst = fwk.run_filter_with_nominated_pods(state, pi, ni)
+            statuses[ni.name] = nst if nst is not None else Status()
+        if not len(self.scheduler.queue.nominator) and candidates:
+            self._check_batched_filter(state, pi, candidates, statuses)
+        return statuses, result, st, state
+
+    def _check_batched_filter(self, state: CycleState, pi: PodInfo, candidates: list[Any],
+                              statuses: dict[str, Status]) -> None:
+        try:
+            feasible, failed, _ = sched_mod._filter_batched(
+                self.framework.active_filter_plugins(state), state, pi, candidates, len(candidates))
+        except sched_mod._SlowPath:  # Skip/Error statuses: the scheduler takes the per-node path too
+            return
+        batched = {ni.name: (Code.SUCCESS, []) for ni in feasible}
+        batched.update({name: (s.code, list(s.reasons)) for name, s in failed})
+        plain = {ni.name: (statuses[ni.name].code, list(statuses[ni.name].reasons)) for ni in candidates}
+        assert batched == plain, "the scheduler's batched Filter path decided differently"
+
+    # ------------------------------------------------------------------ PreScore -> Score -> NormalizeScore
+    def score(self, pod: dict[str, Any], feasible: Sequence[str] | None = None) -> dict[str, int]:
+        fast = self._score(pod, feasible)
+        fwk = self.framework
+        saved = (fwk._batch_scorers, fwk._raw_normalizers)
+        fwk._batch_scorers, fwk._raw_normalizers = set(), set()
+        try:
+            plain = self._score(pod, feasible)
+        finally:
+            fwk._batch_scorers, fwk._raw_normalizers = saved
+        assert fast == plain, "batch Score / raw normalize paths differ from the per-node path"
+        return fast
+
+    def _score(self, pod: dict[str, Any], feasible: Sequence[str] | None) -> dict[str, int]:
+        fwk = self.framework
+        statuses, _, st, state = self.filter(pod)
+        assert st.is_success(), st
+        pi = PodInfo(pod)
+        nodes = [ni for ni in self.scheduler.snapshot.node_info_list
+                 if statuses[ni.name].is_success() and (feasible is None or ni.name in feasible)]
+        st = fwk.run_pre_score(state, pi, nodes)
+        assert st.is_success(), st
+        record: dict[str, Any] = {}
+        _, st = fwk.run_score(state, pi, nodes, record=record)
+        assert st.is_success(), st
+        scorers = [p.name() for p in fwk.score_plugins if p.name() in self.names]
+        assert len(scorers) == 1, f"score() needs exactly one score plugin under test, got {scorers}"
+        got = record.get(scorers[0])
+        if got is None:  # PreScore returned Skip: the plugin does not score this pod
+            return {ni.name: 0 for ni in nodes}
+        return {ni.name: v for ni, v in zip(nodes, got["normalized"], strict=True)}
 
 
-def score_nodes(
-    plugin: Any, pod: dict[str, Any], snapshot: Snapshot, feasible: Sequence[str] | None = None
-) -> dict[str, int]:
-    """PreScore -> Score -> NormalizeScore over the feasible nodes (default: all)."""
-    state = CycleState()
-    pi = PodInfo(pod)
-    nodes = [n for n in snapshot.node_infos() if feasible is None or n.name in feasible]
-    if isinstance(plugin, PreScorePlugin):
-        st = plugin.pre_score(state, pi, nodes)
-        if st.is_skip():
-            return {n.name: 0 for n in nodes}
-        assert st.is_success(), st
-    assert isinstance(plugin, ScorePlugin)
-    scores = []
-    for n in nodes:
-        v, st = plugin.score(state, pi, n)
-        assert st.is_success(), st
-        scores.append(NodeScore(n.name, v))
-    st = plugin.normalize_score(state, pi, scores)
-    assert st.is_success(), st
-    return {s.name: s.score for s in scores}
+def filter_nodes(plugins: PluginSpec | Sequence[PluginSpec], pod: dict[str, Any], cluster: Cluster
+                 ) -> tuple[dict[str, Status], PreFilterResult | None, Status, CycleState]:
+    """PreFilter then Filter every node through the real scheduler; per-node statuses."""
+    return PluginRun(plugins, cluster).filter(pod)
+
+
+def score_nodes(plugin: PluginSpec, pod: dict[str, Any], cluster: Cluster,
+                feasible: Sequence[str] | None = None) -> dict[str, int]:
+    """Normalized scores of the plugin on the feasible nodes (optionally only `feasible`)."""
+    return PluginRun(plugin, cluster).score(pod, feasible)
 
 
 def codes(statuses: dict[str, Status]) -> dict[str, tuple[Code, list[str]]]:
@@ -259,10 +240,9 @@ def codes(statuses: dict[str, Status]) -> dict[str, tuple[Code, list[str]]]:
 
 
 class _Fw:
-    Snapshot = Snapshot
-    Handle = Handle
-    Informers = Informers
-    FakeClient = FakeClient
+    Snapshot = Cluster
+    Run = PluginRun
+    RecordingClient = RecordingClient
     filter_nodes = staticmethod(filter_nodes)
     score_nodes = staticmethod(score_nodes)
     codes = staticmethod(codes)
@@ -272,3 +252,4 @@ class _Fw:
 @pytest.fixture
 def fw() -> type[_Fw]:
     return _Fw
+

@@ -30,21 +30,16 @@ def _pod(name, node, prio, cpu="2", start="2026-01-01T00:00:00Z", labels=None):
 
 
 async def _preempt(fw, nodes, pods, preemptor, *, pdbs=None, nominated=None, waiting=None, plugins=None):
-    snap = fw.Snapshot(nodes, pods)
-    plugins = plugins or [NodeResourcesFit()]
-    handle = fw.Handle(
-        snap,
-        informers=fw.Informers({"poddisruptionbudgets": pdbs or []}),
-        filter_plugins=plugins,
-        nominated=nominated,
-    )
-    handle.waiting = waiting or {}
-    statuses, _, _, state = fw.filter_nodes(plugins, preemptor, snap)
-    pl = DefaultPreemption(None, handle)
-    result, st = await pl.post_filter(
+    """Schedule `preemptor` through a real framework holding the Filter plugins and
+    DefaultPreemption: PreFilter/Filter (with nominated pods), then the runtime's PostFilter."""
+    cluster = fw.Snapshot(nodes, pods, informers={"poddisruptionbudgets": pdbs or []}, nominated=nominated)
+    run = fw.Run([*(plugins or [NodeResourcesFit]), DefaultPreemption], cluster)
+    run.waiting_pods.update(waiting or {})
+    statuses, _, _, state = run.filter(preemptor)
+    result, st = await run.framework.run_post_filter(
         state, PodInfo(preemptor), {k: v for k, v in statuses.items() if not v.is_success()}
     )
-    return result, st, handle.client.calls
+    return result, st, run.client.calls
 
 
 async def test_preemption_policy_never(fw):
@@ -61,7 +56,7 @@ async def test_unresolvable_nodes_are_not_candidates(fw):
     nodes = [make_node("n1").capacity(cpu="4", memory="8Gi").taints(("k", "v", "NoSchedule")).obj()]
     preemptor = make_pod("p").req(cpu="1").priority(HIGH).obj()
     result, st, calls = await _preempt(
-        fw, nodes, [_pod("low", "n1", LOW)], preemptor, plugins=[TaintToleration(), NodeResourcesFit()]
+        fw, nodes, [_pod("low", "n1", LOW)], preemptor, plugins=[TaintToleration, NodeResourcesFit]
     )
     assert st.reasons == ["preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."]
     assert result.nominated_node_name == "" and calls == []

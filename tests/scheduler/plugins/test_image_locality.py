@@ -59,4 +59,4 @@ def test_normalized_image_name(name, want):
 )
 def test_score(fw, pod, nodes, want):
     snap = fw.Snapshot([make_node(n).images(*imgs).obj() for n, imgs in nodes.items()])
-    assert fw.score_nodes(ImageLocality(None, fw.Handle(snap)), pod, snap) == want
+    assert fw.score_nodes(ImageLocality, pod, snap) == want

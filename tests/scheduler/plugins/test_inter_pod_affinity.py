@@ -98,13 +98,13 @@ def _nodes():
 )
 def test_filter(fw, pod, existing, want):
     snap = fw.Snapshot(_nodes(), [b.obj() for b in existing])
-    statuses, *_ = fw.filter_nodes(InterPodAffinity(None, fw.Handle(snap)), pod, snap)
+    statuses, *_ = fw.filter_nodes(InterPodAffinity, pod, snap)
     assert fw.codes(statuses) == want
 
 
 def test_pre_filter_skips_without_any_affinity(fw):
     snap = fw.Snapshot(_nodes(), [make_pod("e").labels(a="b").node("n1").obj()])
-    _, _, _, state = fw.filter_nodes(InterPodAffinity(None, fw.Handle(snap)), make_pod("p").obj(), snap)
+    _, _, _, state = fw.filter_nodes(InterPodAffinity, make_pod("p").obj(), snap)
     assert "InterPodAffinity" in state.skip_filter_plugins
 
 
@@ -120,9 +120,9 @@ def test_namespace_selector_uses_namespace_labels(fw):
             make_pod("e2").namespace("team-b").labels(app="db").node("n3").obj(),
         ],
     )
-    handle = fw.Handle(snap, informers=fw.Informers({"namespaces": namespaces}))
+    snap.informers = {"namespaces": namespaces}
     pod = make_pod("p").pod_anti_affinity("region", {"app": "db"}, namespace_selector={"team": "a"}).obj()
-    statuses, *_ = fw.filter_nodes(InterPodAffinity(None, handle), pod, snap)
+    statuses, *_ = fw.filter_nodes(InterPodAffinity, pod, snap)
     assert fw.codes(statuses) == {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK}
 
 
@@ -132,15 +132,16 @@ def test_add_remove_pod_updates_counts(fw):
 
     existing = make_pod("e").labels(service="securityscan").node("n1").obj()
     snap = fw.Snapshot(_nodes(), [existing])
-    pl = InterPodAffinity(None, fw.Handle(snap))
+    run = fw.Run(InterPodAffinity, snap)
     pod = make_pod("p").pod_anti_affinity("zone", SEC).obj()
-    statuses, _, _, state = fw.filter_nodes(pl, pod, snap)
-    n1 = snap.get("n1")
-    assert pl.filter(state, PodInfo(pod), n1).code == Code.UNSCHEDULABLE
-    pl.remove_pod(state, PodInfo(pod), PodInfo(existing), n1)
-    assert pl.filter(state, PodInfo(pod), n1).is_success()
-    pl.add_pod(state, PodInfo(pod), PodInfo(existing), n1)
-    assert pl.filter(state, PodInfo(pod), n1).code == Code.UNSCHEDULABLE
+    statuses, _, _, state = run.filter(pod)
+    rt = run.framework  # the runtime's PreFilter extensions, as preemption's dry run calls them
+    n1 = run.scheduler.snapshot.get("n1")
+    assert rt.run_filter(state, PodInfo(pod), n1).code == Code.UNSCHEDULABLE
+    assert rt.run_pre_filter_extension_remove_pod(state, PodInfo(pod), PodInfo(existing), n1).is_success()
+    assert rt.run_filter(state, PodInfo(pod), n1) is None
+    assert rt.run_pre_filter_extension_add_pod(state, PodInfo(pod), PodInfo(existing), n1).is_success()
+    assert rt.run_filter(state, PodInfo(pod), n1).code == Code.UNSCHEDULABLE
 
 
 S1 = {"matchExpressions": [{"key": "security", "operator": "In", "values": ["S1"]}]}
@@ -200,12 +201,12 @@ def _score_nodes():
 )
 def test_score(fw, pod, existing, want):
     snap = fw.Snapshot(_score_nodes(), [b.obj() for b in existing])
-    assert fw.score_nodes(InterPodAffinity(None, fw.Handle(snap)), pod, snap) == want
+    assert fw.score_nodes(InterPodAffinity, pod, snap) == want
 
 
 def test_score_ignores_existing_preferred_terms_when_configured(fw):
     snap = fw.Snapshot(_score_nodes(), [make_pod("e").pod_affinity("region", S1, weight=5).node("n1").obj()])
-    pl = InterPodAffinity({"ignorePreferredTermsOfExistingPods": True}, fw.Handle(snap))
+    pl = (InterPodAffinity, {"ignorePreferredTermsOfExistingPods": True})
     assert fw.score_nodes(pl, make_pod("p").labels(security="S1").obj(), snap) == {"n1": 0, "n2": 0, "n3": 0}
 
 

@@ -115,7 +115,7 @@ def _e(key, op, *values):
 )
 def test_filter(fw, pod, labels, want):
     snap = fw.Snapshot([make_node("n1").labels(labels).obj()])
-    statuses, *_ = fw.filter_nodes(NodeAffinity(), pod, snap)
+    statuses, *_ = fw.filter_nodes(NodeAffinity, pod, snap)
     assert fw.codes(statuses)["n1"] == want
 
 
@@ -164,7 +164,7 @@ def test_filter(fw, pod, labels, want):
 )
 def test_pre_filter_result(fw, pod, want_nodes, want_code):
     snap = fw.Snapshot([make_node("n1").obj(), make_node("n2").obj()])
-    statuses, result, st, _ = fw.filter_nodes(NodeAffinity(), pod, snap)
+    statuses, result, st, _ = fw.filter_nodes(NodeAffinity, pod, snap)
     assert st.code == want_code
     if want_code == UNRES:
         assert st.reasons == ["pod affinity terms conflict"]
@@ -174,13 +174,13 @@ def test_pre_filter_result(fw, pod, want_nodes, want_code):
 
 def test_pre_filter_skips_without_constraints(fw):
     _, _, st, state = fw.filter_nodes(
-        NodeAffinity(), make_pod("p").obj(), fw.Snapshot([make_node("n1").obj()])
+        NodeAffinity, make_pod("p").obj(), fw.Snapshot([make_node("n1").obj()])
     )
     assert "NodeAffinity" in state.skip_filter_plugins
 
 
 def test_added_affinity_enforced(fw):
-    pl = NodeAffinity(
+    pl = (NodeAffinity, (
         {
             "addedAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -188,7 +188,7 @@ def test_added_affinity_enforced(fw):
                 }
             }
         }
-    )
+    ))
     snap = fw.Snapshot([make_node("n1").labels(zone="a").obj(), make_node("n2").labels(zone="b").obj()])
     statuses, *_ = fw.filter_nodes(pl, make_pod("p").node_selector(x="y").obj(), snap)
     assert fw.codes(statuses) == {
@@ -245,11 +245,11 @@ AFFINITY2 = (
 )
 def test_score(fw, pod, nodes, want):
     snap = fw.Snapshot([make_node(n).labels(lb).obj() for n, lb in nodes.items()])
-    assert fw.score_nodes(NodeAffinity(), pod, snap) == want
+    assert fw.score_nodes(NodeAffinity, pod, snap) == want
 
 
 def test_score_with_added_preferred_affinity(fw):
-    pl = NodeAffinity(
+    pl = (NodeAffinity, (
         {
             "addedAffinity": {
                 "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -257,7 +257,7 @@ def test_score_with_added_preferred_affinity(fw):
                 ]
             }
         }
-    )
+    ))
     snap = fw.Snapshot(
         [make_node("n1").labels(zone="a").obj(), make_node("n2").labels(zone="b", foo="bar").obj()]
     )

@@ -111,15 +111,15 @@ def _node(pods=32, ext=5):
 )
 def test_fit_filter(fw, pod, existing, node, want):
     snap = fw.Snapshot([node], [b.node("n1").obj() for b in existing])
-    statuses, *_ = fw.filter_nodes(NodeResourcesFit(), pod, snap)
+    statuses, *_ = fw.filter_nodes(NodeResourcesFit, pod, snap)
     assert fw.codes(statuses)["n1"] == want
 
 
 def test_fit_ignored_resources(fw):
-    pl = NodeResourcesFit({"ignoredResources": [EXT]})
+    pl = (NodeResourcesFit, {"ignoredResources": [EXT]})
     statuses, *_ = fw.filter_nodes(pl, make_pod("p").req({EXT: 100}).obj(), fw.Snapshot([_node()]))
     assert fw.codes(statuses)["n1"] == (Code.SUCCESS, [])
-    pl = NodeResourcesFit({"ignoredResourceGroups": ["example.com"]})
+    pl = (NodeResourcesFit, {"ignoredResourceGroups": ["example.com"]})
     statuses, *_ = fw.filter_nodes(pl, make_pod("p").req({EXT: 100}).obj(), fw.Snapshot([_node()]))
     assert fw.codes(statuses)["n1"] == (Code.SUCCESS, [])
 
@@ -166,7 +166,7 @@ NODES = [
     ],
 )
 def test_fit_score(fw, args, want):
-    assert fw.score_nodes(NodeResourcesFit(args), POD, fw.Snapshot(NODES)) == want
+    assert fw.score_nodes((NodeResourcesFit, args), POD, fw.Snapshot(NODES)) == want
 
 
 def test_least_allocated_uses_non_zero_requests(fw):
@@ -174,7 +174,7 @@ def test_least_allocated_uses_non_zero_requests(fw):
     nodes = [make_node("n1").capacity(cpu="1000m", memory="1000Mi").obj()]
     snap = fw.Snapshot(nodes, [make_pod("e").node("n1").obj()])
     # cpu (1000-200)*100//1000 = 80, mem (1000-400)*100//1000 = 60 -> 70
-    assert fw.score_nodes(NodeResourcesFit(), make_pod("p").obj(), snap) == {"n1": 70}
+    assert fw.score_nodes(NodeResourcesFit, make_pod("p").obj(), snap) == {"n1": 70}
 
 
 @pytest.mark.parametrize(
@@ -225,4 +225,4 @@ def test_fit_args_validation(args):
 )
 def test_balanced_allocation(fw, pod, existing, want):
     snap = fw.Snapshot(NODES, [b.obj() for b in existing])
-    assert fw.score_nodes(NodeResourcesBalancedAllocation(), pod, snap) == want
+    assert fw.score_nodes(NodeResourcesBalancedAllocation, pod, snap) == want

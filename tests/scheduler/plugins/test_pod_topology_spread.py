@@ -150,7 +150,7 @@ def _pods(spec):
 )
 def test_filter(fw, pod, nodes, existing, want):
     snap = fw.Snapshot(nodes, existing)
-    statuses, *_ = fw.filter_nodes(PodTopologySpread(None, fw.Handle(snap)), pod, snap)
+    statuses, *_ = fw.filter_nodes(PodTopologySpread, pod, snap)
     assert fw.codes(statuses) == want
 
 
@@ -167,7 +167,7 @@ def test_node_taints_policy_honor_excludes_tainted_domain(fw):
         .obj()
     )
     snap = fw.Snapshot(nodes, existing)
-    pl = PodTopologySpread(None, fw.Handle(snap))
+    pl = PodTopologySpread
     statuses, *_ = fw.filter_nodes(pl, pod_ignore, snap)
     assert fw.codes(statuses)["node-a"] == SKEW  # zone2 (0 pods) counts as the global minimum
     statuses, *_ = fw.filter_nodes(pl, pod_honor, snap)
@@ -176,7 +176,7 @@ def test_node_taints_policy_honor_excludes_tainted_domain(fw):
 
 def test_pre_filter_skips_pod_without_constraints(fw):
     snap = fw.Snapshot(_four_nodes())
-    _, _, _, state = fw.filter_nodes(PodTopologySpread(None, fw.Handle(snap)), make_pod("p").obj(), snap)
+    _, _, _, state = fw.filter_nodes(PodTopologySpread, make_pod("p").obj(), snap)
     assert "PodTopologySpread" in state.skip_filter_plugins
 
 
@@ -232,21 +232,23 @@ def _score_pods(spec):
         pytest.param(
             make_pod("p").labels(foo="").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
             {"node-a": 1},
-            {"node-a": 0, "node-b": 0, "node-c": 0, "node-d": 0},
+            # zone1 (node-a, node-b) would exceed maxSkew: Filter rejects it, so only the
+            # feasible zone2 nodes reach PreScore, which skips (no soft constraint)
+            {"node-c": 0, "node-d": 0},
             id="only-hard-constraints-skip-scoring",
         ),
     ],
 )
 def test_score(fw, pod, existing, want):
     snap = fw.Snapshot(_score_nodes(), _score_pods(existing))
-    assert fw.score_nodes(PodTopologySpread(None, fw.Handle(snap)), pod, snap) == want
+    assert fw.score_nodes(PodTopologySpread, pod, snap) == want
 
 
 def test_score_ignores_nodes_missing_topology_key(fw):
     nodes = _score_nodes() + [make_node("node-e").labels({"kubernetes.io/hostname": "node-e"}).obj()]
     snap = fw.Snapshot(nodes, _score_pods({"node-a": 1, "node-b": 1}))
     pod = make_pod("p").labels(foo="").spread_constraint(1, "zone", "ScheduleAnyway", FOO).obj()
-    got = fw.score_nodes(PodTopologySpread(None, fw.Handle(snap)), pod, snap)
+    got = fw.score_nodes(PodTopologySpread, pod, snap)
     assert got == {"node-a": 0, "node-b": 0, "node-c": 100, "node-d": 100, "node-e": 0}
 
 
@@ -260,9 +262,8 @@ def test_system_default_constraints_use_owner_replicaset_selector(fw):
         "metadata": {"name": "rs1", "namespace": "default"},
         "spec": {"selector": {"matchLabels": {"app": "web"}}},
     }
-    snap = fw.Snapshot(nodes, existing)
-    handle = fw.Handle(snap, informers=fw.Informers({"replicasets": [rs]}))
-    pl = PodTopologySpread(None, handle)
+    snap = fw.Snapshot(nodes, existing, informers={"replicasets": [rs]})
+    pl = PodTopologySpread
     pod = make_pod("p").labels(app="web").owner("ReplicaSet", "rs1").obj()
     # hostname weight ln(4), zone weight ln(3): n1 round(2*1.386+2+2*1.099+4)=11, n2 round(2+2.197+4)=8
     assert fw.score_nodes(pl, pod, snap) == {"n1": 100 * (11 + 8 - 11) // 11, "n2": 100}
@@ -272,8 +273,8 @@ def test_system_default_constraints_use_owner_replicaset_selector(fw):
 def test_service_selector_feeds_default_constraints(fw):
     nodes = [make_node(n).labels({"kubernetes.io/hostname": n}).obj() for n in ("n1", "n2")]
     svc = {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
-    snap = fw.Snapshot(nodes, [make_pod("e").labels(app="web").node("n1").obj()])
-    pl = PodTopologySpread(None, fw.Handle(snap, informers=fw.Informers({"services": [svc]})))
+    snap = fw.Snapshot(nodes, [make_pod("e").labels(app="web").node("n1").obj()], informers={"services": [svc]})
+    pl = PodTopologySpread
     got = fw.score_nodes(pl, make_pod("p").labels(app="web").obj(), snap)
     assert got["n2"] == 100 and got["n1"] < 100
 

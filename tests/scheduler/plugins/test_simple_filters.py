@@ -30,7 +30,7 @@ UNRES = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     ],
 )
 def test_node_name(fw, pod, want):
-    statuses, *_ = fw.filter_nodes(NodeName(), pod, fw.Snapshot([make_node("n1").obj()]))
+    statuses, *_ = fw.filter_nodes(NodeName, pod, fw.Snapshot([make_node("n1").obj()]))
     assert fw.codes(statuses)["n1"] == want
 
 
@@ -51,7 +51,7 @@ def test_node_name(fw, pod, want):
 )
 def test_node_unschedulable(fw, pod, unschedulable, want):
     snap = fw.Snapshot([make_node("n1").unschedulable(unschedulable).obj()])
-    statuses, *_ = fw.filter_nodes(NodeUnschedulable(), pod, snap)
+    statuses, *_ = fw.filter_nodes(NodeUnschedulable, pod, snap)
     assert fw.codes(statuses)["n1"] == want
 
 
@@ -102,12 +102,12 @@ PORTS_MSG = "node(s) didn't have free ports for the requested pod ports"
 )
 def test_node_ports(fw, pod, existing, want):
     snap = fw.Snapshot([make_node("n1").obj()], [b.node("n1").obj() for b in existing])
-    statuses, *_ = fw.filter_nodes(NodePorts(), pod, snap)
+    statuses, *_ = fw.filter_nodes(NodePorts, pod, snap)
     assert fw.codes(statuses)["n1"] == want
 
 
 def test_node_ports_prefilter_skips_pod_without_ports(fw):
-    _, _, st, state = fw.filter_nodes(NodePorts(), make_pod("p").obj(), fw.Snapshot([make_node("n1").obj()]))
+    _, _, st, state = fw.filter_nodes(NodePorts, make_pod("p").obj(), fw.Snapshot([make_node("n1").obj()]))
     assert "NodePorts" in state.skip_filter_plugins
 
 

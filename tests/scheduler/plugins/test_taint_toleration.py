@@ -65,7 +65,7 @@ from scheduler.plugins.taint_toleration import TaintToleration
 )
 def test_filter(fw, pod, taints, want):
     snap = fw.Snapshot([make_node("n1").taints(*taints).obj()])
-    statuses, *_ = fw.filter_nodes(TaintToleration(), pod, snap)
+    statuses, *_ = fw.filter_nodes(TaintToleration, pod, snap)
     assert fw.codes(statuses)["n1"] == want
 
 
@@ -115,4 +115,4 @@ def test_filter(fw, pod, taints, want):
 )
 def test_score(fw, pod, nodes, want):
     snap = fw.Snapshot([make_node(n).taints(*t).obj() for n, t in nodes.items()])
-    assert fw.score_nodes(TaintToleration(), pod, snap) == want
+    assert fw.score_nodes(TaintToleration, pod, snap) == want
