@@ -6,6 +6,7 @@ import pytest
 
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.interface import Code
+from scheduler.framework.types import PodInfo
 from scheduler.plugins.node_resources.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler.plugins.node_resources.fit import NodeResourcesFit
 
@@ -112,6 +113,22 @@ def _node(pods=32, ext=5):
 def test_fit_filter(fw, pod, existing, node, want):
     snap = fw.Snapshot([node], [b.node("n1").obj() for b in existing])
     statuses, *_ = fw.filter_nodes(NodeResourcesFit, pod, snap)
+    assert fw.codes(statuses)["n1"] == want
+
+
+@pytest.mark.parametrize(
+    ("nominated_priority", "want"),
+    [
+        pytest.param(100, (Code.UNSCHEDULABLE, ["Insufficient cpu"]), id="higher-priority-nomination-reserves-room"),
+        pytest.param(1, (Code.SUCCESS, []), id="lower-priority-nomination-is-ignored"),
+    ],
+)
+def test_fit_filter_counts_nominated_pods(fw, nominated_priority, want):
+    """The runtime filters as if pods nominated to the node with priority >= the pod's ran there."""
+    nominated = PodInfo(make_pod("nom").req(cpu="3").priority(nominated_priority).nominated("n1").obj())
+    node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="10").obj()
+    snap = fw.Snapshot([node], nominated={"n1": [nominated]})
+    statuses, *_ = fw.filter_nodes(NodeResourcesFit, make_pod("p").req(cpu="2").priority(10).obj(), snap)
     assert fw.codes(statuses)["n1"] == want
 
 
