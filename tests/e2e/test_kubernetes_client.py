@@ -68,14 +68,17 @@ def test_watch_stream(api, namespace):
     w = watch.Watch()
     seen: list[tuple[str, str]] = []
 
+    # Watching from the list's resourceVersion: events written before the watch is registered
+    # are replayed, after it streamed, so the writer need not wait for the watch to start.
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+
     def produce():
-        time.sleep(0.3)
         core.create_namespaced_config_map(namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="cm1")))
         core.patch_namespaced_config_map("cm1", namespace, {"data": {"a": "b"}})
         core.delete_namespaced_config_map("cm1", namespace)
 
     threading.Thread(target=produce).start()
-    for ev in w.stream(core.list_namespaced_config_map, namespace, timeout_seconds=10):
+    for ev in w.stream(core.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=10):
         seen.append((ev["type"], ev["object"].metadata.name))
         if ev["type"] == "DELETED":
             w.stop()
