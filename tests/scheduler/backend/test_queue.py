@@ -216,7 +216,9 @@ async def test_run_loop_flushes_with_fake_clock(q, clock):
     qpi = await q.pop()
     q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)  # no rejector: backoff 1s
     task = asyncio.create_task(q.run())
-    await asyncio.sleep(0)
+    async with asyncio.timeout(5):  # the flush loop is asleep on the fake clock before time moves
+        while clock.sleepers == 0:
+            await asyncio.sleep(0)
     clock.advance(1.0)
     async with asyncio.timeout(5):
         while q.where("uid-default-p") != "activeQ":

@@ -353,7 +353,9 @@ async def test_permit_timeout_rejects_with_upstream_message():
     f = fw(spec([("Waiter", 0), ("Waiter2", 0)]), clock=clock)
     f.run_permit(CycleState(), POD, "n")
     waiter = asyncio.create_task(f.wait_on_permit(POD))
-    await asyncio.sleep(0)
+    async with asyncio.timeout(5):  # both permit timers are armed on the fake clock before time moves
+        while clock.sleepers < 2:
+            await asyncio.sleep(0)
     clock.advance(10)
     st = await waiter
     assert (st.code, st.plugin, st.message()) == (
