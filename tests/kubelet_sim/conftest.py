@@ -11,7 +11,9 @@ The fixture object is itself the `Client` the components get: every call goes to
 (`fail_next`, for retry tests), and counts calls in flight so that `settle()` can tell when the
 system has stopped moving: no API call in flight, every informer holding exactly what the API
 holds (same keys, same resourceVersions), the registered idle checks (e.g. a stage controller's
-queue is empty) true, all of it for many loop turns in a row. Nothing here re-implements the API.
+queue is empty) true, all of it for many loop turns in a row. Components run as `spawn()`ed
+tasks: one that crashes fails the next `settle()` and the test's teardown. Nothing here
+re-implements the API.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,31 @@ class RealCluster:
         self.fail_next: dict[str, list[Exception]] = {}  # verb -> errors its next calls raise
         self.idle_checks: list[Callable[[], bool]] = []
         self.in_flight = 0
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    # ------------------------------------------------------------------ supervised components
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run a component for the rest of the test; a crash fails `settle()` and teardown."""
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.append(task)
+        return task
+
+    def check_alive(self) -> None:
+        for t in self._tasks:
+            if t.done() and not t.cancelled() and t.exception() is not None:
+                raise AssertionError(f"task {t.get_name()} crashed") from t.exception()
+
+    async def stop(self, task: asyncio.Task[Any] | None = None) -> None:
+        """Cancel one spawned task (or all of them) and re-raise what any of them died of."""
+        tasks = [task] if task is not None else list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for t in tasks:
+            self._tasks.remove(t)
+        for r in results:
+            if isinstance(r, Exception):
+                raise r
 
     # ------------------------------------------------------------------ reads for assertions
     def obj(self, res: ResourceInfo, name: str, namespace: str | None = None) -> JsonDict | None:
@@ -94,6 +121,7 @@ class RealCluster:
         quiet = 0
         while quiet < QUIET_TURNS:
             await asyncio.sleep(0)
+            self.check_alive()
             if self._idle():
                 quiet += 1
                 continue
@@ -185,10 +213,11 @@ async def cluster(tmp_path: Path, clock: FakeClock) -> AsyncIterator[RealCluster
             await c._client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         except AlreadyExistsError:
             pass
-    informers = asyncio.create_task(c.factory.run(), name="test-informers")
+    c.spawn(c.factory.run(), "test-informers")
     try:
         yield c
     finally:
-        informers.cancel()
-        await asyncio.gather(informers, return_exceptions=True)
-        await store.close()
+        try:
+            await c.stop()
+        finally:
+            await store.close()

@@ -6,7 +6,6 @@ not happen" assertions are made after the system has finished reacting, not afte
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -69,12 +68,10 @@ async def sim(cluster: Any, clock: FakeClock) -> AsyncIterator[Sim]:
                           nodes=agent, clock=clock, rng=random.Random(0), workers=4)
     agent.on_recover = ctl.requeue_node
     cluster.idle_checks.append(lambda: len(ctl.queue) == 0)
-    tasks = [asyncio.create_task(ctl.run(), name="test-stages"), asyncio.create_task(agent.run(), name="test-hb")]
+    cluster.spawn(ctl.run(), "test-stages")
+    cluster.spawn(agent.run(), "test-hb")
     await cluster.settle()
     yield Sim(cluster, clock, agent, ctl)
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def test_many_pods_get_unique_ips_and_freed_ips_are_reused(sim: Sim) -> None:
@@ -182,18 +179,14 @@ async def test_running_pods_from_a_previous_run_keep_their_ips(cluster: Any, clo
     await cluster.settle()
     for key in cluster.informer(PODS).store.keys():
         ctl.queue.add(key)
-    task = asyncio.create_task(ctl.run(), name="test-adopt")
+    cluster.spawn(ctl.run(), "test-adopt")
     cluster.idle_checks.append(lambda: len(ctl.queue) == 0)
-    try:
-        await cluster.settle()
-        await cluster.create(PODS, {"metadata": {"name": "new", "namespace": "default"},
-                                    "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}})
-        await cluster.settle()
-        assert cluster.obj(PODS, "old", "default")["status"]["podIP"] == "10.244.1.2"
-        assert cluster.obj(PODS, "new", "default")["status"]["podIP"] == "10.244.1.3"
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    await cluster.settle()
+    await cluster.create(PODS, {"metadata": {"name": "new", "namespace": "default"},
+                                "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}})
+    await cluster.settle()
+    assert cluster.obj(PODS, "old", "default")["status"]["podIP"] == "10.244.1.2"
+    assert cluster.obj(PODS, "new", "default")["status"]["podIP"] == "10.244.1.3"
 
 
 async def test_host_network_pod_uses_the_node_ip(sim: Sim) -> None:

@@ -42,11 +42,9 @@ async def agent(cluster: Any, clock: FakeClock) -> AsyncIterator[NodeAgent]:
     a = NodeAgent(parse_fleet(4), client=cluster, node_informer=cluster.informer(NODES), clock=clock,
                   rng=random.Random(1), options=FleetOptions())
     await a.register_all()
-    task = asyncio.create_task(a.run(), name="test-heartbeats")
+    cluster.spawn(a.run(), "test-heartbeats")
     await cluster.settle()
     yield a
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
 
 
 def lease_renewals(cluster: Any, name: str) -> int:

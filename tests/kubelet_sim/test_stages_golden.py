@@ -10,7 +10,6 @@ Regenerate after an intended behaviour change: UPDATE_GOLDEN=1 pytest tests/kube
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 from pathlib import Path
@@ -41,7 +40,7 @@ async def run_golden(cluster: Any, clock: FakeClock, case: dict[str, Any]) -> li
     ctl = StageController(load_default_stages(), client=cluster, pod_informer=cluster.informer(PODS),
                           nodes=agent, clock=clock, rng=random.Random(0), workers=2)
     cluster.idle_checks.append(lambda: len(ctl.queue) == 0)
-    task = asyncio.create_task(ctl.run(), name="golden-controller")
+    task = cluster.spawn(ctl.run(), "golden-controller")
     start = clock.monotonic()
     observed: list[dict[str, Any]] = []
     try:
@@ -67,8 +66,7 @@ async def run_golden(cluster: Any, clock: FakeClock, case: dict[str, Any]) -> li
                                                 for c in cluster.calls if c[0] == "delete" and c[4]]
             observed.append(seen)
     finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await cluster.stop(task)
     return observed
 
 
