@@ -249,8 +249,13 @@ async def test_failed_pods_beyond_backoff_limit_fail_the_job(harness):
         return pods if pods[0]["metadata"]["name"] != first[0]["metadata"]["name"] else None
 
     second = await harness.eventually(replacement, what="replacement after backoff")
-    job = await harness.client.get(JOBS, "flaky", "default")
-    assert job["status"]["failed"] == 1 and "conditions" not in job["status"]
+
+    async def counted() -> dict | None:  # the controller writes status after creating the pod
+        job = await harness.client.get(JOBS, "flaky", "default")
+        return job if job["status"].get("failed") == 1 else None
+
+    job = await harness.eventually(counted, what="first failure counted")
+    assert "conditions" not in job["status"]
     await finish(harness, second[0], "Failed", 1)
 
     failed = await wait_condition(harness, "flaky", "Failed")
