@@ -5,6 +5,7 @@ import pytest
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Status
+from scheduler.framework.runtime import WaitingPod
 from scheduler.framework.types import PodInfo
 from scheduler.plugins.default_preemption import (
     Candidate,
@@ -177,19 +178,12 @@ async def test_terminating_victim_on_nominated_node_blocks_new_preemption(fw):
 
 
 async def test_waiting_pod_is_rejected_not_deleted(fw):
-    class Waiting:
-        def __init__(self):
-            self.rejected = None
-
-        def reject(self, plugin, msg):
-            self.rejected = (plugin, msg)
-
-    w = Waiting()
+    low = _pod("low", "n1", LOW, cpu="3")
+    w = WaitingPod(PodInfo(low), {"SomePermit": 30.0})  # parked at Permit, binding not started
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
-    result, st, calls = await _preempt(
-        fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor, waiting={"uid-default-low": w}
-    )
-    assert w.rejected == ("DefaultPreemption", "preempted") and calls == []
+    result, st, calls = await _preempt(fw, [_node("n1")], [low], preemptor, waiting={"uid-default-low": w})
+    assert (await w.wait()).reasons == ["preempted"] and (await w.wait()).plugin == "DefaultPreemption"
+    assert calls == []
 
 
 async def test_lower_priority_nominations_cleared(fw):
