@@ -16,7 +16,8 @@ through the scheduler's batched Filter path, which must agree. `run.score(pod)` 
 and Filter first, then PreScore, Score and NormalizeScore on the feasible nodes through
 `run_score` (batch scorers and raw normalizers included), and checks the plain per-node path
 gives the same scores. Listers (`informers=`) are fixed object lists, as upstream's plugin tests
-use fake listers; the client records the calls plugins make (bind, preemption's patch/delete).
+use fake listers; the default client records the calls plugins make (preemption's patch/delete);
+`client=real_api` (tests/conftest.py) gives the plugins the real in-process API instead.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Any
 import pytest
 
 import scheduler.scheduler as sched_mod
-from minik3s.api.errors import NotFoundError
 from minik3s.client.store import Store, object_key
 from scheduler.config import DEFAULT_MULTI_POINT, parse_config
 from scheduler.framework.cycle_state import CycleState
@@ -68,28 +68,18 @@ class Listers:
 
 
 class RecordingClient:
-    """Records the API calls plugins make in their binding cycle / PostFilter."""
+    """Records the API writes preemption makes in PostFilter (as upstream's tests record a fake
+    clientset's actions)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
-        self.missing: set[str] = set()
-        self.fail_bind: Exception | None = None
-
-    async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
-        self.calls.append(("bind", namespace, name, node_name, uid))
-        if self.fail_bind is not None:
-            raise self.fail_bind
 
     async def patch(self, res: Any, name: str, patch: Any, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
         self.calls.append(("patch", res.resource, namespace, name, patch, kw.get("subresource")))
-        if f"{namespace}/{name}" in self.missing:
-            raise NotFoundError(f'pods "{name}" not found')
         return {}
 
     async def delete(self, res: Any, name: str, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
         self.calls.append(("delete", res.resource, namespace, name))
-        if f"{namespace}/{name}" in self.missing:
-            raise NotFoundError(f'pods "{name}" not found')
         return {}
 
 
@@ -121,7 +111,7 @@ class PluginRun:
     """A real Scheduler (one profile: the plugins under test) over one cluster."""
 
     def __init__(self, plugins: PluginSpec | Sequence[PluginSpec], cluster: Cluster, *,
-                 client: RecordingClient | None = None) -> None:
+                 client: Any = None) -> None:
         entries = _entries(plugins)
         self.names = [n for n, _ in entries]
         enabled = [{"name": n, **({"weight": DEFAULT_WEIGHTS[n]} if DEFAULT_WEIGHTS.get(n) else {})}
