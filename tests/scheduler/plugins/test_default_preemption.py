@@ -1,7 +1,10 @@
 """DefaultPreemption (upstream defaultpreemption/default_preemption_test.go and preemption_test.go core cases)."""
 
+import copy
+
 import pytest
 
+from minik3s.api.resources import PODS, PRIORITYCLASSES
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Status
@@ -30,22 +33,74 @@ def _pod(name, node, prio, cpu="2", start="2026-01-01T00:00:00Z", labels=None):
     return b.obj()
 
 
-async def _preempt(fw, nodes, pods, preemptor, *, pdbs=None, nominated=None, waiting=None, plugins=None):
+class PreemptionClient:
+    """The real in-process API, recording the writes preemption makes (as upstream's tests record
+    a fake clientset's actions): ("patch", resource, namespace, name, body, subresource) and
+    ("delete", resource, namespace, name)."""
+
+    def __init__(self, api):
+        self.api = api
+        self.calls = []
+
+    async def patch(self, res, name, patch, namespace=None, **kw):
+        self.calls.append(("patch", res.resource, namespace, name, patch, kw.get("subresource")))
+        return await self.api.patch(res, name, patch, namespace, **kw)
+
+    async def delete(self, res, name, namespace=None, **kw):
+        self.calls.append(("delete", res.resource, namespace, name))
+        return await self.api.delete(res, name, namespace, **kw)
+
+
+async def _stored(api, pod):
+    """`pod` as the API keeps it: created under a PriorityClass of its priority and policy (the
+    priority admission plugin computes spec.priority from it), its status (start time, conditions,
+    nomination) reported through the status subresource, a terminating pod deleted gracefully."""
+    spec = pod["spec"]
+    prio, policy = spec.get("priority", 0), spec.get("preemptionPolicy", "PreemptLowerPriority")
+    pc = f"prio-{prio}-{policy.lower()}"
+    if api.obj(PRIORITYCLASSES, pc) is None:
+        await api.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                           "metadata": {"name": pc}, "value": prio, "preemptionPolicy": policy})
+    body = copy.deepcopy(pod)
+    meta = body["metadata"]
+    meta.pop("uid", None)
+    terminating = meta.pop("deletionTimestamp", None)
+    status = body.pop("status", None) or {}
+    body["spec"]["priorityClassName"] = pc
+    created = await api.create(PODS, body)
+    if status:
+        created["status"] = {**(created.get("status") or {}), **status}
+        await api.update_status(PODS, created)
+    if terminating:
+        await api.delete(PODS, meta["name"], meta["namespace"], grace_period_seconds=30)
+    return api.obj(PODS, meta["name"], meta["namespace"])
+
+
+async def _preempt(fw, api, nodes, pods, preemptor, *, pdbs=None, nominated=None, waiting=None, parked=None,
+                   plugins=None):
     """Schedule `preemptor` through a real framework holding the Filter plugins and
-    DefaultPreemption: PreFilter/Filter (with nominated pods), then the runtime's PostFilter."""
-    cluster = fw.Snapshot(nodes, pods, informers={"poddisruptionbudgets": pdbs or []}, nominated=nominated)
-    run = fw.Run([*(plugins or [NodeResourcesFit]), DefaultPreemption], cluster)
-    run.waiting_pods.update(waiting or {})
+    DefaultPreemption, over pods stored in the real API: PreFilter/Filter (with nominated pods),
+    then the runtime's PostFilter. `waiting`: pod name -> Permit timeouts, parked at Permit (the
+    WaitingPods are put into `parked`)."""
+    stored = [await _stored(api, p) for p in pods]
+    noms = {node: [PodInfo(await _stored(api, p)) for p in ps] for node, ps in (nominated or {}).items()}
+    preemptor = await _stored(api, preemptor)
+    cluster = fw.Snapshot(nodes, stored, informers={"poddisruptionbudgets": pdbs or []}, nominated=noms)
+    client = PreemptionClient(api)
+    run = fw.Run([*(plugins or [NodeResourcesFit]), DefaultPreemption], cluster, client=client)
+    for name, timeouts in (waiting or {}).items():
+        pi = PodInfo(next(p for p in stored if p["metadata"]["name"] == name))
+        run.waiting_pods[pi.uid] = parked[name] = WaitingPod(pi, timeouts)
     statuses, _, _, state = run.filter(preemptor)
     result, st = await run.framework.run_post_filter(
         state, PodInfo(preemptor), {k: v for k, v in statuses.items() if not v.is_success()}
     )
-    return result, st, run.client.calls
+    return result, st, client.calls
 
 
-async def test_preemption_policy_never(fw):
+async def test_preemption_policy_never(fw, real_api):
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).preemption_policy("Never").obj()
-    result, st, calls = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="2")], preemptor)
+    result, st, calls = await _preempt(fw, real_api, [_node("n1")], [_pod("low", "n1", LOW, cpu="2")], preemptor)
     assert (st.code, st.reasons) == (
         Code.UNSCHEDULABLE,
         ["preemption: not eligible due to preemptionPolicy=Never."],
@@ -53,23 +108,23 @@ async def test_preemption_policy_never(fw):
     assert result is None and calls == []
 
 
-async def test_unresolvable_nodes_are_not_candidates(fw):
+async def test_unresolvable_nodes_are_not_candidates(fw, real_api):
     nodes = [make_node("n1").capacity(cpu="4", memory="8Gi").taints(("k", "v", "NoSchedule")).obj()]
     preemptor = make_pod("p").req(cpu="1").priority(HIGH).obj()
     result, st, calls = await _preempt(
-        fw, nodes, [_pod("low", "n1", LOW)], preemptor, plugins=[TaintToleration, NodeResourcesFit]
+        fw, real_api, nodes, [_pod("low", "n1", LOW)], preemptor, plugins=[TaintToleration, NodeResourcesFit]
     )
     assert st.reasons == ["preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."]
     assert result.nominated_node_name == "" and calls == []
 
 
-async def test_no_lower_priority_pods(fw):
+async def test_no_lower_priority_pods(fw, real_api):
     preemptor = make_pod("p").req(cpu="3").priority(MID).obj()
     nodes = [_node("n1"), _node("n2"), _node("n3")]
     pods = [_pod(f"h{i}", f"n{i}", HIGH) for i in (1, 2, 3)] + [
         _pod(f"m{i}", f"n{i}", MID) for i in (1, 2, 3)
     ]
-    result, st, calls = await _preempt(fw, nodes, pods, preemptor)
+    result, st, calls = await _preempt(fw, real_api, nodes, pods, preemptor)
     assert st.code == Code.UNSCHEDULABLE
     assert st.reasons == [
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
@@ -77,15 +132,15 @@ async def test_no_lower_priority_pods(fw):
     assert result.nominated_node_name == ""
 
 
-async def test_still_does_not_fit_after_removing_all(fw):
+async def test_still_does_not_fit_after_removing_all(fw, real_api):
     preemptor = make_pod("p").req(cpu="5").priority(HIGH).obj()
-    result, st, _ = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW)], preemptor)
+    result, st, _ = await _preempt(fw, real_api, [_node("n1")], [_pod("low", "n1", LOW)], preemptor)
     assert st.reasons == ["preemption: 0/1 nodes are available: 1 Insufficient cpu."]
 
 
-async def test_victim_deleted_and_node_nominated(fw):
+async def test_victim_deleted_and_node_nominated(fw, real_api):
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
-    result, st, calls = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor)
+    result, st, calls = await _preempt(fw, real_api, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor)
     assert st.is_success() and result.nominated_node_name == "n1"
     assert calls == [
         (
@@ -109,13 +164,19 @@ async def test_victim_deleted_and_node_nominated(fw):
         ),
         ("delete", "pods", "default", "low"),
     ]
+    # what the API made of it: the victim is Terminating (its kubelet has the grace period to stop
+    # it) and carries the condition that tells its controllers why
+    low = real_api.obj(PODS, "low", "default")
+    assert low["metadata"]["deletionTimestamp"] and low["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert [(c["type"], c["reason"]) for c in low["status"]["conditions"]] == [
+        ("DisruptionTarget", "PreemptionByScheduler")]
 
 
-async def test_reprieve_keeps_higher_priority_victim(fw):
+async def test_reprieve_keeps_higher_priority_victim(fw, real_api):
     # node has 4 cpu: low (2) + mid (2) running; preemptor needs 2 -> only the lowest must go
     preemptor = make_pod("p").req(cpu="2").priority(HIGH).obj()
     pods = [_pod("low", "n1", LOW), _pod("mid", "n1", MID)]
-    result, st, calls = await _preempt(fw, [_node("n1")], pods, preemptor)
+    result, st, calls = await _preempt(fw, real_api, [_node("n1")], pods, preemptor)
     assert result.nominated_node_name == "n1"
     assert [c[3] for c in calls if c[0] == "delete"] == ["low"]
 
@@ -143,13 +204,13 @@ async def test_reprieve_keeps_higher_priority_victim(fw):
         ),
     ],
 )
-async def test_node_choice(fw, pods, want):
+async def test_node_choice(fw, real_api, pods, want):
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
-    result, st, _ = await _preempt(fw, [_node("n1"), _node("n2")], pods, preemptor)
+    result, st, _ = await _preempt(fw, real_api, [_node("n1"), _node("n2")], pods, preemptor)
     assert st.is_success() and result.nominated_node_name == want
 
 
-async def test_pdb_violation_avoided(fw):
+async def test_pdb_violation_avoided(fw, real_api):
     pdb = {
         "metadata": {"name": "pdb", "namespace": "default"},
         "spec": {"selector": {"matchLabels": {"app": "db"}}},
@@ -157,11 +218,11 @@ async def test_pdb_violation_avoided(fw):
     }
     pods = [_pod("a", "n1", LOW, cpu="4", labels={"app": "db"}), _pod("b", "n2", MID, cpu="4")]
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
-    result, st, _ = await _preempt(fw, [_node("n1"), _node("n2")], pods, preemptor, pdbs=[pdb])
+    result, st, _ = await _preempt(fw, real_api, [_node("n1"), _node("n2")], pods, preemptor, pdbs=[pdb])
     assert result.nominated_node_name == "n2"
 
 
-async def test_terminating_victim_on_nominated_node_blocks_new_preemption(fw):
+async def test_terminating_victim_on_nominated_node_blocks_new_preemption(fw, real_api):
     victim = (
         make_pod("low")
         .req(cpu="3")
@@ -172,27 +233,32 @@ async def test_terminating_victim_on_nominated_node_blocks_new_preemption(fw):
         .obj()
     )
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).nominated("n1").obj()
-    result, st, calls = await _preempt(fw, [_node("n1")], [victim], preemptor)
+    result, st, calls = await _preempt(fw, real_api, [_node("n1")], [victim], preemptor)
     assert st.reasons == ["preemption: not eligible due to a terminating pod on the nominated node."]
     assert calls == []
 
 
-async def test_waiting_pod_is_rejected_not_deleted(fw):
-    low = _pod("low", "n1", LOW, cpu="3")
-    w = WaitingPod(PodInfo(low), {"SomePermit": 30.0})  # parked at Permit, binding not started
-    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
-    result, st, calls = await _preempt(fw, [_node("n1")], [low], preemptor, waiting={"uid-default-low": w})
-    assert (await w.wait()).reasons == ["preempted"] and (await w.wait()).plugin == "DefaultPreemption"
-    assert calls == []
-
-
-async def test_lower_priority_nominations_cleared(fw):
-    nominated = PodInfo(make_pod("other").req(cpu="1").priority(LOW).nominated("n1").obj())
+async def test_waiting_pod_is_rejected_not_deleted(fw, real_api):
+    parked = {}
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
     result, st, calls = await _preempt(
-        fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor, nominated={"n1": [nominated]}
+        fw, real_api, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor,
+        waiting={"low": {"SomePermit": 30.0}}, parked=parked,
+    )
+    verdict = await parked["low"].wait()
+    assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.UNSCHEDULABLE, ["preempted"], "DefaultPreemption")
+    assert calls == []
+    assert not real_api.obj(PODS, "low", "default")["metadata"].get("deletionTimestamp")
+
+
+async def test_lower_priority_nominations_cleared(fw, real_api):
+    other = make_pod("other").req(cpu="1").priority(LOW).nominated("n1").obj()
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, calls = await _preempt(
+        fw, real_api, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor, nominated={"n1": [other]}
     )
     assert ("patch", "pods", "default", "other", {"status": {"nominatedNodeName": None}}, "status") in calls
+    assert "nominatedNodeName" not in real_api.obj(PODS, "other", "default")["status"]
 
 
 def test_pdb_split_spends_budget_in_order():
