@@ -150,10 +150,11 @@ async def test_killed_pod_records_exit_137_in_its_final_status(client: HttpClien
                                   annotations={"sim.minik3s.io/shutdown-seconds": "100"}))
     await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Running")
     await client.delete(PODS, name, "default", grace_period_seconds=1)
-    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Failed", timeout=5)
+    # the kubelet writes the final status, then confirms with DELETE grace 0 (two writes: wait for both)
+    p = await wait_for(lambda: get_pod(client, name), lambda p: p["status"].get("phase") == "Failed"
+                       and p["metadata"].get("deletionGracePeriodSeconds") == 0, timeout=5)
     term = p["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (term["exitCode"], term["reason"]) == (137, "Error")
-    assert p["metadata"]["deletionGracePeriodSeconds"] == 0, "the kubelet confirmed with DELETE grace 0"
     await client.patch(PODS, name, {"metadata": {"finalizers": None}}, "default")
     await wait_for(lambda: gone(client, name), lambda g: g, timeout=5)
 
