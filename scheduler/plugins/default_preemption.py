@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import PODDISRUPTIONBUDGETS, PODS
 from minik3s.api.types import JsonDict
+from minik3s.utils.clock import rfc3339
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     ActionType,
@@ -411,12 +412,16 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             "status": "True",
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+            # upstream UpdatePodCondition stamps the transition time (kept when the status is unchanged)
+            "lastTransitionTime": rfc3339(h.clock.now()),
         }
         conditions = [dict(x) for x in (victim.pod.get("status") or {}).get("conditions") or ()]
         updated = False
         for i, existing in enumerate(conditions):
             if existing.get("type") == DISRUPTION_TARGET:
                 if any(existing.get(k) != cond[k] for k in ("status", "reason", "message")):
+                    if existing.get("status") == cond["status"] and existing.get("lastTransitionTime"):
+                        cond["lastTransitionTime"] = existing["lastTransitionTime"]
                     conditions[i] = cond
                     updated = True
                 break

@@ -30,6 +30,7 @@ import pytest
 
 import scheduler.scheduler as sched_mod
 from minik3s.client.store import Store, object_key
+from minik3s.utils.clock import FakeClock
 from scheduler.config import DEFAULT_MULTI_POINT, parse_config
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, PreFilterResult, Status
@@ -111,7 +112,7 @@ class PluginRun:
     """A real Scheduler (one profile: the plugins under test) over one cluster."""
 
     def __init__(self, plugins: PluginSpec | Sequence[PluginSpec], cluster: Cluster, *,
-                 client: Any = None) -> None:
+                 client: Any = None, clock: FakeClock | None = None) -> None:
         entries = _entries(plugins)
         self.names = [n for n, _ in entries]
         enabled = [{"name": n, **({"weight": DEFAULT_WEIGHTS[n]} if DEFAULT_WEIGHTS.get(n) else {})}
@@ -124,7 +125,7 @@ class PluginRun:
         }]})
         self.client = client or RecordingClient()
         self.scheduler = Scheduler(cfg, client=self.client, informers=Listers(cluster.informers),
-                                   rng=random.Random(0))
+                                   clock=clock or FakeClock(), rng=random.Random(0))
         self.framework: Framework = self.scheduler.frameworks["default-scheduler"]
         for n in cluster.nodes:
             self.scheduler.cache.add_node(n)

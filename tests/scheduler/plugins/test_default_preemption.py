@@ -87,7 +87,7 @@ async def _preempt(fw, api, nodes, pods, preemptor, *, pdbs=None, nominated=None
     preemptor = await _stored(api, preemptor)
     cluster = fw.Snapshot(nodes, stored, informers={"poddisruptionbudgets": pdbs or []}, nominated=noms)
     client = PreemptionClient(api)
-    run = fw.Run([*(plugins or [NodeResourcesFit]), DefaultPreemption], cluster, client=client)
+    run = fw.Run([*(plugins or [NodeResourcesFit]), DefaultPreemption], cluster, client=client, clock=api.clock)
     for name, timeouts in (waiting or {}).items():
         pi = PodInfo(next(p for p in stored if p["metadata"]["name"] == name))
         run.waiting_pods[pi.uid] = parked[name] = WaitingPod(pi, timeouts)
@@ -156,6 +156,7 @@ async def test_victim_deleted_and_node_nominated(fw, real_api):
                             "status": "True",
                             "reason": "PreemptionByScheduler",
                             "message": "default-scheduler: preempting to accommodate a higher priority pod",
+                            "lastTransitionTime": "2026-01-01T00:00:00Z",
                         }
                     ]
                 }
@@ -168,8 +169,20 @@ async def test_victim_deleted_and_node_nominated(fw, real_api):
     # it) and carries the condition that tells its controllers why
     low = real_api.obj(PODS, "low", "default")
     assert low["metadata"]["deletionTimestamp"] and low["metadata"]["deletionGracePeriodSeconds"] == 30
-    assert [(c["type"], c["reason"]) for c in low["status"]["conditions"]] == [
-        ("DisruptionTarget", "PreemptionByScheduler")]
+    assert [(c["type"], c["reason"], c["lastTransitionTime"]) for c in low["status"]["conditions"]] == [
+        ("DisruptionTarget", "PreemptionByScheduler", "2026-01-01T00:00:00Z")]
+
+
+async def test_victims_existing_disruption_condition_keeps_its_transition_time(fw, real_api):
+    # upstream UpdatePodCondition: the status stays True, so only reason/message change
+    victim = _pod("low", "n1", LOW, cpu="3")
+    victim["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                                       "message": "Eviction API: evicting", "lastTransitionTime": "2025-12-31T00:00:00Z"}]
+    preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
+    result, st, calls = await _preempt(fw, real_api, [_node("n1")], [victim], preemptor)
+    assert st.is_success() and result.nominated_node_name == "n1"
+    (cond,) = real_api.obj(PODS, "low", "default")["status"]["conditions"]
+    assert (cond["reason"], cond["lastTransitionTime"]) == ("PreemptionByScheduler", "2025-12-31T00:00:00Z")
 
 
 async def test_reprieve_keeps_higher_priority_victim(fw, real_api):
