@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import httpx
+
+from minik3s.testing.wait import wait_for
 
 
 def test_standalone_scheduler_binds_pods_over_http(minik3s_server_factory, tmp_path):
@@ -16,20 +17,13 @@ def test_standalone_scheduler_binds_pods_over_http(minik3s_server_factory, tmp_p
                             stdout=log, stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=srv.url, timeout=30) as http:
-            deadline = time.monotonic() + 30
-            while len(http.get("/api/v1/nodes").json()["items"]) < 3 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_for(lambda: len(http.get("/api/v1/nodes").json()["items"]) == 3, timeout=30)
             r = http.post("/api/v1/namespaces/default/pods", json={
                 "metadata": {"name": "standalone"},
                 "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}]}})
             assert r.status_code == 201
-            node = None
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                node = http.get("/api/v1/namespaces/default/pods/standalone").json()["spec"].get("nodeName")
-                if node:
-                    break
-                time.sleep(0.1)
+            node = wait_for(lambda: http.get("/api/v1/namespaces/default/pods/standalone").json()["spec"]
+                            .get("nodeName"), timeout=30)
             assert node in {"node-1", "node-2", "node-3"}
             ev = http.get("/api/v1/namespaces/default/events",
                           params={"fieldSelector": "involvedObject.name=standalone,reason=Scheduled"}).json()
