@@ -44,6 +44,7 @@ async def _preempt(fw, nodes, pods, preemptor, *, pdbs=None, nominated=None, wai
     result, st = await pl.post_filter(
         state, PodInfo(preemptor), {k: v for k, v in statuses.items() if not v.is_success()}
     )
+    await pl.wait_for_preemptions()  # the API calls run in the plugin's own task
     return result, st, handle.client.calls
 
 
@@ -91,6 +92,8 @@ async def test_victim_deleted_and_node_nominated(fw):
     preemptor = make_pod("p").req(cpu="3").priority(HIGH).obj()
     result, st, calls = await _preempt(fw, [_node("n1")], [_pod("low", "n1", LOW, cpu="3")], preemptor)
     assert st.is_success() and result.nominated_node_name == "n1"
+    cond = calls[0][4]["status"]["conditions"][0]
+    assert cond.pop("lastTransitionTime").endswith("Z")
     assert calls == [
         (
             "patch",
