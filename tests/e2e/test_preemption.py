@@ -4,6 +4,8 @@ examples/preemption.yaml and the RuntimeClass of examples/runtimeclass.yaml."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,9 @@ import yaml
 from minik3s.testing.builders import make_pod
 from minik3s.testing.wait import wait_for
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
 NO_CONTROLLERS = ("--disable", "controllers")
 
 
@@ -46,8 +50,15 @@ def pod(name: str, cpu: str, pc: str | None = None, *, grace: int | None = None,
 
 
 class Cluster:
-    def __init__(self, url: str) -> None:
-        self.http = httpx.Client(base_url=url, timeout=30)
+    def __init__(self, srv: Any) -> None:
+        self.srv = srv
+        self.http = httpx.Client(base_url=srv.url, timeout=30)
+
+    def kubectl(self, tmp: Path, *args: str) -> str:
+        r = subprocess.run([str(KUBECTL), "--kubeconfig", str(self.srv.kubeconfig), "--cache-dir", str(tmp / "kc"),
+                            *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
+        return r.stdout
 
     def apply_example(self, name: str) -> None:
         for doc in yaml.safe_load_all((EXAMPLES / name).read_text()):
@@ -84,7 +95,7 @@ def cluster_factory(minik3s_server_factory, tmp_path):
         p = tmp_path / "fleet.yaml"
         p.write_text(yaml.safe_dump_all(nodes))
         srv = minik3s_server_factory(*NO_CONTROLLERS, nodes=str(p))
-        c = Cluster(srv.url)
+        c = Cluster(srv)
         wait_for(lambda: len(c.http.get("/api/v1/nodes").json()["items"]) == len(nodes))
         made.append(c)
         return c
@@ -182,3 +193,14 @@ def test_runtime_class_overhead_and_scheduling(cluster_factory):
     r = c.http.post("/api/v1/namespaces/default/pods", json=pod("ghost", "1", runtimeClassName="gvisor"))
     assert r.status_code == 403
     assert r.json()["message"] == 'pods "ghost" is forbidden: pod rejected: RuntimeClass "gvisor" not found'
+
+
+@pytest.mark.skipif(not KUBECTL.is_file(), reason="kubectl not fetched (scripts/fetch-kubectl)")
+def test_kubectl_applies_and_lists_runtime_classes(cluster_factory, tmp_path):
+    c = cluster_factory([node("n1", "2")])
+    assert c.kubectl(tmp_path, "apply", "-f", str(EXAMPLES / "runtimeclass.yaml")) == \
+        "runtimeclass.node.k8s.io/kata created\n"
+    rows = [re.split(r"\s{2,}", line.strip()) for line in c.kubectl(tmp_path, "get", "runtimeclass").splitlines()]
+    assert rows[0] == ["NAME", "HANDLER", "AGE"] and rows[1][:2] == ["kata", "kata"]
+    resources = c.kubectl(tmp_path, "api-resources", "--api-group=node.k8s.io", "--no-headers").split()
+    assert resources[:4] == ["runtimeclasses", "node.k8s.io/v1", "false", "RuntimeClass"]
