@@ -130,6 +130,8 @@ def test_high_priority_pod_preempts_the_lowest_priority_pods(cluster_factory):
         assert (cond["status"], cond["reason"], cond["message"]) == (
             "True", "PreemptionByScheduler", "default-scheduler: preempting to accommodate a higher priority pod")
         assert cond["lastTransitionTime"]
+        # the condition was merged in by type: the kubelet's conditions are still there
+        assert {"PodScheduled", "Ready", "DisruptionTarget"} <= {x["type"] for x in v["status"]["conditions"]}
     for name in ("low-1", "low-2"):
         ev = wait_for(lambda n=name: c.events(n, "Preempted"), timeout=30)
         assert ev[0]["message"] == f"Preempted by pod {high['metadata']['uid']} on node n1"
