@@ -1,10 +1,10 @@
-"""DefaultPreemption (PostFilter): when no node fits, find a node where evicting strictly
-lower-priority pods lets the pod fit, delete those victims and nominate that node (upstream
-plugins/defaultpreemption + framework/preemption).
+"""DefaultPreemption (PreEnqueue, PostFilter): when no node fits, find a node where evicting
+strictly lower-priority pods lets the pod fit, nominate that node and evict those victims in a
+background task (upstream plugins/defaultpreemption + framework/preemption; layer L4).
 
 Flow: PreEnqueue holds a pod whose preemption is still running ("waiting for the preemption for
-this pod to be finished") -> eligibility (preemptionPolicy Never; a lower-priority pod on the nominated node already
-terminating because of scheduler preemption) -> candidates among nodes whose filter status was
+this pod to be finished") -> eligibility (preemptionPolicy Never; a lower-priority pod on the
+nominated node already terminating because of scheduler preemption) -> candidates among nodes whose filter status was
 Unschedulable (not UnschedulableAndUnresolvable), dry-run from a random offset until enough are
 found -> per node: remove every lower-priority pod, check fit, reprieve PDB-violating then other
 victims, most important first -> pick a node (fewest PDB violations, lowest highest victim priority,
