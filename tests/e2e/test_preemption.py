@@ -4,6 +4,7 @@ examples/preemption.yaml and the RuntimeClass of examples/runtimeclass.yaml."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -206,3 +207,29 @@ def test_kubectl_applies_and_lists_runtime_classes(cluster_factory, tmp_path):
     assert rows[0] == ["NAME", "HANDLER", "AGE"] and rows[1][:2] == ["kata", "kata"]
     resources = c.kubectl(tmp_path, "api-resources", "--api-group=node.k8s.io", "--no-headers").split()
     assert resources[:4] == ["runtimeclasses", "node.k8s.io/v1", "false", "RuntimeClass"]
+
+
+def test_official_client_reads_runtime_class_and_pod_overhead(cluster_factory):
+    kubernetes = pytest.importorskip("kubernetes")
+    c = cluster_factory([node("n1", "2")])
+    api = kubernetes.config.new_client_from_config(config_file=str(c.srv.kubeconfig))
+    try:
+        nodev1 = kubernetes.client.NodeV1Api(api)
+        body = kubernetes.client.V1RuntimeClass(
+            metadata=kubernetes.client.V1ObjectMeta(name="gvisor"), handler="runsc",
+            overhead=kubernetes.client.V1Overhead(pod_fixed={"cpu": "100m"}))
+        created = nodev1.create_runtime_class(body)
+        assert created.handler == "runsc" and created.overhead.pod_fixed == {"cpu": "100m"}
+        assert [rc.metadata.name for rc in nodev1.list_runtime_class().items] == ["gvisor"]
+        with pytest.raises(kubernetes.client.ApiException) as ei:
+            nodev1.patch_runtime_class("gvisor", {"handler": "runc"})
+        status = json.loads(ei.value.body)
+        assert ei.value.status == 422 and status["reason"] == "Invalid"
+        assert status["message"].endswith('"gvisor" is invalid: handler: Invalid value: "runc": field is immutable')
+        assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "handler",
+                                                "message": 'Invalid value: "runc": field is immutable'}]
+        core = kubernetes.client.CoreV1Api(api)
+        p = core.create_namespaced_pod("default", pod("sandboxed", "100m", runtimeClassName="gvisor"))
+        assert p.spec.overhead == {"cpu": "100m"} and p.spec.runtime_class_name == "gvisor"
+    finally:
+        api.close()
