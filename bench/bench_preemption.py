@@ -44,13 +44,23 @@ HIGH_PRIORITY = 10
 def _pod(name: str, cpu: str, *, high: bool) -> dict[str, Any]:
     res = {"cpu": cpu, "memory": "500Mi"}
     spec: dict[str, Any] = {
-        "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"requests": dict(res), "limits": dict(res)}}],
+        "containers": [
+            {
+                "name": "pause",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": dict(res), "limits": dict(res)},
+            }
+        ],
         "terminationGracePeriodSeconds": 0,
     }
     if high:
         spec["priorityClassName"] = HIGH_CLASS
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
 
 
 class DeleteWatcher:
@@ -66,13 +76,22 @@ async def run_once(nodes: int, init_pods: int, measured_pods: int) -> dict[str, 
     from scheduler.scheduler import Scheduler
 
     with tempfile.TemporaryDirectory(prefix="bench-preempt-") as d:
-        cfg = ServerConfig(port=0, data_dir=Path(d), disable={"kubelet", "controllers", "scheduler", "descheduler"})
+        cfg = ServerConfig(
+            port=0, data_dir=Path(d), disable={"kubelet", "controllers", "scheduler", "descheduler"}
+        )
         rs = await server.start(cfg)
         tasks: list[asyncio.Task[Any]] = []
         try:
-            await rs.client.create(PRIORITYCLASSES, {
-                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": HIGH_CLASS},
-                "value": HIGH_PRIORITY, "preemptionPolicy": "PreemptLowerPriority"})
+            await rs.client.create(
+                PRIORITYCLASSES,
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": HIGH_CLASS},
+                    "value": HIGH_PRIORITY,
+                    "preemptionPolicy": "PreemptLowerPriority",
+                },
+            )
             node_it = iter([node_obj(i, {}) for i in range(nodes)])
 
             async def node_creator() -> None:
@@ -85,23 +104,31 @@ async def run_once(nodes: int, init_pods: int, measured_pods: int) -> dict[str, 
             sched = Scheduler(client=rs.client, informers=rs.informers)
             watcher = BindWatcher()
             deletes = DeleteWatcher()
-            rs.informers.informer(PODS).add_handler(on_add=watcher.on_add, on_update=watcher.on_update,
-                                                    on_delete=deletes.on_delete)
+            rs.informers.informer(PODS).add_handler(
+                on_add=watcher.on_add, on_update=watcher.on_update, on_delete=deletes.on_delete
+            )
             tasks.append(asyncio.create_task(rs.informers.run(), name="bench-informers"))
             tasks.append(asyncio.create_task(sched.run(), name="bench-scheduler"))
             await rs.informers.wait_for_sync()
             t1 = time.monotonic()
             await _create_all(rs, [_pod(f"init-{i:06d}", "900m", high=False) for i in range(init_pods)], None)
-            await _wait(lambda: sum(1 for k in watcher.bound_at if k.startswith("init-")) >= init_pods,
-                        watcher, 900, "init pods bound", tasks)
+            await _wait(
+                lambda: sum(1 for k in watcher.bound_at if k.startswith("init-")) >= init_pods,
+                watcher,
+                900,
+                "init pods bound",
+                tasks,
+            )
             init_s = time.monotonic() - t1
             watcher.measured_prefix = "measured-"
             created_at: dict[str, float] = {}
             t2 = time.monotonic()
-            await _create_all(rs, [_pod(f"measured-{i:06d}", "3", high=True) for i in range(measured_pods)],
-                              created_at)
-            await _wait(lambda: watcher.measured_bound >= measured_pods, watcher, 1800,
-                        "measured pods bound", tasks)
+            await _create_all(
+                rs, [_pod(f"measured-{i:06d}", "3", high=True) for i in range(measured_pods)], created_at
+            )
+            await _wait(
+                lambda: watcher.measured_bound >= measured_pods, watcher, 1800, "measured pods bound", tasks
+            )
             last = max(watcher.bound_at[n] for n in created_at)
             lat = [(watcher.bound_at[n] - t) * 1000 for n, t in created_at.items()]
             return {
@@ -123,7 +150,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=500)
     p.add_argument("--init-pods", type=int, default=None, help="default: 4 per node (upstream 2,000 at 500)")
-    p.add_argument("--measured-pods", type=int, default=None, help="default: 1 per node (upstream 500 at 500)")
+    p.add_argument(
+        "--measured-pods", type=int, default=None, help="default: 1 per node (upstream 500 at 500)"
+    )
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--log-level", default="WARNING")
     args = p.parse_args()
@@ -139,13 +168,19 @@ def main() -> None:
         r = asyncio.run(run_once(args.nodes, init, measured))
         logger.warning("PreemptionBasic/%dNodes run %d: %s", args.nodes, i + 1, r)
         runs.append(r)
-    emit(f"preemption_{args.nodes}nodes", {
-        "workload": f"PreemptionBasic/{args.nodes}Nodes", "nodes": args.nodes, "init_pods": init,
-        "measured_pods": measured, "runs": len(runs),
-        "median": {k: round(statistics.median(r[k] for r in runs), 1) for k in runs[0]},
-        "all_runs": runs,
-        "note": "shared 2-core machine: figures are noisy",
-    })
+    emit(
+        f"preemption_{args.nodes}nodes",
+        {
+            "workload": f"PreemptionBasic/{args.nodes}Nodes",
+            "nodes": args.nodes,
+            "init_pods": init,
+            "measured_pods": measured,
+            "runs": len(runs),
+            "median": {k: round(statistics.median(r[k] for r in runs), 1) for k in runs[0]},
+            "all_runs": runs,
+            "note": "shared 2-core machine: figures are noisy",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ class RuntimeClassStrategy(Strategy):
                 errs.append(type_invalid("overhead", overhead, "must be an object"))
             else:
                 oerrs, _ = validate_resource_list_values(
-                    overhead.get("podFixed"), "overhead.podFixed", container=False)
+                    overhead.get("podFixed"), "overhead.podFixed", container=False
+                )
                 errs.extend(oerrs)
         sched = obj.get("scheduling")
         if sched is not None:

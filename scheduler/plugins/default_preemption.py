@@ -458,7 +458,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         head, last = c.victims[:-1], c.victims[-1]
         head_ok = True
         if head:
-            results = await asyncio.gather(*(self.preempt_pod(c, pod, v) for v in head), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self.preempt_pod(c, pod, v) for v in head), return_exceptions=True
+            )
             for r in results:
                 if isinstance(r, asyncio.CancelledError):
                     raise r
@@ -507,11 +509,16 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
             }
             existing = next(
-                (x for x in (victim.pod.get("status") or {}).get("conditions") or ()
-                 if x.get("type") == DISRUPTION_TARGET),
+                (
+                    x
+                    for x in (victim.pod.get("status") or {}).get("conditions") or ()
+                    if x.get("type") == DISRUPTION_TARGET
+                ),
                 None,
             )
-            updated = existing is None or any(existing.get(k) != cond[k] for k in ("status", "reason", "message"))
+            updated = existing is None or any(
+                existing.get(k) != cond[k] for k in ("status", "reason", "message")
+            )
             try:
                 if updated:
                     if existing is not None and existing.get("status") == cond["status"]:
@@ -533,8 +540,14 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             logger.info("preempted victim=%s preemptor=%s node=%s", victim.key, preemptor.key, c.name)
         record = getattr(h, "record_event", None)
         if callable(record):
-            record(victim.pod, "Normal", REASON_PREEMPTED, "Preempting",
-                   f"Preempted by pod {preemptor.uid} on node {c.name}", related=preemptor.pod)
+            record(
+                victim.pod,
+                "Normal",
+                REASON_PREEMPTED,
+                "Preempting",
+                f"Preempted by pod {preemptor.uid} on node {c.name}",
+                related=preemptor.pod,
+            )
 
     def _now(self) -> str:
         clock = getattr(self.handle, "clock", None) if self.handle is not None else None

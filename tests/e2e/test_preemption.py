@@ -23,19 +23,32 @@ KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
 NO_CONTROLLERS = ("--disable", "controllers")
 
 
-def node(name: str, cpu: str, *, labels: dict[str, str] | None = None, taints: list[dict] | None = None) -> dict:
+def node(
+    name: str, cpu: str, *, labels: dict[str, str] | None = None, taints: list[dict] | None = None
+) -> dict:
     n: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-        "status": {"capacity": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
-                   "allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+        "status": {
+            "capacity": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+            "allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+        },
+    }
     if taints:
         n["spec"] = {"taints": taints}
     return n
 
 
-def pod(name: str, cpu: str, pc: str | None = None, *, grace: int | None = None, shutdown: int | None = None,
-        **spec: Any) -> dict:
+def pod(
+    name: str,
+    cpu: str,
+    pc: str | None = None,
+    *,
+    grace: int | None = None,
+    shutdown: int | None = None,
+    **spec: Any,
+) -> dict:
     obj = make_pod(name).req(cpu=cpu).obj()
     obj["metadata"].pop("uid")
     obj["metadata"].pop("creationTimestamp")
@@ -56,8 +69,12 @@ class Cluster:
         self.http = httpx.Client(base_url=srv.url, timeout=30)
 
     def kubectl(self, tmp: Path, *args: str) -> str:
-        r = subprocess.run([str(KUBECTL), "--kubeconfig", str(self.srv.kubeconfig), "--cache-dir", str(tmp / "kc"),
-                            *args], capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [str(KUBECTL), "--kubeconfig", str(self.srv.kubeconfig), "--cache-dir", str(tmp / "kc"), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
         return r.stdout
 
@@ -81,8 +98,10 @@ class Cluster:
         return ((self.get(name) or {}).get("spec") or {}).get("nodeName")
 
     def events(self, name: str, reason: str) -> list[dict]:
-        return self.http.get("/api/v1/namespaces/default/events", params={
-            "fieldSelector": f"involvedObject.name={name},reason={reason}"}).json()["items"]
+        return self.http.get(
+            "/api/v1/namespaces/default/events",
+            params={"fieldSelector": f"involvedObject.name={name},reason={reason}"},
+        ).json()["items"]
 
     def running(self, name: str) -> bool:
         return ((self.get(name) or {}).get("status") or {}).get("phase") == "Running"
@@ -129,7 +148,10 @@ def test_high_priority_pod_preempts_the_lowest_priority_pods(cluster_factory):
         assert v["metadata"]["deletionGracePeriodSeconds"] == 3
         cond = next(x for x in v["status"]["conditions"] if x["type"] == "DisruptionTarget")
         assert (cond["status"], cond["reason"], cond["message"]) == (
-            "True", "PreemptionByScheduler", "default-scheduler: preempting to accommodate a higher priority pod")
+            "True",
+            "PreemptionByScheduler",
+            "default-scheduler: preempting to accommodate a higher priority pod",
+        )
         assert cond["lastTransitionTime"]
         # the condition was merged in by type: the kubelet's conditions are still there
         assert {"PodScheduled", "Ready", "DisruptionTarget"} <= {x["type"] for x in v["status"]["conditions"]}
@@ -137,7 +159,9 @@ def test_high_priority_pod_preempts_the_lowest_priority_pods(cluster_factory):
         ev = wait_for(lambda n=name: c.events(n, "Preempted"), timeout=30)
         assert ev[0]["message"] == f"Preempted by pod {high['metadata']['uid']} on node n1"
         assert ev[0]["type"] == "Normal"
-    nominated = wait_for(lambda: (c.get("urgent") or {}).get("status", {}).get("nominatedNodeName"), timeout=30)
+    nominated = wait_for(
+        lambda: (c.get("urgent") or {}).get("status", {}).get("nominatedNodeName"), timeout=30
+    )
     assert nominated == "n1"
     # while the victims terminate (they still hold n1's cpu) the preemptor is not bound; the
     # simulated kubelet kills them at the end of the grace period, then the preemptor binds
@@ -165,8 +189,9 @@ def test_preemption_policy_never_stays_pending(cluster_factory):
     wait_for(lambda: c.running("low"))
     c.create(pod("polite", "1", "high-priority-nonpreempting"))
     ev = wait_for(lambda: c.events("polite", "FailedScheduling"), timeout=30)
-    assert ev[0]["message"] == ("0/1 nodes are available: 1 Insufficient cpu. "
-                                "preemption: not eligible due to preemptionPolicy=Never.")
+    assert ev[0]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
     cond = next(x for x in c.get("polite")["status"]["conditions"] if x["type"] == "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", ev[0]["message"])
     assert not c.get("low")["metadata"].get("deletionTimestamp")
@@ -177,8 +202,10 @@ def test_runtime_class_overhead_and_scheduling(cluster_factory):
     taint = [{"key": "sandbox.example.com/kata", "effect": "NoSchedule"}]
     c = cluster_factory([node("plain", "8"), node("kata-1", "2", labels=kata, taints=taint)])
     c.apply_example("runtimeclass.yaml")
-    rows = c.http.get("/apis/node.k8s.io/v1/runtimeclasses", headers={
-        "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
+    rows = c.http.get(
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    ).json()
     assert [col["name"] for col in rows["columnDefinitions"]] == ["Name", "Handler", "Age"]
     assert rows["rows"][0]["cells"][:2] == ["kata", "kata"]
     # 1750m of containers + 250m overhead = 2 cpu: fits kata-1 exactly, on the class's node
@@ -188,11 +215,20 @@ def test_runtime_class_overhead_and_scheduling(cluster_factory):
     assert wait_for(lambda: c.node_of("sandboxed-a"), timeout=30) == "kata-1"
     # 1 m more does not fit once the overhead is counted
     c.create(pod("sandboxed-b", "1m", runtimeClassName="kata"))
-    cond = wait_for(lambda: next((x for x in (c.get("sandboxed-b") or {}).get("status", {}).get("conditions") or ()
-                                  if x["type"] == "PodScheduled" and x.get("reason") == "Unschedulable"), None),
-                    timeout=30)
-    assert cond["message"].startswith("0/2 nodes are available: 1 Insufficient cpu, "
-                                      "1 node(s) didn't match Pod's node affinity/selector.")
+    cond = wait_for(
+        lambda: next(
+            (
+                x
+                for x in (c.get("sandboxed-b") or {}).get("status", {}).get("conditions") or ()
+                if x["type"] == "PodScheduled" and x.get("reason") == "Unschedulable"
+            ),
+            None,
+        ),
+        timeout=30,
+    )
+    assert cond["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector."
+    )
     r = c.http.post("/api/v1/namespaces/default/pods", json=pod("ghost", "1", runtimeClassName="gvisor"))
     assert r.status_code == 403
     assert r.json()["message"] == 'pods "ghost" is forbidden: pod rejected: RuntimeClass "gvisor" not found'
@@ -201,9 +237,13 @@ def test_runtime_class_overhead_and_scheduling(cluster_factory):
 @pytest.mark.skipif(not KUBECTL.is_file(), reason="kubectl not fetched (scripts/fetch-kubectl)")
 def test_kubectl_applies_and_lists_runtime_classes(cluster_factory, tmp_path):
     c = cluster_factory([node("n1", "2")])
-    assert c.kubectl(tmp_path, "apply", "-f", str(EXAMPLES / "runtimeclass.yaml")) == \
-        "runtimeclass.node.k8s.io/kata created\n"
-    rows = [re.split(r"\s{2,}", line.strip()) for line in c.kubectl(tmp_path, "get", "runtimeclass").splitlines()]
+    assert (
+        c.kubectl(tmp_path, "apply", "-f", str(EXAMPLES / "runtimeclass.yaml"))
+        == "runtimeclass.node.k8s.io/kata created\n"
+    )
+    rows = [
+        re.split(r"\s{2,}", line.strip()) for line in c.kubectl(tmp_path, "get", "runtimeclass").splitlines()
+    ]
     assert rows[0] == ["NAME", "HANDLER", "AGE"] and rows[1][:2] == ["kata", "kata"]
     resources = c.kubectl(tmp_path, "api-resources", "--api-group=node.k8s.io", "--no-headers").split()
     assert resources[:4] == ["runtimeclasses", "node.k8s.io/v1", "false", "RuntimeClass"]
@@ -216,8 +256,10 @@ def test_official_client_reads_runtime_class_and_pod_overhead(cluster_factory):
     try:
         nodev1 = kubernetes.client.NodeV1Api(api)
         body = kubernetes.client.V1RuntimeClass(
-            metadata=kubernetes.client.V1ObjectMeta(name="gvisor"), handler="runsc",
-            overhead=kubernetes.client.V1Overhead(pod_fixed={"cpu": "100m"}))
+            metadata=kubernetes.client.V1ObjectMeta(name="gvisor"),
+            handler="runsc",
+            overhead=kubernetes.client.V1Overhead(pod_fixed={"cpu": "100m"}),
+        )
         created = nodev1.create_runtime_class(body)
         assert created.handler == "runsc" and created.overhead.pod_fixed == {"cpu": "100m"}
         assert [rc.metadata.name for rc in nodev1.list_runtime_class().items] == ["gvisor"]
@@ -225,9 +267,16 @@ def test_official_client_reads_runtime_class_and_pod_overhead(cluster_factory):
             nodev1.patch_runtime_class("gvisor", {"handler": "runc"})
         status = json.loads(ei.value.body)
         assert ei.value.status == 422 and status["reason"] == "Invalid"
-        assert status["message"].endswith('"gvisor" is invalid: handler: Invalid value: "runc": field is immutable')
-        assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "handler",
-                                                "message": 'Invalid value: "runc": field is immutable'}]
+        assert status["message"].endswith(
+            '"gvisor" is invalid: handler: Invalid value: "runc": field is immutable'
+        )
+        assert status["details"]["causes"] == [
+            {
+                "reason": "FieldValueInvalid",
+                "field": "handler",
+                "message": 'Invalid value: "runc": field is immutable',
+            }
+        ]
         core = kubernetes.client.CoreV1Api(api)
         p = core.create_namespaced_pod("default", pod("sandboxed", "100m", runtimeClassName="gvisor"))
         assert p.spec.overhead == {"cpu": "100m"} and p.spec.runtime_class_name == "gvisor"

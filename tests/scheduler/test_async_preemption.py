@@ -54,7 +54,9 @@ class Cluster:
         created["status"] = status
         await self.client.update_status(NODES, created)
 
-    async def pod(self, name: str, cpu: str, pc: str, *, policy: str | None = None, grace: int = 30) -> JsonDict:
+    async def pod(
+        self, name: str, cpu: str, pc: str, *, policy: str | None = None, grace: int = 30
+    ) -> JsonDict:
         p = make_pod(name).req(cpu=cpu).obj()
         for k in ("uid", "creationTimestamp"):
             p["metadata"].pop(k)
@@ -78,18 +80,31 @@ class Cluster:
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    cfg = ServerConfig(data_dir=tmp_path / "srv", port=0,
-                       disable={"scheduler", "controllers", "kubelet", "descheduler"})
+    cfg = ServerConfig(
+        data_dir=tmp_path / "srv", port=0, disable={"scheduler", "controllers", "kubelet", "descheduler"}
+    )
     rs = await start(cfg)
     sched = Scheduler(client=rs.client, informers=rs.informers)
     c = Cluster(rs, sched)
-    for name, value, policy in (("low", 10, "PreemptLowerPriority"), ("high", 1000, "PreemptLowerPriority"),
-                                ("high-never", 1000, "Never")):
-        await rs.client.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                                 "metadata": {"name": name}, "value": value,
-                                                 "preemptionPolicy": policy})
-    c.tasks = [asyncio.create_task(rs.informers.run(), name="informers"),
-               asyncio.create_task(sched.run(), name="scheduler")]
+    for name, value, policy in (
+        ("low", 10, "PreemptLowerPriority"),
+        ("high", 1000, "PreemptLowerPriority"),
+        ("high-never", 1000, "Never"),
+    ):
+        await rs.client.create(
+            PRIORITYCLASSES,
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "preemptionPolicy": policy,
+            },
+        )
+    c.tasks = [
+        asyncio.create_task(rs.informers.run(), name="informers"),
+        asyncio.create_task(sched.run(), name="scheduler"),
+    ]
     try:
         yield c
     finally:
@@ -103,6 +118,7 @@ def _bound(c: Cluster, name: str) -> Callable[[], Awaitable[str | None]]:
     async def check() -> str | None:
         p = await c.get(name)
         return (p or {}).get("spec", {}).get("nodeName")
+
     return check
 
 
@@ -124,8 +140,12 @@ async def test_victims_terminate_then_preemptor_binds_to_nominated_node(cluster:
         assert v["metadata"]["deletionGracePeriodSeconds"] == 30  # their own grace period
         cond = next(x for x in v["status"]["conditions"] if x["type"] == "DisruptionTarget")
         assert cond.pop("lastTransitionTime").endswith("Z")
-        assert cond == {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-                        "message": "default-scheduler: preempting to accommodate a higher priority pod"}
+        assert cond == {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": "default-scheduler: preempting to accommodate a higher priority pod",
+        }
 
     async def preempted_events() -> list[JsonDict] | None:
         evs = [e for n in ("low-a", "low-b") for e in await c.events(n) if e["reason"] == "Preempted"]
@@ -171,8 +191,9 @@ async def test_preemption_policy_never_stays_pending(cluster: Cluster) -> None:
         return next((e for e in await c.events("polite") if e["reason"] == "FailedScheduling"), None)
 
     ev = await c.eventually(failed, "FailedScheduling")
-    assert ev["message"] == ("0/1 nodes are available: 1 Insufficient cpu. "
-                             "preemption: not eligible due to preemptionPolicy=Never.")
+    assert ev["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
     low = await c.get("low-a")
     assert low is not None and not low["metadata"].get("deletionTimestamp")
 
@@ -187,10 +208,14 @@ async def test_pre_enqueue_holds_a_preemptor_until_its_preemption_finishes(clust
     pl._preempting.add(pod["metadata"]["uid"])  # as prepare_candidate_async does
     st = fw.run_pre_enqueue(pod)
     assert (st.code.name, st.reasons, st.plugin) == (
-        "UNSCHEDULABLE_AND_UNRESOLVABLE", ["waiting for the preemption for this pod to be finished"], PREEMPTION)
+        "UNSCHEDULABLE_AND_UNRESOLVABLE",
+        ["waiting for the preemption for this pod to be finished"],
+        PREEMPTION,
+    )
     c.sched.queue.add(pod)
-    assert [(p["queue"], p["gatingPlugin"]) for p in c.sched.queue.pending_pods()
-            if p["pod"] == "default/held"] == [("unschedulablePods", PREEMPTION)]
+    assert [
+        (p["queue"], p["gatingPlugin"]) for p in c.sched.queue.pending_pods() if p["pod"] == "default/held"
+    ] == [("unschedulablePods", PREEMPTION)]
     pl._preempting.discard(pod["metadata"]["uid"])
     fw.activate([pod], gated_by=PREEMPTION)
     assert c.sched.queue.where(pod["metadata"]["uid"]) == "activeQ"  # activate is synchronous

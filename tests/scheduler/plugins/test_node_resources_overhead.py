@@ -24,9 +24,21 @@ BALANCED = "NodeResourcesBalancedAllocation"
 
 
 def framework(nodes: list[JsonDict], pods: list[JsonDict]) -> tuple[Framework, Snapshot]:
-    cfg = parse_config({"profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {
-        "enabled": [{"name": FIT, "weight": 1}, {"name": BALANCED, "weight": 1}],
-        "disabled": [{"name": "*"}]}}}]})
+    cfg = parse_config(
+        {
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {
+                        "multiPoint": {
+                            "enabled": [{"name": FIT, "weight": 1}, {"name": BALANCED, "weight": 1}],
+                            "disabled": [{"name": "*"}],
+                        }
+                    },
+                }
+            ]
+        }
+    )
     registry = in_tree_registry()
     cache = Cache()
     for n in nodes:
@@ -57,19 +69,42 @@ NODE = make_node("n1").capacity(cpu="4", memory="8Gi").obj()
     "existing, pod, reasons",
     [
         pytest.param([], make_pod("p").req(cpu="3500m").obj(), [], id="fits-without-overhead"),
-        pytest.param([], make_pod("p").req(cpu="3500m").overhead(cpu="1").obj(), ["Insufficient cpu"],
-                     id="overhead-makes-it-not-fit"),
-        pytest.param([], make_pod("p").req(memory="7Gi").overhead(memory="2Gi").obj(), ["Insufficient memory"],
-                     id="memory-overhead-counts"),
-        pytest.param([], make_pod("p").req(cpu="1").init_req(cpu="3").overhead(cpu="500m").obj(), [],
-                     id="init-max-plus-overhead-fits"),
-        pytest.param([], make_pod("p").req(cpu="1").init_req(cpu="3").overhead(cpu="1500m").obj(),
-                     ["Insufficient cpu"], id="overhead-added-to-init-max-not-to-containers-sum"),
-        pytest.param([make_pod("old").req(cpu="2").overhead(cpu="1").node("n1").obj()],
-                     make_pod("p").req(cpu="1500m").obj(), ["Insufficient cpu"],
-                     id="overhead-of-pods-on-the-node-is-requested"),
-        pytest.param([make_pod("old").req(cpu="2").node("n1").obj()],
-                     make_pod("p").req(cpu="1500m").obj(), [], id="same-node-without-overhead-fits"),
+        pytest.param(
+            [],
+            make_pod("p").req(cpu="3500m").overhead(cpu="1").obj(),
+            ["Insufficient cpu"],
+            id="overhead-makes-it-not-fit",
+        ),
+        pytest.param(
+            [],
+            make_pod("p").req(memory="7Gi").overhead(memory="2Gi").obj(),
+            ["Insufficient memory"],
+            id="memory-overhead-counts",
+        ),
+        pytest.param(
+            [],
+            make_pod("p").req(cpu="1").init_req(cpu="3").overhead(cpu="500m").obj(),
+            [],
+            id="init-max-plus-overhead-fits",
+        ),
+        pytest.param(
+            [],
+            make_pod("p").req(cpu="1").init_req(cpu="3").overhead(cpu="1500m").obj(),
+            ["Insufficient cpu"],
+            id="overhead-added-to-init-max-not-to-containers-sum",
+        ),
+        pytest.param(
+            [make_pod("old").req(cpu="2").overhead(cpu="1").node("n1").obj()],
+            make_pod("p").req(cpu="1500m").obj(),
+            ["Insufficient cpu"],
+            id="overhead-of-pods-on-the-node-is-requested",
+        ),
+        pytest.param(
+            [make_pod("old").req(cpu="2").node("n1").obj()],
+            make_pod("p").req(cpu="1500m").obj(),
+            [],
+            id="same-node-without-overhead-fits",
+        ),
     ],
 )
 def test_fit_filter_counts_overhead(existing: list[JsonDict], pod: JsonDict, reasons: list[str]) -> None:
@@ -95,11 +130,16 @@ def scores(pod: JsonDict) -> dict[str, Any]:
     [
         # LeastAllocated: cpu (4000-1000)*100/4000 = 75, memory (8-1)*100/8 = 87 -> (75+87)/2 = 81;
         # Balanced: fractions 0.25 and 0.125, std 0.0625 -> (1-0.0625)*100 = 93
-        pytest.param(make_pod("p").req(cpu="1", memory="1Gi").obj(), {FIT: 81, BALANCED: 93}, id="no-overhead"),
+        pytest.param(
+            make_pod("p").req(cpu="1", memory="1Gi").obj(), {FIT: 81, BALANCED: 93}, id="no-overhead"
+        ),
         # with 1 cpu + 1Gi overhead: cpu 2000m -> 50, memory 2Gi -> 75 -> 62;
         # fractions 0.5 and 0.25, std 0.125 -> 87
-        pytest.param(make_pod("p").req(cpu="1", memory="1Gi").overhead(cpu="1", memory="1Gi").obj(),
-                     {FIT: 62, BALANCED: 87}, id="overhead-counted-by-both-scores"),
+        pytest.param(
+            make_pod("p").req(cpu="1", memory="1Gi").overhead(cpu="1", memory="1Gi").obj(),
+            {FIT: 62, BALANCED: 87},
+            id="overhead-counted-by-both-scores",
+        ),
     ],
 )
 def test_scores_count_overhead(pod: JsonDict, want: dict[str, int]) -> None:
