@@ -247,6 +247,8 @@ def test_kubectl_applies_and_lists_runtime_classes(cluster_factory, tmp_path):
     assert rows[0] == ["NAME", "HANDLER", "AGE"] and rows[1][:2] == ["kata", "kata"]
     resources = c.kubectl(tmp_path, "api-resources", "--api-group=node.k8s.io", "--no-headers").split()
     assert resources[:4] == ["runtimeclasses", "node.k8s.io/v1", "false", "RuntimeClass"]
+    explained = c.kubectl(tmp_path, "explain", "runtimeclass.scheduling")  # served in the OpenAPI document
+    assert "nodeSelector" in explained and "tolerations" in explained
 
 
 def test_official_client_reads_runtime_class_and_pod_overhead(cluster_factory):
