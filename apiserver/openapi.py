@@ -53,6 +53,7 @@ _MODULE_PACKAGES = {
     "minik3s.api.policy": "io.k8s.api.policy.v1",
     "minik3s.api.scheduling": "io.k8s.api.scheduling.v1",
     "minik3s.api.coordination": "io.k8s.api.coordination.v1",
+    "minik3s.api.node": "io.k8s.api.node.v1",
     "minik3s.api.apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
 }
 # classes whose upstream name differs from the python one
@@ -69,6 +70,7 @@ _GROUP_MODULES = {
     "policy": "minik3s.api.policy",
     "scheduling.k8s.io": "minik3s.api.scheduling",
     "coordination.k8s.io": "minik3s.api.coordination",
+    "node.k8s.io": "minik3s.api.node",
     "apiextensions.k8s.io": "minik3s.api.apiextensions",
     "events.k8s.io": "minik3s.api.core",
 }
@@ -94,6 +96,7 @@ EXTENSIONS: dict[tuple[str, str], JsonDict] = {
     ("PodSpec", "ephemeralContainers"): _MERGE_NAME,
     ("PodSpec", "imagePullSecrets"): _MERGE_NAME,
     ("PodSpec", "tolerations"): _ATOMIC,
+    ("Scheduling", "tolerations"): _ATOMIC,  # node.k8s.io/v1 RuntimeClass.scheduling
     ("PodSpec", "hostAliases"): {"x-kubernetes-patch-merge-key": "ip", "x-kubernetes-patch-strategy": "merge",
                                  "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["ip"]},
     ("PodSpec", "readinessGates"): _ATOMIC,

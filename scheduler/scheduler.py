@@ -7,6 +7,8 @@ Upstream: pkg/scheduler/scheduler.go and schedule_one.go. Data flow:
       next_start_node_index, stopping after num_feasible_nodes_to_find) -> [PostFilter on
       failure] -> PreScore/Score -> select_host -> assume -> Reserve -> Permit
     binding task (tracked, off the hot path): WaitOnPermit -> PreBind -> Bind -> PostBind
+    preemption task (tracked, started by DefaultPreemption's PostFilter through the framework's
+      `spawn`): victim status patches, deletes, events; the preemptor waits at PreEnqueue
     failures -> queue.add_unschedulable_if_not_present + FailedScheduling event + PodScheduled
       condition (status writes and events go through ApiWriter, never blocking the loop)
 
@@ -266,6 +268,9 @@ class Scheduler:
             pod_max_backoff=float(self.config.pod_max_backoff_seconds))
         for fw in self.frameworks.values():
             fw.nominator = self.queue.nominator
+            fw.spawner = self._spawn
+            fw.pod_activator = self.queue.activate
+            fw.event_recorder = self._record_event
         self.explainer = Explainer(explain_capacity)
         self.writer = ApiWriter(client, max_pending_events=max_pending_events)
         self.next_start_node_index = 0
@@ -721,7 +726,8 @@ class Scheduler:
         meta = pod.get("metadata") or {}
         self.writer.patch_status(meta.get("namespace") or "default", meta.get("name") or "", patch)
 
-    def _record_event(self, pod: JsonDict, type_: str, reason: str, action: str, message: str) -> None:
+    def _record_event(self, pod: JsonDict, type_: str, reason: str, action: str, message: str, *,
+                      related: JsonDict | None = None) -> None:
         meta = pod.get("metadata") or {}
         now = self.clock.now()
         ns = meta.get("namespace") or "default"
@@ -729,7 +735,7 @@ class Scheduler:
         seq = next(self._event_seq)
         stamp = int(now.timestamp() * 1e9) + seq
         ts = rfc3339(now)
-        self.writer.emit_event({
+        event: JsonDict = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"{name}.{stamp:x}", "namespace": ns},
@@ -746,7 +752,12 @@ class Scheduler:
             "lastTimestamp": ts,
             "eventTime": rfc3339_micro(now),
             "count": 1,
-        })
+        }
+        if related is not None:
+            rmeta = related.get("metadata") or {}
+            event["related"] = {"apiVersion": "v1", "kind": "Pod", "namespace": rmeta.get("namespace") or ns,
+                                "name": rmeta.get("name") or "", "uid": rmeta.get("uid") or ""}
+        self.writer.emit_event(event)
 
 
 _MIN_FILTER_CHUNK = 64

@@ -916,6 +916,17 @@ SERVICEACCOUNT_PRINTER = Printer(
     lambda o, now: [_d(o, "metadata", "name") or "", since(_d(o, "metadata", "creationTimestamp"), now)],
 )
 
+RUNTIMECLASS_PRINTER = Printer(
+    (
+        _name(),
+        Column("Handler", "string", "handler specifies the underlying runtime and configuration that the CRI "
+               "implementation will use to handle pods of this class."),
+        _age(),
+    ),
+    lambda o, now: [_d(o, "metadata", "name") or "", _str(o.get("handler")),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
 PRIORITYCLASS_PRINTER = Printer(
     (
         _name(),
@@ -1040,6 +1051,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("batch", "jobs"): JOB_PRINTER,
         ("batch", "cronjobs"): CRONJOB_PRINTER,
         ("scheduling.k8s.io", "priorityclasses"): PRIORITYCLASS_PRINTER,
+        ("node.k8s.io", "runtimeclasses"): RUNTIMECLASS_PRINTER,
         ("policy", "poddisruptionbudgets"): PDB_PRINTER,
         ("coordination.k8s.io", "leases"): LEASE_PRINTER,
     }

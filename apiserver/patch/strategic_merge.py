@@ -219,6 +219,7 @@ def _table() -> dict[tuple[str, str], PatchMeta]:
         ("apps/v1", "ControllerRevision"),
         ("coordination.k8s.io/v1", "Lease"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
+        ("node.k8s.io/v1", "RuntimeClass"),  # scheduling.tolerations: +listType=atomic, replaced
         ("events.k8s.io/v1", "Event"),
         ("autoscaling/v1", "Scale"),
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),

@@ -40,6 +40,7 @@ from .namespace import NamespaceStrategy
 from .node import NodeStrategy
 from .pod import PodStrategy
 from .policy import PodDisruptionBudgetStrategy
+from .runtime_class import RuntimeClassStrategy
 from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
 from .service import ServiceStrategy
@@ -80,6 +81,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
+        ("node.k8s.io", "RuntimeClass"): RuntimeClassStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
         ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True),

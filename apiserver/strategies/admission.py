@@ -1,11 +1,13 @@
 """Built-in admission: NamespaceLifecycle, ServiceAccount (name only), Priority,
-DefaultTolerationSeconds (layer L4, apiserver).
+DefaultTolerationSeconds, RuntimeClass (layer L4, apiserver).
 
 Why: kube-apiserver's default admission chain changes and checks objects after decoding and
 defaulting: it refuses content in missing or terminating namespaces, resolves a pod's
 priorityClassName into spec.priority/preemptionPolicy (plugin/pkg/admission/priority), keeps
 one globalDefault PriorityClass, and gives every pod 300 s tolerations for the
-not-ready/unreachable NoExecute taints (plugin/pkg/admission/defaulttolerationseconds).
+not-ready/unreachable NoExecute taints (plugin/pkg/admission/defaulttolerationseconds), and
+copies a named RuntimeClass's overhead and scheduling constraints into the pod
+(plugin/pkg/admission/runtimeclass), in upstream's plugin order.
 
 Data flow: handler -> admit(group, kind, operation, obj, old, lookup) -> lookup reads other
 objects from the store (sync) -> obj changed in place or an ApiError raised (403/404).
@@ -22,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from minik3s.api.errors import ForbiddenError, NotFoundError
+from minik3s.api.helpers.taints import merge_tolerations
+from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.scheduling import SYSTEM_PRIORITY_CLASSES
 from minik3s.api.types import JsonDict
 
@@ -217,6 +221,68 @@ def admit_service_account(obj: JsonDict) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# RuntimeClass
+# ------------------------------------------------------------------------------------------------
+
+
+def _same_resources(a: JsonDict, b: JsonDict) -> bool:
+    """Semantic equality of two resource lists (quantities compared by value: 1000m == 1)."""
+    if set(a) != set(b):
+        return False
+    try:
+        return all(parse_quantity(a[k]) == parse_quantity(b[k]) for k in a)
+    except (QuantityError, TypeError):
+        return a == b
+
+
+def admit_runtime_class(obj: JsonDict, lookup: Lookup) -> None:
+    """plugin/pkg/admission/runtimeclass, mutation then validation: a pod naming a RuntimeClass
+    gets its overhead.podFixed as spec.overhead (a different overhead already set is refused),
+    its scheduling.nodeSelector merged into spec.nodeSelector (a conflicting key is refused) and
+    its scheduling.tolerations merged into spec.tolerations (covered ones dropped). A pod that sets
+    an overhead without a class defining one is refused; an unknown class is refused (403)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    name = (obj.get("metadata") or {}).get("name") or ""
+    rc_name = spec.get("runtimeClassName")
+    rc: JsonDict = {}
+    if rc_name:
+        raw = lookup("node.k8s.io", "runtimeclasses", None, str(rc_name))
+        if not isinstance(raw, dict):
+            raise forbidden("", "Pod", name, f'pod rejected: RuntimeClass "{rc_name}" not found')
+        rc = raw
+    overhead = rc.get("overhead")
+    fixed = overhead.get("podFixed") if isinstance(overhead, dict) else None
+    pod_overhead = spec.get("overhead")
+    if isinstance(fixed, dict):
+        if pod_overhead is not None and not (isinstance(pod_overhead, dict) and _same_resources(pod_overhead, fixed)):
+            raise forbidden("", "Pod", name, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+        spec["overhead"] = dict(fixed)
+    elif pod_overhead is not None:
+        raise forbidden("", "Pod", name,
+                        "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+    sched = rc.get("scheduling")
+    if not isinstance(sched, dict):
+        return
+    class_selector = sched.get("nodeSelector")
+    if isinstance(class_selector, dict) and class_selector:
+        selector = spec.get("nodeSelector")
+        if isinstance(selector, dict) and selector:
+            for key, value in class_selector.items():
+                if key in selector and selector[key] != value:
+                    raise forbidden("", "Pod", name, f"conflict: runtimeClass.scheduling.nodeSelector[{key}] = "
+                                    f"{value}; pod.spec.nodeSelector[{key}] = {selector[key]}")
+                selector[key] = value
+        else:
+            spec["nodeSelector"] = dict(class_selector)
+    class_tols = [dict(t) for t in sched.get("tolerations") or () if isinstance(t, dict)]
+    if class_tols:
+        pod_tols = [t for t in spec.get("tolerations") or () if isinstance(t, dict)]
+        spec["tolerations"] = merge_tolerations(pod_tols, class_tols)
+
+
+# ------------------------------------------------------------------------------------------------
 # the chain
 # ------------------------------------------------------------------------------------------------
 
@@ -230,5 +296,6 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
         admit_service_account(obj)
         admit_pod_priority(obj, lookup)
         admit_default_tolerations(obj)
+        admit_runtime_class(obj, lookup)
     elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
         admit_priority_class(op, obj, lookup)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from minik3s.api import apiextensions, apps, coordination, core, policy, scheduling
+from minik3s.api import apiextensions, apps, coordination, core, node, policy, scheduling
 from minik3s.api.types import JsonDict
 
 
@@ -209,6 +209,7 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("policy", "PodDisruptionBudget"): policy.PodDisruptionBudget,
         ("policy", "Eviction"): policy.Eviction,
         ("scheduling.k8s.io", "PriorityClass"): scheduling.PriorityClass,
+        ("node.k8s.io", "RuntimeClass"): node.RuntimeClass,
         ("coordination.k8s.io", "Lease"): coordination.Lease,
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
     }

@@ -254,13 +254,18 @@ class PriorityQueue:
         self._move_to_active(q)
         self.nominator.add(q.pod_info)
 
-    def activate(self, pods: list[JsonDict]) -> None:
-        """Move the given pods (if in backoffQ / unschedulablePods) to activeQ (ForceActivate)."""
+    def activate(self, pods: list[JsonDict], *, gated_by: str | None = None) -> None:
+        """Move the given pods (if in backoffQ / unschedulablePods) to activeQ (ForceActivate).
+        With `gated_by`, only pods held at PreEnqueue by that plugin (e.g. DefaultPreemption
+        releasing a preemptor whose requeue events arrived while it was held)."""
         for pod in pods:
             uid = (pod.get("metadata") or {}).get("uid") or ""
             q = self._unschedulable.get(uid) or self._backoff.get(uid)
-            if q is not None:
-                self._move_to_active(q)
+            if q is None:
+                continue
+            if gated_by is not None and not (q.gated and q.gating_plugin == gated_by):
+                continue
+            self._move_to_active(q)
 
     def update(self, old: JsonDict | None, new: JsonDict) -> None:
         uid = (new.get("metadata") or {}).get("uid") or ""

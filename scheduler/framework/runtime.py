@@ -220,6 +220,11 @@ class Framework:
         self.nominator = nominator
         self.clock = clock or Clock()
         self.rng = rng
+        # set by the scheduler that owns this framework (None when driven alone, e.g. in tests):
+        # where plugins' background tasks run, how pods are requeued, how events are recorded
+        self.spawner: Callable[[Any, str], None] | None = None
+        self.pod_activator: Callable[..., None] | None = None
+        self.event_recorder: Callable[..., None] | None = None
         self._timer_tasks: set[asyncio.Task[None]] = set()
         expanded = expand_plugins(spec, registry)
         needed: list[str] = []
@@ -293,6 +298,28 @@ class Framework:
     @property
     def scheduler_name(self) -> str:
         return self.profile_name
+
+    def spawn(self, coro: Any, name: str) -> None:
+        """Run `coro` as a named task owned by the scheduler (upstream: a goroutine the
+        plugin starts; here it is tracked, and cancelled with the scheduler)."""
+        if self.spawner is not None:
+            self.spawner(coro, name)
+            return
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._timer_tasks.add(task)
+        task.add_done_callback(self._timer_tasks.discard)
+
+    def activate(self, pods: list[JsonDict], *, gated_by: str | None = None) -> None:
+        """Move `pods` to activeQ (upstream Handle.Activate); with `gated_by`, only those held
+        at PreEnqueue by that plugin."""
+        if self.pod_activator is not None:
+            self.pod_activator(pods, gated_by=gated_by)
+
+    def record_event(self, obj: JsonDict, type_: str, reason: str, action: str, message: str, *,
+                     related: JsonDict | None = None) -> None:
+        """Emit an Event about `obj` through the scheduler's event writer (upstream EventRecorder)."""
+        if self.event_recorder is not None:
+            self.event_recorder(obj, type_, reason, action, message, related=related)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to `node_name` (by preemption), for PostFilter plugins."""

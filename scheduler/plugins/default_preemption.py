@@ -1,20 +1,34 @@
-"""DefaultPreemption (PostFilter): when no node fits, find a node where evicting strictly
-lower-priority pods lets the pod fit, delete those victims and nominate that node (upstream
-plugins/defaultpreemption + framework/preemption).
+"""DefaultPreemption (PreEnqueue, PostFilter): when no node fits, find a node where evicting
+strictly lower-priority pods lets the pod fit, nominate that node and evict those victims in a
+background task (upstream plugins/defaultpreemption + framework/preemption; layer L4).
 
-Flow: eligibility (preemptionPolicy Never; a lower-priority pod on the nominated node already
-terminating because of scheduler preemption) -> candidates among nodes whose filter status was
+Flow: PreEnqueue holds a pod whose preemption is still running ("waiting for the preemption for
+this pod to be finished") -> eligibility (preemptionPolicy Never; a lower-priority pod on the
+nominated node already terminating because of scheduler preemption) -> candidates among nodes whose filter status was
 Unschedulable (not UnschedulableAndUnresolvable), dry-run from a random offset until enough are
 found -> per node: remove every lower-priority pod, check fit, reprieve PDB-violating then other
 victims, most important first -> pick a node (fewest PDB violations, lowest highest victim priority,
 smallest shifted priority sum, fewest victims, latest start of the highest-priority victims, first)
--> for each victim: reject it if waiting at Permit, else patch a DisruptionTarget condition
-(reason PreemptionByScheduler) and delete it; clear lower-priority nominations on that node.
+-> return the node as the preemptor's nomination at once, and do the API calls in a tracked task
+(upstream v1.33 async preemption, KEP-4832, `prepareCandidateAsync`): clear lower-priority
+nominations on that node; for each victim but the last, in parallel: reject it if waiting at
+Permit, else strategic-merge-patch a DisruptionTarget condition (reason PreemptionByScheduler)
+into its status, delete it with its own grace period, and emit a `Preempted` event; release the
+preemptor from PreEnqueue; then the last victim the same way (skipped when an earlier one
+failed); finally activate the preemptor if it is still held, or if any call failed.
+
+While victims terminate they keep their resources in the scheduler cache (the cache drops a pod
+only on its deletion), so the preemptor's retries fail Filter and are not eligible to preempt
+again ("a terminating pod on the nominated node") until the victims are gone; the AssignedPod
+Delete event then requeues it through NodeResourcesFit's hint, and it binds.
 
 What the framework handle must offer (besides Handle): `run_filter_plugins_with_nominated_pods(state,
 pod_info, node_info) -> Status`, `run_pre_filter_extension_remove_pod(state, pod_info, victim_info,
 node_info) -> Status`, `run_pre_filter_extension_add_pod(...) -> Status`; optional:
-`nominated_pods_for_node(node_name) -> list[PodInfo]`, `rng` (random.Random), `scheduler_name`.
+`nominated_pods_for_node(node_name) -> list[PodInfo]`, `rng` (random.Random), `scheduler_name`,
+`spawn(coro, name)` (owner of the preemption task; else the plugin tracks it itself),
+`activate(pods, gated_by=...)` (requeue), `record_event(obj, type, reason, action, message,
+related=...)`, `clock`.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -42,6 +57,7 @@ from scheduler.framework.interface import (
     EventResource,
     PostFilterPlugin,
     PostFilterResult,
+    PreEnqueuePlugin,
     QueueingHint,
     Status,
 )
@@ -55,6 +71,8 @@ MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+MSG_WAITING = "waiting for the preemption for this pod to be finished"
+REASON_PREEMPTED = "Preempted"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 _MAX_INT32 = 2**31 - 1
@@ -179,7 +197,7 @@ def fit_error_message(
     return msg
 
 
-class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
+class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     NAME = names.DEFAULT_PREEMPTION
     Args = DefaultPreemptionArgs
 
@@ -191,12 +209,23 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         rng = getattr(handle, "rng", None) if handle is not None else None
         self._rng: random.Random = rng if isinstance(rng, random.Random) else random.Random(0)
         self._pdb_store: Any = None
+        # preemptors whose victim handling is still running (upstream Evaluator.preempting)
+        self._preempting: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         informers = getattr(handle, "informers", None) if handle is not None else None
         if informers is not None:
             try:
                 self._pdb_store = informers.informer(PODDISRUPTIONBUDGETS).store
             except Exception:  # noqa: BLE001 - without PDBs every victim counts as non-violating
                 logger.debug("no PodDisruptionBudget informer; preemption ignores PDBs")
+
+    # --- PreEnqueue: hold a preemptor while its preemption runs ------------------------------
+
+    def pre_enqueue(self, pod: JsonDict) -> Status:
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        if uid in self._preempting:
+            return Status.unresolvable(MSG_WAITING, plugin=self.NAME)
+        return Status()
 
     # --- eligibility ------------------------------------------------------------------------
 
@@ -361,38 +390,104 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         best = pick_one_node_for_preemption(candidates)
         if best is None or not best.name:
             return None, Status.unschedulable("no candidate node for preemption", plugin=self.NAME)
-        st = await self.prepare_candidate(best, pod)
-        if not st.is_success():
-            return None, st
+        self.prepare_candidate_async(best, pod)
         return PostFilterResult(best.name), Status()
 
-    # --- carrying it out --------------------------------------------------------------------
+    # --- carrying it out (asynchronously, upstream prepareCandidateAsync) --------------------
 
-    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status:
-        errors: list[BaseException] = []
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Whether the preemption started for pod `uid` is still making its API calls."""
+        return uid in self._preempting
 
-        async def one(v: PodInfo) -> None:
-            try:
-                await self.preempt_pod(c, pod, v)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # noqa: BLE001 - any API failure fails this attempt
-                errors.append(e)
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+        """Start the victim handling for `c` in its own task and return at once. The preemptor
+        is marked preempting first, so PreEnqueue holds it until the task lets it go."""
+        self._preempting.add(pod.uid)
+        coro = self._run_preemption(c, pod)
+        name = f"preemption:{pod.key}"
+        spawn = getattr(self.handle, "spawn", None) if self.handle is not None else None
+        if callable(spawn):
+            spawn(coro, name)
+            return
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-        async with asyncio.TaskGroup() as tg:
-            for v in c.victims:
-                tg.create_task(one(v), name=f"preempt-{v.key}")
-        if errors:
-            return Status.as_error(errors[0], plugin=self.NAME)
-        lower = []
+    async def wait_for_preemptions(self) -> None:
+        """Await the preemption tasks this plugin started itself (tests; shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _run_preemption(self, c: Candidate, pod: PodInfo) -> None:
+        """The preemption task: `_preempt_victims`, then the preemptor is released from
+        PreEnqueue (if not already) and activated when it is still held there, or when any
+        call failed (upstream activates on failure so the pod cannot stay parked)."""
+        failed = False
+        try:
+            failed = not await self._preempt_victims(c, pod)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a crash here must not stop the scheduler
+            logger.exception("preemption task crashed preemptor=%s", pod.key)
+            failed = True
+        finally:
+            self._preempting.discard(pod.uid)
+        self._activate(pod, only_gated=not failed)
+
+    async def _preempt_victims(self, c: Candidate, pod: PodInfo) -> bool:
+        """Clear lower-priority nominations on the node, preempt every victim but the last in
+        parallel, release the preemptor, then preempt the last victim (skipped when an earlier
+        one failed). The preemptor is released before the last deletion so that deletion's
+        event can requeue it (upstream's ordering). Returns whether every call succeeded."""
+        ok = True
+        logger.info("preemption started preemptor=%s node=%s victims=%d", pod.key, c.name, len(c.victims))
         nominated_fn = getattr(self.handle, "nominated_pods_for_node", None)
+        lower: list[PodInfo] = []
         if callable(nominated_fn):
             lower = [p for p in nominated_fn(c.name) if p.priority < pod.priority and p.uid != pod.uid]
         if lower:
-            await self._clear_nominated_node_name(lower)
-        return Status()
+            try:
+                await self._clear_nominated_node_name(lower)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # not critical (upstream carries on)
+                logger.info("could not clear nominatedNodeName node=%s err=%s", c.name, e)
+                ok = False
+        if not c.victims:
+            return ok
+        head, last = c.victims[:-1], c.victims[-1]
+        head_ok = True
+        if head:
+            results = await asyncio.gather(
+                *(self.preempt_pod(c, pod, v) for v in head), return_exceptions=True
+            )
+            for r in results:
+                if isinstance(r, asyncio.CancelledError):
+                    raise r
+                if isinstance(r, BaseException):
+                    logger.info("preemption of a victim failed preemptor=%s err=%s", pod.key, r)
+                    head_ok = False
+        self._preempting.discard(pod.uid)
+        if head_ok:
+            try:
+                await self.preempt_pod(c, pod, last)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the preemptor is activated by the caller
+                logger.info("preemption of the last victim failed preemptor=%s err=%s", pod.key, e)
+                head_ok = False
+        logger.info("preemption finished preemptor=%s node=%s ok=%s", pod.key, c.name, ok and head_ok)
+        return ok and head_ok
+
+    def _activate(self, pod: PodInfo, *, only_gated: bool) -> None:
+        activate = getattr(self.handle, "activate", None) if self.handle is not None else None
+        if callable(activate):
+            activate([pod.pod], gated_by=self.NAME if only_gated else None)
 
     async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
+        """One victim: a Permit-waiting pod is rejected; any other gets the DisruptionTarget
+        condition (a strategic-merge status patch keyed by condition type, so concurrent status
+        writes survive), is deleted with its own grace period, and gets a `Preempted` event."""
         h = self._h
         waiting = h.get_waiting_pod(victim.uid) if hasattr(h, "get_waiting_pod") else None
         if waiting is not None:
@@ -403,46 +498,61 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                 victim.key,
                 c.name,
             )
-            return
-        scheduler_name = preemptor.spec.get("schedulerName") or getattr(
-            h, "scheduler_name", "default-scheduler"
-        )
-        cond = {
-            "type": DISRUPTION_TARGET,
-            "status": "True",
-            "reason": REASON_PREEMPTION_BY_SCHEDULER,
-            "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
-            # upstream UpdatePodCondition stamps the transition time (kept when the status is unchanged)
-            "lastTransitionTime": rfc3339(h.clock.now()),
-        }
-        conditions = [dict(x) for x in (victim.pod.get("status") or {}).get("conditions") or ()]
-        updated = False
-        for i, existing in enumerate(conditions):
-            if existing.get("type") == DISRUPTION_TARGET:
-                if any(existing.get(k) != cond[k] for k in ("status", "reason", "message")):
-                    if existing.get("status") == cond["status"] and existing.get("lastTransitionTime"):
-                        cond["lastTransitionTime"] = existing["lastTransitionTime"]
-                    conditions[i] = cond
-                    updated = True
-                break
         else:
-            conditions.append(cond)
-            updated = True
-        try:
-            if updated:
-                await h.client.patch(
-                    PODS,
-                    victim.name,
-                    {"status": {"conditions": conditions}},
-                    victim.namespace,
-                    patch_type="merge",
-                    subresource="status",
-                )
-            await h.client.delete(PODS, victim.name, victim.namespace)
-        except NotFoundError:
-            logger.debug("victim already deleted victim=%s", victim.key)
-            return
-        logger.info("preempted victim=%s preemptor=%s node=%s", victim.key, preemptor.key, c.name)
+            scheduler_name = preemptor.spec.get("schedulerName") or getattr(
+                h, "scheduler_name", "default-scheduler"
+            )
+            cond: JsonDict = {
+                "type": DISRUPTION_TARGET,
+                "status": "True",
+                "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+            }
+            existing = next(
+                (
+                    x
+                    for x in (victim.pod.get("status") or {}).get("conditions") or ()
+                    if x.get("type") == DISRUPTION_TARGET
+                ),
+                None,
+            )
+            updated = existing is None or any(
+                existing.get(k) != cond[k] for k in ("status", "reason", "message")
+            )
+            try:
+                if updated:
+                    if existing is not None and existing.get("status") == cond["status"]:
+                        cond["lastTransitionTime"] = existing.get("lastTransitionTime") or self._now()
+                    else:
+                        cond["lastTransitionTime"] = self._now()
+                    await h.client.patch(
+                        PODS,
+                        victim.name,
+                        {"status": {"conditions": [cond]}},
+                        victim.namespace,
+                        patch_type="strategic",
+                        subresource="status",
+                    )
+                await h.client.delete(PODS, victim.name, victim.namespace)
+            except NotFoundError:
+                logger.debug("victim already deleted victim=%s", victim.key)
+                return
+            logger.info("preempted victim=%s preemptor=%s node=%s", victim.key, preemptor.key, c.name)
+        record = getattr(h, "record_event", None)
+        if callable(record):
+            record(
+                victim.pod,
+                "Normal",
+                REASON_PREEMPTED,
+                "Preempting",
+                f"Preempted by pod {preemptor.uid} on node {c.name}",
+                related=preemptor.pod,
+            )
+
+    def _now(self) -> str:
+        clock = getattr(self.handle, "clock", None) if self.handle is not None else None
+        now = clock.now() if clock is not None else datetime.now(UTC)
+        return rfc3339(now)
 
     async def _clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None:
         for p in pods:

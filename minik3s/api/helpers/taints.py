@@ -80,3 +80,46 @@ def pod_tolerations(pod: JsonDict) -> list[JsonDict]:
 def taint_message(taint: JsonDict) -> str:
     """`node(s) had untolerated taint {key: value}` as upstream TaintToleration's reason."""
     return f"node(s) had untolerated taint {{{taint.get('key') or ''}: {taint.get('value') or ''}}}"
+
+
+def _norm_toleration(t: JsonDict) -> tuple[str, str, str, str, object]:
+    op = t.get("operator") or "Equal"  # an empty operator means Equal
+    return (t.get("key") or "", op, t.get("value") or "", t.get("effect") or "", t.get("tolerationSeconds"))
+
+
+def toleration_is_superset(ss: JsonDict, t: JsonDict) -> bool:
+    """Whether toleration `ss` tolerates every taint `t` tolerates (upstream pkg/util/tolerations
+    isSuperset). Example: {operator: Exists} covers everything; {key: k, operator: Exists,
+    effect: NoExecute, tolerationSeconds: 60} covers {key: k, value: v, effect: NoExecute,
+    tolerationSeconds: 30} (it tolerates for less long) but not the same with 120."""
+    ss_key, ss_op, ss_value, ss_effect, ss_secs = _norm_toleration(ss)
+    t_key, t_op, t_value, t_effect, t_secs = _norm_toleration(t)
+    if (ss_key, ss_op, ss_value, ss_effect, ss_secs) == (t_key, t_op, t_value, t_effect, t_secs):
+        return True
+    if t_key != ss_key and (ss_key != "" or ss_op != "Exists"):
+        return False
+    if t_effect != ss_effect and ss_effect != "":
+        return False
+    if ss_effect == NO_EXECUTE and ss_secs is not None:
+        if t_secs is None or not isinstance(t_secs, int) or not isinstance(ss_secs, int) or t_secs > ss_secs:
+            return False
+    if ss_op == "Exists":
+        return True
+    return ss_op == "Equal" and t_op == "Equal" and t_value == ss_value
+
+
+def merge_tolerations(first: Sequence[JsonDict], second: Sequence[JsonDict]) -> list[JsonDict]:
+    """`first` then `second`, dropping every toleration another one already covers (upstream
+    MergeTolerations; of two equal tolerations the first is kept). Example: merging
+    [{key: a, operator: Exists}] with [{key: a, value: x}, {key: b, operator: Exists}] gives
+    [{key: a, operator: Exists}, {key: b, operator: Exists}]."""
+    everything = [*first, *second]
+    merged: list[JsonDict] = []
+    for i, t in enumerate(everything):
+        if any(toleration_is_superset(m, t) for m in merged):
+            continue
+        nt = _norm_toleration(t)
+        if any(_norm_toleration(o) != nt and toleration_is_superset(o, t) for o in everything[i + 1:]):
+            continue
+        merged.append(t)
+    return merged

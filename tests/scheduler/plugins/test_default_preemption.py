@@ -1,5 +1,6 @@
 """DefaultPreemption (upstream defaultpreemption/default_preemption_test.go and preemption_test.go core cases)."""
 
+import asyncio
 import copy
 
 import pytest
@@ -95,6 +96,9 @@ async def _preempt(fw, api, nodes, pods, preemptor, *, pdbs=None, nominated=None
     result, st = await run.framework.run_post_filter(
         state, PodInfo(preemptor), {k: v for k, v in statuses.items() if not v.is_success()}
     )
+    # the API calls run in the preemption task the plugin spawned through the scheduler
+    while pending := [t for t in asyncio.all_tasks() if t.get_name().startswith("preemption:")]:
+        await asyncio.gather(*pending, return_exceptions=True)
     return result, st, client.calls
 
 
