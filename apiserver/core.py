@@ -301,7 +301,7 @@ class ApiCore:
     def list(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> JsonDict:
         pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
-        items, rev = self.store.list(prefix)
+        rev = self.store.revision
         start_after = ""
         if opts.continue_:
             try:
@@ -326,28 +326,28 @@ class ApiCore:
         limit = opts.limit if opts.limit and opts.limit > 0 else None
         out: list[JsonDict] = []
         cont = ""
-        if start_after:
-            # items are sorted by key; skip until past the last key returned
-            keys_skip = True
-        else:
-            keys_skip = False
         remaining = 0
-        for obj in items:
-            if keys_skip:
-                m = obj.get("metadata") or {}
-                if info.key(m.get("namespace") if info.namespaced else None, m.get("name", "")) <= start_after:
+        if limit is None and not start_after:
+            items, rev = self.store.list(prefix)
+            out = items if pred is None else [o for o in items if pred(o)]
+        else:
+            # the page starts at the continue key by bisection, never by skipping from the front
+            last_key = ""
+            it = self.store.iter_after(prefix, start_after)
+            for k, obj in it:
+                if pred is not None and not pred(obj):
                     continue
-                keys_skip = False
-            if pred is not None and not pred(obj):
-                continue
-            if limit is not None and len(out) >= limit:
-                remaining += 1
-                continue
-            out.append(obj)
-        if limit is not None and remaining:
-            last = out[-1]["metadata"]
-            last_key = info.key(last.get("namespace") if info.namespaced else None, last.get("name", ""))
-            cont = base64.urlsafe_b64encode(orjson.dumps({"rv": rev, "start": last_key})).decode().rstrip("=")
+                if limit is not None and len(out) >= limit:
+                    remaining = 1
+                    break
+                out.append(obj)
+                last_key = k
+            if remaining:
+                if pred is None:
+                    remaining = self.store.count_after(prefix, last_key)
+                else:
+                    remaining += sum(1 for _k, o in it if pred(o))
+                cont = base64.urlsafe_b64encode(orjson.dumps({"rv": rev, "start": last_key})).decode().rstrip("=")
         meta: JsonDict = {"resourceVersion": str(rev)}
         if cont:
             meta["continue"] = cont
