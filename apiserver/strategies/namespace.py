@@ -8,11 +8,15 @@ finalizers and status are kept (they change only through /finalize and /status).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import ClassVar
 
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import validate_finalizers
 
 from .base import Strategy, as_dict
+from .rest import Subresource, UpdateSubresource
 
 FINALIZER_KUBERNETES = "kubernetes"
 NAME_LABEL = "kubernetes.io/metadata.name"
@@ -22,6 +26,23 @@ class NamespaceStrategy(Strategy):
     kind = "Namespace"
     has_status = True
     name_format = "label"
+    return_deleted_object = True
+    # namespaces/finalize: PUT only (upstream FinalizeREST), spec.finalizers alone may change
+    subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType(
+        {"finalize": UpdateSubresource("finalize", verbs=frozenset({"PUT"}), decode_check=False)})
+
+    def finalization_pending(self, obj: JsonDict) -> bool:
+        """ShouldDeleteNamespaceDuringUpdate: a deleted namespace stays until the namespace
+        controller has emptied spec.finalizers (after removing its content)."""
+        return bool(as_dict(obj.get("spec")).get("finalizers"))
+
+    def prepare_for_delete(self, obj: JsonDict, now: str) -> bool:
+        """Upstream namespace REST Delete: a namespace being deleted is phase Terminating."""
+        st = obj.setdefault("status", {})
+        if st.get("phase") == "Terminating":
+            return False
+        st["phase"] = "Terminating"
+        return True
 
     def _default(self, obj: JsonDict) -> None:
         meta = obj.setdefault("metadata", {})
