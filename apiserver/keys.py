@@ -6,7 +6,7 @@ imports the factory back (the dependency rule: app -> handlers -> keys -> core).
 
 Data flow: `create_app` stores the core, the explain provider, readiness, the OpenAPI document
 cache and the shared watch-event encoding cache; every open watch registers a `WatchStream`
-in `WATCHES`, which `on_shutdown` cancels.
+in `WATCHES`, which `on_shutdown` ends.
 """
 
 from __future__ import annotations
@@ -28,10 +28,16 @@ WatchEncodeKey = tuple[str, str | None]
 
 @dataclass(slots=True, eq=False)
 class WatchStream:
-    """One open watch response and the task serving it (cancelled on server shutdown)."""
+    """One open watch response and the deadline its handler runs under. Server shutdown moves
+    the deadline to now: the handler's `asyncio.timeout` fires, and it ends the stream the way
+    an expired `timeoutSeconds` does (a complete chunked response), with nothing cancelled
+    from outside."""
 
     response: web.StreamResponse
-    task: asyncio.Task[object] | None
+    deadline: asyncio.Timeout
+
+    def end_now(self) -> None:
+        self.deadline.reschedule(asyncio.get_running_loop().time())
 
 
 CORE = web.AppKey("core", ApiCore)

@@ -3,7 +3,7 @@
 Data flow: `core.watch` yields (type, object) -> encoded once per event state and shared by
 every watcher through `WATCH_ENCODE_CACHE` (or rendered as a Table row for `as=Table`) ->
 written to the chunked response. The stream registers a `WatchStream` in `WATCHES` so server
-shutdown can cancel it; it ends at `timeoutSeconds` (default: 30-60 min, as kube-apiserver's
+shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds` (default: 30-60 min, as kube-apiserver's
 randomised MinRequestTimeout) or when the client goes away.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from datetime import UTC, datetime
 
 import orjson
@@ -44,14 +43,15 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                                                    "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()
     await resp.prepare(request)
-    stream = WatchStream(resp, asyncio.current_task())
     watches = request.app[WATCHES]
-    watches.add(stream)
-    duration = opts.timeout_seconds if opts.timeout_seconds else DEFAULT_WATCH_TIMEOUT * (1 + random.random())
+    duration = opts.timeout_seconds if opts.timeout_seconds else DEFAULT_WATCH_TIMEOUT * (1 + core.rng.random())
     first_table = True
     encode_cache = request.app[WATCH_ENCODE_CACHE]
+    stream: WatchStream | None = None
     try:
-        async with asyncio.timeout(duration):
+        async with asyncio.timeout(duration) as deadline:
+            stream = WatchStream(resp, deadline)
+            watches.add(stream)
             async for etype, obj in core.watch(t.info, t.namespace, opts):
                 if table and etype not in ("ERROR", "BOOKMARK"):
                     ev = watch_table_event(t.info, etype, obj, datetime.now(UTC),
@@ -73,12 +73,13 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                     line = cached
                 await resp.write(line)
     except TimeoutError:
-        pass  # timeoutSeconds elapsed: the normal end of a watch
+        pass  # timeoutSeconds elapsed, or the server is shutting down: the normal end of a watch
     except ConnectionResetError:
         logger.debug("watch client went away path=%s", request.path)
         return resp
     finally:
-        watches.discard(stream)
+        if stream is not None:
+            watches.discard(stream)
     try:
         await resp.write_eof()
     except (ConnectionResetError, RuntimeError):
@@ -87,9 +88,8 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
 
 
 async def close_watches(app: web.Application) -> None:
-    """on_shutdown: cancel every open watch so aiohttp's shutdown does not wait for them."""
+    """on_shutdown: end every open watch so aiohttp's shutdown does not wait for them."""
     watches = app[WATCHES]
     for stream in list(watches):
-        if stream.task is not None and not stream.task.done():
-            stream.task.cancel()
+        stream.end_now()
     watches.clear()

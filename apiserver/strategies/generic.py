@@ -7,6 +7,8 @@ pruning) and the fallback for kinds without a dedicated strategy.
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any, ClassVar
 
 from minik3s.api.resources import ResourceInfo
@@ -94,8 +96,6 @@ class SecretStrategy(ConfigMapStrategy):
             obj["type"] = "Opaque"
         sd = obj.pop("stringData", None)
         if isinstance(sd, dict):
-            import base64
-
             data = obj.get("data")
             if not isinstance(data, dict):
                 data = {}
@@ -114,8 +114,6 @@ _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '
 
 
 def _config_key_errors(k: str, field: str) -> list[JsonDict]:
-    import re
-
     if len(k) > 253:
         return [invalid(field, k, "must be no more than 253 characters")]
     if not re.fullmatch(r"[-._a-zA-Z0-9]+", k):
