@@ -236,8 +236,7 @@ class ApiCore:
             raise errors.not_found(info.resource, info.group, name)
         return obj
 
-    def _check_namespace_for_create(self, info: ResourceInfo, strategy: Strategy, namespace: str | None,
-                                    name: str = "") -> None:
+    def _check_namespace_for_create(self, info: ResourceInfo, namespace: str | None, name: str = "") -> None:
         if not info.namespaced:
             return
         if not namespace:
@@ -245,7 +244,8 @@ class ApiCore:
         ns = self.store.get(f"core/namespaces//{namespace}")
         if ns is None:
             raise errors.not_found("namespaces", "", namespace)
-        if (ns.get("metadata") or {}).get("deletionTimestamp") and not strategy.allowed_in_terminating_namespace:
+        if (ns.get("metadata") or {}).get("deletionTimestamp"):
+            # as NamespaceLifecycle admission: no kind is exempt (events included)
             what = f'{info.qualified} "{name}"' if name else info.qualified
             raise errors.ForbiddenError(
                 f"{what} is forbidden: unable to create new content in namespace "
@@ -416,7 +416,7 @@ class ApiCore:
         if meta.get("resourceVersion"):
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
-        self._check_namespace_for_create(info, strategy, namespace, name)
+        self._check_namespace_for_create(info, namespace, name)
         meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         meta["creationTimestamp"] = self.now()
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):

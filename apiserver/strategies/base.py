@@ -15,8 +15,6 @@ Registry hooks (upstream genericregistry.Store's fields and the REST overrides o
 storage), all no-ops here, so a kind overrides only what it needs:
 - `return_deleted_object` (ReturnDeletedObject): DELETE answers with the object, not a Status;
 - `allow_create_on_update` (AllowCreateOnUpdate): a PUT of a missing object creates it;
-- `allowed_in_terminating_namespace`: creates still allowed while the namespace terminates
-  (NamespaceLifecycle admission's exemption for events);
 - `begin_create` / `after_create`, `begin_update` / `after_update`, `after_delete`
   (BeginCreate/AfterCreate, BeginUpdate/AfterUpdate, AfterDelete);
 - `graceful_delete_seconds` (CheckGracefulDelete), `finalization_pending`
@@ -87,7 +85,6 @@ class Strategy:
     name_format = "subdomain"
     return_deleted_object = False
     allow_create_on_update = False
-    allowed_in_terminating_namespace = False
     subresources: ClassVar[Mapping[str, Subresource]] = NO_SUBRESOURCES
     create_via: ClassVar[Subresource | None] = None
 

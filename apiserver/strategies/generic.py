@@ -145,7 +145,6 @@ class EventStrategy(Strategy):
     with eventTime set, reportingComponent, reportingInstance, action and reason are required."""
 
     allow_create_on_update = True
-    allowed_in_terminating_namespace = True
 
     kind = "Event"
 
@@ -186,7 +185,6 @@ class EventsV1Strategy(Strategy):
     kind = "Event"
     group = "events.k8s.io"
     allow_create_on_update = True
-    allowed_in_terminating_namespace = True
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         errs = legacy_event_errors(obj, regarding=as_dict(obj.get("regarding")),
