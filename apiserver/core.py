@@ -24,8 +24,9 @@ import copy
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import timedelta
+from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 import orjson
@@ -69,6 +70,8 @@ BOOKMARK_INTERVAL = 30.0
 
 Selector = Callable[[JsonDict], bool]
 S = TypeVar("S")
+# subresources any kind serves when the resources table lists them
+GENERIC_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType({"status": STATUS, "scale": SCALE})
 
 __all__ = ["ApiCore", "deep_copy", "meta_of"]
 
@@ -215,11 +218,8 @@ class ApiCore:
         rest = self.strategy(info).subresources.get(name)
         if rest is not None:
             return rest
-        if name in info.subresources:
-            if name == "status":
-                return STATUS
-            if name == "scale":
-                return SCALE
+        if name in info.subresources and name in GENERIC_SUBRESOURCES:
+            return GENERIC_SUBRESOURCES[name]
         raise errors.NotFoundError("the server could not find the requested resource", details={})
 
     def serves_subresource(self, info: ResourceInfo, name: str) -> bool:
@@ -490,16 +490,9 @@ class ApiCore:
         else:
             meta.pop("namespace", None)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
-        if subresource == "status":
-            strategy.prepare_for_status_update(new, old)
-            causes = strategy.validate_status_update(new, old)
-        elif subresource == "binding":
-            # pods/binding: the server's own, trusted mutation (spec.nodeName, PodScheduled)
-            causes = []
-        elif subresource == "finalize":
-            # namespaces/finalize: only spec.finalizers may change
-            strategy.prepare_for_finalize(new, old)
-            causes = strategy.validate_update(new, old)
+        if subresource is not None:
+            # the subresource's own update rules (status, finalize, the trusted binding write)
+            causes = self.subresource(info, subresource).prepare_update(strategy, new, old)
         else:
             new_uid = meta.get("uid")
             if new_uid and new_uid != old_meta.get("uid"):

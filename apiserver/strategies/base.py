@@ -200,10 +200,6 @@ class Strategy:
                 new[k] = copy.deepcopy(v)
         copy_meta_fields(new, old, IMMUTABLE_META + self._status_reset_meta())
 
-    def prepare_for_finalize(self, new: JsonDict, old: JsonDict) -> None:
-        """The `finalize` subresource's update rule (only kinds that register one: namespaces)."""
-        raise NotImplementedError(f"{self.kind} has no finalize subresource")
-
     def _status_reset_meta(self) -> tuple[str, ...]:
         return STATUS_RESET_META
 

@@ -21,7 +21,7 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
 from .eviction import evict
-from .rest import RegistryOps, Subresource, meta_of
+from .rest import RegistryOps, Subresource, UpdateRules, meta_of
 
 SUCCESS_CREATED: JsonDict = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
@@ -39,6 +39,10 @@ class BindingREST(Subresource):
 
     name = "binding"
     verbs = frozenset({"POST"})
+
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        # the server's own, trusted mutation of the pod (spec.nodeName, PodScheduled)
+        return []
 
     async def create(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:

@@ -91,6 +91,16 @@ class RegistryOps(Protocol):
         ...
 
 
+class UpdateRules(Protocol):
+    """The parts of a kind's Strategy a subresource update applies (Strategy satisfies it)."""
+
+    def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None: ...
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]: ...
+
+    def validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]: ...
+
+
 class Subresource:
     """One subresource's REST storage (upstream: the storage registered at `<resource>/<name>`).
 
@@ -105,6 +115,12 @@ class Subresource:
     body_is_parent = False
     decode_check = False
     create_status = 201
+
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        """Upstream's per-subresource update strategy: restrict `new` (the parent object, a
+        private copy) to what this subresource may change and return validation causes. Only
+        reached through a write with `subresource` set to this name."""
+        raise errors.MethodNotAllowedError(f"the {self.name} subresource does not update its parent")
 
     def _not_allowed(self, info: ResourceInfo, name: str) -> errors.MethodNotAllowedError:
         return errors.MethodNotAllowedError(
@@ -130,7 +146,8 @@ class Subresource:
 class UpdateSubresource(Subresource):
     """A subresource that is the parent object under another update strategy (status,
     finalize): GET returns the parent, PUT/PATCH run the parent's update with `subresource`
-    set, so the kind's status (or finalize) rules apply."""
+    set, and `prepare_update` applies this subresource's rules (here: the kind's status rules;
+    namespaces/finalize overrides it)."""
 
     body_is_parent = True
 
@@ -142,6 +159,10 @@ class UpdateSubresource(Subresource):
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
         return ops.get(info, namespace, name)
+
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        rules.prepare_for_status_update(new, old)
+        return rules.validate_status_update(new, old)
 
     async def update(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:
