@@ -222,6 +222,12 @@ class ApiCore:
             return GENERIC_SUBRESOURCES[name]
         raise errors.NotFoundError("the server could not find the requested resource", details={})
 
+    def subresource_names(self, info: ResourceInfo) -> list[str]:
+        """The subresources a resource serves: the resources table's, then its kind's own."""
+        names = list(info.subresources)
+        names += [n for n in self.strategy(info).subresources if n not in names]
+        return names
+
     def serves_subresource(self, info: ResourceInfo, name: str) -> bool:
         return name in info.subresources or name in self.strategy(info).subresources
 

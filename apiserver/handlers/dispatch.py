@@ -75,7 +75,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         if len(parts) == 1:
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
-            doc = discovery.resource_list(core.registry, "", parts[1])
+            doc = discovery.resource_list(core.registry, "", parts[1], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
             return codec.json_response(doc)
@@ -89,7 +89,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
                 raise not_found_path()
             return codec.json_response(doc)
         if len(parts) == 3:
-            doc = discovery.resource_list(core.registry, parts[1], parts[2])
+            doc = discovery.resource_list(core.registry, parts[1], parts[2], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
             return codec.json_response(doc)
