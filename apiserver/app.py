@@ -1,35 +1,28 @@
-"""The aiohttp application factory (layer L4).
+"""The aiohttp application factory (layer L4, the top of apiserver).
 
-`create_app(core, ...)` is a pure factory: it wires one catch-all route to the dispatcher in
-`apiserver.handlers.resources`, stores its collaborators in typed `web.AppKey`s, and closes
-every open watch stream on shutdown (otherwise aiohttp's shutdown waits for them).
+`create_app(core, ...)` is a pure factory: it wires one catch-all route to
+`apiserver.handlers.dispatch`, stores its collaborators in the typed `web.AppKey`s of
+`apiserver.keys`, and cancels every open watch stream on shutdown (otherwise aiohttp's shutdown
+waits for them).
+
+Data flow: request -> error middleware -> dispatch -> handlers -> `ApiCore` -> storage.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Callable
-from typing import Any
 
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.handlers.dispatch import dispatch, error_middleware
+from apiserver.handlers.watch import close_watches
+from apiserver.keys import CORE, EXPLAIN, OPENAPI_CACHE, READY, WATCH_ENCODE_CACHE, WATCHES, ExplainProvider
 
-logger = logging.getLogger(__name__)
-
-CORE = web.AppKey("core", ApiCore)
-WATCHES = web.AppKey("watches", set[web.StreamResponse])
-EXPLAIN = web.AppKey("explain", object)  # Callable[[str, str], dict | None] | None
-READY = web.AppKey("ready", asyncio.Event)
-OPENAPI_CACHE = web.AppKey("openapi_cache", dict)
-# one JSON encoding per watch event, shared by every watcher that receives it
-WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict)
+__all__ = ["READY", "create_app"]
 
 
-def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = None) -> web.Application:
-    from apiserver.handlers.resources import dispatch, error_middleware
-
+def create_app(core: ApiCore, *, explain: ExplainProvider | None = None) -> web.Application:
     app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
@@ -38,16 +31,7 @@ def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = Non
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}
     app[WATCH_ENCODE_CACHE] = {}
-    core.crd_listeners.append(lambda: app[OPENAPI_CACHE].clear())
+    core.crd_listeners.append(app[OPENAPI_CACHE].clear)
     app.router.add_route("*", "/{tail:.*}", dispatch)
-    app.on_shutdown.append(_close_watches)
+    app.on_shutdown.append(close_watches)
     return app
-
-
-async def _close_watches(app: web.Application) -> None:
-    watches: set[web.StreamResponse] = app[WATCHES]
-    for resp in list(watches):
-        task = getattr(resp, "_minik3s_task", None)
-        if task is not None and not task.done():
-            task.cancel()
-    watches.clear()

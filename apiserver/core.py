@@ -4,10 +4,17 @@ Both the HTTP handlers (`apiserver.handlers`) and the in-process client transpor
 object, so admission, validation, resourceVersion and errors are identical on both paths.
 
 Data flow of a write: decoded dict -> metadata rules -> strategy defaults / prepare ->
-admission -> validation -> `Store` (single writer, group commit) -> watch fan-out.
+admission -> the kind's begin hook -> validation -> `Store` (single writer, group commit) ->
+the kind's after hook -> watch fan-out.
 Semantics follow kube-apiserver's generic registry (staging/src/k8s.io/apiserver/pkg/registry/
 generic/registry/store.go): optimistic concurrency on resourceVersion, graceful deletion with
 deletionTimestamp/deletionGracePeriodSeconds, finalizers, propagationPolicy finalizers.
+
+This module is generic: nothing here names a resource. Per-kind behaviour (what DELETE returns,
+graceful deletion, Service IP allocation, the CRD life cycle, subresources such as pods/binding)
+is a hook or attribute of the kind's Strategy (`apiserver.strategies.base.Strategy`), which
+reaches back only through `RegistryOps` (`apiserver.strategies.rest`), a protocol this class
+satisfies. Layering: handlers -> core -> strategies -> storage.
 """
 
 from __future__ import annotations
@@ -17,13 +24,19 @@ import copy
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, cast
+from types import MappingProxyType
+from typing import Any, TypeVar, cast
 
 import orjson
 
-from apiserver import compat
+from apiserver.crd import register_crd
+from apiserver.patch import PatchError
+from apiserver.patch.json_patch import apply_json_patch
+from apiserver.patch.managed import record_managed_fields, server_side_apply
+from apiserver.patch.merge_patch import apply_merge_patch
+from apiserver.patch.strategic_merge import apply_strategic_merge_patch, patch_meta_for
 from apiserver.storage.interface import (
     KeyExistsError,
     KeyNotFoundError,
@@ -32,12 +45,20 @@ from apiserver.storage.interface import (
     TooOldError,
     WatchOverflowError,
 )
-from apiserver.strategies import service_alloc
+from apiserver.strategies import (
+    Strategy,
+    admit,
+    strategy_for_resource,
+    type_error_for,
+    unknown_fields_for,
+)
+from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
+from apiserver.strategies.scale import SCALE
 from minik3s.api import errors
-from minik3s.api.errors import ApiError, BadRequestError
+from minik3s.api.errors import BadRequestError
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
-from minik3s.api.selectors import label_selector_string
+from minik3s.api.selectors import parse_field_selector, parse_label_selector
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339
 
@@ -46,11 +67,13 @@ logger = logging.getLogger(__name__)
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_UPDATE_RETRIES = 16
 BOOKMARK_INTERVAL = 30.0
-POD_DEFAULT_GRACE = 30
-# kinds whose upstream REST strategy allows create-on-update (a PUT of a missing object creates it)
-CREATE_ON_UPDATE = frozenset({"leases", "events", "endpoints", "limitranges"})
 
 Selector = Callable[[JsonDict], bool]
+S = TypeVar("S")
+# subresources any kind serves when the resources table lists them
+GENERIC_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType({"status": STATUS, "scale": SCALE})
+
+__all__ = ["ApiCore", "deep_copy", "meta_of"]
 
 
 def _meta(obj: JsonDict) -> JsonDict:
@@ -58,18 +81,6 @@ def _meta(obj: JsonDict) -> JsonDict:
     if m is None:
         m = obj["metadata"] = {}
     elif not isinstance(m, dict):
-        raise BadRequestError("metadata must be an object")
-    return m
-
-
-def meta_of(obj: Any) -> JsonDict:
-    """`obj.metadata` of a request body, or 400 when the body or its metadata is not an object."""
-    if not isinstance(obj, dict):
-        raise BadRequestError("the object provided is not a JSON object")
-    m = obj.get("metadata")
-    if m is None:
-        return {}
-    if not isinstance(m, dict):
         raise BadRequestError("metadata must be an object")
     return m
 
@@ -106,14 +117,18 @@ def deep_copy(obj: JsonDict) -> JsonDict:
         return copy.deepcopy(obj)
 
 
-def _rv_int(rv: Any, what: str = "resourceVersion") -> int:
-    try:
-        n = int(rv)
-    except (TypeError, ValueError):
-        raise BadRequestError(f'Invalid value for {what}: "{rv}"') from None
-    if n < 0:
-        raise BadRequestError(f'Invalid value for {what}: "{rv}"')
-    return n
+def go_map_repr(v: Any) -> str:
+    """Go's `%+v` of a decoded JSON value, as upstream quotes an SMP body in errors.
+    Example: {"data": {"a": 1}} -> `map[data:map[a:1]]`."""
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_map_repr(v[k])}" for k in sorted(v)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(go_map_repr(x) for x in v) + "]"
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 class _Lookup:
@@ -155,8 +170,8 @@ class ApiCore:
         self.bookmark_interval = BOOKMARK_INTERVAL  # idle seconds before a BOOKMARK (when allowed)
         self._now_str = ""
         self.crd_listeners: list[Callable[[], None]] = []
-        # cluster IPs / node ports handed out to Service creates that are not committed yet
-        self._svc_reserved = service_alloc.Used()
+        # per-registry state of the kinds' hooks (RegistryOps.hook_state), keyed by its type
+        self._hook_states: dict[type, object] = {}
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -166,6 +181,55 @@ class ApiCore:
         if sec != self._now_sec:
             self._now_sec, self._now_str = sec, rfc3339(dt)
         return self._now_str
+
+    # ------------------------------------------------------------------ RegistryOps for the hooks
+    def strategy(self, info: ResourceInfo) -> Strategy:
+        return strategy_for_resource(info)
+
+    def stored(self, info: ResourceInfo, namespace: str | None = None) -> list[JsonDict]:
+        return self.store.list(info.list_prefix(namespace if info.namespaced else None))[0]
+
+    def count_stored(self, info: ResourceInfo, namespace: str | None = None) -> int:
+        return self.store.count_after(info.list_prefix(namespace if info.namespaced else None))
+
+    async def purge(self, info: ResourceInfo) -> int:
+        n = 0
+        for key in [k for k, _ in self.store.iter_after(info.key_prefix)]:
+            try:
+                await self.store.delete(key)
+                n += 1
+            except KeyNotFoundError:
+                continue
+        return n
+
+    def hook_state(self, cls: type[S]) -> S:
+        state = self._hook_states.get(cls)
+        if state is None:
+            state = self._hook_states[cls] = cls()
+        return cast(S, state)
+
+    def resources_changed(self) -> None:
+        for cb in list(self.crd_listeners):
+            cb()
+
+    def subresource(self, info: ResourceInfo, name: str) -> Subresource:
+        """The storage serving `<resource>/<name>`: the kind's own (pods/binding, ...), or the
+        generic status / scale one when the resources table lists it; 404 otherwise."""
+        rest = self.strategy(info).subresources.get(name)
+        if rest is not None:
+            return rest
+        if name in info.subresources and name in GENERIC_SUBRESOURCES:
+            return GENERIC_SUBRESOURCES[name]
+        raise errors.NotFoundError("the server could not find the requested resource", details={})
+
+    def subresource_names(self, info: ResourceInfo) -> list[str]:
+        """The subresources a resource serves: the resources table's, then its kind's own."""
+        names = list(info.subresources)
+        names += [n for n in self.strategy(info).subresources if n not in names]
+        return names
+
+    def serves_subresource(self, info: ResourceInfo, name: str) -> bool:
+        return name in info.subresources or name in self.strategy(info).subresources
 
     @property
     def lookup(self) -> _Lookup:
@@ -186,7 +250,8 @@ class ApiCore:
         ns = self.store.get(f"core/namespaces//{namespace}")
         if ns is None:
             raise errors.not_found("namespaces", "", namespace)
-        if (ns.get("metadata") or {}).get("deletionTimestamp") and info.resource != "events":
+        if (ns.get("metadata") or {}).get("deletionTimestamp"):
+            # as NamespaceLifecycle admission: no kind is exempt (events included)
             what = f'{info.qualified} "{name}"' if name else info.qualified
             raise errors.ForbiddenError(
                 f"{what} is forbidden: unable to create new content in namespace "
@@ -197,42 +262,6 @@ class ApiCore:
                                      "message": f"namespace {namespace} is being terminated",
                                      "field": "metadata.namespace"}]},
             )
-
-    def _allocate_service(self, info: ResourceInfo, obj: JsonDict) -> service_alloc.Used | None:
-        """The service registry's allocation step: cluster IP and node ports for a new Service.
-        Returns what was reserved (released by the caller once the create is committed or failed);
-        422 when a requested IP/port is taken or out of range."""
-        if info.group != "" or info.resource != "services" or not isinstance(obj.get("spec"), dict):
-            return None
-        stored = self.store.list(info.list_prefix(None))[0]
-        used = service_alloc.used_from_services(stored)
-        used.ips |= self._svc_reserved.ips
-        used.node_ports |= self._svc_reserved.node_ports
-        before = service_alloc.Used(set(used.ips), set(used.node_ports))
-        causes = service_alloc.allocate(obj["spec"], used, self.rng)
-        if causes:
-            raise errors.invalid(info.kind, (obj.get("metadata") or {}).get("name") or "", causes, info.group)
-        mine = service_alloc.Used(used.ips - before.ips, used.node_ports - before.node_ports)
-        self._svc_reserved.ips |= mine.ips
-        self._svc_reserved.node_ports |= mine.node_ports
-        return mine
-
-    def _allocate_service_update(self, info: ResourceInfo, new: JsonDict, old: JsonDict) -> None:
-        """Keep/allocate node ports and the cluster IP when a Service changes type or ports.
-        (The write that follows is a compare-and-swap on this object, so no reservation is held.)"""
-        if info.group != "" or info.resource != "services":
-            return
-        nspec, ospec = new.get("spec"), old.get("spec")
-        if not isinstance(nspec, dict) or not isinstance(ospec, dict):
-            return
-        uid = (old.get("metadata") or {}).get("uid")
-        others = [s for s in self.store.list(info.list_prefix(None))[0] if (s.get("metadata") or {}).get("uid") != uid]
-        used = service_alloc.used_from_services(others)
-        used.ips |= self._svc_reserved.ips
-        used.node_ports |= self._svc_reserved.node_ports
-        causes = service_alloc.allocate_update(nspec, ospec, used, self.rng)
-        if causes:
-            raise errors.invalid(info.kind, (new.get("metadata") or {}).get("name") or "", causes, info.group)
 
     def _check_type(self, info: ResourceInfo, obj: Any) -> JsonDict:
         if not isinstance(obj, dict):
@@ -254,7 +283,7 @@ class ApiCore:
     def _unknown_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
         if opts.field_validation == "Ignore":
             return
-        fields = compat.unknown_fields(info, obj)
+        fields = unknown_fields_for(info, obj)
         if not fields:
             return
         if opts.field_validation == "Strict":
@@ -277,14 +306,14 @@ class ApiCore:
         preds: list[Selector] = []
         if label_selector:
             try:
-                sel = compat.parse_label_selector(label_selector)
+                sel = parse_label_selector(label_selector)
             except ValueError as e:
                 raise BadRequestError(f"unable to parse requirement: {e}") from None
             if not sel.empty:
                 preds.append(_label_predicate(sel))
         if field_selector:
             try:
-                terms = compat.parse_field_selector(field_selector)
+                terms = parse_field_selector(field_selector)
             except ValueError as e:
                 raise BadRequestError(f"invalid field selector: {e}") from None
             for field, op, value in terms:
@@ -301,7 +330,7 @@ class ApiCore:
     def list(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> JsonDict:
         pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
-        items, rev = self.store.list(prefix)
+        rev = self.store.revision
         start_after = ""
         if opts.continue_:
             try:
@@ -320,34 +349,34 @@ class ApiCore:
                     "the time the first chunk was returned and now may show up in the list.")
             rev = tok_rv
         elif opts.resource_version and opts.resource_version_match == "Exact":
-            want = _rv_int(opts.resource_version)
+            want = rv_int(opts.resource_version)
             if want < self.store.compacted_revision:
                 raise errors.too_old(want, self.store.compacted_revision)
         limit = opts.limit if opts.limit and opts.limit > 0 else None
         out: list[JsonDict] = []
         cont = ""
-        if start_after:
-            # items are sorted by key; skip until past the last key returned
-            keys_skip = True
-        else:
-            keys_skip = False
         remaining = 0
-        for obj in items:
-            if keys_skip:
-                m = obj.get("metadata") or {}
-                if info.key(m.get("namespace") if info.namespaced else None, m.get("name", "")) <= start_after:
+        if limit is None and not start_after:
+            items, rev = self.store.list(prefix)
+            out = items if pred is None else [o for o in items if pred(o)]
+        else:
+            # the page starts at the continue key by bisection, never by skipping from the front
+            last_key = ""
+            it = self.store.iter_after(prefix, start_after)
+            for k, obj in it:
+                if pred is not None and not pred(obj):
                     continue
-                keys_skip = False
-            if pred is not None and not pred(obj):
-                continue
-            if limit is not None and len(out) >= limit:
-                remaining += 1
-                continue
-            out.append(obj)
-        if limit is not None and remaining:
-            last = out[-1]["metadata"]
-            last_key = info.key(last.get("namespace") if info.namespaced else None, last.get("name", ""))
-            cont = base64.urlsafe_b64encode(orjson.dumps({"rv": rev, "start": last_key})).decode().rstrip("=")
+                if limit is not None and len(out) >= limit:
+                    remaining = 1
+                    break
+                out.append(obj)
+                last_key = k
+            if remaining:
+                if pred is None:
+                    remaining = self.store.count_after(prefix, last_key)
+                else:
+                    remaining += sum(1 for _k, o in it if pred(o))
+                cont = base64.urlsafe_b64encode(orjson.dumps({"rv": rev, "start": last_key})).decode().rstrip("=")
         meta: JsonDict = {"resourceVersion": str(rev)}
         if cont:
             meta["continue"] = cont
@@ -358,6 +387,10 @@ class ApiCore:
     async def create(self, info: ResourceInfo, namespace: str | None, body: Any,
                      opts: WriteOptions | None = None) -> JsonDict:
         opts = opts or WriteOptions()
+        strategy = self.strategy(info)
+        if strategy.create_via is not None:
+            # a resource whose create is another storage's (POST bindings -> pods/binding)
+            return await strategy.create_via.create(self, info, namespace, "", body, opts)
         obj = self._check_type(info, body)
         if "create" not in info.verbs:
             raise errors.MethodNotAllowedError(f"create is not supported on resources of kind \"{info.qualified}\"")
@@ -396,27 +429,25 @@ class ApiCore:
             meta.pop(k, None)
         meta.pop("generation", None)
         _drop_empty_meta(meta)
-        strategy = compat.strategy_for(info)
         strategy.default(obj)
-        await compat.admit(info, "CREATE", obj, None, self.lookup)
+        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup)
         strategy.prepare_for_create(obj)
-        reserved = self._allocate_service(info, obj)
+        finish = strategy.begin_create(self, info, obj)
+        committed = False
         try:
             self._validate(info, obj, strategy.validate(obj))
-            compat.record_managed_fields(info, None, obj, opts, "Update", self.now())
+            record_managed_fields(info, None, obj, opts, "Update", self.now())
             if opts.dry_run:
                 return obj
             try:
                 created = await self.store.create(info.key(namespace, name), obj)
             except KeyExistsError:
                 raise errors.already_exists(info.resource, info.group, name) from None
+            committed = True
         finally:
-            if reserved is not None:
-                self._svc_reserved.ips.difference_update(reserved.ips)
-                self._svc_reserved.node_ports.difference_update(reserved.node_ports)
-        if info.resource == "customresourcedefinitions":
-            created = await self._crd_established(created)
-        return created
+            if finish is not None:
+                finish(committed)
+        return await strategy.after_create(self, info, created)
 
     # ------------------------------------------------------------------ update
     async def update(self, info: ResourceInfo, namespace: str | None, name: str, obj: Any,
@@ -432,12 +463,12 @@ class ApiCore:
                                   "request")
         self._unknown_fields(info, obj, opts)
         rv = meta.get("resourceVersion")
-        expected = _rv_int(rv) if rv else None
+        expected = rv_int(rv) if rv else None
         key = info.key(namespace if info.namespaced else None, name)
         old = self.store.get(key)
         if old is None:
             # PUT creates only for the kinds whose upstream strategy has AllowCreateOnUpdate
-            if subresource is None and expected is None and info.builtin and info.resource in CREATE_ON_UPDATE:
+            if subresource is None and expected is None and info.builtin and self.strategy(info).allow_create_on_update:
                 meta.pop("resourceVersion", None)
                 return await self.create(info, namespace, obj, opts)
             raise errors.not_found(info.resource, info.group, name)
@@ -456,7 +487,7 @@ class ApiCore:
         """Apply the strategy to `new` (owned by the caller), validate, CAS-write. Raises
         RevisionMismatchError (internal) when the store moved on, which callers retry."""
         name = old["metadata"]["name"]
-        strategy = compat.strategy_for(info)
+        strategy = self.strategy(info)
         meta = _meta(new)
         old_meta = old.get("metadata") or {}
         meta["name"] = name
@@ -465,16 +496,9 @@ class ApiCore:
         else:
             meta.pop("namespace", None)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
-        if subresource == "status":
-            strategy.prepare_for_status_update(new, old)
-            causes = strategy.validate_status_update(new, old)
-        elif subresource == "binding":
-            # pods/binding: the server's own, trusted mutation (spec.nodeName, PodScheduled)
-            causes = []
-        elif subresource == "finalize":
-            # namespaces/finalize: only spec.finalizers may change
-            strategy.prepare_for_finalize(new, old)
-            causes = strategy.validate_update(new, old)
+        if subresource is not None:
+            # the subresource's own update rules (status, finalize, the trusted binding write)
+            causes = self.subresource(info, subresource).prepare_update(strategy, new, old)
         else:
             new_uid = meta.get("uid")
             if new_uid and new_uid != old_meta.get("uid"):
@@ -483,10 +507,10 @@ class ApiCore:
                                       f"{old_meta.get('uid')}")
             strategy.default(new)
             strategy.prepare_for_update(new, old)
-            await compat.admit(info, "UPDATE", new, old, self.lookup)
+            await admit(info.group, info.kind, "UPDATE", new, old, self.lookup)
             causes = strategy.validate_update(new, old)
             if not causes:
-                self._allocate_service_update(info, new, old)
+                strategy.begin_update(self, info, new, old)
         # immutable metadata, whatever the client sent
         nm = _meta(new)
         _drop_empty_meta(nm)
@@ -507,14 +531,16 @@ class ApiCore:
                     "metadata.finalizers", "Forbidden: no new finalizers can be added if the object is being "
                     f"deleted, found new finalizers []string{{{listed}}}", "FieldValueForbidden")]
         self._validate(info, new, causes)
-        compat.record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
-        if self._should_delete_during_update(info, new):
+        record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
+        if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
                 return new
             try:
-                return await self.store.delete(key, expected_rv=expected)
+                deleted = await self.store.delete(key, expected_rv=expected)
             except KeyNotFoundError:
                 raise errors.not_found(info.resource, info.group, name) from None
+            await strategy.after_delete(self, info, deleted)
+            return deleted
         if opts.dry_run:
             return new
         if new == old:
@@ -523,12 +549,10 @@ class ApiCore:
             updated = await self.store.update(key, new, expected_rv=expected)
         except KeyNotFoundError:
             raise errors.not_found(info.resource, info.group, name) from None
-        if info.resource == "customresourcedefinitions":
-            compat.register_crd(self.registry, updated)
-            self._notify_crd()
+        await strategy.after_update(self, info, updated)
         return updated
 
-    def _should_delete_during_update(self, info: ResourceInfo, obj: JsonDict) -> bool:
+    def _should_delete_during_update(self, strategy: Strategy, obj: JsonDict) -> bool:
         """Upstream's generic-store ShouldDeleteDuringUpdate: an update that leaves an object being
         deleted with no finalizers and a zero deletion grace period removes it."""
         meta = obj.get("metadata") or {}
@@ -536,15 +560,7 @@ class ApiCore:
             return False
         if meta.get("deletionGracePeriodSeconds") != 0:
             return False
-        if info.resource == "namespaces":
-            return not (obj.get("spec") or {}).get("finalizers")
-        return True
-
-    @staticmethod
-    def _pod_deletes_at_once(pod: JsonDict) -> bool:
-        spec = pod.get("spec") or {}
-        phase = (pod.get("status") or {}).get("phase")
-        return not spec.get("nodeName") or phase in ("Succeeded", "Failed")
+        return not strategy.finalization_pending(obj)
 
     async def guaranteed_update(self, info: ResourceInfo, namespace: str | None, name: str,
                                 mutate: Callable[[JsonDict], JsonDict | None], opts: WriteOptions | None = None,
@@ -584,7 +600,7 @@ class ApiCore:
                 raise errors.UnsupportedMediaTypeError(
                     'the body of the request was in an unknown format - accepted media types include: '
                     'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
-            schema = compat.patch_meta_for(info)
+            schema = patch_meta_for(info.api_version, info.kind)
             if schema is None:
                 raise errors.UnsupportedMediaTypeError(
                     f"strategic merge patch is not supported for {info.kind}: use application/merge-patch+json")
@@ -598,33 +614,36 @@ class ApiCore:
             prv = (body.get("metadata") or {}).get("resourceVersion") if isinstance(body.get("metadata"), dict) \
                 else None
             if prv:
-                precondition_rv = _rv_int(prv)
+                precondition_rv = rv_int(prv)
 
         def mutate(cur: JsonDict) -> JsonDict:
             try:
                 if patch_type == "json":
-                    out = compat.apply_json_patch(cur, body)
+                    out = apply_json_patch(cur, body)
                 elif patch_type == "merge":
-                    out = compat.apply_merge_patch(cur, body)
+                    out = apply_merge_patch(cur, body)
                 else:
                     assert schema is not None
-                    out = compat.apply_strategic_merge_patch(cur, body, schema)
-            except compat.PatchError as e:
+                    out = apply_strategic_merge_patch(cur, body, schema)
+            except PatchError as e:
                 raise e.to_api_error() from None
             if not isinstance(out, dict):
                 raise errors.invalid(info.kind, name, [errors.cause("", "patched object is not an object")], info.group)
             self._check_type(info, out)
-            bad = compat.type_error(info, out)
+            bad = type_error_for(info, out)
             if bad:
                 # upstream decodes the patched object into the Go type: 422 on field "patch"
-                shown = compat.go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
+                shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
                                                                    f"{bad}")])
             self._unknown_fields(info, out, opts)
             return out
 
-        if subresource == "scale":
-            return await self.patch_scale(info, namespace, name, patch_type, body, opts, schema)
+        if subresource is not None:
+            rest = self.subresource(info, subresource)
+            if not rest.body_is_parent:
+                # a subresource of another kind (scale): its own storage patches it
+                return await rest.patch(self, info, namespace, name, patch_type, body, opts)
         return await self.guaranteed_update(info, namespace, name, mutate, opts, subresource=subresource,
                                             operation="Update", precondition_rv=precondition_rv)
 
@@ -641,11 +660,11 @@ class ApiCore:
             raise BadRequestError(
                 f'the name of the object ({bmeta.get("name")}) does not match the name on the URL ({name})')
         key = info.key(namespace if info.namespaced else None, name)
-        schema = compat.patch_meta_for(info) if info.builtin else None
+        schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
             live = self.store.get(key)
             if live is None and subresource is None:
-                new = compat.server_side_apply(None, body, manager=opts.field_manager, force=opts.force,
+                new = server_side_apply(None, body, manager=opts.field_manager, force=opts.force,
                                                schema=schema, now=self.now(), info=info)
                 nm = _meta(new)
                 nm["name"] = name
@@ -659,7 +678,7 @@ class ApiCore:
                     continue
             if live is None:
                 raise errors.not_found(info.resource, info.group, name)
-            new = compat.server_side_apply(deep_copy(live), body, manager=opts.field_manager, force=opts.force,
+            new = server_side_apply(deep_copy(live), body, manager=opts.field_manager, force=opts.force,
                                            schema=schema, now=self.now(), info=info, subresource=subresource)
             self._unknown_fields(info, new, opts)
             try:
@@ -682,7 +701,7 @@ class ApiCore:
             if cur is None:
                 raise errors.not_found(info.resource, info.group, name)
             # admission on DELETE: NamespaceLifecycle refuses to delete default/kube-system/kube-public
-            await compat.admit(info, "DELETE", cur, None, self.lookup)
+            await admit(info.group, info.kind, "DELETE", cur, None, self.lookup)
             try:
                 return await self._delete_once(info, key, cur, options)
             except RevisionMismatchError:
@@ -714,17 +733,10 @@ class ApiCore:
     async def _delete_once(self, info: ResourceInfo, key: str, cur: JsonDict,
                            options: DeleteOptions) -> tuple[JsonDict, bool]:
         self._check_preconditions(info, cur, options.preconditions)
+        strategy = self.strategy(info)
         meta = cur.get("metadata") or {}
         rv = int(meta["resourceVersion"])
-        grace: int | None = None
-        if info.resource == "pods":
-            if options.grace_period_seconds is not None:
-                grace = max(0, options.grace_period_seconds)
-            else:
-                tg = (cur.get("spec") or {}).get("terminationGracePeriodSeconds")
-                grace = int(tg) if tg is not None else POD_DEFAULT_GRACE
-            if self._pod_deletes_at_once(cur):
-                grace = 0
+        grace = strategy.graceful_delete_seconds(cur, options)
         policy = options.propagation_policy
         if policy is None and options.orphan_dependents is not None:
             policy = "Orphan" if options.orphan_dependents else "Background"
@@ -732,6 +744,7 @@ class ApiCore:
             raise errors.invalid("DeleteOptions", "", [errors.cause(
                 "propagationPolicy", f'Unsupported value: "{policy}": supported values: "Foreground", '
                 '"Background", "Orphan", "nil"', "FieldValueNotSupported")])
+        already = bool(meta.get("deletionTimestamp"))
         finalizers = list(meta.get("finalizers") or [])
         add_fin: str | None = None
         if policy == "Foreground":
@@ -742,18 +755,16 @@ class ApiCore:
             # upstream only adds them when deletion is just starting, and replaces the other one
             other = "orphan" if add_fin == "foregroundDeletion" else "foregroundDeletion"
             finalizers = [f for f in finalizers if f != other] + [add_fin]
-        pending_namespace = info.resource == "namespaces" and bool((cur.get("spec") or {}).get("finalizers"))
-        already = bool(meta.get("deletionTimestamp"))
+        if not already:
+            finalizers += [f for f in strategy.delete_finalizers(cur) if f not in finalizers]
+        pending = strategy.finalization_pending(cur)
         if options.dry_run:
-            return (cur if (finalizers or pending_namespace or (grace or 0) > 0) else
-                    (cur if info.resource == "pods" else self._deleted_status(info, cur))), False
-        if not finalizers and not pending_namespace and not grace:
-            if already and info.resource == "pods" and meta.get("deletionGracePeriodSeconds") is None:
-                pass
+            gone = not (finalizers or pending or (grace or 0) > 0)
+            return (self._deleted_result(strategy, info, cur) if gone else cur), False
+        if not finalizers and not pending and not grace:
             deleted = await self.store.delete(key, expected_rv=rv)
-            if info.resource == "customresourcedefinitions":
-                await self._crd_removed(deleted)
-            return (deleted if info.resource == "pods" else self._deleted_status(info, deleted)), True
+            await strategy.after_delete(self, info, deleted)
+            return self._deleted_result(strategy, info, deleted), True
         # graceful: set or shorten deletionTimestamp / deletionGracePeriodSeconds
         new = deep_copy(cur)
         nm = new["metadata"]
@@ -773,18 +784,22 @@ class ApiCore:
             nm["deletionTimestamp"] = rfc3339(now + timedelta(seconds=eff_grace))
             nm["deletionGracePeriodSeconds"] = eff_grace
             changed = True
-        if info.resource == "namespaces":
-            st = new.setdefault("status", {})
-            if st.get("phase") != "Terminating":
-                st["phase"] = "Terminating"
-                changed = True
+        if strategy.prepare_for_delete(new, self.now()):
+            changed = True
         if not changed:
             return cur, False
-        if nm.get("deletionGracePeriodSeconds") == 0 and not nm.get("finalizers") and not pending_namespace:
+        if nm.get("deletionGracePeriodSeconds") == 0 and not nm.get("finalizers") and not pending:
             deleted = await self.store.delete(key, expected_rv=rv)
-            return (deleted if info.resource == "pods" else self._deleted_status(info, deleted)), True
+            await strategy.after_delete(self, info, deleted)
+            return self._deleted_result(strategy, info, deleted), True
         updated = await self.store.update(key, new, expected_rv=rv)
+        if not already:
+            await strategy.deletion_started(self, info, updated)
         return updated, False
+
+    def _deleted_result(self, strategy: Strategy, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        """ReturnDeletedObject: the object itself for the kinds that say so, else a Status."""
+        return obj if strategy.return_deleted_object else self._deleted_status(info, obj)
 
     async def delete_collection(self, info: ResourceInfo, namespace: str | None, list_opts: ListOptions,
                                 options: DeleteOptions | None = None) -> JsonDict:
@@ -813,7 +828,7 @@ class ApiCore:
             items, from_rev = self.store.list(prefix)
             initial = [o for o in items if pred is None or pred(o)]
         else:
-            from_rev = _rv_int(rv)
+            from_rev = rv_int(rv)
         try:
             watcher = self.store.watch(prefix, from_rev)
         except TooOldError as e:
@@ -873,164 +888,38 @@ class ApiCore:
         return {"metadata": meta}
 
     # ------------------------------------------------------------------ subresources
+    # Typed entry points for the in-process client; HTTP reaches the same storages through
+    # `subresource(info, name)`.
     async def bind(self, namespace: str, name: str, binding: Any, opts: WriteOptions | None = None) -> JsonDict:
-        """pods/binding and namespaces/{ns}/bindings: set spec.nodeName once."""
-        if not isinstance(binding, dict):
-            raise BadRequestError("the object provided is not a JSON object")
-        target = binding.get("target") or {}
-        node = target.get("name") if isinstance(target, dict) else None
-        if not node:
-            raise errors.invalid("Binding", name, [errors.cause("target.name", "Required value",
-                                                                "FieldValueRequired")])
-        if target.get("kind") not in (None, "", "Node"):
-            raise errors.invalid("Binding", name, [errors.cause(
-                "target.kind", f'Invalid value: "{target.get("kind")}": must be empty or \'Node\'')])
-        pods = self.registry.get("", "v1", "pods")
-        assert pods is not None
-        bmeta = meta_of(binding)
-        want_uid = bmeta.get("uid")
-        annotations = bmeta.get("annotations") or {}
-        if not isinstance(annotations, dict):
-            raise BadRequestError("metadata.annotations must be an object")
-        now = self.now()
-
-        def mutate(pod: JsonDict) -> None:
-            pmeta = pod["metadata"]
-            if want_uid and want_uid != pmeta.get("uid"):
-                raise errors.conflict("pods/binding", "", name,
-                                      f"Precondition failed: UID in precondition: {want_uid}, UID in object meta: "
-                                      f"{pmeta.get('uid')}")
-            if pmeta.get("deletionTimestamp"):
-                raise errors.conflict("pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned "
-                                      "to a host")
-            spec = pod.setdefault("spec", {})
-            if spec.get("nodeName"):
-                raise errors.conflict("pods/binding", "", name,
-                                      f'pod {name} is already assigned to node "{spec["nodeName"]}"')
-            if spec.get("schedulingGates"):
-                raise errors.conflict("pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates")
-            spec["nodeName"] = node
-            if annotations:
-                pmeta.setdefault("annotations", {}).update(annotations)
-            conds = pod.setdefault("status", {}).setdefault("conditions", [])
-            for c in conds:
-                if c.get("type") == "PodScheduled":
-                    if c.get("status") != "True":
-                        c["lastTransitionTime"] = now
-                    c["status"] = "True"
-                    c.pop("reason", None)
-                    c.pop("message", None)
-                    break
-            else:
-                conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                              "lastTransitionTime": now})
-
-        await self.guaranteed_update(pods, namespace, name, mutate, opts, subresource="binding")
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        """pods/binding: set spec.nodeName once."""
+        pods = self._builtin_info("", "pods")
+        return await self.subresource(pods, "binding").create(self, pods, namespace, name, binding,
+                                                              opts or WriteOptions())
 
     async def evict(self, namespace: str, name: str, eviction: Any) -> JsonDict:
         """pods/eviction with PodDisruptionBudget checks (pkg/registry/core/pod/storage/eviction.go)."""
-        return await compat.evict(self, namespace, name, eviction)
+        pods = self._builtin_info("", "pods")
+        return await self.subresource(pods, "eviction").create(self, pods, namespace, name, eviction,
+                                                               WriteOptions())
 
-    # scale -------------------------------------------------------------
     def get_scale(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict:
-        obj = self._get_current(info, namespace, name)
-        return self._to_scale(info, obj)
-
-    @staticmethod
-    def _to_scale(info: ResourceInfo, obj: JsonDict) -> JsonDict:
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        sel = spec.get("selector") or {}
-        if isinstance(sel, dict) and ("matchLabels" in sel or "matchExpressions" in sel):
-            selector = label_selector_string(sel) or ""
-        elif isinstance(sel, dict):
-            selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
-        else:
-            selector = ""
-        return {
-            "kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid"),
-                         "resourceVersion": meta.get("resourceVersion"),
-                         "creationTimestamp": meta.get("creationTimestamp")},
-            "spec": {"replicas": int(spec.get("replicas") or 0)},
-            "status": {"replicas": int(status.get("replicas") or 0), "selector": selector},
-        }
+        out = self.subresource(info, "scale").get(self, info, namespace, name)
+        assert isinstance(out, dict)
+        return out
 
     async def update_scale(self, info: ResourceInfo, namespace: str | None, name: str, scale: Any,
                            opts: WriteOptions | None = None) -> JsonDict:
-        if not isinstance(scale, dict):
-            raise BadRequestError("the object provided is not a JSON object")
-        replicas = (scale.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise errors.invalid("Scale", name, [errors.cause(
-                "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")], "autoscaling")
-        rv = meta_of(scale).get("resourceVersion")
-        pre = _rv_int(rv) if rv else None
+        return await self.subresource(info, "scale").update(self, info, namespace, name, scale,
+                                                            opts or WriteOptions())
 
-        def mutate(obj: JsonDict) -> None:
-            obj.setdefault("spec", {})["replicas"] = replicas
-
-        updated = await self.guaranteed_update(info, namespace, name, mutate, opts, precondition_rv=pre)
-        return self._to_scale(info, updated)
-
-    async def patch_scale(self, info: ResourceInfo, namespace: str | None, name: str, patch_type: str, body: Any,
-                          opts: WriteOptions, schema: Any) -> JsonDict:
-        cur = self.get_scale(info, namespace, name)
-        try:
-            if patch_type == "json":
-                new = compat.apply_json_patch(cur, body)
-            else:
-                new = compat.apply_merge_patch(cur, body)
-        except compat.PatchError as e:
-            raise e.to_api_error() from None
-        return await self.update_scale(info, namespace, name, new, opts)
+    def _builtin_info(self, group: str, resource: str) -> ResourceInfo:
+        info = self.registry.get(group, "v1", resource)
+        if info is None:
+            raise errors.InternalError(f"the {resource} resource is not registered")
+        return info
 
     # ------------------------------------------------------------------ CRDs
-    def _notify_crd(self) -> None:
-        for cb in list(self.crd_listeners):
-            cb()
-
-    async def _crd_established(self, crd: JsonDict) -> JsonDict:
-        compat.register_crd(self.registry, crd)
-        self._notify_crd()
-        names = (crd.get("spec") or {}).get("names") or {}
-        now = self.now()
-        crds = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        assert crds is not None
-
-        def mutate(o: JsonDict) -> None:
-            st = o.setdefault("status", {})
-            st["acceptedNames"] = names
-            st["storedVersions"] = [v.get("name") for v in (o.get("spec") or {}).get("versions") or []
-                                    if v.get("storage")] or st.get("storedVersions") or []
-            st["conditions"] = [
-                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now, "reason": "NoConflicts",
-                 "message": "no conflicts found"},
-                {"type": "Established", "status": "True", "lastTransitionTime": now, "reason": "InitialNamesAccepted",
-                 "message": "the initial names have been accepted"},
-            ]
-
-        try:
-            return await self.guaranteed_update(crds, None, crd["metadata"]["name"], mutate, subresource="status")
-        except ApiError:
-            return crd
-
-    async def _crd_removed(self, crd: JsonDict) -> None:
-        """Remove the served resource and its stored objects (upstream's customresourcecleanup)."""
-        infos = compat.unregister_crd(self.registry, crd)
-        self._notify_crd()
-        for info in infos:
-            items, _ = self.store.list(info.key_prefix)
-            for obj in items:
-                m = obj.get("metadata") or {}
-                try:
-                    await self.store.delete(info.key(m.get("namespace") if info.namespaced else None, m["name"]))
-                except KeyNotFoundError:
-                    pass
-
     def load_crds(self) -> None:
-        items, _ = self.store.list("apiextensions.k8s.io/customresourcedefinitions/")
-        for crd in items:
-            compat.register_crd(self.registry, crd)
+        """Serve the stored CRDs again (server start)."""
+        for crd in self.stored(self._builtin_info("apiextensions.k8s.io", "customresourcedefinitions")):
+            register_crd(self.registry, crd)

@@ -1,1 +1,7 @@
-"""HTTP handlers: request decoding, content negotiation, rendering (layer L4, aiohttp.web only here)."""
+"""HTTP handlers (layer L4; the only place besides `app` that uses aiohttp.web).
+
+Data flow: `dispatch` (routing, error middleware) -> `verbs` / `watch` / `subresources` /
+`openapi` / `debug` / `discovery` -> the request core (`apiserver.core.ApiCore`), with `codec`
+decoding bodies and encoding responses, `common` parsing paths and options, and `tables`
+rendering `as=Table`. Handlers hold no semantics: every rule is in the core or a strategy.
+"""

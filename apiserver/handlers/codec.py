@@ -1,4 +1,4 @@
-"""Request body decoding and response encoding for the HTTP layer.
+"""Request body decoding and response encoding for the HTTP layer (layer L4).
 
 Bodies: JSON (also when Content-Type is missing, as kubectl and the Python client send),
 YAML, Kubernetes protobuf (`application/vnd.kubernetes.protobuf`, kubectl's typed create
@@ -9,11 +9,13 @@ Bodies over 3 MiB are refused with 413 before they are read whole, as kube-apise
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 import yaml
 from aiohttp import web
 
+from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
 from minik3s.api.errors import BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError
 
 MAX_BODY = 3 * 1024 * 1024
@@ -83,8 +85,6 @@ def decode_object(raw: bytes, ct: str) -> Any:
     if ct in ("application/yaml", "application/x-yaml", "text/yaml"):
         return _yaml_load(raw)
     if ct == "application/vnd.kubernetes.protobuf":
-        from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
-
         try:
             return decode_protobuf(raw)
         except UnsupportedKindError as e:
@@ -131,8 +131,6 @@ def decode_delete_options(raw: bytes, ct: str) -> dict[str, Any] | None:
 def _form_delete_options(raw: bytes) -> dict[str, Any]:
     """`gracePeriodSeconds=0&propagationPolicy=Foreground&orphanDependents=false&dryRun=All`,
     typed as the DeleteOptions query parameters are."""
-    from urllib.parse import parse_qsl
-
     out: dict[str, Any] = {}
     for k, v in parse_qsl(raw.decode("utf-8", "replace")):
         if k == "gracePeriodSeconds":

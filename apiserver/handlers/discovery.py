@@ -7,6 +7,8 @@ verbs, short names, categories and subresources such as pods/eviction and deploy
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 
@@ -89,17 +91,17 @@ def _sub_entry(info: ResourceInfo, sub: str) -> JsonDict:
     return e
 
 
-def resource_list(registry: ResourceRegistry, group: str, version: str) -> JsonDict | None:
+def resource_list(registry: ResourceRegistry, group: str, version: str, *,
+                  subresources: Callable[[ResourceInfo], Sequence[str]]) -> JsonDict | None:
+    """`subresources(info)`: the names a resource serves (the resources table's and those its
+    kind registers, e.g. pods/log), as the request core knows them."""
     infos = registry.for_group_version(group, version)
     if not infos:
         return None
     resources: list[JsonDict] = []
     for info in sorted(infos, key=lambda i: i.resource):
         resources.append(_resource_entry(info))
-        subs = list(info.subresources)
-        if info.resource == "pods" and info.group == "":
-            subs.append("log")
-        for sub in subs:
+        for sub in subresources(info):
             resources.append(_sub_entry(info, sub))
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}

@@ -8,5 +8,6 @@ transaction per batch) -> COMMIT -> in-memory state + history ring -> watchers.
 
 Modules: `interface` (the Store/Watcher contract and errors), `sqlite_store` (SqliteStore: writer,
 reads, watch, compaction), `schema` (tables and SQL), `broadcaster` (prefix dispatch, bounded
-watcher queues), `sorted_keys` (the sorted key index behind `list(prefix)`).
+watcher queues). The key index is a `sortedcontainers.SortedList`: `list(prefix)` and
+`iter_after(prefix, key)` (a list page from its continue key) start by bisection.
 """

@@ -16,7 +16,7 @@ Contract (kine/etcd semantics without etcd):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -109,6 +109,13 @@ class Store(Protocol):
 
     def list(self, prefix: str) -> tuple[list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
+
+    def iter_after(self, prefix: str, start_after: str = "") -> Iterator[tuple[str, JsonDict]]:
+        """(key, object) under `prefix` with key > `start_after`, sorted by key, lazily; the
+        start is found in O(log n). Callers do not await while iterating."""
+
+    def count_after(self, prefix: str, start_after: str = "") -> int:
+        """How many keys under `prefix` are > `start_after`, in O(log n)."""
 
     async def create(self, key: str, obj: JsonDict) -> JsonDict:
         """Store a new object; sets metadata.resourceVersion. Raises KeyExistsError."""

@@ -12,7 +12,8 @@ Data flow:
         orjson, write kv + log + meta in ONE transaction, COMMIT (synchronous=FULL: on disk),
         then apply the overlay to memory, append the events to the history ring, resolve the
         callers' futures and publish the events to the broadcaster.
-    get/list  -> served synchronously from memory (dict + SortedKeys index).
+    get/list  -> served synchronously from memory (dict + a sortedcontainers.SortedList of keys;
+                 a page starting at a continue key is found by bisection, O(log n)).
     watch     -> replay from the history ring, then live events from the broadcaster; both happen
                  synchronously on the loop, so nothing can slip in between (no gap, no dup).
     compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
@@ -45,6 +46,7 @@ from typing import Any
 
 import aiosqlite
 import orjson
+from sortedcontainers import SortedList
 
 from apiserver.storage import schema
 from apiserver.storage.broadcaster import Broadcaster, StoreWatcher
@@ -56,7 +58,6 @@ from apiserver.storage.interface import (
     StoreEvent,
     TooOldError,
 )
-from apiserver.storage.sorted_keys import SortedKeys
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
 
@@ -128,7 +129,8 @@ class SqliteStore:
         self._db: aiosqlite.Connection | None = None
         self._objects: dict[str, JsonDict] = {}
         self._revs: dict[str, int] = {}
-        self._keys = SortedKeys()
+        # every current key, sorted (etcd order): insert/remove O(log n), a prefix range by bisection
+        self._keys: SortedList = SortedList()
         self._rev = 0
         # History ring: _hist[i].revision == _hist_floor + 1 + i (revisions are consecutive).
         self._hist: builtins.list[StoreEvent] = []
@@ -252,7 +254,7 @@ class SqliteStore:
                 revs[key] = r
                 if r > rev:
                     rev = r
-        self._keys = SortedKeys.from_keys(list(objects))
+        self._keys = SortedList(objects)
 
         async with db.execute(schema.MAX_LOG_REVISION) as cur:
             row = await cur.fetchone()
@@ -317,11 +319,36 @@ class SqliteStore:
     def list(self, prefix: str) -> tuple[builtins.list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
         objects = self._objects
-        return [objects[k] for k in self._keys.iter_prefix(prefix)], self._rev
+        return [objects[k] for k in self._key_range(prefix, "")], self._rev
 
     def keys(self, prefix: str) -> builtins.list[str]:
         """Current keys under `prefix`, sorted."""
-        return list(self._keys.iter_prefix(prefix))
+        return list(self._key_range(prefix, ""))
+
+    def iter_after(self, prefix: str, start_after: str = "") -> Iterator[tuple[str, JsonDict]]:
+        """(key, object) under `prefix` with key > `start_after`, sorted, lazily. The start is one
+        bisection, so a page deep into a large list costs O(log n + page). Do not await while
+        iterating (a commit between steps would change the key set)."""
+        objects = self._objects
+        for k in self._key_range(prefix, start_after):
+            yield k, objects[k]
+
+    def count_after(self, prefix: str, start_after: str = "") -> int:
+        """How many keys under `prefix` are > `start_after`: two bisections, O(log n)."""
+        keys = self._keys
+        lo = keys.bisect_right(start_after) if start_after > prefix else keys.bisect_left(prefix)
+        hi = keys.bisect_left(_prefix_end(prefix)) if prefix else len(keys)
+        return max(0, int(hi) - int(lo))
+
+    def _key_range(self, prefix: str, start_after: str) -> Iterator[str]:
+        if start_after > prefix:
+            it = self._keys.irange(minimum=start_after, inclusive=(False, True))
+        else:
+            it = self._keys.irange(minimum=prefix)
+        for k in it:
+            if not k.startswith(prefix):
+                return
+            yield k
 
     # ------------------------------------------------------------------ writes
 
@@ -745,3 +772,9 @@ async def _vacuum_step_job(db: aiosqlite.Connection) -> int:
 async def _checkpoint_job(db: aiosqlite.Connection) -> None:
     async with db.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cur:
         await cur.fetchall()
+
+
+def _prefix_end(prefix: str) -> str:
+    """The smallest string greater than every string that starts with `prefix`
+    (worked example: "core/pods/ns1/" -> "core/pods/ns10": the last character + 1)."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)

@@ -12,6 +12,11 @@ Data flow (create): handler decodes -> `strategy_for(group, kind).default(obj)` 
 
 Unknown fields (fieldValidation): `unknown_fields(group, kind, obj)` lists dotted paths not in
 the schema (`spec.containers[0].bar`).
+
+Registry hooks: every kind's behaviour inside the generic verbs (what DELETE returns, graceful
+deletion, allocation, CRD life cycle, its own subresources) is a hook or attribute of its
+Strategy (see `base.Strategy`); the hooks reach the registry only through `rest.RegistryOps`.
+Adding a kind = its strategy (here, registered in `_builtin`) + a row of the resources table.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
 from .generic import (
+    BindingStrategy,
     ConfigMapStrategy,
     CustomResourceDefinitionStrategy,
     CustomResourceStrategy,
@@ -48,6 +54,10 @@ from .service import ServiceStrategy
 __all__ = [
     "Lookup",
     "Strategy",
+    "decode_error",
+    "strategy_for_resource",
+    "type_error_for",
+    "unknown_fields_for",
     "CustomResourceStrategy",
     "admit",
     "custom_strategy",
@@ -84,9 +94,17 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("node.k8s.io", "RuntimeClass"): RuntimeClassStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
-        ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True),
-        ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True),
+        ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True,
+                                                       return_deleted_object=True),
+        ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True,
+                                                  return_deleted_object=True),
         ("", "ResourceQuota"): GenericStrategy("ResourceQuota", "", has_status=True),
+        ("", "Binding"): BindingStrategy(),
+        # upstream storages with ReturnDeletedObject: true (pods, services, namespaces above)
+        ("", "ServiceAccount"): GenericStrategy("ServiceAccount", "", return_deleted_object=True),
+        # upstream strategies with AllowCreateOnUpdate: true (leases, events above)
+        ("", "Endpoints"): GenericStrategy("Endpoints", "", allow_create_on_update=True),
+        ("", "LimitRange"): GenericStrategy("LimitRange", "", allow_create_on_update=True),
     }
     for group, kind in with_status:
         table[(group, kind)] = GenericStrategy(kind, group, has_status=True, tracks_generation=True)
@@ -128,3 +146,40 @@ def unknown_fields(group: str, kind: str, obj: JsonDict, *, schema: JsonDict | N
     if schema is not None:
         return sorted(unknown_custom(obj, schema))
     return _schema_index().unknown_fields(group, kind, obj)
+
+
+def strategy_for_resource(info: ResourceInfo) -> Strategy:
+    """The strategy serving a resource: a built-in kind's, or the schema-driven one of a
+    custom resource (from its ResourceInfo)."""
+    if info.builtin:
+        return strategy_for(info.group, info.kind)
+    return strategy_for(info.group, info.kind, resource=info)
+
+
+def type_error_for(info: ResourceInfo, obj: object) -> str | None:
+    """Go's `json: cannot unmarshal ...` for the first wrongly typed value (built-in kinds), or None."""
+    if not info.builtin or not isinstance(obj, dict):
+        return None
+    return type_error(info.group, info.kind, obj)
+
+
+def decode_error(info: ResourceInfo, obj: object) -> str | None:
+    """What kube-apiserver's decoder says about a body with a wrongly typed value (built-in kinds):
+    `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ...`."""
+    err = type_error_for(info, obj)
+    if err is None or not isinstance(obj, dict):
+        return None
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else info.kind
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    version = api_version.rsplit("/", 1)[-1] if api_version else info.version
+    return f'{kind} in version "{version}" cannot be handled as a {info.kind}: {err}'
+
+
+def unknown_fields_for(info: ResourceInfo, obj: JsonDict) -> list[str]:
+    """unknown_fields for a resource: the wire model of a built-in kind, the CRD schema of a
+    custom resource ([] without one)."""
+    if not info.builtin:
+        if not info.crd_schema:
+            return []
+        return unknown_fields(info.group, info.kind, obj, schema=info.crd_schema)
+    return unknown_fields(info.group, info.kind, obj)

@@ -10,15 +10,37 @@ Data flow (create): handler -> default -> prepare_for_create -> validate -> admi
 (status): handler -> prepare_for_status_update(new, old) -> validate_status_update.
 
 Objects are plain JSON dicts and are changed in place; `old` is never changed.
+
+Registry hooks (upstream genericregistry.Store's fields and the REST overrides of a kind's
+storage), all no-ops here, so a kind overrides only what it needs:
+- `return_deleted_object` (ReturnDeletedObject): DELETE answers with the object, not a Status;
+- `allow_create_on_update` (AllowCreateOnUpdate): a PUT of a missing object creates it;
+- `begin_create` / `after_create`, `begin_update` / `after_update`, `after_delete`
+  (BeginCreate/AfterCreate, BeginUpdate/AfterUpdate, AfterDelete);
+- `graceful_delete_seconds` (CheckGracefulDelete), `finalization_pending`
+  (ShouldDeleteDuringUpdate's extra condition), `delete_finalizers` and `prepare_for_delete`
+  (what a starting deletion adds: a CRD's cleanup finalizer, a namespace's Terminating phase),
+  `deletion_started` (after that write: a CRD's cleanup of its custom objects);
+- `subresources`: the kind's own subresource storages (pods/binding, pods/eviction, pods/log,
+  namespaces/finalize); `status` and `scale` come from the resources table;
+- `create_via`: a resource whose create is another storage's (POST bindings is pods/binding).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
+from minik3s.api.options import DeleteOptions
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import validate_object_meta
+
+from .rest import FinishFunc, RegistryOps, Subresource
+
+NO_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType({})
 
 # metadata fields only the server sets: an update keeps the stored value
 IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
@@ -61,6 +83,55 @@ class Strategy:
     has_status = False
     tracks_generation = False
     name_format = "subdomain"
+    return_deleted_object = False
+    allow_create_on_update = False
+    subresources: ClassVar[Mapping[str, Subresource]] = NO_SUBRESOURCES
+    create_via: ClassVar[Subresource | None] = None
+
+    # ---- registry hooks (see the module docstring) ---------------------------------------------
+
+    def begin_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> FinishFunc | None:
+        """After defaulting and admission, before validation; may reserve something (returned
+        FinishFunc releases it once the create committed or failed) or raise an ApiError."""
+        return None
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        """After the create committed; returns the object the client gets."""
+        return obj
+
+    def begin_update(self, ops: RegistryOps, info: ResourceInfo, new: JsonDict, old: JsonDict) -> None:
+        """After a valid update of the main resource is prepared, before it is written."""
+        return None
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        """After an update (of the object or a subresource) committed."""
+        return None
+
+    def graceful_delete_seconds(self, obj: JsonDict, options: DeleteOptions) -> int | None:
+        """CheckGracefulDelete: the grace period a DELETE gives this object, or None (no
+        graceful deletion: gone at once unless finalizers hold it)."""
+        return None
+
+    def finalization_pending(self, obj: JsonDict) -> bool:
+        """Whether kind-specific finalization (beyond metadata.finalizers) still holds a
+        deleted object (namespaces: spec.finalizers)."""
+        return False
+
+    def delete_finalizers(self, obj: JsonDict) -> tuple[str, ...]:
+        """Finalizers the kind adds when its deletion starts (a CRD: customresourcecleanup)."""
+        return ()
+
+    def prepare_for_delete(self, obj: JsonDict, now: str) -> bool:
+        """Mutate an object whose graceful deletion is starting or continuing; True when changed."""
+        return False
+
+    async def deletion_started(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        """After the write that set deletionTimestamp committed (the object still exists)."""
+        return None
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        """After the object left storage (by DELETE or by an update that finished deletion)."""
+        return None
 
     # ---- hooks for subclasses -------------------------------------------------------------------
 

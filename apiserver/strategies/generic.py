@@ -7,8 +7,11 @@ pruning) and the fallback for kinds without a dedicated strategy.
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+import re
+from typing import Any, ClassVar
 
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     forbidden,
@@ -22,8 +25,11 @@ from minik3s.api.validation import (
     validate_nonnegative,
 )
 
+from . import crd_lifecycle
 from .base import Strategy, as_dict, as_list
 from .custom import default_custom, prune_custom, validate_custom
+from .pod_rest import BINDING
+from .rest import FinishFunc, RegistryOps, Subresource
 
 
 class GenericStrategy(Strategy):
@@ -31,11 +37,22 @@ class GenericStrategy(Strategy):
     kind serves a status subresource."""
 
     def __init__(self, kind: str = "", group: str = "", *, has_status: bool = False,
-                 tracks_generation: bool = False) -> None:
+                 tracks_generation: bool = False, return_deleted_object: bool = False,
+                 allow_create_on_update: bool = False) -> None:
         self.kind = kind
         self.group = group
         self.has_status = has_status
         self.tracks_generation = tracks_generation
+        self.return_deleted_object = return_deleted_object
+        self.allow_create_on_update = allow_create_on_update
+
+
+class BindingStrategy(Strategy):
+    """POST /namespaces/{ns}/bindings: upstream's LegacyBindingREST, i.e. pods/binding with the
+    pod named in the Binding's metadata."""
+
+    kind = "Binding"
+    create_via: ClassVar[Subresource | None] = BINDING
 
 
 class ConfigMapStrategy(Strategy):
@@ -79,8 +96,6 @@ class SecretStrategy(ConfigMapStrategy):
             obj["type"] = "Opaque"
         sd = obj.pop("stringData", None)
         if isinstance(sd, dict):
-            import base64
-
             data = obj.get("data")
             if not isinstance(data, dict):
                 data = {}
@@ -99,8 +114,6 @@ _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '
 
 
 def _config_key_errors(k: str, field: str) -> list[JsonDict]:
-    import re
-
     if len(k) > 253:
         return [invalid(field, k, "must be no more than 253 characters")]
     if not re.fullmatch(r"[-._a-zA-Z0-9]+", k):
@@ -113,6 +126,7 @@ def _config_key_errors(k: str, field: str) -> list[JsonDict]:
 class LeaseStrategy(Strategy):
     kind = "Lease"
     group = "coordination.k8s.io"
+    allow_create_on_update = True
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = as_dict(obj.get("spec"))
@@ -129,6 +143,8 @@ class EventStrategy(Strategy):
 
     Without eventTime (old-style events) the involvedObject namespace must match the event's;
     with eventTime set, reportingComponent, reportingInstance, action and reason are required."""
+
+    allow_create_on_update = True
 
     kind = "Event"
 
@@ -168,6 +184,7 @@ class EventsV1Strategy(Strategy):
 
     kind = "Event"
     group = "events.k8s.io"
+    allow_create_on_update = True
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         errs = legacy_event_errors(obj, regarding=as_dict(obj.get("regarding")),
@@ -208,10 +225,31 @@ def _storage_version(spec: JsonDict) -> str | None:
 
 
 class CustomResourceDefinitionStrategy(Strategy):
+    """CRD rules plus its life cycle hooks (`apiserver.strategies.crd_lifecycle`): served on
+    create, re-served on update, deleted through the customresourcecleanup finalizer."""
+
     kind = "CustomResourceDefinition"
     group = "apiextensions.k8s.io"
     has_status = True
     tracks_generation = True
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        return await crd_lifecycle.established(ops, obj)
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        crd_lifecycle.updated(ops, obj)
+
+    def delete_finalizers(self, obj: JsonDict) -> tuple[str, ...]:
+        return (crd_lifecycle.CLEANUP_FINALIZER,)
+
+    def prepare_for_delete(self, obj: JsonDict, now: str) -> bool:
+        return crd_lifecycle.mark_terminating(obj, now)
+
+    async def deletion_started(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        await crd_lifecycle.cleanup(ops, obj)
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        await crd_lifecycle.removed(ops, obj)
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")
@@ -324,6 +362,13 @@ class CustomResourceStrategy(Strategy):
 
     def _default(self, obj: JsonDict) -> None:
         default_custom(obj, self.schema)
+
+    def begin_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> FinishFunc | None:
+        crd_lifecycle.terminating_crd_refuses_create(ops, info)
+        return None
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        await crd_lifecycle.custom_object_deleted(ops, info)
 
     def prune(self, obj: JsonDict) -> list[str]:
         return prune_custom(obj, self.schema)

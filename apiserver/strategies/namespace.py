@@ -8,20 +8,57 @@ finalizers and status are kept (they change only through /finalize and /status).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import ClassVar
 
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import validate_finalizers
 
 from .base import Strategy, as_dict
+from .rest import Subresource, UpdateRules, UpdateSubresource
 
 FINALIZER_KUBERNETES = "kubernetes"
 NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+class FinalizeREST(UpdateSubresource):
+    """namespaces/finalize (upstream FinalizeREST + finalizeStrategy): PUT only; of the body
+    only spec.finalizers is taken, everything else stays as stored."""
+
+    def __init__(self) -> None:
+        super().__init__("finalize", verbs=frozenset({"PUT"}), decode_check=False)
+
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        fins = as_dict(new.get("spec")).get("finalizers")
+        out = copy.deepcopy(old)
+        out.setdefault("spec", {})["finalizers"] = fins or []
+        new.clear()
+        new.update(out)
+        return rules.validate_update(new, old)
 
 
 class NamespaceStrategy(Strategy):
     kind = "Namespace"
     has_status = True
     name_format = "label"
+    return_deleted_object = True
+    # namespaces/finalize: PUT only (upstream FinalizeREST), spec.finalizers alone may change
+    subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType(
+        {"finalize": FinalizeREST()})
+
+    def finalization_pending(self, obj: JsonDict) -> bool:
+        """ShouldDeleteNamespaceDuringUpdate: a deleted namespace stays until the namespace
+        controller has emptied spec.finalizers (after removing its content)."""
+        return bool(as_dict(obj.get("spec")).get("finalizers"))
+
+    def prepare_for_delete(self, obj: JsonDict, now: str) -> bool:
+        """Upstream namespace REST Delete: a namespace being deleted is phase Terminating."""
+        st = obj.setdefault("status", {})
+        if st.get("phase") == "Terminating":
+            return False
+        st["phase"] = "Terminating"
+        return True
 
     def _default(self, obj: JsonDict) -> None:
         meta = obj.setdefault("metadata", {})
@@ -57,11 +94,3 @@ class NamespaceStrategy(Strategy):
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         return validate_finalizers(as_dict(obj.get("spec")).get("finalizers"), "spec.finalizers")
-
-    def prepare_for_finalize(self, new: JsonDict, old: JsonDict) -> None:
-        """namespaces/finalize: only spec.finalizers may change."""
-        fins = as_dict(new.get("spec")).get("finalizers")
-        out = copy.deepcopy(old)
-        out.setdefault("spec", {})["finalizers"] = fins or []
-        new.clear()
-        new.update(out)

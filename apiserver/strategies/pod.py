@@ -12,15 +12,22 @@ Data flow: handlers -> PodStrategy -> podspec helpers (defaulting/validation).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from minik3s.api.options import DeleteOptions
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import forbidden, invalid, is_dns1123_subdomain, required
 from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
+from .pod_rest import POD_SUBRESOURCES
 from .podspec import default_pod_spec, qos_class, validate_pod_spec
+from .rest import Subresource
+
+# upstream DefaultTerminationGracePeriodSeconds
+POD_DEFAULT_GRACE = 30
 
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,"
@@ -34,6 +41,21 @@ class PodStrategy(Strategy):
     kind = "Pod"
     has_status = True
     tracks_generation = True
+    return_deleted_object = True
+    subresources: ClassVar[Mapping[str, Subresource]] = POD_SUBRESOURCES
+
+    def graceful_delete_seconds(self, obj: JsonDict, options: DeleteOptions) -> int | None:
+        """Upstream podStrategy.CheckGracefulDelete: the request's gracePeriodSeconds, else the
+        pod's terminationGracePeriodSeconds, else 30; 0 for a pod that never ran on a node or
+        has finished (nothing to stop)."""
+        spec = as_dict(obj.get("spec"))
+        phase = as_dict(obj.get("status")).get("phase")
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        if options.grace_period_seconds is not None:
+            return max(0, options.grace_period_seconds)
+        tg = spec.get("terminationGracePeriodSeconds")
+        return int(tg) if tg is not None else POD_DEFAULT_GRACE
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")

@@ -5,6 +5,10 @@ registry's job: `service_alloc`, called by apiserver.core on create and update."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from minik3s.api import errors
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     duplicate,
@@ -16,18 +20,68 @@ from minik3s.api.validation import (
     validate_labels,
 )
 
+from . import service_alloc
 from .base import Strategy, as_dict, as_list
 from .podspec import PROTOCOLS
+from .rest import FinishFunc, RegistryOps
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 SESSION_AFFINITIES = ("ClientIP", "None")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 
 
+@dataclass(slots=True)
+class Reservations(service_alloc.Used):
+    """Cluster IPs / node ports handed to Service creates that are not committed yet (one per
+    registry, through `RegistryOps.hook_state`)."""
+
+
 class ServiceStrategy(Strategy):
     kind = "Service"
     has_status = True
     name_format = "dns1035"
+    return_deleted_object = True
+
+    def begin_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> FinishFunc | None:
+        """The service REST's allocation step: a cluster IP and node ports for a new Service,
+        reserved until the create is committed or failed (so concurrent creates never get the
+        same IP); 422 when a requested IP/port is taken or out of range."""
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return None
+        reserved = ops.hook_state(Reservations)
+        used = service_alloc.used_from_services(ops.stored(info))
+        used.ips |= reserved.ips
+        used.node_ports |= reserved.node_ports
+        before = service_alloc.Used(set(used.ips), set(used.node_ports))
+        causes = service_alloc.allocate(spec, used, ops.rng)
+        if causes:
+            raise errors.invalid(info.kind, as_dict(obj.get("metadata")).get("name") or "", causes, info.group)
+        mine = service_alloc.Used(used.ips - before.ips, used.node_ports - before.node_ports)
+        reserved.ips |= mine.ips
+        reserved.node_ports |= mine.node_ports
+
+        def release(_committed: bool) -> None:
+            reserved.ips.difference_update(mine.ips)
+            reserved.node_ports.difference_update(mine.node_ports)
+
+        return release
+
+    def begin_update(self, ops: RegistryOps, info: ResourceInfo, new: JsonDict, old: JsonDict) -> None:
+        """Keep/allocate node ports and the cluster IP when a Service changes type or ports.
+        (The write that follows is a compare-and-swap on this object, so nothing is reserved.)"""
+        nspec, ospec = new.get("spec"), old.get("spec")
+        if not isinstance(nspec, dict) or not isinstance(ospec, dict):
+            return
+        uid = as_dict(old.get("metadata")).get("uid")
+        others = [s for s in ops.stored(info) if as_dict(s.get("metadata")).get("uid") != uid]
+        used = service_alloc.used_from_services(others)
+        reserved = ops.hook_state(Reservations)
+        used.ips |= reserved.ips
+        used.node_ports |= reserved.node_ports
+        causes = service_alloc.allocate_update(nspec, ospec, used, ops.rng)
+        if causes:
+            raise errors.invalid(info.kind, as_dict(new.get("metadata")).get("name") or "", causes, info.group)
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")

@@ -1,4 +1,4 @@
-"""pods/eviction: the Eviction API with PodDisruptionBudget checks (layer L4).
+"""pods/eviction: the Eviction API with PodDisruptionBudget checks (layer L4, apiserver/strategies).
 
 Follows kube-apiserver's pkg/registry/core/pod/storage/eviction.go:
 1. a pod that is Succeeded, Failed or Pending, or already being deleted, is deleted directly;
@@ -12,20 +12,22 @@ Follows kube-apiserver's pkg/registry/core/pod/storage/eviction.go:
 7. otherwise the PDB's disruptionsAllowed is decremented and the pod recorded in disruptedPods
    (a compare-and-swap on the PDB), the pod gets the DisruptionTarget condition (reason
    EvictionByEvictionAPI) and is deleted gracefully with the eviction's deleteOptions -> 201.
+
+Data flow: handler -> pods' `EvictionREST` -> `evict(ops, ...)` -> reads and writes through the
+`RegistryOps` protocol (the request core provides it), so this module never imports the core.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
 from minik3s.api.helpers.pods import is_pod_ready
 from minik3s.api.options import DeleteOptions
+from minik3s.api.resources import ResourceInfo
+from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 
-if TYPE_CHECKING:
-    from apiserver.core import ApiCore
+from .rest import RegistryOps, meta_of
 
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 
@@ -39,21 +41,17 @@ def _too_many(pdb_name: str, message: str, retry_after: int | None = None) -> er
     return errors.TooManyRequestsError(VIOLATION, details=details)
 
 
-async def evict(core: ApiCore, namespace: str, name: str, eviction: Any) -> JsonDict:
-    from apiserver import compat  # local: compat imports this module
-
+async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str, eviction: object) -> JsonDict:
     if not isinstance(eviction, dict):
         raise BadRequestError("the object provided is not a JSON object")
-    from apiserver.core import meta_of
-
     emeta = meta_of(eviction)
     if not isinstance(eviction.get("deleteOptions") or {}, dict):
         raise BadRequestError("deleteOptions must be an object")
     if emeta.get("name") and emeta["name"] != name:
         raise BadRequestError("name in URL does not match name in Eviction object")
-    pods = core.registry.get("", "v1", "pods")
     pdbs_info = core.registry.get("policy", "v1", "poddisruptionbudgets")
-    assert pods is not None and pdbs_info is not None
+    if pdbs_info is None:
+        raise errors.InternalError("the poddisruptionbudgets resource is not registered")
     pod = core.get(pods, namespace, name)
     opts = DeleteOptions.from_dict(eviction.get("deleteOptions"))
     pmeta = pod.get("metadata") or {}
@@ -65,12 +63,12 @@ async def evict(core: ApiCore, namespace: str, name: str, eviction: Any) -> Json
         return dict(SUCCESS)
     labels = pmeta.get("labels") or {}
     matching = []
-    for pdb in core.store.list(pdbs_info.list_prefix(namespace))[0]:
+    for pdb in core.stored(pdbs_info, namespace):
         sel = (pdb.get("spec") or {}).get("selector")
         if not sel:
             continue
         try:
-            if compat.label_selector_from_dict(sel).matches(labels):
+            if label_selector_from_dict(sel).matches(labels):
                 matching.append(pdb)
         except ValueError:
             continue
@@ -113,7 +111,7 @@ async def evict(core: ApiCore, namespace: str, name: str, eviction: Any) -> Json
     return dict(SUCCESS)
 
 
-async def _mark_disruption_target(core: ApiCore, pods: Any, namespace: str, name: str) -> None:
+async def _mark_disruption_target(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str) -> None:
     now = core.now()
 
     def mark(p: JsonDict) -> None:

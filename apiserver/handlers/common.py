@@ -1,0 +1,174 @@
+"""What every HTTP handler shares: the resource path parser, query options, rendering (layer L4).
+
+Data flow: `dispatch` parses the URL into a `Target` with `parse_resource_path`; the verb,
+watch and subresource handlers read their options with the helpers here and render with
+`respond` (Warning headers, `as=Table` negotiation).
+
+URL shapes (as kube-apiserver):
+  /api/v1/<res>[/<name>[/<sub>]]                         cluster-scoped, or all-namespaces list/watch
+  /api/v1/namespaces/<ns>/<res>[/<name>[/<sub>]]         namespaced
+  /apis/<group>/<version>/...                            the same for named groups
+The parser reads the live `ResourceRegistry`, so CRDs are served the moment they are registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from apiserver.core import ApiCore
+from apiserver.handlers import codec
+from apiserver.handlers.tables import to_table
+from apiserver.strategies import decode_error
+from minik3s.api import errors
+from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
+from minik3s.api.options import DeleteOptions, WriteOptions
+from minik3s.api.resources import ResourceInfo
+from minik3s.api.types import JsonDict
+
+# /api/v1/namespaces/<name>/<sub> names the namespace's own subresource, not a namespaced list
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
+
+
+@dataclass(slots=True)
+class Target:
+    info: ResourceInfo
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def not_found_path() -> NotFoundError:
+    return NotFoundError("the server could not find the requested resource", details={})
+
+
+def method_not_allowed(method: str, target: Target) -> MethodNotAllowedError:
+    return MethodNotAllowedError("the server does not allow this method on the requested resource",
+                                 details={"kind": target.info.resource, "name": target.name or "",
+                                          **({"group": target.info.group} if target.info.group else {})})
+
+
+def parse_resource_path(core: ApiCore, parts: list[str]) -> Target:
+    """parts: path split after /api/v1 or /apis/<g>/<v> resolution: [group, version, *rest]."""
+    group, version, rest = parts[0], parts[1], parts[2:]
+    reg = core.registry
+    if not reg.for_group_version(group, version):
+        raise not_found_path()
+    namespace: str | None = None
+    if len(rest) >= 2 and rest[0] == "namespaces" and not (len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES
+                                                            and group == ""):
+        # /namespaces/<ns>/<res>... (but /namespaces/<name>/status|finalize is the namespace's subresource)
+        if len(rest) >= 3:
+            namespace = rest[1]
+            rest = rest[2:]
+    if not rest:
+        raise not_found_path()
+    info = reg.get(group, version, rest[0])
+    if info is None:
+        raise not_found_path()
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if len(rest) > 3:
+        raise not_found_path()
+    if info.namespaced and namespace is None and name is not None:
+        raise not_found_path()
+    if not info.namespaced and namespace is not None:
+        raise not_found_path()
+    if sub is not None and sub not in info.subresources and not core.serves_subresource(info, sub):
+        raise not_found_path()
+    return Target(info, namespace, name, sub)
+
+
+def retry_after(err: ApiError) -> dict[str, str] | None:
+    """ErrorNegotiated: a Status with `details.retryAfterSeconds > 0` is mirrored in a Retry-After
+    header (client-go then retries the request itself). Only errors that ask for it get one: the
+    eviction of a pod whose PDB is "still being processed" (10 s), never a plain PDB refusal."""
+    secs = err.details.get("retryAfterSeconds") if isinstance(err.details, dict) else None
+    if isinstance(secs, int) and not isinstance(secs, bool) and secs > 0:
+        return {"Retry-After": str(secs)}
+    return None
+
+
+def bool_param(v: str | None) -> bool:
+    return v is not None and v.lower() in ("true", "1", "yes")
+
+
+def int_param(q: MultiMapping[str], name: str) -> int | None:
+    v = q.get(name)
+    if v is None or v == "":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise BadRequestError(f'invalid value for {name}: "{v}"') from None
+
+
+def write_options(request: web.Request) -> WriteOptions:
+    q = request.query
+    fv = q.get("fieldValidation") or "Warn"
+    if fv not in ("Strict", "Warn", "Ignore"):
+        raise BadRequestError(f"fieldValidation must be one of Ignore, Warn or Strict, got {fv}")
+    dry = q.getall("dryRun", [])
+    for d in dry:
+        if d != "All":
+            raise BadRequestError(f'Invalid value: "{d}": supported values: "All"')
+    fm = q.get("fieldManager")
+    if fm is not None and len(fm) > 128:
+        raise errors.invalid("", "", [errors.cause("fieldManager", "Too long: may not be more than 128 bytes",
+                                                   "FieldValueTooLong")])
+    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")))
+
+
+def default_manager(request: web.Request) -> str:
+    ua = request.headers.get("User-Agent", "")
+    return (ua.split("/", 1)[0] or "unknown")[:128]
+
+
+def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
+    body = codec.decode_delete_options(raw, codec.media_type(request)) or {}
+    q = request.query
+    gp = int_param(q, "gracePeriodSeconds")
+    if gp is not None and "gracePeriodSeconds" not in body:
+        body["gracePeriodSeconds"] = gp
+    if q.get("propagationPolicy") and "propagationPolicy" not in body:
+        body["propagationPolicy"] = q.get("propagationPolicy")
+    if q.get("orphanDependents") and "orphanDependents" not in body:
+        body["orphanDependents"] = bool_param(q.get("orphanDependents"))
+    if q.getall("dryRun", []):
+        body["dryRun"] = ["All"]
+    try:
+        return DeleteOptions.from_dict(body)
+    except (TypeError, ValueError):
+        raise BadRequestError("invalid DeleteOptions") from None
+
+
+def check_decodable(info: ResourceInfo, body: Any) -> None:
+    """kube-apiserver decodes a create/update body into the Go type first: a value of the wrong
+    JSON type is a 400 before anything else happens."""
+    msg = decode_error(info, body)
+    if msg:
+        raise BadRequestError(msg)
+
+
+def wants_table(request: web.Request) -> bool:
+    return "as=Table" in request.headers.get("Accept", "")
+
+
+def table(request: web.Request, info: ResourceInfo, objs: list[JsonDict], list_meta: JsonDict | None) -> JsonDict:
+    inc = request.query.get("includeObject") or "Metadata"
+    return to_table(info, objs, now=datetime.now(UTC), include_object=inc, list_meta=list_meta)
+
+
+def respond(obj: Any, status: int, opts: WriteOptions | None, request: web.Request,
+            info: ResourceInfo | None = None) -> web.StreamResponse:
+    headers: dict[str, str] = {}
+    if opts is not None and opts.warnings:
+        # RFC 7234 warn-code 299; kubectl prints "Warning: <text>"
+        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in opts.warnings[:20])
+    if info is not None and wants_table(request) and isinstance(obj, dict) and obj.get("kind") != "Status":
+        obj = table(request, info, [obj], None)
+    return codec.json_response(obj, status=status, headers=headers or None)

@@ -1,0 +1,117 @@
+"""The one catch-all route: error rendering and dispatch by path and method (layer L4).
+
+Data flow: aiohttp -> `error_middleware` (ApiError -> upstream-shaped Status, anything else ->
+500 Status, never a bare traceback) -> `dispatch`: health, version, discovery, OpenAPI, debug,
+or a resource path (`common.parse_resource_path`) -> `verbs` / `subresources` handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from apiserver.handlers import codec, discovery, verbs
+from apiserver.handlers.common import method_not_allowed, not_found_path, parse_resource_path, retry_after
+from apiserver.handlers.debug import serve_debug
+from apiserver.handlers.openapi import serve_openapi
+from apiserver.handlers.subresources import subresource
+from apiserver.keys import CORE, READY
+from minik3s.api import errors
+from minik3s.api.errors import ApiError, MethodNotAllowedError
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as e:
+        return codec.json_response(e.to_status(), status=e.code, headers=retry_after(e))
+    except web.HTTPException as e:
+        if e.status == 413:
+            err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")
+        elif e.status == 405:
+            err = MethodNotAllowedError("the server does not allow this method on the requested resource")
+        elif e.status == 404:
+            err = not_found_path()
+        elif e.status < 400:
+            raise
+        else:
+            err = ApiError(e.reason or "error", code=e.status, reason="BadRequest" if e.status == 400 else "InternalError")
+        return codec.json_response(err.to_status(), status=err.code)
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except Exception as e:  # noqa: BLE001 - the one place that turns a fault into a 500 Status
+        logger.exception("internal error serving method=%s path=%s", request.method, request.path)
+        err = errors.InternalError(f"Internal error occurred: {type(e).__name__}: {e}")
+        return codec.json_response(err.to_status(), status=500)
+
+
+async def dispatch(request: web.Request) -> web.StreamResponse:
+    core = request.app[CORE]
+    parts = [p for p in request.path.split("/") if p]
+    method = request.method
+    if not parts:
+        return codec.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
+                                              "/openapi/v3", "/readyz", "/version"]})
+    head = parts[0]
+    if head in ("healthz", "livez", "readyz"):
+        if head == "readyz" and not request.app[READY].is_set():
+            return web.Response(text="[-]minik3s-ready failed: not ready\nreadyz check failed", status=500)
+        return web.Response(text="ok", content_type="text/plain")
+    if head == "version":
+        return codec.json_response(discovery.VERSION_INFO)
+    if head == "openapi":
+        return serve_openapi(request, parts)
+    if head == "debug" and len(parts) >= 2 and parts[1] == "minik3s":
+        return serve_debug(request, parts[2:])
+    if head == "api":
+        if len(parts) == 1:
+            return codec.json_response(discovery.api_versions())
+        if len(parts) == 2:
+            doc = discovery.resource_list(core.registry, "", parts[1], subresources=core.subresource_names)
+            if doc is None:
+                raise not_found_path()
+            return codec.json_response(doc)
+        target = parse_resource_path(core, ["", *parts[1:]])
+    elif head == "apis":
+        if len(parts) == 1:
+            return codec.json_response(discovery.api_group_list(core.registry))
+        if len(parts) == 2:
+            doc = discovery.api_group(core.registry, parts[1])
+            if doc is None:
+                raise not_found_path()
+            return codec.json_response(doc)
+        if len(parts) == 3:
+            doc = discovery.resource_list(core.registry, parts[1], parts[2], subresources=core.subresource_names)
+            if doc is None:
+                raise not_found_path()
+            return codec.json_response(doc)
+        target = parse_resource_path(core, parts[1:])
+    else:
+        raise not_found_path()
+    if target.subresource:
+        return await subresource(request, core, target)
+    if target.name is None:
+        if method == "GET":
+            return await verbs.list_or_watch(request, core, target)
+        if method == "POST":
+            return await verbs.create(request, core, target)
+        if method == "DELETE":
+            return await verbs.delete_collection(request, core, target)
+        raise method_not_allowed(method, target)
+    if method == "GET":
+        return await verbs.get(request, core, target)
+    if method == "PUT":
+        return await verbs.update(request, core, target)
+    if method == "PATCH":
+        return await verbs.patch(request, core, target)
+    if method == "DELETE":
+        return await verbs.delete(request, core, target)
+    raise method_not_allowed(method, target)

@@ -1,0 +1,45 @@
+"""/openapi/v2 and /openapi/v3[/<group-version>] over HTTP (layer L4).
+
+Data flow: `dispatch` -> here -> the document builders in `apiserver.openapi` (from the live
+registry) -> encoded once into `OPENAPI_CACHE` (cleared when CRDs change) -> the response.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from apiserver import openapi
+from apiserver.handlers import codec
+from apiserver.handlers.common import not_found_path
+from apiserver.keys import CORE, OPENAPI_CACHE
+
+
+def serve_openapi(request: web.Request, parts: list[str]) -> web.StreamResponse:
+    core = request.app[CORE]
+    cache = request.app[OPENAPI_CACHE]
+    if len(parts) >= 2 and parts[1] == "v2":
+        doc = cache.get("v2")
+        if doc is None:
+            doc = cache["v2"] = codec.dumps(openapi.openapi_v2(core.registry))
+        return web.Response(body=doc, content_type="application/json")
+    if len(parts) >= 2 and parts[1] == "v3":
+        if len(parts) == 2:
+            doc = cache.get("v3")
+            if doc is None:
+                doc = cache["v3"] = codec.dumps(openapi.openapi_v3_root(core.registry))
+            return web.Response(body=doc, content_type="application/json")
+        rest = parts[2:]
+        if rest[0] == "api" and len(rest) == 2:
+            group, version = "", rest[1]
+        elif rest[0] == "apis" and len(rest) == 3:
+            group, version = rest[1], rest[2]
+        else:
+            raise not_found_path()
+        key = f"v3/{group}/{version}"
+        doc = cache.get(key)
+        if doc is None:
+            if not core.registry.for_group_version(group, version):
+                raise not_found_path()
+            doc = cache[key] = codec.dumps(openapi.openapi_v3_group_version(core.registry, group, version))
+        return web.Response(body=doc, content_type="application/json")
+    raise not_found_path()

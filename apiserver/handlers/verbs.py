@@ -1,0 +1,113 @@
+"""The REST verbs over HTTP: list (or watch), create, get, update, patch, delete,
+deletecollection (layer L4).
+
+Data flow: `dispatch` -> one handler here -> read query options and decode the body (`codec`)
+-> the request core (`ApiCore`), which does every semantic step -> `respond` renders the
+object (or a Table), with the warnings the core collected.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from apiserver.core import ApiCore
+from apiserver.handlers import codec
+from apiserver.handlers.common import (
+    Target,
+    bool_param,
+    check_decodable,
+    default_manager,
+    delete_options,
+    int_param,
+    method_not_allowed,
+    respond,
+    table,
+    wants_table,
+    write_options,
+)
+from apiserver.handlers.watch import watch
+from apiserver.reviews import review
+from minik3s.api import errors
+from minik3s.api.options import ListOptions
+
+
+async def list_or_watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
+    q = request.query
+    if bool_param(q.get("watch")):
+        return await watch(request, core, t)
+    opts = ListOptions(label_selector=q.get("labelSelector"), field_selector=q.get("fieldSelector"),
+                       limit=int_param(q, "limit"), continue_=q.get("continue") or None,
+                       resource_version=q.get("resourceVersion"), resource_version_match=q.get("resourceVersionMatch"))
+    lst = core.list(t.info, t.namespace, opts)
+    if wants_table(request):
+        return codec.json_response(table(request, t.info, lst["items"], lst["metadata"]))
+    return codec.json_response(lst)
+
+
+async def get(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
+    return respond(core.get(t.info, t.namespace, t.name or ""), 200, None, request, t.info)
+
+
+async def create(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
+    opts = write_options(request)
+    raw = await codec.read_body(request)
+    if t.info.virtual:
+        # reviews are answered from the kind alone: their attributes do not change the answer
+        # (every request is an admin's), so a protobuf review we have no field table for is fine
+        try:
+            body = codec.decode_object(raw, codec.media_type(request))
+        except errors.UnsupportedMediaTypeError:
+            body = {}
+        return codec.json_response(review(t.info, body), status=201)
+    body = codec.decode_object(raw, codec.media_type(request))
+    if opts.field_manager is None:
+        opts.field_manager = default_manager(request)
+    check_decodable(t.info, body)
+    obj = await core.create(t.info, t.namespace, body, opts)
+    return respond(obj, 201, opts, request, t.info)
+
+
+async def update(request: web.Request, core: ApiCore, t: Target, subresource: str | None = None,
+                 *, check_body: bool = True) -> web.StreamResponse:
+    opts = write_options(request)
+    if opts.field_manager is None:
+        opts.field_manager = default_manager(request)
+    raw = await codec.read_body(request)
+    body = codec.decode_object(raw, codec.media_type(request))
+    if check_body:
+        check_decodable(t.info, body)
+    existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None
+    obj = await core.update(t.info, t.namespace, t.name or "", body, opts, subresource=subresource)
+    return respond(obj, 200 if existed else 201, opts, request, t.info)
+
+
+async def patch(request: web.Request, core: ApiCore, t: Target, subresource: str | None = None) -> web.StreamResponse:
+    opts = write_options(request)
+    raw = await codec.read_body(request)
+    ptype, body = codec.decode_patch(raw, codec.media_type(request))
+    if opts.field_manager is None and ptype != "apply":
+        opts.field_manager = default_manager(request)
+    existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None
+    obj = await core.patch(t.info, t.namespace, t.name or "", ptype, body, opts, subresource=subresource)
+    return respond(obj, 200 if existed or ptype != "apply" else 201, opts, request, t.info)
+
+
+async def delete(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
+    raw = await codec.read_body(request)
+    opts = delete_options(request, raw)
+    obj, finished = await core.delete(t.info, t.namespace, t.name or "", opts)
+    status = 200
+    if not finished and opts.orphan_dependents is False:
+        status = 202
+    return codec.json_response(obj, status=status)
+
+
+async def delete_collection(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
+    if "deletecollection" not in t.info.verbs:
+        raise method_not_allowed("DELETE", t)
+    raw = await codec.read_body(request)
+    opts = delete_options(request, raw)
+    q = request.query
+    lst = await core.delete_collection(t.info, t.namespace, ListOptions(label_selector=q.get("labelSelector"),
+                                                                        field_selector=q.get("fieldSelector")), opts)
+    return codec.json_response(lst)

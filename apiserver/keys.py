@@ -1,0 +1,50 @@
+"""Typed application keys and per-stream state of the HTTP layer (layer L4, apiserver leaf).
+
+Why a leaf module: `apiserver.app` (the factory) fills these keys and `apiserver.handlers` read
+them; keeping them here lets the factory import the handlers at module level while nothing
+imports the factory back (the dependency rule: app -> handlers -> keys -> core).
+
+Data flow: `create_app` stores the core, the explain provider, readiness, the OpenAPI document
+cache and the shared watch-event encoding cache; every open watch registers a `WatchStream`
+in `WATCHES`, which `on_shutdown` ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from apiserver.core import ApiCore
+from minik3s.api.types import JsonDict
+
+# (namespace, pod name) -> the scheduler's per-node, per-plugin verdicts, or None when unknown
+ExplainProvider = Callable[[str, str], JsonDict | None]
+# (event type, resourceVersion): a resourceVersion names one object state cluster-wide
+WatchEncodeKey = tuple[str, str | None]
+
+
+@dataclass(slots=True, eq=False)
+class WatchStream:
+    """One open watch response and the deadline its handler runs under. Server shutdown moves
+    the deadline to now: the handler's `asyncio.timeout` fires, and it ends the stream the way
+    an expired `timeoutSeconds` does (a complete chunked response), with nothing cancelled
+    from outside."""
+
+    response: web.StreamResponse
+    deadline: asyncio.Timeout
+
+    def end_now(self) -> None:
+        self.deadline.reschedule(asyncio.get_running_loop().time())
+
+
+CORE = web.AppKey("core", ApiCore)
+WATCHES = web.AppKey("watches", set[WatchStream])
+EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
+READY = web.AppKey("ready", asyncio.Event)
+# "v2", "v3", "v3/<group>/<version>" -> the encoded document (cleared when CRDs change)
+OPENAPI_CACHE = web.AppKey("openapi_cache", dict[str, bytes])
+# one JSON encoding per watch event, shared by every watcher that receives it
+WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict[WatchEncodeKey, bytes])

@@ -1,0 +1,53 @@
+"""Server-side apply and managedFields for one served resource (layer L4, apiserver/patch).
+
+Why: the apply engine (`apply.py`) works on plain objects; a resource adds its apiVersion and
+its reset fields (a kind with a status subresource: the main resource does not own `status`,
+the status subresource owns only `status`, as upstream's ResetFieldsStrategy).
+
+Data flow: request core -> `server_side_apply(live, applied, info=...)` / `record_managed_fields`
+-> `apply.server_side_apply` / `apply.update_managed_fields`.
+"""
+
+from __future__ import annotations
+
+from apiserver.patch.apply import server_side_apply as _ssa
+from apiserver.patch.apply import update_managed_fields
+from apiserver.patch.errors import ApplyConflictError
+from apiserver.patch.strategic_merge import PatchMeta
+from minik3s.api.options import WriteOptions
+from minik3s.api.resources import ResourceInfo
+from minik3s.api.types import JsonDict
+
+
+def reset_fields(info: ResourceInfo, subresource: str | None) -> tuple[str, ...]:
+    if "status" not in info.subresources:
+        return ()
+    return ("spec",) if subresource == "status" else ("status",)
+
+
+def server_side_apply(live: JsonDict | None, applied: JsonDict, *, manager: str, force: bool,
+                      schema: PatchMeta | None, now: str, info: ResourceInfo,
+                      subresource: str | None = None) -> JsonDict:
+    """Apply `applied` for `manager`; a field-ownership conflict is the upstream 409."""
+    try:
+        return _ssa(live, applied, manager=manager, force=force, schema=schema, now=now,
+                    api_version=info.api_version, subresource=subresource,
+                    reset_fields=reset_fields(info, subresource))
+    except ApplyConflictError as e:
+        raise e.to_api_error() from None
+
+
+def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDict, opts: WriteOptions,
+                          operation: str, now: str, *, subresource: str | None = None) -> None:
+    """Record field ownership for ordinary writes (so SSA can detect conflicts against them)."""
+    if operation == "Apply" or not opts.field_manager:
+        return
+    if subresource not in (None, "status"):
+        return
+    updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
+                                    api_version=info.api_version, now=now, subresource=subresource,
+                                    reset_fields=reset_fields(info, subresource))
+    if updated is not new:
+        meta = updated.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            new.setdefault("metadata", {})["managedFields"] = meta["managedFields"]
