@@ -25,9 +25,12 @@ READY = web.AppKey("ready", asyncio.Event)
 OPENAPI_CACHE = web.AppKey("openapi_cache", dict)
 # one JSON encoding per watch event, shared by every watcher that receives it
 WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict)
+# Prometheus text exposition of the components' metrics, provided by the composition root
+METRICS = web.AppKey("metrics", object)  # Callable[[], bytes] | None
 
 
-def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = None) -> web.Application:
+def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = None,
+               metrics: Callable[[], bytes] | None = None) -> web.Application:
     from apiserver.handlers.resources import dispatch, error_middleware
 
     app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
@@ -38,10 +41,18 @@ def create_app(core: ApiCore, *, explain: Callable[[str, str], Any] | None = Non
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}
     app[WATCH_ENCODE_CACHE] = {}
+    app[METRICS] = metrics
     core.crd_listeners.append(lambda: app[OPENAPI_CACHE].clear())
+    app.router.add_get("/metrics", _metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_shutdown.append(_close_watches)
     return app
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    provider = request.app[METRICS]
+    body = provider() if callable(provider) else b""
+    return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
 
 async def _close_watches(app: web.Application) -> None:
