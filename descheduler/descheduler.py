@@ -21,7 +21,7 @@ from descheduler.framework.profile import Listers, ProfileRunner
 from descheduler.metrics import DeschedulerMetrics
 from descheduler.podutil import is_node_ready, meta
 from descheduler.policy import DeschedulerPolicy, ParsedProfile
-from minik3s.api.resources import NAMESPACES, NODES, PODS, PRIORITYCLASSES
+from minik3s.api.resources import NAMESPACES, NODES, PODDISRUPTIONBUDGETS, PODS, PRIORITYCLASSES
 from minik3s.api.selectors import parse_label_selector
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
@@ -50,10 +50,11 @@ class Descheduler:
         self._nodes = informers.informer(NODES)
         self._pods = informers.informer(PODS)
         listers = Listers(pods=self._pods, namespaces=informers.informer(NAMESPACES),
-                          priority_classes=informers.informer(PRIORITYCLASSES), clock=self.clock)
+                          priority_classes=informers.informer(PRIORITYCLASSES),
+                          pdbs=informers.informer(PODDISRUPTIONBUDGETS), clock=self.clock)
         self._listers = listers
         self._informers = [self._nodes, self._pods, informers.informer(NAMESPACES),
-                           informers.informer(PRIORITYCLASSES)]
+                           informers.informer(PRIORITYCLASSES), informers.informer(PODDISRUPTIONBUDGETS)]
         self.evictor = PodEvictor(
             client, metrics,
             limits=EvictionLimits(per_node=policy.max_no_of_pods_to_evict_per_node,

@@ -100,6 +100,10 @@ class Handle(Protocol):
 
     def priority_class(self, name: str) -> JsonDict | None: ...
 
+    def pod_has_pdb(self, pod: JsonDict) -> bool:
+        """Some PodDisruptionBudget in the pod's namespace selects it."""
+        ...
+
     def now(self) -> Any:
         """The injected clock's current UTC datetime."""
         ...

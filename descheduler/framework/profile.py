@@ -22,6 +22,7 @@ from descheduler.framework.interface import (
 from descheduler.metrics import DeschedulerMetrics
 from descheduler.podutil import key, node_name
 from descheduler.policy import ParsedProfile
+from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer
 
@@ -38,11 +39,13 @@ def _node_index(pod: JsonDict) -> list[str]:
 class Listers:
     """Read-only views of the informer caches the plugins need."""
 
-    def __init__(self, *, pods: Informer, namespaces: Informer, priority_classes: Informer, clock: Any) -> None:
+    def __init__(self, *, pods: Informer, namespaces: Informer, priority_classes: Informer, pdbs: Informer,
+                 clock: Any) -> None:
         self._pods = pods
         self._pods.add_index(NODE_INDEX, _node_index)
         self._namespaces = namespaces
         self._pcs = priority_classes
+        self._pdbs = pdbs
         self.clock = clock
         self.ready_nodes: list[JsonDict] = []
 
@@ -60,6 +63,19 @@ class Listers:
 
     def priority_class(self, name: str) -> JsonDict | None:
         return self._pcs.store.get(name)
+
+    def pod_has_pdb(self, pod: JsonDict) -> bool:
+        m = pod.get("metadata") or {}
+        for pdb in self._pdbs.store.list():
+            if (pdb.get("metadata") or {}).get("namespace") != m.get("namespace"):
+                continue
+            try:
+                sel = label_selector_from_dict((pdb.get("spec") or {}).get("selector"))
+            except ValueError:
+                continue
+            if not sel.matches_nothing and sel.matches(m.get("labels") or {}):
+                return True
+        return False
 
 
 class ProfileHandle:
@@ -84,6 +100,9 @@ class ProfileHandle:
 
     def priority_class(self, name: str) -> JsonDict | None:
         return self._l.priority_class(name)
+
+    def pod_has_pdb(self, pod: JsonDict) -> bool:
+        return self._l.pod_has_pdb(pod)
 
     def now(self) -> Any:
         return self._l.clock.now()

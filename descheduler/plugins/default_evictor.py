@@ -10,7 +10,9 @@ Filter, in order (the first failing rule names the reason, logged at DEBUG):
   PriorityClass name; default system-cluster-critical's value) stays;
 - DaemonSet pods unless `evictDaemonSetPods`; emptyDir/hostPath pods unless
   `evictLocalStoragePods`; PVC pods when `ignorePvcPods`;
-- `labelSelector` must match; `minPodAge` must have passed since creation.
+- `labelSelector` must match; `minPodAge` must have passed since creation; with
+  `ignorePodsWithoutPDB` a PodDisruptionBudget must select the pod; `minReplicas`: the owner
+  must have at least that many pods.
 PreEvictionFilter: `namespaceLabelSelector` must match the pod's namespace; with `nodeFit` the
 pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests).
 `podProtections.defaultDisabled` / `extraEnabled` (newer upstream) map onto the booleans.
@@ -176,6 +178,8 @@ class DefaultEvictor(EvictorPlugin):
             created = parse_time(m.get("creationTimestamp"))
             if created is not None and self.handle.now() - created < self._min_age:
                 return "pod age is not older than MinPodAge"
+        if a.ignore_pods_without_pdb and not self.handle.pod_has_pdb(pod):
+            return "no PodDisruptionBudget found for pod"
         if a.min_replicas > 1:
             owners = {o.get("uid") for o in podutil.owner_refs(pod)}
             n = sum(1 for p in self.handle.all_pods()

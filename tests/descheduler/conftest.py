@@ -136,8 +136,11 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     client = LocalClient(core)
     for ns in ("default", "kube-system", "other"):
         await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for name, value in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000)):
+        await client.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                              "metadata": {"name": name}, "value": value})
     informers = SharedInformerFactory(client)
-    for res in (NODES, PODS, NAMESPACES, PRIORITYCLASSES):
+    for res in (NODES, PODS, NAMESPACES, PRIORITYCLASSES, PODDISRUPTIONBUDGETS):
         informers.informer(res)
     task = asyncio.create_task(informers.run())
     try:
