@@ -61,7 +61,8 @@ class Descheduler:
                                   per_namespace=policy.max_no_of_pods_to_evict_per_namespace,
                                   total=policy.max_no_of_pods_to_evict_total),
             dry_run=self.options.dry_run, grace_period_seconds=policy.grace_period_seconds,
-            placement=placement if self.options.loop_avoidance else None, clock=self.clock)
+            placement=placement if self.options.loop_avoidance else None, clock=self.clock,
+            failure_events=bool(policy.eviction_failure_event_notification))
         self.profiles = [ProfileRunner(p, registry, listers=listers, evictor=self.evictor, metrics=metrics)
                          for p in profiles]
         self._node_selector = parse_label_selector(policy.node_selector) if policy.node_selector else None

@@ -11,13 +11,15 @@ Data flow of `evict(pod, opts)`:
 4. POST `pods/{name}/eviction` (policy/v1 Eviction; `gracePeriodSeconds` from the policy when
    set, else the pod's own). A 429 (PodDisruptionBudget) or 404 is logged and the pod skipped;
 5. success: an Event on the pod (upstream: reason = the strategy name, action `Descheduled`,
-   note "pod eviction from <node> node by sigs.k8s.io/descheduler") and the counters.
+   note "pod eviction from <node> node by sigs.k8s.io/descheduler") and the counters; a failed
+   eviction gets a Warning event (reason EvictionFailed) with `evictionFailureEventNotification`.
 Every outcome is counted in `descheduler_pods_evicted_total{result,...}`.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -61,7 +63,9 @@ class PodEvictor:
     dry_run: bool = False
     grace_period_seconds: int | None = None
     placement: PlacementAdvisor | None = None
+    failure_events: bool = False  # evictionFailureEventNotification
     clock: Clock = field(default_factory=Clock)
+    rng: random.Random = field(default_factory=random.Random)  # event name suffixes
     node_count: Counter[str] = field(default_factory=Counter)
     namespace_count: Counter[str] = field(default_factory=Counter)
     total: int = 0
@@ -126,18 +130,18 @@ class PodEvictor:
                 body = {"gracePeriodSeconds": self.grace_period_seconds}
             try:
                 await self.client.evict(ns, str(meta(pod).get("name")), delete_options=body)
-            except TooManyRequestsError as e:
-                self.metrics.evicted("error", **labels)
-                logger.info("error when evicting pod (ignoring) pod=%s strategy=%s err=%s", key(pod),
-                            opts.strategy, e)
-                return EvictResult.SKIPPED
-            except NotFoundError:
-                self.metrics.evicted("error", **labels)
-                logger.info("pod not found when evicting pod=%s strategy=%s", key(pod), opts.strategy)
-                return EvictResult.SKIPPED
             except ApiError as e:
                 self.metrics.evicted("error", **labels)
-                logger.warning("error evicting pod pod=%s strategy=%s err=%s", key(pod), opts.strategy, e)
+                if isinstance(e, TooManyRequestsError):
+                    logger.info("error when evicting pod (ignoring) pod=%s strategy=%s err=%s", key(pod),
+                                opts.strategy, e)
+                elif isinstance(e, NotFoundError):
+                    logger.info("pod not found when evicting pod=%s strategy=%s", key(pod), opts.strategy)
+                else:
+                    logger.warning("error evicting pod pod=%s strategy=%s err=%s", key(pod), opts.strategy, e)
+                if self.failure_events:
+                    await self._event(pod, "EvictionFailed",
+                                      f"pod eviction from {node} node by {COMPONENT} failed: {e}", warning=True)
                 return EvictResult.SKIPPED
         self.total += 1
         if node:
@@ -155,18 +159,19 @@ class PodEvictor:
                               f"pod eviction from {node} node by {COMPONENT}")
         return EvictResult.EVICTED
 
-    async def _event(self, pod: JsonDict, reason: str, note: str) -> None:
+    async def _event(self, pod: JsonDict, reason: str, note: str, *, warning: bool = False) -> None:
         m = meta(pod)
         now = self.clock.now()
         self._event_seq += 1
         stamp = int(now.timestamp() * 1e9) + self._event_seq
+        suffix = self.rng.getrandbits(32)
         ns = str(m.get("namespace") or "default")
         ev: JsonDict = {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{m.get('name')}.{stamp:x}", "namespace": ns},
+            "metadata": {"name": f"{m.get('name')}.{stamp:x}{suffix:08x}", "namespace": ns},
             "involvedObject": {"kind": "Pod", "apiVersion": "v1", "namespace": ns, "name": m.get("name"),
                                "uid": m.get("uid")},
-            "reason": reason, "action": "Descheduled", "message": note, "type": "Normal",
+            "reason": reason, "action": "Descheduled", "message": note, "type": "Warning" if warning else "Normal",
             "source": {"component": COMPONENT}, "reportingComponent": COMPONENT, "reportingInstance": COMPONENT,
             "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now), "eventTime": rfc3339_micro(now),
             "count": 1,

@@ -128,6 +128,8 @@ def parse_policy(data: Mapping[str, Any] | None, registry: Mapping[str, type[Plu
             parse_label_selector(policy.node_selector)
         except ValueError as e:
             errs.append(f"nodeSelector: Invalid value: {e}")
+    if policy.metrics_collector and policy.metrics_collector.get("enabled"):
+        errs.append("metricsCollector.enabled: Invalid value: no metrics.k8s.io API is available in minik3s")
     if policy.metrics_providers:
         errs.append("metricsProviders: Invalid value: no metrics source is available in minik3s "
                     "(no metrics.k8s.io API, no Prometheus client)")

@@ -14,7 +14,8 @@ Filter, in order (the first failing rule names the reason, logged at DEBUG):
   `ignorePodsWithoutPDB` a PodDisruptionBudget must select the pod; `minReplicas`: the owner
   must have at least that many pods.
 PreEvictionFilter: `namespaceLabelSelector` must match the pod's namespace; with `nodeFit` the
-pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests).
+pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests),
+among the nodes matching the evictor's `nodeSelector` when given.
 `podProtections.defaultDisabled` / `extraEnabled` (newer upstream) map onto the booleans.
 """
 
@@ -30,6 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from descheduler import podutil
 from descheduler.framework.interface import EvictorPlugin, Handle, PluginArgs
 from descheduler.plugins.common import compile_selector
+from minik3s.api.selectors import parse_label_selector
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
 
@@ -95,6 +97,13 @@ class DefaultEvictorArgs(PluginArgs):
         compile_selector(v)
         return v
 
+    @field_validator("node_selector")
+    @classmethod
+    def _nodes(cls, v: str | None) -> str | None:
+        if v:
+            parse_label_selector(v)
+        return v
+
     @field_validator("min_pod_age")
     @classmethod
     def _age(cls, v: str | None) -> str | None:
@@ -127,6 +136,7 @@ class DefaultEvictor(EvictorPlugin):
         self.a = a
         self._labels = compile_selector(a.label_selector)
         self._ns_labels = compile_selector(a.namespace_label_selector)
+        self._nodes = parse_label_selector(a.node_selector) if a.node_selector else None
         self._min_age = timedelta(seconds=parse_duration(a.min_pod_age)) if a.min_pod_age else None
 
     def _threshold(self) -> int | None:
@@ -201,8 +211,10 @@ class DefaultEvictor(EvictorPlugin):
             if not self._ns_labels.matches(labels or {}):
                 logger.debug("pod namespace does not match namespaceLabelSelector pod=%s", podutil.key(pod))
                 return False
-        if self.a.node_fit and not podutil.pod_fits_any_other_node(pod, self.handle.ready_nodes(),
-                                                                    self.handle.pods_on_node):
+        nodes = self.handle.ready_nodes()
+        if self._nodes is not None:
+            nodes = [n for n in nodes if self._nodes.matches(podutil.meta(n).get("labels") or {})]
+        if self.a.node_fit and not podutil.pod_fits_any_other_node(pod, nodes, self.handle.pods_on_node):
             logger.debug("pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes "
                          "marked as unschedulable pod=%s", podutil.key(pod))
             return False

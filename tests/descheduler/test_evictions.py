@@ -51,12 +51,20 @@ async def test_eviction_event_and_pdb_blocks(cluster: Any) -> None:
     pol = cluster.policy(("deschedule", "RemovePodsViolatingNodeTaints", None))
     assert await cluster.run(pol) == []  # 429 from the Eviction API: logged, skipped
     assert 'result="error"' in cluster.exposition()
+    assert not [e for e in (await cluster.client.list(EVENTS, "default"))["items"]
+                if e["reason"] == "EvictionFailed"]
+    notify = cluster.policy(("deschedule", "RemovePodsViolatingNodeTaints", None),
+                            evictionFailureEventNotification=True)
+    assert await cluster.run(notify) == []
+    failed = [e for e in (await cluster.client.list(EVENTS, "default"))["items"] if e["reason"] == "EvictionFailed"]
+    assert len(failed) == 2 and failed[0]["type"] == "Warning"
+    assert failed[0]["message"].startswith("pod eviction from n1 node by sigs.k8s.io/descheduler failed: ")
     await cluster.client.delete(cluster.core.registry.get("policy", "v1", "poddisruptionbudgets"), "x", "default")
     assert await cluster.run(pol) == ["p0", "p1"]
     pods = {p["metadata"]["name"]: p for p in (await cluster.client.list(PODS, "default"))["items"]}
     assert all(p["metadata"].get("deletionTimestamp") for p in pods.values())
     events = [e for e in (await cluster.client.list(EVENTS, "default"))["items"]
-              if e["involvedObject"]["name"] == "p0"]
+              if e["involvedObject"]["name"] == "p0" and e["type"] == "Normal"]
     assert [(e["reason"], e["action"], e["message"]) for e in events] == [
         ("RemovePodsViolatingNodeTaints", "Descheduled", "pod eviction from n1 node by sigs.k8s.io/descheduler")]
 

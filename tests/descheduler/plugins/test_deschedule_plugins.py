@@ -46,6 +46,20 @@ async def test_node_affinity_required(cluster: Any, node_labels: dict[str, str],
     assert await cluster.run(pol) == expected
 
 
+@pytest.mark.parametrize(("node_labels", "expected"), [
+    pytest.param({"n1": "hdd", "n2": "ssd"}, ["p"], id="a-node-matching-a-preferred-term-exists"),
+    pytest.param({"n1": "ssd", "n2": "ssd"}, [], id="current-node-already-preferred"),
+])
+async def test_node_affinity_preferred(cluster: Any, node_labels: dict[str, str], expected: list[str]) -> None:
+    ns = [make_node(n).labels(disk=v).capacity(cpu="8", memory="8Gi").obj() for n, v in node_labels.items()]
+    pod = cluster.pod("p", "n1").preferred_node_affinity(
+        10, [{"key": "disk", "operator": "In", "values": ["ssd"]}]).obj()
+    await cluster.add(*ns, pod)
+    pol = cluster.policy(("deschedule", "RemovePodsViolatingNodeAffinity",
+                          {"nodeAffinityType": ["preferredDuringSchedulingIgnoredDuringExecution"]}))
+    assert await cluster.run(pol) == expected
+
+
 @pytest.mark.parametrize(("taint", "args", "tolerate", "expected"), [
     pytest.param(("k", "v", "NoSchedule"), None, False, ["p"], id="untolerated-noschedule-evicted"),
     pytest.param(("k", "v", "NoSchedule"), None, True, [], id="tolerated-stays"),
