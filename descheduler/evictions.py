@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from descheduler.framework.interface import EvictOptions, EvictResult, PlacementAdvisor
 from descheduler.metrics import DeschedulerMetrics
@@ -59,6 +59,7 @@ class EvictionLimits:
 class PodEvictor:
     client: Client
     metrics: DeschedulerMetrics
+    _: KW_ONLY
     limits: EvictionLimits = field(default_factory=EvictionLimits)
     dry_run: bool = False
     grace_period_seconds: int | None = None

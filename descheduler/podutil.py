@@ -111,7 +111,7 @@ def is_node_unschedulable(node: JsonDict) -> bool:
     return bool((node.get("spec") or {}).get("unschedulable"))
 
 
-def node_usage(node: JsonDict, pods: Iterable[JsonDict], resources: Iterable[str]) -> dict[str, int]:
+def node_usage(node: JsonDict, pods: Iterable[JsonDict], *, resources: Iterable[str]) -> dict[str, int]:
     """Sum of the pods' requests per resource (cpu in millicores), `pods` counting pods."""
     total: dict[str, int] = {r: 0 for r in resources}
     n = 0
@@ -126,13 +126,13 @@ def node_usage(node: JsonDict, pods: Iterable[JsonDict], resources: Iterable[str
     return total
 
 
-def fits_requests(pod: JsonDict, node: JsonDict, pods_on_node: Iterable[JsonDict]) -> str:
+def fits_requests(pod: JsonDict, node: JsonDict, *, pods_on_node: Iterable[JsonDict]) -> str:
     """'' when the node's allocatable minus its pods' requests covers the pod's requests, else
     why not ("insufficient cpu"). Counts pods as a resource as well."""
     alloc = node_allocatable(node)
     req = pod_requests(pod)
     on = list(pods_on_node)
-    used = node_usage(node, on, set(req) | {PODS})
+    used = node_usage(node, on, resources=set(req) | {PODS})
     if alloc.get(PODS, 0) and used.get(PODS, 0) + 1 > alloc[PODS]:
         return "insufficient pods"
     for r, v in req.items():
@@ -141,7 +141,7 @@ def fits_requests(pod: JsonDict, node: JsonDict, pods_on_node: Iterable[JsonDict
     return ""
 
 
-def pod_fits_node(pod: JsonDict, node: JsonDict, pods_on_node: Iterable[JsonDict]) -> str:
+def pod_fits_node(pod: JsonDict, node: JsonDict, *, pods_on_node: Iterable[JsonDict]) -> str:
     """Upstream NodeFit: '' when the pod could be scheduled on `node` (node selector and required
     affinity, NoSchedule/NoExecute taints tolerated, not unschedulable, requests fit), else the
     first reason it could not."""
@@ -153,17 +153,17 @@ def pod_fits_node(pod: JsonDict, node: JsonDict, pods_on_node: Iterable[JsonDict
         return f"pod does not tolerate taints on the node ({taint.get('key')})"
     if is_node_unschedulable(node):
         return "node is not schedulable"
-    return fits_requests(pod, node, pods_on_node)
+    return fits_requests(pod, node, pods_on_node=pods_on_node)
 
 
-def pod_fits_any_other_node(pod: JsonDict, nodes: Iterable[JsonDict],
+def pod_fits_any_other_node(pod: JsonDict, nodes: Iterable[JsonDict], *,
                             pods_on: Callable[[str], list[JsonDict]]) -> bool:
     own = node_name(pod)
     for n in nodes:
         name = meta(n).get("name")
         if name == own:
             continue
-        if not pod_fits_node(pod, n, pods_on(str(name))):
+        if not pod_fits_node(pod, n, pods_on_node=pods_on(str(name))):
             return True
     return False
 

@@ -79,12 +79,16 @@ class Listers:
 
 
 class ProfileHandle:
-    def __init__(self, profile: str, listers: Listers, evictor: PodEvictor) -> None:
+    def __init__(self, profile: str, listers: Listers, *, evictor: PodEvictor) -> None:
         self.profile = profile
         self._l = listers
         self._evictor = evictor
         self.filters: list[EvictorPlugin] = []
         self.pre_eviction_filters: list[EvictorPlugin] = []
+
+    @property
+    def evictor(self) -> PodEvictor:
+        return self._evictor
 
     def pods_on_node(self, node_name: str, *, include_terminated: bool = False) -> list[JsonDict]:
         return self._l.pods_on_node(node_name, include_terminated=include_terminated)
@@ -129,7 +133,7 @@ class ProfileRunner:
     def __init__(self, parsed: ParsedProfile, registry: Mapping[str, type[Plugin]], *, listers: Listers,
                  evictor: PodEvictor, metrics: DeschedulerMetrics) -> None:
         self.name = parsed.name
-        self.handle = ProfileHandle(parsed.name, listers, evictor)
+        self.handle = ProfileHandle(parsed.name, listers, evictor=evictor)
         self._metrics = metrics
         instances: dict[str, Plugin] = {}
         for names in parsed.enabled.values():
@@ -155,7 +159,7 @@ class ProfileRunner:
     async def _run(self, p: Plugin, fn: Any, nodes: list[JsonDict]) -> None:
         if self.handle.total_limit_reached():
             return
-        evictor = self.handle._evictor
+        evictor = self.handle.evictor
         before = len(evictor.cycle)
         start = time.perf_counter()
         st = await fn(nodes, profile=self.name)

@@ -214,7 +214,7 @@ class DefaultEvictor(EvictorPlugin):
         nodes = self.handle.ready_nodes()
         if self._nodes is not None:
             nodes = [n for n in nodes if self._nodes.matches(podutil.meta(n).get("labels") or {})]
-        if self.a.node_fit and not podutil.pod_fits_any_other_node(pod, nodes, self.handle.pods_on_node):
+        if self.a.node_fit and not podutil.pod_fits_any_other_node(pod, nodes, pods_on=self.handle.pods_on_node):
             logger.debug("pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes "
                          "marked as unschedulable pod=%s", podutil.key(pod))
             return False

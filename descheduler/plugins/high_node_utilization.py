@@ -63,8 +63,8 @@ class HighNodeUtilization(BalancePlugin):
         return any(req.get(r, 0) > 0 for r in self.a.thresholds if r != PODS)
 
     async def balance(self, nodes: list[JsonDict], *, profile: str) -> Status:
-        usages = collect_usage(self.handle, nodes, self.resources)
-        set_thresholds(usages, self.low, self.high, deviation=False)
+        usages = collect_usage(self.handle, nodes, resources=self.resources)
+        set_thresholds(usages, self.low, high=self.high, deviation=False)
         sources = [u for u in usages if is_below(u, u.low)]
         dests = [u for u in usages if not is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
         logger.info("Criteria for a node below target utilization underutilized=%d appropriately=%d plugin=%s",
@@ -84,7 +84,7 @@ class HighNodeUtilization(BalancePlugin):
         sources.sort(key=lambda u: u.total_pct())
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []
         only = "OnlyThresholdingResources" in self.a.eviction_modes
-        await evict_from_sources(self.handle, sources, dests, use_high=False, keep_going=lambda u: True,
+        await evict_from_sources(self.handle, sources, dests=dests, use_high=False, keep_going=lambda u: True,
                                  profile=profile, strategy=self.NAME, excluded_namespaces=excluded,
                                  node_limit=None, pod_filter=self._requests_thresholded if only else None)
         return SUCCESS

@@ -94,8 +94,8 @@ class LowNodeUtilization(BalancePlugin):
 
     def classify(self, nodes: list[JsonDict]) -> tuple[list[NodeUsage], list[NodeUsage], list[NodeUsage]]:
         """(all, underutilized, overutilized)."""
-        usages = collect_usage(self.handle, nodes, self.resources)
-        set_thresholds(usages, self.low, self.high, deviation=self.a.use_deviation_thresholds)
+        usages = collect_usage(self.handle, nodes, resources=self.resources)
+        set_thresholds(usages, self.low, high=self.high, deviation=self.a.use_deviation_thresholds)
         low = [u for u in usages
                if is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
         high = [u for u in usages if is_above(u, u.high)]
@@ -126,7 +126,7 @@ class LowNodeUtilization(BalancePlugin):
         high.sort(key=lambda u: u.total_pct(), reverse=True)
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []
         limit = self.a.eviction_limits.node if self.a.eviction_limits else None
-        await evict_from_sources(self.handle, high, low, use_high=True, keep_going=lambda u: is_above(u, u.high),
+        await evict_from_sources(self.handle, high, dests=low, use_high=True, keep_going=lambda u: is_above(u, u.high),
                                  profile=profile, strategy=self.NAME, excluded_namespaces=excluded,
                                  node_limit=limit)
         return SUCCESS

@@ -78,17 +78,17 @@ def resource_names(thresholds: dict[str, float]) -> list[str]:
     return list(STANDARD) + [r for r in thresholds if r not in STANDARD]
 
 
-def collect_usage(handle: Handle, nodes: list[JsonDict], resources: list[str]) -> list[NodeUsage]:
+def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str]) -> list[NodeUsage]:
     out = []
     for n in nodes:
         name = str(podutil.meta(n).get("name"))
         pods = handle.pods_on_node(name)
         alloc = node_allocatable(n)
-        out.append(NodeUsage(n, name, alloc, podutil.node_usage(n, pods, resources), pods))
+        out.append(NodeUsage(n, name, alloc, podutil.node_usage(n, pods, resources=resources), pods))
     return out
 
 
-def set_thresholds(usages: list[NodeUsage], low: dict[str, float], high: dict[str, float], *,
+def set_thresholds(usages: list[NodeUsage], low: dict[str, float], *, high: dict[str, float],
                    deviation: bool) -> None:
     """Absolute thresholds, or with `deviation` mean -/+ the given percentages (clamped to 0..100).
     Example (deviation): node cpu usage 20%, 40%, 60% -> mean 40; thresholds cpu 10 -> below 30%."""
@@ -126,8 +126,7 @@ def headroom(dests: list[NodeUsage], *, use_high: bool) -> dict[str, int]:
 
 
 async def evict_from_sources(
-    handle: Handle, sources: list[NodeUsage], dests: list[NodeUsage], *,
-    use_high: bool, keep_going: Callable[[NodeUsage], bool], profile: str, strategy: str,
+    handle: Handle, sources: list[NodeUsage], *, dests: list[NodeUsage], use_high: bool, keep_going: Callable[[NodeUsage], bool], profile: str, strategy: str,
     excluded_namespaces: list[str], node_limit: int | None, pod_filter: Callable[[JsonDict], bool] | None = None,
 ) -> None:
     available = headroom(dests, use_high=use_high)

@@ -29,7 +29,7 @@ class RemovePodsViolatingInterPodAntiAffinity(DeschedulePlugin):
     NAME: ClassVar[str] = "RemovePodsViolatingInterPodAntiAffinity"
     Args = RemovePodsViolatingInterPodAntiAffinityArgs
 
-    def _violates(self, pod: JsonDict, others: list[tuple[JsonDict, JsonDict]], node: JsonDict) -> bool:
+    def _violates(self, pod: JsonDict, others: list[tuple[JsonDict, JsonDict]], *, node: JsonDict) -> bool:
         """`others`: (pod, its node) pairs still in place."""
         ns = podutil.meta(pod).get("namespace")
         for term in required_anti_affinity_terms(pod):
@@ -78,7 +78,7 @@ class RemovePodsViolatingInterPodAntiAffinity(DeschedulePlugin):
                     continue
                 if not podutil.labels_match(selector, podutil.meta(pod).get("labels")):
                     continue
-                if not self._violates(pod, placed, n) or not self.handle.filter(pod):
+                if not self._violates(pod, placed, node=n) or not self.handle.filter(pod):
                     continue
                 res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
                 if res is EvictResult.EVICTED:

@@ -43,9 +43,10 @@ class RemovePodsViolatingNodeAffinity(DeschedulePlugin):
     NAME: ClassVar[str] = "RemovePodsViolatingNodeAffinity"
     Args = RemovePodsViolatingNodeAffinityArgs
 
-    def _should_evict(self, pod: JsonDict, node: JsonDict, nodes: list[JsonDict], kind: str) -> bool:
+    def _should_evict(self, pod: JsonDict, node: JsonDict, *, nodes: list[JsonDict], kind: str) -> bool:
         others = [n for n in nodes if podutil.meta(n).get("name") != podutil.meta(node).get("name")
-                  and not podutil.pod_fits_node(pod, n, self.handle.pods_on_node(str(podutil.meta(n).get("name"))))]
+                  and not podutil.pod_fits_node(
+                      pod, n, pods_on_node=self.handle.pods_on_node(str(podutil.meta(n).get("name"))))]
         if kind == REQUIRED:
             return _has_required(pod) and not pod_matches_node_selector_and_affinity(pod, node) and bool(others)
         if not pod_preferred_terms(pod):
@@ -64,7 +65,7 @@ class RemovePodsViolatingNodeAffinity(DeschedulePlugin):
                     if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
                             selector, podutil.meta(pod).get("labels")):
                         continue
-                    if not self._should_evict(pod, node, nodes, kind) or not self.handle.filter(pod):
+                    if not self._should_evict(pod, node, nodes=nodes, kind=kind) or not self.handle.filter(pod):
                         continue
                     res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
                     if res is EvictResult.TOTAL_LIMIT:

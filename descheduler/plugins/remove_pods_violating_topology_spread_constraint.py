@@ -77,7 +77,8 @@ class RemovePodsViolatingTopologySpreadConstraint(BalancePlugin):
                     if ident in seen:
                         continue
                     seen.add(ident)
-                    self._balance_constraint(c, sel, pod, ns_pods, nodes, pods_by_node, to_evict)
+                    self._balance_constraint(c, sel, owner=pod, ns_pods=ns_pods, nodes=nodes,
+                                             pods_by_node=pods_by_node, to_evict=to_evict)
         selector = a.selector()
         for pod in to_evict.values():
             if not podutil.labels_match(selector, podutil.meta(pod).get("labels")):
@@ -88,7 +89,7 @@ class RemovePodsViolatingTopologySpreadConstraint(BalancePlugin):
                 break
         return SUCCESS
 
-    def _balance_constraint(self, c: JsonDict, sel: JsonDict, owner: JsonDict, ns_pods: list[JsonDict],
+    def _balance_constraint(self, c: JsonDict, sel: JsonDict, *, owner: JsonDict, ns_pods: list[JsonDict],
                             nodes: list[JsonDict], pods_by_node: dict[str, list[JsonDict]],
                             to_evict: dict[str, JsonDict]) -> None:
         a = self.args
@@ -155,7 +156,8 @@ class RemovePodsViolatingTopologySpreadConstraint(BalancePlugin):
                 if not self.handle.filter(pod):
                     continue
                 if a.topology_balance_node_fit and not any(
-                        not podutil.pod_fits_node(pod, n, pods_by_node.get(str(podutil.meta(n).get("name")), []))
+                        not podutil.pod_fits_node(
+                            pod, n, pods_on_node=pods_by_node.get(str(podutil.meta(n).get("name")), []))
                         for d in below for n in domain_nodes[d]):
                     continue
                 to_evict[str(podutil.meta(pod).get("uid") or podutil.key(pod))] = pod
