@@ -8,11 +8,13 @@ Data flow of `evict(pod, opts)`:
    would go; when no node but its own passes the scheduler's filters, or its own node is the
    only top-scoring one, the eviction would only bring it back: skip it;
 3. dry run: count and log "Evicted pod in dry run mode", touch nothing;
-4. POST `pods/{name}/eviction` (policy/v1 Eviction; `gracePeriodSeconds` from the policy when
-   set, else the pod's own). A 429 (PodDisruptionBudget) or 404 is logged and the pod skipped;
+4. POST `pods/{name}/eviction` (policy/v1 Eviction; the policy's `gracePeriodSeconds` only for
+   a pod without its own terminationGracePeriodSeconds, as upstream). A 429
+   (PodDisruptionBudget) or 404 is logged and the pod skipped;
 5. success: an Event on the pod (upstream: reason = the strategy name, action `Descheduled`,
    note "pod eviction from <node> node by sigs.k8s.io/descheduler") and the counters; a failed
-   eviction gets a Warning event (reason EvictionFailed) with `evictionFailureEventNotification`.
+   eviction (limits included) gets a Warning event (reason EvictionFailed, "... failed: <why>")
+   with `evictionFailureEventNotification`.
 Every outcome is counted in `descheduler_pods_evicted_total{result,...}`.
 """
 
@@ -85,16 +87,20 @@ class PodEvictor:
     def total_limit_reached(self) -> bool:
         return self.limits.total is not None and self.total >= self.limits.total
 
-    def _limit(self, pod: JsonDict) -> tuple[EvictResult, str] | None:
+    def _limit(self, pod: JsonDict) -> tuple[EvictResult, str, str] | None:
+        """(result, metric result text, event detail) of the first limit the pod would exceed."""
         node = node_name(pod)
         ns = str(meta(pod).get("namespace") or "")
         lim = self.limits
         if lim.total is not None and self.total + 1 > lim.total:
-            return EvictResult.TOTAL_LIMIT, "maximum number of evicted pods per a descheduling cycle reached"
+            return (EvictResult.TOTAL_LIMIT, "maximum number of evicted pods per a descheduling cycle reached",
+                    f"total eviction limit exceeded ({lim.total})")
         if node and lim.per_node is not None and self.node_count[node] + 1 > lim.per_node:
-            return EvictResult.NODE_LIMIT, "maximum number of pods per node reached"
+            return (EvictResult.NODE_LIMIT, "maximum number of evicted pods per node reached",
+                    f"node eviction limit exceeded ({lim.per_node})")
         if lim.per_namespace is not None and self.namespace_count[ns] + 1 > lim.per_namespace:
-            return EvictResult.NAMESPACE_LIMIT, "maximum number of pods per namespace reached"
+            return (EvictResult.NAMESPACE_LIMIT, "maximum number of evicted pods per namespace reached",
+                    f"namespace eviction limit exceeded ({lim.per_namespace})")
         return None
 
     def would_return(self, pod: JsonDict) -> bool:
@@ -116,9 +122,12 @@ class PodEvictor:
         labels = {"strategy": opts.strategy, "namespace": ns, "node": node, "profile": opts.profile}
         lim = self._limit(pod)
         if lim is not None:
-            result, text = lim
+            result, text, detail = lim
             self.metrics.evicted(text, **labels)
             logger.debug("eviction limit pod=%s node=%s strategy=%s limit=%s", key(pod), node, opts.strategy, text)
+            if self.failure_events:
+                await self._event(pod, "EvictionFailed", f"pod eviction from {node} node by {COMPONENT} failed: "
+                                  f"{detail}", warning=True)
             return result
         if self.would_return(pod):
             self.metrics.evicted(RESULT_LOOP_AVOIDED, **labels)
@@ -127,7 +136,10 @@ class PodEvictor:
             return EvictResult.SKIPPED
         if not self.dry_run:
             body: JsonDict | None = None
-            if self.grace_period_seconds is not None:
+            # upstream: the pod's own terminationGracePeriodSeconds wins; the policy's value only
+            # fills in for a pod without one
+            own_grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            if self.grace_period_seconds is not None and own_grace is None:
                 body = {"gracePeriodSeconds": self.grace_period_seconds}
             try:
                 await self.client.evict(ns, str(meta(pod).get("name")), delete_options=body)
@@ -141,8 +153,10 @@ class PodEvictor:
                 else:
                     logger.warning("error evicting pod pod=%s strategy=%s err=%s", key(pod), opts.strategy, e)
                 if self.failure_events:
+                    why = (f"error when evicting pod (ignoring) {meta(pod).get('name')!r}: {e}"
+                           if isinstance(e, TooManyRequestsError) else str(e))
                     await self._event(pod, "EvictionFailed",
-                                      f"pod eviction from {node} node by {COMPONENT} failed: {e}", warning=True)
+                                      f"pod eviction from {node} node by {COMPONENT} failed: {why}", warning=True)
                 return EvictResult.SKIPPED
         self.total += 1
         if node:

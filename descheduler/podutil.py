@@ -173,6 +173,11 @@ def pod_tolerates_node_taints(pod: JsonDict, node: JsonDict) -> bool:
                                   is_no_schedule_or_no_execute) is None
 
 
+def pod_tolerates_all_taints(pod: JsonDict, node: JsonDict) -> bool:
+    """Upstream utils.PodToleratesTaints: every taint of the node, whatever its effect."""
+    return find_untolerated_taint((node.get("spec") or {}).get("taints"), pod_tolerations(pod)) is None
+
+
 def namespace_allowed(pod: JsonDict, namespaces: Any) -> bool:
     """Plugin `namespaces: {include, exclude}` (at most one of them set)."""
     if namespaces is None:

@@ -81,7 +81,7 @@ class HighNodeUtilization(BalancePlugin):
         if not dests:
             logger.info("No node is available to schedule the pods, nothing to do here")
             return SUCCESS
-        sources.sort(key=lambda u: u.total_pct())
+        sources.sort(key=lambda u: u.sort_key())
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []
         only = "OnlyThresholdingResources" in self.a.eviction_modes
         await evict_from_sources(self.handle, sources, dests=dests, use_high=False, keep_going=lambda u: True,

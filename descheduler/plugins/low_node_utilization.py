@@ -2,9 +2,9 @@
 
 Nodes at or below `thresholds` on every resource are underutilized (unschedulable nodes never
 are); nodes above `targetThresholds` on any resource are overutilized; the rest are left
-alone. Missing standard resources (cpu, memory, pods) count as 100% (not at all with
-`useDeviationThresholds`, where both maps are distances from the mean usage and only the
-listed resources are compared). Nothing happens
+alone. Missing standard resources (cpu, memory, pods) count as 100% (also with
+`useDeviationThresholds`, where both maps are distances from the mean usage and a 0 means the
+whole capacity). Nothing happens
 when no node is underutilized, when at most `numberOfNodes` are, when all are, or when none is
 overutilized. Otherwise pods leave the most-used overutilized nodes first, while the node is
 still above target and the underutilized nodes' pooled headroom up to `targetThresholds`
@@ -25,6 +25,7 @@ from pydantic import Field, model_validator
 from descheduler.framework.interface import SUCCESS, BalancePlugin, Handle, PluginArgs, Status
 from descheduler.plugins.nodeutilization import (
     MAX_PCT,
+    MIN_PCT,
     STANDARD,
     EvictableNamespaces,
     EvictionLimits,
@@ -83,14 +84,12 @@ class LowNodeUtilization(BalancePlugin):
         self.a = args
         self.low = dict(args.thresholds)
         self.high = dict(args.target_thresholds)
-        if args.use_deviation_thresholds:
-            # relative thresholds: only the listed resources are compared (and pooled)
-            self.resources = list(self.low)
-        else:
-            for r in STANDARD:
-                self.low.setdefault(r, MAX_PCT)
-                self.high.setdefault(r, MAX_PCT)
-            self.resources = resource_names(self.low)
+        fill = MIN_PCT if args.use_deviation_thresholds else MAX_PCT  # upstream setDefaultForLNUThresholds
+        for r in STANDARD:
+            if r not in self.low:
+                self.low[r] = fill
+                self.high[r] = fill
+        self.resources = resource_names(self.low)
 
     def classify(self, nodes: list[JsonDict]) -> tuple[list[NodeUsage], list[NodeUsage], list[NodeUsage]]:
         """(all, underutilized, overutilized)."""
@@ -98,7 +97,8 @@ class LowNodeUtilization(BalancePlugin):
         set_thresholds(usages, self.low, high=self.high, deviation=self.a.use_deviation_thresholds)
         low = [u for u in usages
                if is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
-        high = [u for u in usages if is_above(u, u.high)]
+        low_ids = {id(u) for u in low}
+        high = [u for u in usages if id(u) not in low_ids and is_above(u, u.high)]
         return usages, low, high
 
     async def balance(self, nodes: list[JsonDict], *, profile: str) -> Status:
@@ -123,7 +123,7 @@ class LowNodeUtilization(BalancePlugin):
         if not high:
             logger.info("All nodes are under target utilization, nothing to do here")
             return SUCCESS
-        high.sort(key=lambda u: u.total_pct(), reverse=True)
+        high.sort(key=lambda u: u.sort_key(), reverse=True)
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []
         limit = self.a.eviction_limits.node if self.a.eviction_limits else None
         await evict_from_sources(self.handle, high, dests=low, use_high=True, keep_going=lambda u: is_above(u, u.high),

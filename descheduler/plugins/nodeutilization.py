@@ -70,8 +70,10 @@ class NodeUsage:
         cap = self.allocatable.get(r, 0)
         return 100.0 * self.usage.get(r, 0) / cap if cap else 0.0
 
-    def total_pct(self) -> float:
-        return sum(self.pct(r) for r in self.usage)
+    def sort_key(self) -> int:
+        """Upstream sortNodesByUsage: the raw usages added up (memory bytes + cpu millicores +
+        pods + extended units), so memory dominates."""
+        return sum(self.usage.values())
 
 
 def resource_names(thresholds: dict[str, float]) -> list[str]:
@@ -90,16 +92,18 @@ def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str]
 
 def set_thresholds(usages: list[NodeUsage], low: dict[str, float], *, high: dict[str, float],
                    deviation: bool) -> None:
-    """Absolute thresholds, or with `deviation` mean -/+ the given percentages (clamped to 0..100).
-    Example (deviation): node cpu usage 20%, 40%, 60% -> mean 40; thresholds cpu 10 -> below 30%."""
+    """Absolute thresholds, or with `deviation` mean -/+ the given percentages (clamped to 0..100);
+    a deviation of 0 (also what a missing standard resource gets) means the whole capacity, so that
+    resource constrains neither side. Example (deviation): node cpu usage 20%, 40%, 60% -> mean 40;
+    thresholds cpu 10 -> below 30%."""
     if not deviation:
         for u in usages:
             u.low, u.high = dict(low), dict(high)
         return
     n = len(usages) or 1
     mean = {r: sum(u.pct(r) for u in usages) / n for r in low}
-    lo = {r: max(MIN_PCT, mean[r] - low[r]) for r in low}
-    hi = {r: min(MAX_PCT, mean[r] + high[r]) for r in high}
+    lo = {r: MAX_PCT if low[r] == MIN_PCT else max(MIN_PCT, mean[r] - low[r]) for r in low}
+    hi = {r: MAX_PCT if low[r] == MIN_PCT else min(MAX_PCT, mean[r] + high[r]) for r in high}
     for u in usages:
         u.low, u.high = dict(lo), dict(hi)
 
@@ -138,7 +142,7 @@ async def evict_from_sources(
                 if podutil.meta(p).get("namespace") not in excluded_namespaces
                 and handle.filter(p)
                 and (pod_filter is None or pod_filter(p))
-                and any(podutil.pod_tolerates_node_taints(p, n) for n in dest_nodes)]
+                and any(podutil.pod_tolerates_all_taints(p, n) for n in dest_nodes)]
         logger.debug("evicting pods from node node=%s evictable=%d usage=%s", src.name, len(pods), src.usage)
         evicted_here = 0
         for pod in podutil.sort_by_priority_low_first(pods):

@@ -26,7 +26,7 @@ async def test_limits_total_node_namespace(cluster: Any) -> None:
     assert len(await cluster.run(cluster.policy(taints, maxNoOfPodsToEvictPerNode=4), dry_run=True)) == 4
     assert len(await cluster.run(cluster.policy(taints, maxNoOfPodsToEvictPerNamespace=1), dry_run=True)) == 2
     out = cluster.exposition()
-    assert 'result="maximum number of pods per namespace reached"' in out
+    assert 'result="maximum number of evicted pods per namespace reached"' in out
 
 
 async def test_dry_run_evicts_nothing_but_reports(cluster: Any, caplog: Any) -> None:

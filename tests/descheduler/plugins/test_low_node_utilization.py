@@ -62,3 +62,24 @@ async def test_metrics_utilization_is_reported_unavailable(cluster: Any, caplog:
     pol = cluster.policy(("balance", "LowNodeUtilization", {**ARGS, "metricsUtilization": {"metricsServer": True}}))
     assert await cluster.run(pol) == []
     assert "metricsUtilization: actual-usage metrics are not available" in caplog.text
+
+
+async def test_pods_not_tolerating_every_taint_of_some_underutilized_node_stay(cluster: Any) -> None:
+    objs = build(cluster, THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)])
+    for n in objs[1:3]:
+        n["spec"]["taints"] = [{"key": "soft", "effect": "PreferNoSchedule"}]
+    await cluster.add(*objs)
+    assert await cluster.run(cluster.policy(("balance", "LowNodeUtilization", ARGS))) == []
+
+
+async def test_most_used_overutilized_node_is_drained_first(cluster: Any) -> None:
+    # n1 (2100m, 52.5%) and n2 (3500m, 87.5%) are above target; the headroom of n3 (50% of 3 cpu
+    # = 1500m) runs out on the busier n2: three of its pods move, none of n1's (n1 first would
+    # have given a0, b0, b1)
+    objs = build(cluster, [("n1", "4"), ("n2", "4"), ("n3", "3")],
+                 [(f"a{i}", "n1", "700m", None) for i in range(3)] + [(f"b{i}", "n2", "500m", None)
+                                                                      for i in range(7)])
+    await cluster.add(*objs)
+    evicted = await cluster.run(cluster.policy(("balance", "LowNodeUtilization", {
+        "thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}})))
+    assert evicted == ["b0", "b1", "b2"]
