@@ -195,11 +195,13 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             from scheduler.whatif import WhatIf
 
             placement = WhatIf(rs.components["scheduler"])
+        elif cfg.descheduler_loop_avoidance:
+            logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
         desched = Descheduler(policy, profiles, client=rs.client, informers=rs.informers, registry=dreg,
                               metrics=DeschedulerMetrics(rs.metrics), placement=placement,
                               options=DeschedulerOptions(interval=cfg.descheduling_interval,
                                                          dry_run=cfg.descheduler_dry_run,
-                                                         loop_avoidance=cfg.descheduler_loop_avoidance))
+                                                         loop_avoidance=placement is not None))
         rs.components["descheduler"] = desched
         out.append(("descheduler", desched.run))
     return out

@@ -126,9 +126,12 @@ class RemovePodsViolatingTopologySpreadConstraint(BalancePlugin):
         counts = [len(v) for v in domains.values()]
         if max(counts) - min(counts) <= max_skew:
             return
-        # pods sorted so the ones to move come last: not evictable first, then higher priority first
-        def order(p: JsonDict) -> tuple[int, int]:
-            return (1 if self.handle.filter(p) else 0, -podutil.priority(p))
+        # upstream sortDomains: the pods to move come last — not evictable first, then pods with a
+        # node selector or node affinity, then the rest; higher priority before lower in each group
+        def order(p: JsonDict) -> tuple[int, int, int]:
+            spec = p.get("spec") or {}
+            pinned = bool(spec.get("nodeSelector")) or bool((spec.get("affinity") or {}).get("nodeAffinity"))
+            return (1 if self.handle.filter(p) else 0, 0 if pinned else 1, -podutil.priority(p))
 
         sorted_domains: list[tuple[str, list[JsonDict]]] = sorted(
             ((d, sorted(ps, key=order)) for d, ps in domains.items()), key=lambda x: len(x[1]))

@@ -43,3 +43,14 @@ async def test_seed_alias_name_works_and_reports_itself(cluster: Any) -> None:
     d = await cluster.descheduler(cluster.policy(("balance", "RemovePodsViolatingTopologySpread", None)))
     evs = await d.run_once()
     assert [e.strategy for e in evs] == ["RemovePodsViolatingTopologySpread"] * 2
+
+
+async def test_lowest_priority_unpinned_pods_move_first(cluster: Any) -> None:
+    pods = [spread_pod(cluster, "n-a-hi", "n-a"), spread_pod(cluster, "n-a-pinned", "n-a"),
+            spread_pod(cluster, "n-a-low", "n-a"), spread_pod(cluster, "n-a-mid", "n-a")]
+    pods[0]["spec"]["priority"] = 100
+    pods[1]["spec"]["nodeSelector"] = {"zone": "a"}
+    pods[3]["spec"]["priority"] = 10
+    await cluster.add(*zone_nodes("a", "b"), *pods)
+    evicted = await cluster.run(cluster.policy(("balance", "RemovePodsViolatingTopologySpreadConstraint", None)))
+    assert evicted == ["n-a-low", "n-a-mid"]
