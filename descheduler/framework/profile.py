@@ -166,4 +166,5 @@ class ProfileRunner:
         self._metrics.strategy_duration.labels(p.name(), self.name).observe(time.perf_counter() - start)
         if st.error:
             logger.error("plugin failed profile=%s plugin=%s err=%s", self.name, p.name(), st.error)
-        logger.info("plugin done profile=%s plugin=%s evicted=%d", self.name, p.name(), len(evictor.cycle) - before)
+        n = len(evictor.cycle) - before
+        (logger.info if n else logger.debug)("plugin done profile=%s plugin=%s evicted=%d", self.name, p.name(), n)

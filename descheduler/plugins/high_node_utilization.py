@@ -67,19 +67,19 @@ class HighNodeUtilization(BalancePlugin):
         set_thresholds(usages, self.low, high=self.high, deviation=False)
         sources = [u for u in usages if is_below(u, u.low)]
         dests = [u for u in usages if not is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
-        logger.info("Criteria for a node below target utilization underutilized=%d appropriately=%d plugin=%s",
+        logger.debug("Criteria for a node below target utilization underutilized=%d appropriately=%d plugin=%s",
                     len(sources), len(dests), self.NAME)
         if not sources:
-            logger.info("No node is underutilized, nothing to do here, you might tune your thresholds further")
+            logger.debug("No node is underutilized, nothing to do here, you might tune your thresholds further")
             return SUCCESS
         if len(sources) <= self.a.number_of_nodes:
-            logger.info("Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here")
+            logger.debug("Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here")
             return SUCCESS
         if len(sources) == len(usages):
-            logger.info("All nodes are underutilized, nothing to do here")
+            logger.debug("All nodes are underutilized, nothing to do here")
             return SUCCESS
         if not dests:
-            logger.info("No node is available to schedule the pods, nothing to do here")
+            logger.debug("No node is available to schedule the pods, nothing to do here")
             return SUCCESS
         sources.sort(key=lambda u: u.sort_key())
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []

@@ -108,20 +108,20 @@ class LowNodeUtilization(BalancePlugin):
         for u in usages:
             logger.debug("node utilization node=%s usage=%s pods=%d", u.name,
                          {r: round(u.pct(r), 1) for r in u.usage}, len(u.pods))
-        logger.info("Criteria for a node under utilization underutilized=%d overutilized=%d nodes=%d "
+        logger.debug("Criteria for a node under utilization underutilized=%d overutilized=%d nodes=%d "
                     "plugin=%s", len(low), len(high), len(usages), self.NAME)
         if not low:
-            logger.info("No node is underutilized, nothing to do here, you might tune your thresholds further")
+            logger.debug("No node is underutilized, nothing to do here, you might tune your thresholds further")
             return SUCCESS
         if len(low) <= self.a.number_of_nodes:
-            logger.info("Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here "
+            logger.debug("Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here "
                         "underutilized=%d numberOfNodes=%d", len(low), self.a.number_of_nodes)
             return SUCCESS
         if len(low) == len(usages):
-            logger.info("All nodes are underutilized, nothing to do here")
+            logger.debug("All nodes are underutilized, nothing to do here")
             return SUCCESS
         if not high:
-            logger.info("All nodes are under target utilization, nothing to do here")
+            logger.debug("All nodes are under target utilization, nothing to do here")
             return SUCCESS
         high.sort(key=lambda u: u.sort_key(), reverse=True)
         excluded = self.a.evictable_namespaces.exclude if self.a.evictable_namespaces else []
