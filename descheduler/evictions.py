@@ -6,7 +6,8 @@ Data flow of `evict(pod, opts)`:
    (`maxNoOfPodsToEvictPerNamespace`); counters reset at the start of every cycle;
 2. loop avoidance (minik3s, on by default): ask the injected `PlacementAdvisor` where the pod
    would go; when no node but its own passes the scheduler's filters, or its own node is the
-   only top-scoring one, the eviction would only bring it back: skip it;
+   only top-scoring one, the eviction would only bring it back: skip it. Lifecycle strategies
+   (`EvictOptions.relocates` False) are only stopped when the pod would fit no node at all;
 3. dry run: count and log "Evicted pod in dry run mode", touch nothing;
 4. POST `pods/{name}/eviction` (policy/v1 Eviction; the policy's `gracePeriodSeconds` only for
    a pod without its own terminationGracePeriodSeconds, as upstream). A 429
@@ -103,13 +104,16 @@ class PodEvictor:
                     f"namespace eviction limit exceeded ({lim.per_namespace})")
         return None
 
-    def would_return(self, pod: JsonDict) -> bool:
-        """Loop avoidance: True when evicting `pod` would only put it back on its node."""
+    def would_return(self, pod: JsonDict, *, relocates: bool) -> bool:
+        """Loop avoidance: True when evicting `pod` would only put it back on its node (or, for a
+        lifecycle strategy, when its replacement would fit no node at all)."""
         if self.placement is None:
             return False
         res = self.placement.where_would_it_go(pod)
         if res is None:
             return False
+        if not relocates:
+            return not res.feasible
         own = node_name(pod)
         others = [n for n in res.feasible if n != own]
         if not others:
@@ -129,7 +133,7 @@ class PodEvictor:
                 await self._event(pod, "EvictionFailed", f"pod eviction from {node} node by {COMPONENT} failed: "
                                   f"{detail}", warning=True)
             return result
-        if self.would_return(pod):
+        if self.would_return(pod, relocates=opts.relocates):
             self.metrics.evicted(RESULT_LOOP_AVOIDED, **labels)
             logger.info("eviction skipped, the pod would be scheduled on the same node again pod=%s node=%s "
                         "strategy=%s profile=%s", key(pod), node, opts.strategy, opts.profile)

@@ -57,11 +57,15 @@ class EvictResult(enum.Enum):
 
 @dataclass(slots=True, frozen=True)
 class EvictOptions:
-    """Who asks: the profile and plugin (for the event, the metrics and the log) and why."""
+    """Who asks: the profile and plugin (for the event, the metrics and the log) and why.
+    `relocates`: the strategy evicts to move the pod elsewhere (placement strategies); False for
+    lifecycle strategies (PodLifeTime, RemoveFailedPods, RemovePodsHavingTooManyRestarts), where
+    coming back to the same node is fine and loop avoidance only keeps pods that fit nowhere."""
 
     profile: str
     strategy: str
     reason: str = ""
+    relocates: bool = True
 
 
 class PlacementResult(Protocol):

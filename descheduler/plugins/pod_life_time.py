@@ -66,6 +66,6 @@ class PodLifeTime(DeschedulePlugin):
                     candidates.append((created.timestamp(), pod))
         candidates.sort(key=lambda c: c[0])
         for _, pod in candidates:
-            if await self.handle.evict(pod, EvictOptions(profile, self.NAME)) is EvictResult.TOTAL_LIMIT:
+            if await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False)) is EvictResult.TOTAL_LIMIT:
                 break
         return SUCCESS

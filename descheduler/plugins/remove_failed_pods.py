@@ -67,7 +67,7 @@ class RemoveFailedPods(DeschedulePlugin):
                     continue
                 if not podutil.labels_match(selector, podutil.meta(pod).get("labels")) or not self.handle.filter(pod):
                     continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
+                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False))
                 if res is EvictResult.TOTAL_LIMIT:
                     return SUCCESS
                 if res is EvictResult.NODE_LIMIT:

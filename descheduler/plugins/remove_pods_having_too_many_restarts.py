@@ -50,7 +50,7 @@ class RemovePodsHavingTooManyRestarts(DeschedulePlugin):
                     continue
                 if not self.handle.filter(pod):
                     continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
+                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False))
                 if res is EvictResult.TOTAL_LIMIT:
                     return SUCCESS
                 if res is EvictResult.NODE_LIMIT:

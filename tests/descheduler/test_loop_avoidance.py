@@ -48,3 +48,25 @@ async def test_pod_with_a_better_node_is_evicted_and_scheduler_state_is_untouche
     assert [(ni.name, len(ni.pods), ni.requested.milli_cpu) for ni in sched.cache.node_infos()] == before
     assert sched.snapshot.generation == gen and len(sched.snapshot.get("n1").pods) == 1
     assert await cluster.run(cluster.policy(POLICY), placement=whatif) == ["p"]
+
+
+async def test_lifecycle_strategies_may_come_back_to_the_same_node(cluster: Any) -> None:
+    """PodLifeTime restarts old pods: landing on the same node is fine, only a pod that would fit
+    nowhere at all is kept."""
+    _, whatif = await setup(cluster, n2_cpu="500m")  # p (1 cpu) fits only back on n1
+    cluster.clock.advance(600)
+    lifetime = cluster.policy(("deschedule", "PodLifeTime", {"maxPodLifeTimeSeconds": 60}))
+    assert await cluster.run(lifetime, placement=whatif) == ["p"]
+
+
+async def test_lifecycle_strategy_keeps_a_pod_that_fits_nowhere(cluster: Any) -> None:
+    n1 = make_node("n1").capacity(cpu="4", memory="8Gi").obj()
+    n2 = make_node("n2").capacity(cpu="4", memory="8Gi").obj()
+    pod = cluster.pod("p", "n1", cpu="1").node_selector({"disk": "ssd"}).obj()  # no node has disk=ssd
+    await cluster.add(n1, n2, pod)
+    sched = Scheduler(client=cluster.client, informers=cluster.informers)
+    await cluster.synced()
+    cluster.clock.advance(600)
+    lifetime = cluster.policy(("deschedule", "PodLifeTime", {"maxPodLifeTimeSeconds": 60}))
+    assert await cluster.run(lifetime, placement=WhatIf(sched)) == []
+    assert await cluster.run(lifetime) == ["p"]

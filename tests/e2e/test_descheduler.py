@@ -244,3 +244,36 @@ def test_invalid_policy_fails_at_start_naming_the_field(tmp_path: Path) -> None:
     assert out.returncode != 0
     assert "profiles[0].pluginConfig[0].args" in out.stderr, out.stderr[-2000:]
     assert "thresholds' cpu percentage is greater than targetThresholds'" in out.stderr
+
+
+TAINTS_POLICY = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+    "name": "taints", "pluginConfig": [{"name": "RemovePodsViolatingNodeTaints",
+                                        "args": {"includePreferNoSchedule": True}}],
+    "plugins": {"deschedule": {"enabled": ["RemovePodsViolatingNodeTaints"]}}}]}
+
+
+@pytest.mark.parametrize("loop_avoidance", [True, False], ids=["loop-avoidance-on", "loop-avoidance-off"])
+def test_loop_avoidance_keeps_a_pod_that_would_land_on_its_own_node(start: Any, tmp_path: Path,
+                                                                    loop_avoidance: bool) -> None:
+    policy = tmp_path / "taints.yaml"
+    policy.write_text(yaml.safe_dump(TAINTS_POLICY))
+    args = () if loop_avoidance else ("--no-descheduler-loop-avoidance",)
+    api, _ = start([node("node-1"), node("node-2")], *args, policy=policy)
+    ns = api.namespace("loops")
+    # `pinned` can only ever run on node-1; a PreferNoSchedule taint there makes it a candidate,
+    # but the scheduler would put it straight back (the taint only lowers node-1's score)
+    api.apply_deployment(ns, deployment("pinned", 1, nodeSelector={"kubernetes.io/hostname": "node-1"}))
+    pinned_uid = wait_for(lambda: api.running(ns, "app=pinned", 1), timeout=60)[0]["metadata"]["uid"]
+    r = api.http.patch("/api/v1/nodes/node-1", json={"spec": {"taints": [{"key": "soft", "effect": "PreferNoSchedule"}]}},
+                       headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status_code == 200, r.text
+    strategy = "RemovePodsViolatingNodeTaints"
+    if loop_avoidance:
+        # several cycles find it, and skip it every time
+        wait_for(lambda: api.evicted(result="skipped: would be placed on the same node", strategy=strategy) >= 3)
+        assert [p["metadata"]["uid"] for p in api.pods(ns, "app=pinned")] == [pinned_uid]
+        assert api.evicted(strategy=strategy) == 0
+    else:
+        wait_for(lambda: (p := api.running(ns, "app=pinned", 1)) and p[0]["metadata"]["uid"] != pinned_uid,
+                 timeout=60)
+        assert api.evicted(result="skipped: would be placed on the same node") == 0
