@@ -109,6 +109,8 @@ class PodEvictor:
         lifecycle strategy, when its replacement would fit no node at all)."""
         if self.placement is None:
             return False
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return False  # a terminated pod holds nothing and cannot come back: never kept
         res = self.placement.where_would_it_go(pod)
         if res is None:
             return False

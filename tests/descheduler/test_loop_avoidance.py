@@ -70,3 +70,13 @@ async def test_lifecycle_strategy_keeps_a_pod_that_fits_nowhere(cluster: Any) ->
     lifetime = cluster.policy(("deschedule", "PodLifeTime", {"maxPodLifeTimeSeconds": 60}))
     assert await cluster.run(lifetime, placement=WhatIf(sched)) == []
     assert await cluster.run(lifetime) == ["p"]
+
+
+async def test_failed_pods_are_removed_whatever_the_placement(cluster: Any) -> None:
+    n1 = make_node("n1").capacity(cpu="4", memory="8Gi").obj()
+    n2 = make_node("n2").capacity(cpu="4", memory="8Gi").obj()
+    pod = cluster.pod("p", "n1", cpu="1").node_selector({"disk": "ssd"}).phase("Failed").obj()
+    await cluster.add(n1, n2, pod)
+    sched = Scheduler(client=cluster.client, informers=cluster.informers)
+    await cluster.synced()
+    assert await cluster.run(cluster.policy(("deschedule", "RemoveFailedPods", {})), placement=WhatIf(sched)) == ["p"]
