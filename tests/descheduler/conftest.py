@@ -81,15 +81,20 @@ class Cluster:
                 await self.client.update_status(res, created)
 
     async def synced(self) -> None:
-        want = [(NODES, len((await self.client.list(NODES))["items"])),
-                (PODS, len((await self.client.list(PODS))["items"]))]
-        for res, n in want:
+        """Wait until the informers hold exactly what the API holds (same resourceVersions)."""
+        for res in (NODES, PODS, PODDISRUPTIONBUDGETS):
+            want = {(o["metadata"].get("namespace"), o["metadata"]["name"]): o["metadata"]["resourceVersion"]
+                    for o in (await self.client.list(res))["items"]}
             inf = self.informers.informer(res)
             await inf.wait_for_sync()
-            for _ in range(500):
-                if len(inf.store.list()) == n:
+            for _ in range(1000):
+                have = {(o["metadata"].get("namespace"), o["metadata"]["name"]): o["metadata"]["resourceVersion"]
+                        for o in inf.store.list()}
+                if have == want:
                     break
                 await asyncio.sleep(0.01)
+            else:
+                raise AssertionError(f"informer for {res.resource} did not catch up")
 
     async def descheduler(self, pol: JsonDict, *, dry_run: bool = False,
                           placement: PlacementAdvisor | None = None) -> Descheduler:
