@@ -77,8 +77,8 @@ class Profile(_Model):
 
 
 class DeschedulerPolicy(_Model):
-    api_version: Literal["descheduler/v1alpha2"] = Field("descheduler/v1alpha2", alias="apiVersion")
-    kind: Literal["DeschedulerPolicy"] = "DeschedulerPolicy"
+    api_version: Literal["descheduler/v1alpha2"] = Field(alias="apiVersion")
+    kind: Literal["DeschedulerPolicy"]
     profiles: list[Profile] = Field(default_factory=list)
     node_selector: str | None = Field(None, alias="nodeSelector")
     max_no_of_pods_to_evict_per_node: int | None = Field(None, ge=0, alias="maxNoOfPodsToEvictPerNode")

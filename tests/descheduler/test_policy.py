@@ -46,6 +46,10 @@ def test_extension_point_keys_are_case_insensitive() -> None:
 @pytest.mark.parametrize(("doc", "field"), [
     pytest.param({"apiVersion": "descheduler/v1alpha1", "kind": "DeschedulerPolicy"}, "apiVersion",
                  id="wrong-api-version"),
+    pytest.param({"kind": "DeschedulerPolicy", "profiles": []}, "apiVersion: Invalid value: Field required",
+                 id="missing-api-version"),
+    pytest.param({"apiVersion": "descheduler/v1alpha2", "kind": "KubeSchedulerConfiguration"}, "kind",
+                 id="wrong-kind"),
     pytest.param(pol(maxNoOfPodsToEvictPerNode=-1), "maxNoOfPodsToEvictPerNode", id="negative-limit"),
     pytest.param(pol(gracePeriodSeconds="soon"), "gracePeriodSeconds", id="grace-period-not-int"),
     pytest.param(pol(nodeSelector="a in (b"), "nodeSelector", id="bad-node-selector"),
