@@ -103,7 +103,12 @@ def _errors(e: ValidationError, prefix: str = "") -> str:
         loc = _loc(tuple(err["loc"]))
         field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
         msg = err["msg"].removeprefix("Value error, ")
-        msgs.append(f"{field}: Invalid value: {msg}" if field else msg)
+        if err["type"] == "missing":
+            msgs.append(f"{field}: Required value")
+        elif err["type"] == "extra_forbidden":
+            msgs.append(f"{field}: Invalid value: unknown field {str(err['loc'][-1])!r}")
+        else:
+            msgs.append(f"{field}: Invalid value: {msg}" if field else msg)
     return "; ".join(msgs)
 
 
