@@ -189,7 +189,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _duration_seconds(text: str) -> float:
     """A Go-style duration ("5m", "1h30m", "45s") or plain seconds, as --descheduling-interval takes."""
-    from descheduler.plugins.default_evictor import parse_duration
+    from minik3s.utils.duration import parse_duration
 
     try:
         value = float(text)

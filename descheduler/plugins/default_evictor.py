@@ -22,7 +22,6 @@ among the nodes matching the evictor's `nodeSelector` when given.
 from __future__ import annotations
 
 import logging
-import re
 from datetime import timedelta
 from typing import Any, ClassVar, Literal
 
@@ -34,28 +33,9 @@ from descheduler.plugins.common import compile_selector
 from minik3s.api.selectors import parse_label_selector
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
+from minik3s.utils.duration import parse_duration
 
 logger = logging.getLogger(__name__)
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float:
-    """Go's time.ParseDuration (metav1.Duration): "1h30m" -> 5400.0; "0" -> 0; ValueError else."""
-    s = text.strip()
-    if s in ("0", ""):
-        return 0.0
-    pos, total = 0, 0.0
-    for m in _DURATION.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT[m.group(2)]
-        pos = m.end()
-    if pos != len(s):
-        raise ValueError(f"time: invalid duration {text!r}")
-    return total
-
 
 class PriorityThreshold(PluginArgs):
     name: str | None = None
