@@ -10,8 +10,9 @@ _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in a Go duration: "1h30m" -> 5400.0, "90s" -> 90.0, "0" -> 0.0. A sign, an
-    empty string, spaces or a number without a unit raise ValueError (as Go's parser does)."""
+    """Seconds in a Go duration: "1h30m" -> 5400.0, "90s" -> 90.0, "0" -> 0.0. An empty string,
+    spaces or a number without a unit raise ValueError as in Go; so does a sign (Go accepts one,
+    but no duration minik3s reads may be negative)."""
     if text == "0":
         return 0.0
     pos, total = 0, 0.0
