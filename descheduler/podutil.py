@@ -11,6 +11,7 @@ from typing import Any
 from minik3s.api.helpers.node_affinity import pod_matches_node_selector_and_affinity
 from minik3s.api.helpers.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
 from minik3s.api.helpers.taints import find_untolerated_taint, is_no_schedule_or_no_execute, pod_tolerations
+from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
@@ -156,14 +157,51 @@ def pod_fits_node(pod: JsonDict, node: JsonDict, *, pods_on_node: Iterable[JsonD
     return fits_requests(pod, node, pods_on_node=pods_on_node)
 
 
+def anti_affinity_violated_on(pod: JsonDict, node: JsonDict, nodes: Iterable[JsonDict], *,
+                              pods_on: Callable[[str], list[JsonDict]]) -> bool:
+    """Would `pod`'s required pod anti-affinity be broken on `node`? A term is broken when a pod
+    (other than `pod`) in the term's namespaces matching its selector runs on a node with the
+    same `topologyKey` value as `node`. Example: term hostname/app=db, `node` runs an app=db pod
+    -> True. A term whose selector does not parse is treated as not matching."""
+    aff = ((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}
+    terms = aff.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    if not terms:
+        return False
+    node_list = list(nodes)
+    uid = meta(pod).get("uid")
+    for term in terms:
+        tkey = term.get("topologyKey") or ""
+        value = (meta(node).get("labels") or {}).get(tkey)
+        if value is None:
+            continue
+        try:
+            sel = label_selector_from_dict(term.get("labelSelector"))
+        except ValueError:
+            continue
+        namespaces = set(term.get("namespaces") or []) or {meta(pod).get("namespace")}
+        for n in node_list:
+            if (meta(n).get("labels") or {}).get(tkey) != value:
+                continue
+            for other in pods_on(str(meta(n).get("name"))):
+                om = meta(other)
+                if om.get("uid") != uid and om.get("namespace") in namespaces and sel.matches(om.get("labels") or {}):
+                    return True
+    return False
+
+
 def pod_fits_any_other_node(pod: JsonDict, nodes: Iterable[JsonDict], *,
                             pods_on: Callable[[str], list[JsonDict]]) -> bool:
+    """Upstream PodFitsAnyOtherNode: some node but the pod's own passes `pod_fits_node` and does
+    not break the pod's required anti-affinity."""
     own = node_name(pod)
-    for n in nodes:
+    node_list = list(nodes)
+    for n in node_list:
         name = meta(n).get("name")
         if name == own:
             continue
-        if not pod_fits_node(pod, n, pods_on_node=pods_on(str(name))):
+        if pod_fits_node(pod, n, pods_on_node=pods_on(str(name))):
+            continue
+        if not anti_affinity_violated_on(pod, n, node_list, pods_on=pods_on):
             return True
     return False
 

@@ -14,7 +14,8 @@ Filter, in order (the first failing rule names the reason, logged at DEBUG):
   `ignorePodsWithoutPDB` a PodDisruptionBudget must select the pod; `minReplicas`: the owner
   must have at least that many pods.
 PreEvictionFilter: `namespaceLabelSelector` must match the pod's namespace; with `nodeFit` the
-pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests),
+pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests,
+its own required pod anti-affinity),
 among the nodes matching the evictor's `nodeSelector` when given.
 `podProtections.defaultDisabled` / `extraEnabled` (newer upstream) map onto the booleans.
 """

@@ -77,3 +77,14 @@ async def test_min_pod_age_and_node_fit(cluster: Any) -> None:
     cluster.clock.advance(601)
     pol = cluster.policy(("deschedule", "RemovePodsViolatingNodeTaints", None), evictor={"nodeFit": True})
     assert await cluster.run(pol) == ["tiny"]  # "big" fits on no other node
+
+
+async def test_node_fit_honours_the_pods_required_anti_affinity(cluster: Any) -> None:
+    n1 = make_node("n1").labels({"kubernetes.io/hostname": "n1"}).capacity(cpu="8", memory="8Gi").taints(TAINT).obj()
+    n2 = make_node("n2").labels({"kubernetes.io/hostname": "n2"}).capacity(cpu="8", memory="8Gi").obj()
+    db = cluster.pod("db", "n2").labels(app="db").obj()
+    web = cluster.pod("web", "n1").pod_anti_affinity("kubernetes.io/hostname", {"app": "db"}).obj()
+    other = cluster.pod("other", "n1").obj()
+    await cluster.add(n1, n2, db, web, other)
+    pol = cluster.policy(("deschedule", "RemovePodsViolatingNodeTaints", None), evictor={"nodeFit": True})
+    assert await cluster.run(pol) == ["other"]  # `web` could only go to n2, next to an app=db pod
