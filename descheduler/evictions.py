@@ -21,6 +21,7 @@ Every outcome is counted in `descheduler_pods_evicted_total{result,...}`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections import Counter
@@ -123,6 +124,9 @@ class PodEvictor:
         return list(res.best) == [own]
 
     async def evict(self, pod: JsonDict, opts: EvictOptions) -> EvictResult:
+        # a point where the loop runs other tasks: dry-run cycles with loop avoidance never
+        # await the API otherwise, and a what-if costs about one scheduling attempt
+        await asyncio.sleep(0)
         node = node_name(pod)
         ns = str(meta(pod).get("namespace") or "")
         labels = {"strategy": opts.strategy, "namespace": ns, "node": node, "profile": opts.profile}

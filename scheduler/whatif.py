@@ -6,13 +6,16 @@ the composition root hands it a `WhatIf` built on the running `Scheduler`. No im
 crosses between the two packages: the answer is this module's own `WhatIfResult`, which has
 the attributes the protocol names.
 
-Data flow of one question (synchronous, so the scheduler's cycle cannot interleave):
-cache NodeInfos -> clones in a *fresh* Snapshot (the pod removed from its own node's clone,
-as if evicted) -> the profile's PreFilter -> Filter on every node -> PreScore -> Score ->
-feasible nodes + the best-scoring ones. Nothing is assumed, reserved, bound or queued, and
-the scheduler's own snapshot, frameworks and cache are left as they were: the adapter keeps
-its own Framework per profile (same plugins and args) pointed at the fresh snapshot, so
-plugin memos keyed on a snapshot (PodTopologySpread, InterPodAffinity) never mix the two.
+Data flow of one question (synchronous, so neither the scheduler's cycle nor the informers'
+event handlers can interleave): the cache's live NodeInfos in a *fresh* Snapshot, read-only,
+except the pod's own node, which is a clone with the pod removed (as if evicted) -> the
+profile's PreFilter -> Filter on every node (not the scheduler's round-robin sample, which
+would make the answer depend on its start index) -> PreScore -> Score -> feasible nodes + the
+best-scoring ones. Nothing is assumed, reserved,
+bound or queued, and the scheduler's own snapshot, frameworks and cache are left as they were:
+the adapter keeps its own Framework per profile (same plugins and args) pointed at the fresh
+snapshot, so plugin memos keyed on a snapshot (PodTopologySpread, InterPodAffinity) never mix
+the two. Cost: about one scheduling attempt per question (see docs/descheduler.md).
 """
 
 from __future__ import annotations
@@ -64,8 +67,10 @@ class WhatIf:
         own = (pod.get("spec") or {}).get("nodeName") or ""
         snap = Snapshot()
         for live in self._sched.cache.node_infos():
-            ni = live.clone()
-            if ni.name == own:
+            ni = live
+            if live.name == own:
+                # the only copy: the pod's own node as if the pod were gone
+                ni = live.clone()
                 ni.remove_pod(uid)
             snap.node_info_map[ni.name] = ni
             snap.node_info_list.append(ni)
@@ -81,6 +86,8 @@ class WhatIf:
             return WhatIfResult((), (), st.message())
         if pre_res is not None and pre_res.node_names is not None:
             nodes = [ni for ni in nodes if ni.name in pre_res.node_names]
+        # every node, not the scheduler's sample (numFeasibleNodesToFind): the sample depends on
+        # where its round-robin start index happens to be, the answer must not
         plugins = fw.active_filter_plugins(state)
         feasible = [ni for ni in nodes if fw.run_filter(state, pi, ni, plugins) is None]
         if not feasible:
