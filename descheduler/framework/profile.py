@@ -5,6 +5,7 @@ running the profile's preEvictionFilter plugins first (upstream's Evictor().Evic
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from descheduler.framework.interface import (
     EvictorPlugin,
     EvictResult,
     Plugin,
+    Status,
 )
 from descheduler.metrics import DeschedulerMetrics
 from descheduler.podutil import key, node_name
@@ -162,8 +164,16 @@ class ProfileRunner:
         evictor = self.handle.evictor
         before = len(evictor.cycle)
         start = time.perf_counter()
-        st = await fn(nodes, profile=self.name)
+        try:
+            st = await fn(nodes, profile=self.name)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the runtime turns a plugin's stray exception into its error Status
+            logger.exception("plugin raised profile=%s plugin=%s", self.name, p.name())
+            st = Status(f"plugin {p.name()} raised {type(e).__name__}: {e}")
         self._metrics.strategy_duration.labels(p.name(), self.name).observe(time.perf_counter() - start)
+        if st is None or not isinstance(st, Status):
+            st = Status(f"plugin {p.name()} returned {st!r}, not a Status")
         if st.error:
             logger.error("plugin failed profile=%s plugin=%s err=%s", self.name, p.name(), st.error)
         n = len(evictor.cycle) - before
