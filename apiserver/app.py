@@ -16,13 +16,26 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers.dispatch import dispatch, error_middleware
+from apiserver.handlers.metrics import serve_metrics
 from apiserver.handlers.watch import close_watches
-from apiserver.keys import CORE, EXPLAIN, OPENAPI_CACHE, READY, WATCH_ENCODE_CACHE, WATCHES, ExplainProvider
+from apiserver.keys import (
+    CORE,
+    EXPLAIN,
+    METRICS,
+    OPENAPI_CACHE,
+    READY,
+    WATCH_ENCODE_CACHE,
+    WATCHES,
+    ExplainProvider,
+    MetricsProvider,
+)
 
 __all__ = ["READY", "create_app"]
 
 
-def create_app(core: ApiCore, *, explain: ExplainProvider | None = None) -> web.Application:
+def create_app(
+    core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None
+) -> web.Application:
     app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
@@ -31,7 +44,9 @@ def create_app(core: ApiCore, *, explain: ExplainProvider | None = None) -> web.
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}
     app[WATCH_ENCODE_CACHE] = {}
+    app[METRICS] = metrics
     core.crd_listeners.append(app[OPENAPI_CACHE].clear)
+    app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_shutdown.append(close_watches)
     return app

@@ -22,6 +22,8 @@ from minik3s.api.types import JsonDict
 
 # (namespace, pod name) -> the scheduler's per-node, per-plugin verdicts, or None when unknown
 ExplainProvider = Callable[[str, str], JsonDict | None]
+# the Prometheus text exposition of the components' metrics (the composition root's registry)
+MetricsProvider = Callable[[], bytes]
 # (event type, resourceVersion): a resourceVersion names one object state cluster-wide
 WatchEncodeKey = tuple[str, str | None]
 
@@ -48,3 +50,5 @@ READY = web.AppKey("ready", asyncio.Event)
 OPENAPI_CACHE = web.AppKey("openapi_cache", dict[str, bytes])
 # one JSON encoding per watch event, shared by every watcher that receives it
 WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict[WatchEncodeKey, bytes])
+# None when the composition root registered no metrics: /metrics then serves an empty exposition
+METRICS: web.AppKey[MetricsProvider | None] = web.AppKey("metrics")

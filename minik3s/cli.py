@@ -94,6 +94,10 @@ def cmd_server(args: argparse.Namespace) -> int:
     try:
         cfg = ServerConfig(bind=args.bind, port=args.port, data_dir=Path(args.data_dir), nodes=args.nodes,
                            scheduler_config=Path(args.scheduler_config) if args.scheduler_config else None,
+                           descheduler_policy=Path(args.descheduler_policy) if args.descheduler_policy else None,
+                           descheduling_interval=args.descheduling_interval,
+                           descheduler_dry_run=args.descheduler_dry_run,
+                           descheduler_loop_avoidance=args.descheduler_loop_avoidance,
                            disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
                            history_window=args.history_window, compact_interval=args.compact_interval)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
@@ -183,6 +187,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return _run_async(main)
 
 
+def _duration_seconds(text: str) -> float:
+    """A Go-style duration ("5m", "1h30m", "45s") or plain seconds, as --descheduling-interval takes."""
+    from minik3s.utils.duration import parse_duration
+
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = parse_duration(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minik3s", description="A single-process Kubernetes control plane.")
     p.add_argument("--log-level", default=os.environ.get("MINIK3S_LOG_LEVEL", "INFO"))
@@ -194,6 +214,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--data-dir", default=".minik3s", help="SQLite database and kubeconfig (default ./.minik3s)")
     s.add_argument("--nodes", default=None, help="simulated nodes: a count or a fleet YAML file (default 6; 0 = none)")
     s.add_argument("--scheduler-config", default=None, help="KubeSchedulerConfiguration YAML file")
+    s.add_argument("--descheduler-policy", default=None,
+                   help="DeschedulerPolicy (descheduler/v1alpha2) YAML file; the descheduler runs only with one")
+    s.add_argument("--descheduling-interval", type=_duration_seconds, default=300.0,
+                   help="time between descheduling cycles, e.g. 5m, 30s (default 5m)")
+    s.add_argument("--descheduler-dry-run", action="store_true",
+                   help="log and count the evictions the descheduler would make, evict nothing")
+    s.add_argument("--descheduler-loop-avoidance", action=argparse.BooleanOptionalAction, default=True,
+                   help="skip evictions whose pod the scheduler would put back on the same node (default on)")
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")

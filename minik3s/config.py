@@ -18,6 +18,11 @@ class ServerConfig(BaseModel):
     # simulated nodes: a count ("6"), a YAML file path, or None for the default fleet (6 nodes)
     nodes: str | None = None
     scheduler_config: Path | None = None
+    # descheduler: the loop runs only with a DeschedulerPolicy file (docs/descheduler.md)
+    descheduler_policy: Path | None = None
+    descheduling_interval: float = Field(300.0, gt=0)
+    descheduler_dry_run: bool = False
+    descheduler_loop_avoidance: bool = True
     disable: set[str] = Field(default_factory=set)
     node_monitor_grace_period: float = Field(50.0, gt=0)
     history_window: int = Field(100_000, ge=100)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest
 
 from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
@@ -52,6 +53,8 @@ class RunningServer:
     informers: SharedInformerFactory
     runner: web.AppRunner
     components: dict[str, Any] = field(default_factory=dict)
+    # the components' Prometheus metrics (served on /metrics); owned here, no global registry
+    metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
 
 
 async def _bootstrap(client: LocalClient, port: int) -> None:
@@ -119,7 +122,8 @@ async def start(config: ServerConfig) -> RunningServer:
         sched = holder.get("scheduler")
         return sched.explain(namespace, name) if sched is not None else None
 
-    app = create_app(core, explain=explain)
+    metrics = CollectorRegistry()
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics))
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
@@ -139,7 +143,7 @@ async def start(config: ServerConfig) -> RunningServer:
     gc.set_threshold(50_000, 50, 100)
     app[READY].set()
     informers = SharedInformerFactory(client)
-    rs = RunningServer(config, url, core, store, client, informers, runner)
+    rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics)
     rs.components = holder
     return rs
 
@@ -175,6 +179,31 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers, options=opts)
             rs.components["kubelet"] = fleet
             out.append(("kubelet", fleet.run))
+    if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:
+        from descheduler.descheduler import Descheduler, DeschedulerOptions
+        from descheduler.metrics import DeschedulerMetrics
+        from descheduler.plugins.registry import in_tree_registry
+        from descheduler.policy import load_policy, unused_plugin_configs
+
+        dreg = in_tree_registry()
+        policy, profiles = load_policy(cfg.descheduler_policy, dreg)
+        for prof, plugin in unused_plugin_configs(policy, profiles):
+            logger.warning("descheduler plugin has args in pluginConfig but is enabled at no extension point, "
+                           "it will not run profile=%s plugin=%s", prof, plugin)
+        placement = None
+        if cfg.descheduler_loop_avoidance and "scheduler" in rs.components:
+            from scheduler.whatif import WhatIf
+
+            placement = WhatIf(rs.components["scheduler"])
+        elif cfg.descheduler_loop_avoidance:
+            logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
+        desched = Descheduler(policy, profiles, client=rs.client, informers=rs.informers, registry=dreg,
+                              metrics=DeschedulerMetrics(rs.metrics), placement=placement,
+                              options=DeschedulerOptions(interval=cfg.descheduling_interval,
+                                                         dry_run=cfg.descheduler_dry_run,
+                                                         loop_avoidance=placement is not None))
+        rs.components["descheduler"] = desched
+        out.append(("descheduler", desched.run))
     return out
 
 
@@ -189,6 +218,12 @@ async def run(config: ServerConfig, *, on_ready: Callable[[RunningServer], None]
         from scheduler.config import load_config
 
         load_config(config.scheduler_config)
+    if config.enabled("descheduler") and config.descheduler_policy is not None:
+        # an invalid DeschedulerPolicy fails before anything starts, naming the field
+        from descheduler.plugins.registry import in_tree_registry
+        from descheduler.policy import load_policy
+
+        load_policy(config.descheduler_policy, in_tree_registry())
     rs = await start(config)
     try:
         components = build_components(rs)

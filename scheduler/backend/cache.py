@@ -99,6 +99,10 @@ class Cache:
     def get_node_info(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
 
+    def node_infos(self) -> list[NodeInfo]:
+        """The live NodeInfos of known nodes, in insertion order: read-only (what-if copies them)."""
+        return [ni for ni in self._nodes.values() if ni.node is not None]
+
     def _touch(self, name: str) -> None:
         self._recent[name] = None
         self._recent.move_to_end(name)

@@ -1,0 +1,170 @@
+"""What LowNodeUtilization and HighNodeUtilization share (upstream nodeutilization.go).
+
+Usage is the sum of pod *requests* (not real usage) as a percentage of allocatable, per
+resource: cpu, memory, pods (pod count / allocatable pods) and any listed extended resource.
+Worked example: a 4-cpu node running pods requesting 1500m + 500m -> cpu 50%.
+
+`evict_from_sources` walks the source nodes in the given order, each node's evictable pods
+lowest priority first (BestEffort before Burstable before Guaranteed), and evicts while
+`keep_going(node usage)` holds and the destination nodes' pooled headroom stays positive for
+every resource; each eviction moves the pod's requests out of both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from descheduler import podutil
+from descheduler.framework.interface import EvictOptions, EvictResult, Handle, PluginArgs
+from minik3s.api.helpers.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
+from minik3s.api.types import JsonDict
+
+logger = logging.getLogger(__name__)
+
+STANDARD = (CPU, MEMORY, PODS)
+MAX_PCT = 100.0
+MIN_PCT = 0.0
+
+
+class EvictableNamespaces(PluginArgs):
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+    @field_validator("include")
+    @classmethod
+    def _no_include(cls, v: list[str]) -> list[str]:
+        if v:
+            raise ValueError("only Exclude namespaces can be set, inclusion is not supported")
+        return v
+
+
+class EvictionLimits(PluginArgs):
+    node: int | None = Field(None, ge=0)
+
+
+def validate_thresholds(t: dict[str, float], what: str) -> dict[str, float]:
+    if not t:
+        raise ValueError(f"no resource threshold is configured ({what})")
+    for r, v in t.items():
+        if not 0 <= v <= 100:
+            raise ValueError(f"{r} threshold not in [0, 100] range")
+    return t
+
+
+@dataclass(slots=True)
+class NodeUsage:
+    node: JsonDict
+    name: str
+    allocatable: dict[str, int]
+    usage: dict[str, int]
+    pods: list[JsonDict]
+    low: dict[str, float] = field(default_factory=dict)   # percent thresholds
+    high: dict[str, float] = field(default_factory=dict)
+
+    def pct(self, r: str) -> float:
+        cap = self.allocatable.get(r, 0)
+        return 100.0 * self.usage.get(r, 0) / cap if cap else 0.0
+
+    def sort_key(self) -> int:
+        """Upstream sortNodesByUsage: the raw usages added up (memory bytes + cpu millicores +
+        pods + extended units), so memory dominates."""
+        return sum(self.usage.values())
+
+
+def resource_names(thresholds: dict[str, float]) -> list[str]:
+    return list(STANDARD) + [r for r in thresholds if r not in STANDARD]
+
+
+def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str]) -> list[NodeUsage]:
+    out = []
+    for n in nodes:
+        name = str(podutil.meta(n).get("name"))
+        pods = handle.pods_on_node(name)
+        alloc = node_allocatable(n)
+        out.append(NodeUsage(n, name, alloc, podutil.node_usage(n, pods, resources=resources), pods))
+    return out
+
+
+def set_thresholds(usages: list[NodeUsage], low: dict[str, float], *, high: dict[str, float],
+                   deviation: bool) -> None:
+    """Absolute thresholds, or with `deviation` mean -/+ the given percentages (clamped to 0..100);
+    a deviation of 0 (also what a missing standard resource gets) means the whole capacity, so that
+    resource constrains neither side. Example (deviation): node cpu usage 20%, 40%, 60% -> mean 40;
+    thresholds cpu 10 -> below 30%."""
+    if not deviation:
+        for u in usages:
+            u.low, u.high = dict(low), dict(high)
+        return
+    n = len(usages) or 1
+    mean = {r: sum(u.pct(r) for u in usages) / n for r in low}
+    lo = {r: MAX_PCT if low[r] == MIN_PCT else max(MIN_PCT, mean[r] - low[r]) for r in low}
+    hi = {r: MAX_PCT if low[r] == MIN_PCT else min(MAX_PCT, mean[r] + high[r]) for r in high}
+    for u in usages:
+        u.low, u.high = dict(lo), dict(hi)
+
+
+def is_below(u: NodeUsage, thresholds: dict[str, float]) -> bool:
+    """Every resource at or below its threshold (upstream isNodeBelowThreshold)."""
+    return all(u.pct(r) <= t for r, t in thresholds.items())
+
+
+def is_above(u: NodeUsage, thresholds: dict[str, float]) -> bool:
+    """Any resource above its threshold (upstream isNodeAboveTargetUtilization)."""
+    return any(u.pct(r) > t for r, t in thresholds.items())
+
+
+def headroom(dests: list[NodeUsage], *, use_high: bool) -> dict[str, int]:
+    """Σ over destination nodes of (threshold% × allocatable − usage), per resource.
+    Example: two 4-cpu nodes at 1 cpu, target 50% -> (2000-1000)*2 = 2000m of cpu headroom."""
+    total: dict[str, int] = {}
+    for d in dests:
+        for r in d.usage:
+            pct = d.high.get(r, MAX_PCT) if use_high else MAX_PCT
+            total[r] = total.get(r, 0) + int(d.allocatable.get(r, 0) * pct / 100.0) - d.usage.get(r, 0)
+    return total
+
+
+async def evict_from_sources(
+    handle: Handle, sources: list[NodeUsage], *, dests: list[NodeUsage], use_high: bool, keep_going: Callable[[NodeUsage], bool], profile: str, strategy: str,
+    excluded_namespaces: list[str], node_limit: int | None, pod_filter: Callable[[JsonDict], bool] | None = None,
+) -> None:
+    available = headroom(dests, use_high=use_high)
+    dest_nodes = [d.node for d in dests]
+    for src in sources:
+        if not all(v > 0 for v in available.values()):
+            break
+        pods = [p for p in src.pods
+                if podutil.meta(p).get("namespace") not in excluded_namespaces
+                and handle.filter(p)
+                and (pod_filter is None or pod_filter(p))
+                and any(podutil.pod_tolerates_all_taints(p, n) for n in dest_nodes)]
+        logger.debug("evicting pods from node node=%s evictable=%d usage=%s", src.name, len(pods), src.usage)
+        evicted_here = 0
+        for pod in podutil.sort_by_priority_low_first(pods):
+            if not keep_going(src) or not all(v > 0 for v in available.values()):
+                break
+            if node_limit is not None and evicted_here >= node_limit:
+                break
+            res = await handle.evict(pod, EvictOptions(profile, strategy))
+            if res is EvictResult.TOTAL_LIMIT:
+                return
+            if res in (EvictResult.NODE_LIMIT,):
+                break
+            if res is not EvictResult.EVICTED:
+                continue
+            evicted_here += 1
+            req = pod_requests(pod)
+            for r in src.usage:
+                amount = 1 if r == PODS else req.get(r, 0)
+                src.usage[r] -= amount
+                if r in available:
+                    available[r] -= amount
+
+
+def thresholds_args_repr(t: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(t.items()))

@@ -1,0 +1,71 @@
+"""PodLifeTime (deschedule), after sigs descheduler's podlifetime: pods older than
+`maxPodLifeTimeSeconds` (since creation) are evicted, oldest first. `states` narrows them to
+pods whose phase, status reason or a container's waiting/terminated reason is listed
+(`includingInitContainers` / `includingEphemeralContainers` widen the containers looked at).
+Args also `namespaces`, `labelSelector`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from descheduler import podutil
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.plugins.common import SelectorArgs
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import parse_time
+
+
+class PodLifeTimeArgs(SelectorArgs):
+    max_pod_life_time_seconds: int = Field(..., ge=0, alias="maxPodLifeTimeSeconds")
+    states: list[str] = Field(default_factory=list)
+    including_init_containers: bool = Field(False, alias="includingInitContainers")
+    including_ephemeral_containers: bool = Field(False, alias="includingEphemeralContainers")
+
+
+def pod_states(pod: JsonDict, *, init: bool, ephemeral: bool) -> set[str]:
+    st = pod.get("status") or {}
+    out = {str(st.get("phase") or "")}
+    if st.get("reason"):
+        out.add(str(st["reason"]))
+    lists = ["containerStatuses"] + (["initContainerStatuses"] if init else []) + (
+        ["ephemeralContainerStatuses"] if ephemeral else [])
+    for lst in lists:
+        for cs in st.get(lst) or []:
+            for kind in ("waiting", "terminated"):
+                r = ((cs.get("state") or {}).get(kind) or {}).get("reason")
+                if r:
+                    out.add(str(r))
+    return out
+
+
+class PodLifeTime(DeschedulePlugin):
+    NAME: ClassVar[str] = "PodLifeTime"
+    Args = PodLifeTimeArgs
+
+    async def deschedule(self, nodes: list[JsonDict], *, profile: str) -> Status:
+        a = self.args
+        assert isinstance(a, PodLifeTimeArgs)
+        selector = a.selector()
+        now = self.handle.now()
+        candidates: list[tuple[float, JsonDict]] = []
+        for node in nodes:
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name"))):
+                created = parse_time(podutil.meta(pod).get("creationTimestamp"))
+                if created is None or (now - created).total_seconds() <= a.max_pod_life_time_seconds:
+                    continue
+                if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
+                        selector, podutil.meta(pod).get("labels")):
+                    continue
+                if a.states and not pod_states(pod, init=a.including_init_containers,
+                                               ephemeral=a.including_ephemeral_containers) & set(a.states):
+                    continue
+                if self.handle.filter(pod):
+                    candidates.append((created.timestamp(), pod))
+        candidates.sort(key=lambda c: c[0])
+        for _, pod in candidates:
+            if await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False)) is EvictResult.TOTAL_LIMIT:
+                break
+        return SUCCESS

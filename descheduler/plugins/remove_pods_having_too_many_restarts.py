@@ -1,0 +1,58 @@
+"""RemovePodsHavingTooManyRestarts (deschedule), after sigs descheduler's
+removepodshavingtoomanyrestarts: pods whose containers restarted `podRestartThreshold` times
+or more in total (init containers too with `includingInitContainers`) are evicted; `states`
+(Running, CrashLoopBackOff) narrows to pods in that phase or container waiting reason.
+Args also `namespaces`, `labelSelector`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from descheduler import podutil
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.plugins.common import SelectorArgs
+from descheduler.plugins.pod_life_time import pod_states
+from minik3s.api.types import JsonDict
+
+
+class RemovePodsHavingTooManyRestartsArgs(SelectorArgs):
+    pod_restart_threshold: int = Field(..., gt=0, alias="podRestartThreshold")
+    including_init_containers: bool = Field(False, alias="includingInitContainers")
+    states: list[Literal["Running", "CrashLoopBackOff"]] = Field(default_factory=list)
+
+
+def restarts(pod: JsonDict, *, init: bool) -> int:
+    st = pod.get("status") or {}
+    lists = ["containerStatuses"] + (["initContainerStatuses"] if init else [])
+    return sum(int(cs.get("restartCount") or 0) for lst in lists for cs in st.get(lst) or [])
+
+
+class RemovePodsHavingTooManyRestarts(DeschedulePlugin):
+    NAME: ClassVar[str] = "RemovePodsHavingTooManyRestarts"
+    Args = RemovePodsHavingTooManyRestartsArgs
+
+    async def deschedule(self, nodes: list[JsonDict], *, profile: str) -> Status:
+        a = self.args
+        assert isinstance(a, RemovePodsHavingTooManyRestartsArgs)
+        selector = a.selector()
+        for node in nodes:
+            name = str(podutil.meta(node).get("name"))
+            for pod in self.handle.pods_on_node(name):
+                if restarts(pod, init=a.including_init_containers) < a.pod_restart_threshold:
+                    continue
+                if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
+                        selector, podutil.meta(pod).get("labels")):
+                    continue
+                if a.states and not pod_states(pod, init=a.including_init_containers, ephemeral=False) & set(a.states):
+                    continue
+                if not self.handle.filter(pod):
+                    continue
+                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False))
+                if res is EvictResult.TOTAL_LIMIT:
+                    return SUCCESS
+                if res is EvictResult.NODE_LIMIT:
+                    break
+        return SUCCESS

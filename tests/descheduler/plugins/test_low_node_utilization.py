@@ -1,0 +1,85 @@
+"""LowNodeUtilization table (after upstream lownodeutilization_test.go): nodes, pods, args ->
+evicted pods, through the real API and the real descheduler loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from minik3s.testing.builders import make_node
+
+ARGS = {"thresholds": {"cpu": 30, "pods": 30}, "targetThresholds": {"cpu": 50, "pods": 50}}
+THREE = [("n1", "4"), ("n2", "4"), ("n3", "4")]
+
+# (nodes, pods as (name, node, cpu, priority), args, expected evictions)
+CASES = [
+    pytest.param(THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)] + [("q1", "n2", "400m", None)],
+                 ARGS, ["p0", "p1", "p2"],
+                 id="overutilized-node-drains-to-target-while-underutilized-nodes-have-room"),
+    pytest.param(THREE, [(f"p{i}", "n1", "400m", None) for i in range(4)] + [("q1", "n2", "400m", None)],
+                 ARGS, [], id="no-node-above-target-nothing-to-do"),
+    pytest.param(THREE[:2], [(f"p{i}", "n1", "400m", None) for i in range(8)]
+                 + [(f"q{i}", "n2", "400m", None) for i in range(4)],
+                 ARGS, [], id="no-underutilized-node-nothing-to-do"),
+    pytest.param(THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)],
+                 {**ARGS, "numberOfNodes": 2}, [], id="underutilized-nodes-not-more-than-numberOfNodes"),
+    pytest.param(THREE, [("hi", "n1", "400m", 100), ("be", "n1", None, 10)]
+                 + [(f"p{i}", "n1", "400m", 10) for i in range(6)],
+                 ARGS, ["be", "p0", "p1"], id="lowest-priority-and-besteffort-first"),
+    pytest.param(THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)],
+                 {**ARGS, "evictionLimits": {"node": 1}}, ["p0"], id="evictionLimits-node-caps-the-plugin"),
+    pytest.param(THREE, [(f"p{i}", "n1", "500m", None) for i in range(4)] + [("q", "n2", "500m", None)],
+                 {"useDeviationThresholds": True, "thresholds": {"cpu": 10}, "targetThresholds": {"cpu": 10}},
+                 ["p0", "p1"], id="deviation-thresholds-relative-to-the-mean"),
+]
+
+
+def build(cluster: Any, node_specs: list[tuple[str, str]], pods: list[tuple[str, str, str | None, int | None]]
+          ) -> list[Any]:
+    objs = [make_node(n).capacity(cpu=cpu, memory="8Gi", pods="10").obj() for n, cpu in node_specs]
+    objs += [cluster.pod(n, node, cpu=cpu, priority=prio).obj() for n, node, cpu, prio in pods]
+    return objs
+
+
+@pytest.mark.parametrize(("node_specs", "pods", "args", "expected"), CASES)
+async def test_low_node_utilization(cluster: Any, node_specs: Any, pods: Any, args: dict[str, Any],
+                                    expected: list[str]) -> None:
+    await cluster.add(*build(cluster, node_specs, pods))
+    assert await cluster.run(cluster.policy(("balance", "LowNodeUtilization", args))) == expected
+
+
+async def test_unschedulable_node_is_never_a_destination(cluster: Any) -> None:
+    objs = build(cluster, THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)])
+    objs[1]["spec"]["unschedulable"] = True
+    objs[2]["spec"]["unschedulable"] = True
+    await cluster.add(*objs)
+    assert await cluster.run(cluster.policy(("balance", "LowNodeUtilization", ARGS))) == []
+
+
+async def test_metrics_utilization_is_reported_unavailable(cluster: Any, caplog: Any) -> None:
+    await cluster.add(*build(cluster, THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)]))
+    pol = cluster.policy(("balance", "LowNodeUtilization", {**ARGS, "metricsUtilization": {"metricsServer": True}}))
+    assert await cluster.run(pol) == []
+    assert "metricsUtilization: actual-usage metrics are not available" in caplog.text
+
+
+async def test_pods_not_tolerating_every_taint_of_some_underutilized_node_stay(cluster: Any) -> None:
+    objs = build(cluster, THREE, [(f"p{i}", "n1", "400m", None) for i in range(8)])
+    for n in objs[1:3]:
+        n["spec"]["taints"] = [{"key": "soft", "effect": "PreferNoSchedule"}]
+    await cluster.add(*objs)
+    assert await cluster.run(cluster.policy(("balance", "LowNodeUtilization", ARGS))) == []
+
+
+async def test_most_used_overutilized_node_is_drained_first(cluster: Any) -> None:
+    # n1 (2100m, 52.5%) and n2 (3500m, 87.5%) are above target; the headroom of n3 (50% of 3 cpu
+    # = 1500m) runs out on the busier n2: three of its pods move, none of n1's (n1 first would
+    # have given a0, b0, b1)
+    objs = build(cluster, [("n1", "4"), ("n2", "4"), ("n3", "3")],
+                 [(f"a{i}", "n1", "700m", None) for i in range(3)] + [(f"b{i}", "n2", "500m", None)
+                                                                      for i in range(7)])
+    await cluster.add(*objs)
+    evicted = await cluster.run(cluster.policy(("balance", "LowNodeUtilization", {
+        "thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}})))
+    assert evicted == ["b0", "b1", "b2"]
