@@ -37,10 +37,17 @@ class Code(enum.IntEnum):
     PENDING = 6
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Status:
     """Outcome of a plugin call. `reasons` are the user-facing messages (counted per node in
-    FailedScheduling), `plugin` the plugin that produced it (set by the runtime if empty)."""
+    FailedScheduling), `plugin` the plugin that produced it (the runtime attaches it with
+    `with_plugin` when empty).
+
+    Immutable, so one instance may be shared: hot Filter/Score paths return a module-level
+    success Status instead of allocating one per node, and the runtime never changes a Status a
+    plugin handed it (it makes a named copy instead). `reasons` is a list for upstream-shaped
+    comparisons; treat it as read-only like the rest.
+    """
 
     code: Code = Code.SUCCESS
     reasons: list[str] = field(default_factory=list)
@@ -85,6 +92,12 @@ class Status:
 
     def message(self) -> str:
         return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        """This Status attributed to `plugin`: itself when it already names it, else a copy."""
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, self.reasons, plugin, self.error)
 
 
 def is_success(status: Status | None) -> bool:
