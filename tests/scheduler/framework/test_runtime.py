@@ -362,6 +362,9 @@ def test_status_is_immutable_and_runtime_names_a_shared_status_without_changing_
     assert SHARED_REJECTION.plugin == ""
     named = Status.unschedulable("x", plugin="P")
     assert named.with_plugin("P") is named
+    # immutable, so one rejection is shared by every node it rejects
+    assert Status.unschedulable("x", plugin="P") is named
+    assert Status.unresolvable("x", plugin="P") == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["x"], "P")
 
 
 def test_reserve_failure_and_unreserve_in_reverse_order():
