@@ -79,7 +79,7 @@ class Api:
             await watch.close()
 
 
-async def _list_all(api: Api, path: str, params: dict[str, str], *, accept: str = JSON) -> JsonDict:
+async def list_all(api: Api, path: str, params: dict[str, str], *, accept: str = JSON) -> JsonDict:
     """A paginated list (limit=500 + continue), pages concatenated."""
     merged: JsonDict | None = None
     cont = ""

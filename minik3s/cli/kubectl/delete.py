@@ -11,13 +11,13 @@ from typing import TextIO
 
 from minik3s.api.errors import ApiError, NotFoundError
 from minik3s.api.types import JsonDict
-from minik3s.cli.kubectl.api import LIST_CHUNK, Api, _list_all
+from minik3s.cli.kubectl.api import LIST_CHUNK, Api, list_all
 from minik3s.cli.kubectl.discovery import (
     ApiResource,
     Discovery,
-    _namespace,
-    _no_resources,
+    no_resources,
     parse_targets,
+    target_namespace,
 )
 from minik3s.cli.kubectl.errors import CommandError, format_error
 from minik3s.cli.kubectl.manifests import load_manifests
@@ -45,7 +45,7 @@ async def run_delete(
 ) -> int:
     """DELETE each object (Background propagation), print `pod "x" deleted`, then wait for all of
     them to be gone (kubectl's `--wait=true`): list + watch on `metadata.name`, matching the UID."""
-    ns = _namespace(args)
+    ns = target_namespace(args)
     grace = args.grace_period
     if args.now:
         grace = 1
@@ -98,10 +98,10 @@ async def run_delete(
                 params["labelSelector"] = args.selector
             if args.field_selector:
                 params["fieldSelector"] = args.field_selector
-            lst = await _list_all(api, t.res.path(None if args.all_namespaces else tns), params)
+            lst = await list_all(api, t.res.path(None if args.all_namespaces else tns), params)
             items = lst.get("items") or []
             if not items:
-                _no_resources(err, args, [t])
+                no_resources(err, args, [t])
             for o in items:
                 meta = o.get("metadata") or {}
                 work.append(

@@ -13,19 +13,19 @@ from typing import Any, TextIO
 
 from minik3s.api.errors import ApiError, NotFoundError
 from minik3s.api.types import JsonDict
-from minik3s.cli.kubectl.api import Api, _list_all
+from minik3s.cli.kubectl.api import Api, list_all
 from minik3s.cli.kubectl.discovery import (
     ApiResource,
     Discovery,
-    _namespace,
-    _no_resources,
+    no_resources,
     parse_targets,
+    target_namespace,
 )
 from minik3s.cli.kubectl.errors import format_error
 from minik3s.cli.kubectl.printers import (
-    _age,
-    _parse_time,
+    age_of,
     human_duration,
+    parse_time,
 )
 from minik3s.cli.kubectl.tabwriter import TabWriter
 
@@ -47,7 +47,7 @@ class PrefixWriter:
 
 
 def _describe_time(ts: Any) -> str:
-    t = _parse_time(ts)
+    t = parse_time(ts)
     return t.astimezone().strftime("%a, %d %b %Y %H:%M:%S %z") if t else "<unknown>"
 
 
@@ -265,7 +265,7 @@ def describe_pod(pod: JsonDict, events: list[JsonDict] | None, now: datetime) ->
     _multiline_map(w, 0, "Labels", meta.get("labels"))
     _multiline_map(w, 0, "Annotations", meta.get("annotations"), sep=": ")
     if meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
-        dt = _parse_time(meta["deletionTimestamp"])
+        dt = parse_time(meta["deletionTimestamp"])
         lasts = human_duration((dt - now).total_seconds()) if dt else "<unknown>"
         w.write(0, f"Status:\tTerminating (lasts {lasts})\n")
         w.write(0, f"Termination Grace Period:\t{meta.get('deletionGracePeriodSeconds', 0)}s\n")
@@ -454,7 +454,7 @@ def describe_node(node: JsonDict, pods: list[JsonDict], events: list[JsonDict] |
             f"{format_milli(cpu_l)} ({pct(cpu_l, alloc.get('cpu', 0))})\t"
             f"{format_quantity(mem_r)} ({pct(mem_r, alloc.get('memory', 0))})\t"
             f"{format_quantity(mem_l)} ({pct(mem_l, alloc.get('memory', 0))})\t"
-            f"{_age(pm.get('creationTimestamp'), now)}\n",
+            f"{age_of(pm.get('creationTimestamp'), now)}\n",
         )
     w.write(0, "Allocated resources:\n")
     w.write(1, "(Total limits may be over 100 percent, i.e., overcommitted.)\n")
@@ -651,11 +651,11 @@ def _events(w: PrefixWriter, events: list[JsonDict], now: datetime) -> None:
     w.write(1, "Type\tReason\tAge\tFrom\tMessage\n")
     w.write(1, "----\t------\t----\t----\t-------\n")
     for e in sorted(events, key=last):
-        age = _age(last(e), now)
+        age = age_of(last(e), now)
         count = int(e.get("count") or (e.get("series") or {}).get("count") or 1)
         first = e.get("firstTimestamp") or e.get("eventTime")
         if count > 1 and first:
-            age = f"{age} (x{count} over {_age(first, now)})"
+            age = f"{age} (x{count} over {age_of(first, now)})"
         src = (
             (e.get("source") or {}).get("component")
             or e.get("reportingComponent")
@@ -689,7 +689,7 @@ async def _events_for(api: Api, disc: Discovery, obj: JsonDict, res: ApiResource
     for uid in uids:
         sel = base + ([f"involvedObject.uid={uid}"] if uid else [])
         try:
-            lst = await _list_all(
+            lst = await list_all(
                 api, ev.path(meta.get("namespace") or None), {"fieldSelector": ",".join(sel)}
             )
         except ApiError:
@@ -709,7 +709,7 @@ async def _describe_apps(
     sel = ((o.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     params = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))} if sel else {}
     child = disc.resolve("replicasets.apps" if res.resource == "deployments" else "pods")
-    lst = await _list_all(api, child.path(meta.get("namespace")), params)
+    lst = await list_all(api, child.path(meta.get("namespace")), params)
     owned = [
         c
         for c in lst.get("items") or []
@@ -733,7 +733,7 @@ async def run_describe(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> int:
     targets = parse_targets(disc, args.resources)
-    ns = _namespace(args)
+    ns = target_namespace(args)
     rc = 0
     docs: list[str] = []
     for t in targets:
@@ -741,16 +741,16 @@ async def run_describe(
         objs: list[JsonDict] = []
         if not t.names:
             params = {"labelSelector": args.selector} if args.selector else {}
-            lst = await _list_all(api, t.res.path(tns), params)
+            lst = await list_all(api, t.res.path(tns), params)
             objs = list(lst.get("items") or [])
             if not objs:
-                _no_resources(err, args, [t])
+                no_resources(err, args, [t])
         for n in t.names:
             try:
                 objs.append(await api.call("GET", t.res.path(tns, n)))
             except NotFoundError as e:
                 # kubectl falls back to a prefix match on the name
-                lst = await _list_all(api, t.res.path(tns), {})
+                lst = await list_all(api, t.res.path(tns), {})
                 matches = [
                     o
                     for o in lst.get("items") or []
@@ -772,7 +772,7 @@ async def run_describe(
             elif t.res.group == "" and t.res.resource == "nodes":
                 name = (o.get("metadata") or {}).get("name", "")
                 pods_res = disc.resolve("pods")
-                lst = await _list_all(api, pods_res.path(None), {"fieldSelector": f"spec.nodeName={name}"})
+                lst = await list_all(api, pods_res.path(None), {"fieldSelector": f"spec.nodeName={name}"})
                 docs.append(describe_node(o, list(lst.get("items") or []), events, now()))
             elif t.res.group == "apps" and t.res.resource in ("deployments", "replicasets"):
                 docs.append(await _describe_apps(api, disc, o, t.res, events, now()))

@@ -168,14 +168,14 @@ def parse_targets(disc: Discovery, args: list[str]) -> list[Target]:
     return [Target(disc.resolve(k), list(args[1:])) for k in kinds]
 
 
-def _namespace(args: argparse.Namespace) -> str:
+def target_namespace(args: argparse.Namespace) -> str:
     return str(getattr(args, "namespace", None) or "default")
 
 
 
 
-def _no_resources(err: TextIO, args: argparse.Namespace, targets: list[Target]) -> None:
+def no_resources(err: TextIO, args: argparse.Namespace, targets: list[Target]) -> None:
     if args.all_namespaces or not any(t.res.namespaced for t in targets):
         print("No resources found", file=err)
     else:
-        print(f"No resources found in {_namespace(args)} namespace.", file=err)
+        print(f"No resources found in {target_namespace(args)} namespace.", file=err)

@@ -9,21 +9,21 @@ from typing import TextIO
 
 from minik3s.api.errors import ApiError
 from minik3s.api.types import JsonDict
-from minik3s.cli.kubectl.api import JSON, TABLE_ACCEPT, Api, _list_all
+from minik3s.cli.kubectl.api import JSON, TABLE_ACCEPT, Api, list_all
 from minik3s.cli.kubectl.discovery import (
     ApiResource,
     Discovery,
     Target,
-    _namespace,
-    _no_resources,
+    no_resources,
     parse_targets,
+    target_namespace,
 )
 from minik3s.cli.kubectl.errors import CommandError, format_error
 from minik3s.cli.kubectl.palette import Palette
 from minik3s.cli.kubectl.printers import (
     TablePrinter,
-    _as_list,
-    _for_output,
+    as_list,
+    for_output,
     to_json,
     to_yaml,
 )
@@ -45,7 +45,7 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
         if len(targets) != 1:
             raise CommandError("you may only specify a single resource type")
         return await _watch(api, targets[0], args, out=out, err=err)
-    ns = _namespace(args)
+    ns = target_namespace(args)
     pal = Palette.for_stream(out)
     rc = 0
     params = {}
@@ -66,17 +66,17 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
                         print(format_error(e), file=err)
                         rc = 1
             else:
-                lst = await _list_all(api, t.res.path(None if args.all_namespaces else ns), params)
+                lst = await list_all(api, t.res.path(None if args.all_namespaces else ns), params)
                 objs.extend((t.res, o) for o in lst.get("items") or [])
         if output == "name":
             for res, o in objs:
                 print(f"{res.kind_group}/{(o.get('metadata') or {}).get('name', '')}", file=out)
         elif objs or not single:
-            docs = [_for_output(o, r) for r, o in objs]
-            doc = docs[0] if single and docs else _as_list(docs)
+            docs = [for_output(o, r) for r, o in objs]
+            doc = docs[0] if single and docs else as_list(docs)
             out.write(to_yaml(doc) if output == "yaml" else to_json(doc) + "\n")
         if not objs and not any(t.names for t in targets) and output == "name":
-            _no_resources(err, args, targets)
+            no_resources(err, args, targets)
         return rc
 
     printed_any = False
@@ -112,7 +112,7 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
                 printed_any = True
             continue
         path = t.res.path(None if args.all_namespaces else ns)
-        table = await _list_all(api, path, params, accept=TABLE_ACCEPT)
+        table = await list_all(api, path, params, accept=TABLE_ACCEPT)
         rows = table.get("rows") if table.get("kind") == "Table" else table.get("items")
         if not rows:
             continue
@@ -121,7 +121,7 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
         printer.print_table(table)
         printed_any = True
     if not printed_any and not any(t.names for t in targets):
-        _no_resources(err, args, targets)
+        no_resources(err, args, targets)
     return rc
 
 
@@ -129,7 +129,7 @@ async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: T
 async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     """`get -w`: the list (unless --watch-only), then every watch event's row until the server
     closes the stream (exit 0, as kubectl)."""
-    ns = None if args.all_namespaces else _namespace(args)
+    ns = None if args.all_namespaces else target_namespace(args)
     output = args.output or ""
     table_mode = output in ("", "wide")
     accept = TABLE_ACCEPT if table_mode else JSON
@@ -161,7 +161,7 @@ async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, 
         if output == "name":
             print(f"{t.res.kind_group}/{(obj.get('metadata') or {}).get('name', '')}", file=out, flush=True)
             return
-        o = _for_output(obj, t.res)
+        o = for_output(obj, t.res)
         if output == "yaml":
             out.write(("" if first_doc else "---\n") + to_yaml(o))
         else:
@@ -181,7 +181,7 @@ async def _watch(api: Api, t: Target, args: argparse.Namespace, *, out: TextIO, 
                 return 1
             printer.print_table(obj) if table_mode else emit_obj(obj)
     else:
-        lst = await _list_all(api, t.res.path(ns), params, accept=accept)
+        lst = await list_all(api, t.res.path(ns), params, accept=accept)
         rv = str((lst.get("metadata") or {}).get("resourceVersion") or "0")
         if not args.watch_only:
             if table_mode:

@@ -72,18 +72,18 @@ def load_manifests(
                     raise CommandError(
                         f'error validating "{source}": error validating data: {missing} not set'
                     )
-                result.append(Manifest(source, _json_safe(obj)))
+                result.append(Manifest(source, json_safe(obj)))
     if not result:
         raise CommandError(f"no objects passed to {verb}")
     return result
 
 
-def _json_safe(v: Any) -> Any:
+def json_safe(v: Any) -> Any:
     """YAML can load dates and timestamps as Python objects; the API wants strings."""
     if isinstance(v, dict):
-        return {str(k): _json_safe(x) for k, x in v.items()}
+        return {str(k): json_safe(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_json_safe(x) for x in v]
+        return [json_safe(x) for x in v]
     if isinstance(v, datetime):
         return (
             v.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if v.tzinfo else v.strftime("%Y-%m-%dT%H:%M:%SZ")

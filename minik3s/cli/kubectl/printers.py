@@ -30,12 +30,12 @@ def human_duration(seconds: float) -> str:
     return _clock.human_duration(timedelta(seconds=seconds))
 
 
-def _parse_time(s: Any) -> datetime | None:
+def parse_time(s: Any) -> datetime | None:
     return _clock.parse_time(s)
 
 
-def _age(ts: Any, now: datetime) -> str:
-    t = _parse_time(ts)
+def age_of(ts: Any, now: datetime) -> str:
+    t = parse_time(ts)
     return "<unknown>" if t is None else human_duration((now - t).total_seconds())
 
 
@@ -82,7 +82,7 @@ def to_json(obj: Any) -> str:
     )
 
 
-def _for_output(obj: JsonDict, res: ApiResource) -> JsonDict:
+def for_output(obj: JsonDict, res: ApiResource) -> JsonDict:
     o = copy.deepcopy(obj)
     o.setdefault("apiVersion", res.api_version)
     o.setdefault("kind", res.kind)
@@ -92,7 +92,7 @@ def _for_output(obj: JsonDict, res: ApiResource) -> JsonDict:
     return dict(sorted(o.items()))
 
 
-def _as_list(items: list[JsonDict]) -> JsonDict:
+def as_list(items: list[JsonDict]) -> JsonDict:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
@@ -185,7 +185,7 @@ class TablePrinter:
             {
                 "cells": [
                     (o.get("metadata") or {}).get("name", ""),
-                    _age((o.get("metadata") or {}).get("creationTimestamp"), now),
+                    age_of((o.get("metadata") or {}).get("creationTimestamp"), now),
                 ],
                 "object": {"metadata": o.get("metadata") or {}},
             }
