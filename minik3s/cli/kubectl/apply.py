@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import TextIO
 
 from minik3s.api.errors import ApiError, NotFoundError
@@ -16,9 +15,6 @@ from minik3s.cli.kubectl.discovery import (
 from minik3s.cli.kubectl.errors import format_error
 from minik3s.cli.kubectl.manifests import load_manifests
 from minik3s.cli.kubectl.palette import Palette
-
-logger = logging.getLogger(__name__)
-
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 FIELD_MANAGER = "minik3s-apply"

@@ -7,7 +7,6 @@ through `minik3s.cli.runner.run_async`) -> discovery -> the `run_*` coroutine ->
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -25,8 +24,6 @@ from minik3s.cli.kubectl.errors import CommandError, format_error
 from minik3s.cli.kubectl.get import run_get
 from minik3s.cli.kubectl.palette import Palette
 from minik3s.client.rest import HttpClient, default_user_agent
-
-logger = logging.getLogger(__name__)
 
 
 def _bool(v: str) -> bool:

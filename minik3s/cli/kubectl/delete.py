@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -22,8 +21,6 @@ from minik3s.cli.kubectl.discovery import (
 from minik3s.cli.kubectl.errors import CommandError, format_error
 from minik3s.cli.kubectl.manifests import load_manifests
 from minik3s.cli.kubectl.palette import Palette
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -28,8 +27,6 @@ from minik3s.cli.kubectl.printers import (
     parse_time,
 )
 from minik3s.cli.kubectl.tabwriter import TabWriter
-
-logger = logging.getLogger(__name__)
 
 
 class PrefixWriter:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -16,8 +15,6 @@ from minik3s.api.errors import ApiError
 from minik3s.api.types import JsonDict
 from minik3s.cli.kubectl.api import Api
 from minik3s.cli.kubectl.errors import CommandError
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)

@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import logging
-
 from minik3s.api.errors import ApiError
-
-logger = logging.getLogger(__name__)
 
 
 class CommandError(Exception):

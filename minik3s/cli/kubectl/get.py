@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import TextIO
 
 from minik3s.api.errors import ApiError
@@ -27,8 +26,6 @@ from minik3s.cli.kubectl.printers import (
     to_json,
     to_yaml,
 )
-
-logger = logging.getLogger(__name__)
 
 
 async def run_get(api: Api, disc: Discovery, args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:

@@ -4,7 +4,6 @@ multi-document YAML or JSON; `kind: List` expanded.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,9 +15,6 @@ import yaml
 
 from minik3s.api.types import JsonDict
 from minik3s.cli.kubectl.errors import CommandError
-
-logger = logging.getLogger(__name__)
-
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import TextIO
-
-logger = logging.getLogger(__name__)
 
 
 class Palette:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,8 +20,6 @@ from minik3s.cli.kubectl.discovery import (
 from minik3s.cli.kubectl.palette import Palette, status_style
 from minik3s.cli.kubectl.tabwriter import TabWriter
 from minik3s.utils import clock as _clock
-
-logger = logging.getLogger(__name__)
 
 
 def human_duration(seconds: float) -> str:

@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-
-logger = logging.getLogger(__name__)
-
 
 Styler = Callable[[int, int, str], str]
 
