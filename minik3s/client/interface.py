@@ -8,6 +8,7 @@ both transports. Objects returned by watches and informers are shared: copy befo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -23,6 +24,26 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "json": "application/json-patch+json",
     "apply": "application/apply-patch+yaml",
 }
+
+
+class WarningLog:
+    """The default handler of server warnings (`Warning: 299 - "..."` headers, or the warnings
+    of an in-process write): logged at WARNING as client-go's default `WarningLogger`, each text
+    once per client, as kubectl's deduplicating warning writer (a controller rewriting one object
+    would otherwise log the same warning on every write). Remembers at most `limit` texts; later
+    new texts are still logged."""
+
+    def __init__(self, logger: logging.Logger, *, limit: int = 256) -> None:
+        self._logger = logger
+        self._seen: set[str] = set()
+        self._limit = limit
+
+    def __call__(self, text: str) -> None:
+        if text in self._seen:
+            return
+        if len(self._seen) < self._limit:
+            self._seen.add(text)
+        self._logger.warning("server warning: %s", text)
 
 
 @dataclass(slots=True, frozen=True)

@@ -26,13 +26,9 @@ from minik3s.api import errors
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
-from minik3s.client.interface import PatchType, WatchEvent
+from minik3s.client.interface import PatchType, WarningLog, WatchEvent
 
 logger = logging.getLogger(__name__)
-
-
-def _log_warning(text: str) -> None:
-    logger.warning("server warning: %s", text)
 
 
 def _copy(obj: Any) -> Any:
@@ -100,7 +96,7 @@ class LocalClient:
     `field_manager` take their manager as the apiserver derives it (create, update, update_status
     and non-apply patches; an apply patch needs an explicit manager, as over HTTP). Writes are
     validated with HTTP's default `fieldValidation=Warn`; warnings go to `on_warning` (logged at
-    WARNING by default, as the HTTP transport does).
+    WARNING once per text by default, `WarningLog`, as the HTTP transport does).
     """
 
     shares_items = True  # list(read_only=True) and watch events hand out the stored objects
@@ -110,7 +106,7 @@ class LocalClient:
         self.core = core
         self.user_agent = user_agent
         self.default_manager = manager_from_user_agent(user_agent)
-        self._on_warning = on_warning or _log_warning
+        self._on_warning = on_warning or WarningLog(logger)
 
     def _wopts(self, field_manager: str | None = None, dry_run: bool = False, force: bool | None = None, *,
                default_manager: bool = True) -> WriteOptions:

@@ -23,7 +23,7 @@ import orjson
 from minik3s.api.errors import ApiError, ServiceUnavailableError
 from minik3s.api.resources import PODS, ResourceInfo
 from minik3s.api.types import JsonDict
-from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WatchEvent
+from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WarningLog, WatchEvent
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class HttpClient:
     `user_agent` is the identity the server sees (`default_user_agent("kube-scheduler")`); writes
     without an explicit `field_manager` are recorded under its binary name. `on_warning` gets
     each `Warning` header text of a response (kubectl prints them as `Warning: ...`); by default
-    they are logged at WARNING, as client-go's default warning handler does.
+    each is logged once per client at WARNING (`WarningLog`).
     """
 
     def __init__(self, base_url: str, *, session: aiohttp.ClientSession | None = None,
@@ -91,7 +91,7 @@ class HttpClient:
         self._own_session = session is None
         self._limit = connection_limit
         self._ua = user_agent or default_user_agent("minik3s")
-        self._on_warning = on_warning or _log_warning
+        self._on_warning = on_warning or WarningLog(logger)
 
     shares_items = False  # every object is decoded from the response: the caller owns it
 
@@ -235,10 +235,6 @@ def warning_texts(header: str) -> list[str]:
     """The texts of one `Warning` header (RFC 7234: `299 - "text"`, comma-separated, quotes
     escaped with a backslash), as client-go's `ParseWarningHeaders`."""
     return [re.sub(r"\\(.)", r"\1", m.group(1)) for m in _WARNING_RE.finditer(header)]
-
-
-def _log_warning(text: str) -> None:
-    logger.warning("server warning: %s", text)
 
 
 def error_from_response(status: int, payload: bytes) -> ApiError:

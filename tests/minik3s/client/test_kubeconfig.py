@@ -1,10 +1,12 @@
 """Kubeconfig resolution (minik3s.client.kubeconfig) and the CLI's use of it: `--server` wins,
 then the first existing file of `--kubeconfig`, `KUBECONFIG` (a path list) and the default path,
-and in it the current context's cluster. Nothing found is a clear CLI error."""
+and in it the current context's cluster; nothing found is a clear CLI error. Also the client's
+small wire helpers: `Warning` header parsing and the default (deduplicating) warning log."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 import yaml
 
 from minik3s.cli.common import server_url
+from minik3s.client.interface import WarningLog
 from minik3s.client.kubeconfig import kubeconfig_document, resolve_server_url
 from minik3s.client.rest import warning_texts
 
@@ -79,3 +82,13 @@ def test_cli_without_a_server_exits_with_how_to_fix_it(tmp_path: Path, monkeypat
 ])
 def test_warning_header_texts(header: str, want: list[str]) -> None:
     assert warning_texts(header) == want
+
+
+def test_default_warning_handler_logs_each_text_once(caplog: pytest.LogCaptureFixture) -> None:
+    log = WarningLog(logging.getLogger("minik3s.client.test"), limit=2)
+    with caplog.at_level(logging.WARNING, logger="minik3s.client.test"):
+        for text in ("a", "a", "b", "a", "c", "c"):
+            log(text)
+    # remembered up to the limit; a text beyond it is logged every time rather than dropped
+    assert [r.getMessage() for r in caplog.records] == [
+        "server warning: a", "server warning: b", "server warning: c", "server warning: c"]
