@@ -304,9 +304,9 @@ class KubeletFleet:
 async def run_standalone(server_url: str, nodes_spec: str) -> None:
     """`minik3s kubelet-sim --server URL --nodes SPEC`: the fleet as its own process over HTTP."""
     from minik3s.client.informer import SharedInformerFactory
-    from minik3s.client.rest import HttpClient
+    from minik3s.client.rest import HttpClient, default_user_agent
 
-    client = HttpClient(server_url)
+    client = HttpClient(server_url, user_agent=default_user_agent("kubelet"))  # field manager "kubelet"
     try:
         factory = SharedInformerFactory(client)
         fleet = KubeletFleet(parse_fleet(nodes_spec), client=client, informers=factory)

@@ -3,7 +3,9 @@
 `run(config)` opens storage, serves the API (AppRunner/TCPSite), writes the kubeconfig,
 builds the in-process client and the shared informer factory, then runs the components as
 named tasks in one TaskGroup — controllers, scheduler, kubelet fleet, descheduler — each
-behind a disable flag. One component failing stops all; cancellation (SIGTERM/SIGINT) stops
+behind a disable flag. Each component writes through its own in-process client carrying its
+upstream identity (`kube-controller-manager`, `kube-scheduler`, `kubelet`), so managedFields
+and SSA conflicts name the same managers as over HTTP; the shared informers only read. One component failing stops all; cancellation (SIGTERM/SIGINT) stops
 all, closes watch streams and closes SQLite.
 """
 
@@ -27,7 +29,9 @@ from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
+from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
+from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
 
 logger = logging.getLogger(__name__)
@@ -55,6 +59,11 @@ class RunningServer:
     components: dict[str, Any] = field(default_factory=dict)
     # the components' Prometheus metrics (served on /metrics); owned here, no global registry
     metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def client_for(self, binary: str) -> LocalClient:
+        """An in-process client with a component's identity (its user agent, hence the field
+        manager of its writes), as that binary would connect over HTTP."""
+        return LocalClient(self.core, user_agent=default_user_agent(binary))
 
 
 async def _bootstrap(client: LocalClient, port: int) -> None:
@@ -89,16 +98,7 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
 
 
 def write_kubeconfig(config: ServerConfig, url: str) -> None:
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "minik3s", "cluster": {"server": url}}],
-        "users": [{"name": "minik3s", "user": {}}],
-        "contexts": [{"name": "minik3s", "context": {"cluster": "minik3s", "user": "minik3s",
-                                                      "namespace": "default"}}],
-        "current-context": "minik3s",
-        "preferences": {},
-    }
+    doc = kubeconfig_document(url)
     config.data_dir.mkdir(parents=True, exist_ok=True)
     tmp = config.kubeconfig_path.with_suffix(".tmp")
     tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -114,7 +114,9 @@ async def start(config: ServerConfig) -> RunningServer:
     registry = ResourceRegistry()
     core = ApiCore(store, registry)
     core.load_crds()
-    client = LocalClient(core)
+    # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
+    # informers' reads: kube-apiserver's identity
+    client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
     await _bootstrap(client, config.port or 6443)
     holder: dict[str, Any] = {}
 
@@ -159,13 +161,13 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         from minik3s.controllers import ControllerConfig, all_controllers
 
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period)
-        out.extend(all_controllers(rs.client, rs.informers, config=ccfg))
+        out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
         from scheduler.scheduler import Scheduler
 
         scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
-        sched = Scheduler(scfg, client=rs.client, informers=rs.informers)
+        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers)
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):
@@ -176,7 +178,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         if nodes:
             # renew leases well inside the node monitor grace period (10 s upstream)
             opts = FleetOptions(renew_interval=min(10.0, cfg.node_monitor_grace_period / 5))
-            fleet = KubeletFleet(nodes, client=rs.client, informers=rs.informers, options=opts)
+            fleet = KubeletFleet(nodes, client=rs.client_for("kubelet"), informers=rs.informers, options=opts)
             rs.components["kubelet"] = fleet
             out.append(("kubelet", fleet.run))
     if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:

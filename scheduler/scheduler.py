@@ -794,8 +794,7 @@ def _filter_batched(plugins: list[Any], state: CycleState, pi: PodInfo, ordered:
                         continue
                     if st.code not in rejected:
                         raise _SlowPath
-                    st.plugin = plugin_name
-                    fails[ni.name] = st
+                    fails[ni.name] = st if st.plugin == plugin_name else st.with_plugin(plugin_name)
                 alive = survivors
                 if not alive:
                     break

@@ -87,12 +87,10 @@ class Informer:
         cont: str | None = None
         rv = ""
         while True:
-            kwargs: dict[str, Any] = {}
-            if hasattr(self.client, "core"):
-                kwargs["_shared"] = True  # in-process: share read-only objects, no copy
+            # the store is read-only by contract: a transport that shares objects need not copy
             lst = await self.client.list(self.res, self.namespace, label_selector=self.label_selector,
                                          field_selector=self.field_selector, limit=self.page_size,
-                                         continue_=cont, **kwargs)
+                                         continue_=cont, read_only=self.client.shares_items)
             items.extend(lst.get("items") or [])
             meta = lst.get("metadata") or {}
             rv = rv or meta.get("resourceVersion", "")

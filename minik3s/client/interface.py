@@ -8,6 +8,7 @@ both transports. Objects returned by watches and informers are shared: copy befo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -23,6 +24,26 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "json": "application/json-patch+json",
     "apply": "application/apply-patch+yaml",
 }
+
+
+class WarningLog:
+    """The default handler of server warnings (`Warning: 299 - "..."` headers, or the warnings
+    of an in-process write): logged at WARNING as client-go's default `WarningLogger`, each text
+    once per client, as kubectl's deduplicating warning writer (a controller rewriting one object
+    would otherwise log the same warning on every write). Remembers at most `limit` texts; later
+    new texts are still logged."""
+
+    def __init__(self, logger: logging.Logger, *, limit: int = 256) -> None:
+        self._logger = logger
+        self._seen: set[str] = set()
+        self._limit = limit
+
+    def __call__(self, text: str) -> None:
+        if text in self._seen:
+            return
+        if len(self._seen) < self._limit:
+            self._seen.add(text)
+        self._logger.warning("server warning: %s", text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -43,14 +64,30 @@ class WatchStream(Protocol):
 
 
 class Client(Protocol):
+    """What every component is written against; both transports have the same semantics.
+
+    Identity: a client carries its component's user agent (`kube-scheduler/...`); writes without
+    an explicit `field_manager` are recorded under that binary name, as kube-apiserver does.
+    Sharing: single objects returned by get/create/update/patch/delete are the caller's own.
+    Items of `list(..., read_only=True)` and watch event objects may be shared with the server
+    and with other components when `shares_items` is True (in-process): never change them.
+    """
+
+    @property
+    def shares_items(self) -> bool:
+        """True when read-only list items and watch objects are the server's stored objects
+        (in-process transport); False when every object is freshly decoded (HTTP)."""
+
     async def get(self, res: ResourceInfo, name: str, namespace: str | None = None,
                   *, subresource: str | None = None) -> JsonDict: ...
 
     async def list(self, res: ResourceInfo, namespace: str | None = None, *,
                    label_selector: str | None = None, field_selector: str | None = None,
                    limit: int | None = None, continue_: str | None = None,
-                   resource_version: str | None = None) -> JsonDict:
-        """Returns the List object: {"kind": ..List, "metadata": {"resourceVersion", "continue"?}, "items": [...]}."""
+                   resource_version: str | None = None, read_only: bool = False) -> JsonDict:
+        """Returns the List object: {"kind": ..List, "metadata": {"resourceVersion", "continue"?}, "items": [...]}.
+        `read_only=True`: the caller will not change the items, so a transport that `shares_items`
+        hands out the stored objects without copying them (informers do this)."""
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
                      field_manager: str | None = None, dry_run: bool = False) -> JsonDict:

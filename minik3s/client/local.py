@@ -5,6 +5,9 @@ resourceVersion checks and errors as over HTTP, without HTTP or JSON. The core i
 by the composition root (`minik3s.server`); this module never imports `apiserver` — the core
 only has to provide the methods of `LocalCore` (structural typing).
 
+Each component holds its own `LocalClient` with its identity (the user agent the HTTP transport
+would send), so field managers, `fieldValidation` defaults and warnings are HTTP's.
+
 Objects going in are deep-copied (the core takes ownership of what it is given); single
 objects coming out are copies the caller owns; watch events and informer lists share the
 stored objects, which are read-only by contract.
@@ -13,7 +16,8 @@ stored objects, which are read-only by contract.
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
 import orjson
@@ -22,7 +26,9 @@ from minik3s.api import errors
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
-from minik3s.client.interface import PatchType, WatchEvent
+from minik3s.client.interface import PatchType, WarningLog, WatchEvent
+
+logger = logging.getLogger(__name__)
 
 
 def _copy(obj: Any) -> Any:
@@ -76,15 +82,41 @@ def _resolve(core: LocalCore, res: ResourceInfo) -> ResourceInfo:
     return core.registry.get(res.group, res.version, res.resource) or res
 
 
-class LocalClient:
-    def __init__(self, core: LocalCore, *, field_manager: str | None = None) -> None:
-        self.core = core
-        self.field_manager = field_manager
+def manager_from_user_agent(user_agent: str) -> str:
+    """The field manager kube-apiserver records for a write without `fieldManager`: the user
+    agent up to its first `/`, at most 128 characters (upstream `prefixFromUserAgent`)."""
+    return (user_agent.split("/", 1)[0] or "unknown")[:128]
 
-    def _wopts(self, field_manager: str | None = None, dry_run: bool = False, force: bool | None = None
-               ) -> WriteOptions:
-        return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.field_manager,  # None: no managedFields
-                            field_validation="Ignore", force=bool(force))
+
+class LocalClient:
+    """`Client` calling the request core in process, with HTTP's request semantics.
+
+    Each component gets its own instance with its identity: `user_agent` as the HTTP transport
+    would send it (`default_user_agent("kube-scheduler")`), from which writes without an explicit
+    `field_manager` take their manager as the apiserver derives it (create, update, update_status
+    and non-apply patches; an apply patch needs an explicit manager, as over HTTP). Writes are
+    validated with HTTP's default `fieldValidation=Warn`; warnings go to `on_warning` (logged at
+    WARNING once per text by default, `WarningLog`, as the HTTP transport does).
+    """
+
+    shares_items = True  # list(read_only=True) and watch events hand out the stored objects
+
+    def __init__(self, core: LocalCore, *, user_agent: str, on_warning: Callable[[str], None] | None = None
+                 ) -> None:
+        self.core = core
+        self.user_agent = user_agent
+        self.default_manager = manager_from_user_agent(user_agent)
+        self._on_warning = on_warning or WarningLog(logger)
+
+    def _wopts(self, field_manager: str | None = None, dry_run: bool = False, force: bool | None = None, *,
+               default_manager: bool = True) -> WriteOptions:
+        manager = field_manager if field_manager is not None else (self.default_manager if default_manager
+                                                                   else None)
+        return WriteOptions(dry_run=dry_run, field_manager=manager, field_validation="Warn", force=bool(force))
+
+    def _warn(self, opts: WriteOptions) -> None:
+        for text in opts.warnings:
+            self._on_warning(text)
 
     async def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                   subresource: str | None = None) -> JsonDict:
@@ -95,19 +127,21 @@ class LocalClient:
 
     async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
-                   resource_version: str | None = None, _shared: bool = False) -> JsonDict:
+                   resource_version: str | None = None, read_only: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         lst = self.core.list(info, namespace if info.namespaced else None, ListOptions(
             label_selector=label_selector, field_selector=field_selector, limit=limit, continue_=continue_,
             resource_version=resource_version))
-        if not _shared:
+        if not read_only:
             lst = {**lst, "items": _copy(lst["items"])}
         return lst
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
                      field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
-        out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), self._wopts(field_manager, dry_run))
+        opts = self._wopts(field_manager, dry_run)
+        out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), opts)
+        self._warn(opts)
         return _owned(out)
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
@@ -115,9 +149,12 @@ class LocalClient:
         info = _resolve(self.core, res)
         name = (obj.get("metadata") or {}).get("name") or ""
         ns = _ns(info, obj, None)
-        if subresource == "scale":
-            return await self.core.update_scale(info, ns, name, _copy(obj), self._wopts(field_manager))
-        out = await self.core.update(info, ns, name, _copy(obj), self._wopts(field_manager), subresource=subresource)
+        if subresource == "scale":  # as over HTTP: the scale PUT records only an explicit manager
+            return await self.core.update_scale(info, ns, name, _copy(obj),
+                                                self._wopts(field_manager, default_manager=False))
+        opts = self._wopts(field_manager)
+        out = await self.core.update(info, ns, name, _copy(obj), opts, subresource=subresource)
+        self._warn(opts)
         return _owned(out)
 
     async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
@@ -127,8 +164,10 @@ class LocalClient:
                     patch_type: PatchType = "merge", subresource: str | None = None,
                     field_manager: str | None = None, force: bool | None = None) -> JsonDict:
         info = _resolve(self.core, res)
-        out = await self.core.patch(info, _ns(info, None, namespace), name, patch_type, _copy(patch),
-                                    self._wopts(field_manager, force=force), subresource=subresource)
+        opts = self._wopts(field_manager, force=force, default_manager=patch_type != "apply")
+        out = await self.core.patch(info, _ns(info, None, namespace), name, patch_type, _copy(patch), opts,
+                                    subresource=subresource)
+        self._warn(opts)
         return _owned(out)
 
     async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
@@ -160,7 +199,7 @@ class LocalClient:
         if uid:
             meta["uid"] = uid
         await self.core.bind(namespace, name, {"metadata": meta, "target": {"kind": "Node", "name": node_name}},
-                             self._wopts())
+                             self._wopts(default_manager=False))
 
     async def evict(self, namespace: str, name: str, *, delete_options: JsonDict | None = None) -> None:
         body: JsonDict = {"metadata": {"name": name, "namespace": namespace}}

@@ -8,7 +8,12 @@ Used by components running out of process (`minik3s scheduler --server URL`,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import importlib.metadata
+import logging
+import platform
+import re
+import sys
+from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 from urllib.parse import quote
 
@@ -18,7 +23,36 @@ import orjson
 from minik3s.api.errors import ApiError, ServiceUnavailableError
 from minik3s.api.resources import PODS, ResourceInfo
 from minik3s.api.types import JsonDict
-from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WatchEvent
+from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WarningLog, WatchEvent
+
+logger = logging.getLogger(__name__)
+
+
+class ServerUnreachableError(ServiceUnavailableError):
+    """No answer at all: the connection to the API server failed (refused, reset, closed).
+    A 503 Status from a reachable server stays a plain `ServiceUnavailableError`."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+_GO_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i386": "386",
+            "i686": "386", "armv7l": "arm"}
+
+
+def default_user_agent(binary: str) -> str:
+    """client-go's `DefaultKubernetesUserAgent` shape, `<binary>/<version> (<os>/<arch>) <source>`:
+    e.g. `kube-scheduler/v0.1.0 (linux/amd64) minik3s/v0.1.0`. The apiserver names the field
+    manager of a write without `fieldManager` after the part before the first `/` (as
+    kube-apiserver's `prefixFromUserAgent`), so the binary name is the component's identity."""
+    try:
+        version = "v" + importlib.metadata.version("minik3s")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        version = "v0.0.0"
+    goos = {"darwin": "darwin", "win32": "windows"}.get(sys.platform, sys.platform)
+    machine = platform.machine().lower()
+    return f"{binary}/{version} ({goos}/{_GO_ARCH.get(machine, machine)}) minik3s/{version}"
 
 
 def _ns(res: ResourceInfo, obj: JsonDict | None, namespace: str | None) -> str | None:
@@ -41,15 +75,25 @@ def _params(**kw: Any) -> dict[str, str]:
 
 
 class HttpClient:
-    """`Client` over HTTP. `base_url` like http://127.0.0.1:6443."""
+    """`Client` over HTTP. `base_url` like http://127.0.0.1:6443.
+
+    `user_agent` is the identity the server sees (`default_user_agent("kube-scheduler")`); writes
+    without an explicit `field_manager` are recorded under its binary name. `on_warning` gets
+    each `Warning` header text of a response (kubectl prints them as `Warning: ...`); by default
+    each is logged once per client at WARNING (`WarningLog`).
+    """
 
     def __init__(self, base_url: str, *, session: aiohttp.ClientSession | None = None,
-                 connection_limit: int = 64, user_agent: str = "minik3s") -> None:
+                 connection_limit: int = 64, user_agent: str | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self._session = session
         self._own_session = session is None
         self._limit = connection_limit
-        self._ua = user_agent
+        self._ua = user_agent or default_user_agent("minik3s")
+        self._on_warning = on_warning or WarningLog(logger)
+
+    shares_items = False  # every object is decoded from the response: the caller owns it
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -66,15 +110,24 @@ class HttpClient:
             await self._session.close()
 
     async def request(self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None,
-                      content_type: str = "application/json", raw: bool = False) -> Any:
+                      content_type: str = "application/json", accept: str | None = None,
+                      raw: bool = False) -> Any:
+        """One request by path. `accept` replaces the session's `Accept: application/json` (e.g. a
+        server-side Table). A JSON answer is decoded, other text returned as str; non-2xx raises
+        the `ApiError` its Status stands for; no connection raises `ServerUnreachableError`."""
         data = None
         headers = {}
+        if accept is not None:
+            headers["Accept"] = accept
         if body is not None:
             data = orjson.dumps(body)
             headers["Content-Type"] = content_type
         try:
             async with self.session.request(method, self.base_url + path, params=params, data=data,
                                             headers=headers) as resp:
+                for header in resp.headers.getall("Warning", ()):
+                    for text in warning_texts(header):
+                        self._on_warning(text)
                 payload = await resp.read()
                 if resp.status >= 300:
                     raise error_from_response(resp.status, payload)
@@ -87,7 +140,8 @@ class HttpClient:
                     return payload.decode("utf-8", "replace")
                 return orjson.loads(payload)
         except aiohttp.ClientConnectionError as e:
-            raise ServiceUnavailableError(f"cannot reach the API server at {self.base_url}: {e}") from e
+            raise ServerUnreachableError(f"cannot reach the API server at {self.base_url}: {e}",
+                                         url=self.base_url) from e
 
     async def _req(self, method: str, path: str, **kw: Any) -> JsonDict:
         """`request` for verbs that answer with one JSON object."""
@@ -100,7 +154,8 @@ class HttpClient:
 
     async def list(self, res: ResourceInfo, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
-                   resource_version: str | None = None) -> JsonDict:
+                   resource_version: str | None = None, read_only: bool = False) -> JsonDict:
+        # read_only needs nothing here: every item is freshly decoded and the caller's own
         return await self._req("GET", res.path(namespace if res.namespaced else None), params=_params(
             labelSelector=label_selector, fieldSelector=field_selector, limit=limit, resourceVersion=resource_version,
             **{"continue": continue_}))
@@ -152,6 +207,11 @@ class HttpClient:
                          allowWatchBookmarks=allow_bookmarks)
         return _HttpWatch(self, res.path(namespace if res.namespaced else None), params)
 
+    def watch_path(self, path: str, params: dict[str, str], *, accept: str | None = None) -> _HttpWatch:
+        """A watch by path and query (`watch=true` included by the caller), for clients that map
+        resources themselves (the CLI's discovery); `accept` as in `request`."""
+        return _HttpWatch(self, path, params, accept=accept)
+
     async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         meta: JsonDict = {"name": name, "namespace": namespace}
         if uid:
@@ -168,6 +228,15 @@ class HttpClient:
         await self.request("POST", PODS.path(namespace, quote(name), "eviction"), body=body)
 
 
+_WARNING_RE = re.compile(r'\d{3} +\S+ +"((?:[^"\\]|\\.)*)"')
+
+
+def warning_texts(header: str) -> list[str]:
+    """The texts of one `Warning` header (RFC 7234: `299 - "text"`, comma-separated, quotes
+    escaped with a backslash), as client-go's `ParseWarningHeaders`."""
+    return [re.sub(r"\\(.)", r"\1", m.group(1)) for m in _WARNING_RE.finditer(header)]
+
+
 def error_from_response(status: int, payload: bytes) -> ApiError:
     """The ApiError a non-2xx answer stands for (its Status body, or the code and text)."""
     try:
@@ -180,16 +249,25 @@ def error_from_response(status: int, payload: bytes) -> ApiError:
 
 
 class _HttpWatch:
-    def __init__(self, client: HttpClient, path: str, params: dict[str, str]) -> None:
+    """One chunked watch response, one JSON event per line (the apiserver's watch framing)."""
+
+    def __init__(self, client: HttpClient, path: str, params: dict[str, str], *, accept: str | None = None) -> None:
         self._client = client
         self._path = path
         self._params = params
+        self._headers = {"Accept": accept} if accept else None
         self._resp: aiohttp.ClientResponse | None = None
         self._it: AsyncIterator[WatchEvent] | None = None
         self._closed = False
 
     def __aiter__(self) -> _HttpWatch:
         return self
+
+    @property
+    def established(self) -> bool:
+        """True once the server answered 2xx and events flow: an `ApiError` raised after that is
+        an ERROR event inside the stream (e.g. 410 Expired), before it the request failed."""
+        return self._resp is not None and self._resp.status < 300
 
     async def __anext__(self) -> WatchEvent:
         if self._it is None:
@@ -201,10 +279,10 @@ class _HttpWatch:
             return
         try:
             self._resp = await self._client.session.get(
-                self._client.base_url + self._path, params=self._params,
+                self._client.base_url + self._path, params=self._params, headers=self._headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_read=None))
         except aiohttp.ClientConnectionError as e:
-            raise ServiceUnavailableError(f"cannot reach the API server: {e}") from e
+            raise ServerUnreachableError(f"cannot reach the API server: {e}", url=self._client.base_url) from e
         resp = self._resp
         try:
             if resp.status >= 300:

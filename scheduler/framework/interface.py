@@ -12,6 +12,7 @@ reports as an Error naming the plugin.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -37,10 +38,18 @@ class Code(enum.IntEnum):
     PENDING = 6
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Status:
     """Outcome of a plugin call. `reasons` are the user-facing messages (counted per node in
-    FailedScheduling), `plugin` the plugin that produced it (set by the runtime if empty)."""
+    FailedScheduling), `plugin` the plugin that produced it (the runtime attaches it with
+    `with_plugin` when empty).
+
+    Immutable, so one instance may be shared: hot Filter/Score paths return a module-level
+    success Status instead of allocating one per node, `unschedulable`/`unresolvable` hand out
+    one shared instance per (reasons, plugin) (a rejection of 5,000 nodes builds it once), and
+    the runtime never changes a Status a plugin handed it (it makes a named copy instead).
+    `reasons` is a list for upstream-shaped comparisons; treat it as read-only like the rest.
+    """
 
     code: Code = Code.SUCCESS
     reasons: list[str] = field(default_factory=list)
@@ -53,11 +62,11 @@ class Status:
 
     @classmethod
     def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
-        return cls(Code.UNSCHEDULABLE, list(reasons), plugin)
+        return _unschedulable(reasons, plugin)
 
     @classmethod
     def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
-        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, list(reasons), plugin)
+        return _unresolvable(reasons, plugin)
 
     @classmethod
     def skip(cls) -> Status:
@@ -85,6 +94,24 @@ class Status:
 
     def message(self) -> str:
         return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        """This Status attributed to `plugin`: itself when it already names it, else a copy."""
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, self.reasons, plugin, self.error)
+
+
+# The shared immutable rejections, one per (reasons, plugin); bounded, so reasons that carry
+# counts or names just fall out. One cache per code: hashing an enum member is a Python call.
+@functools.lru_cache(maxsize=4096)
+def _unschedulable(reasons: tuple[str, ...], plugin: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, list(reasons), plugin)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unresolvable(reasons: tuple[str, ...], plugin: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, list(reasons), plugin)
 
 
 def is_success(status: Status | None) -> bool:

@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
@@ -387,9 +387,12 @@ class Framework:
             return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
         if st is None:
             return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
-        if st.code and not st.plugin:  # never touch shared Success constants
-            st.plugin = pl.name()
-        return cast(Status, st)
+        if not isinstance(st, Status):
+            return Status.as_error(f"plugin {pl.name()!r} returned {type(st).__name__}, not a Status, "
+                                   f"from {method}", pl.name())
+        if st.code and not st.plugin:
+            st = st.with_plugin(pl.name())
+        return st
 
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
                        nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
@@ -415,10 +418,9 @@ class Framework:
                 skipped.add(name)
                 continue
             if not st.is_success():
-                st.plugin = st.plugin or name
                 if not st.is_rejected():
                     return None, Status.as_error(f"running PreFilter plugin {name!r}: {st.message()}", name), set()
-                return None, st, {name}
+                return None, st if st.plugin else st.with_plugin(name), {name}
             if r is not None and not r.all_nodes():
                 narrowing.append(name)
             result = r if result is None else result.merge(r)
@@ -455,8 +457,7 @@ class Framework:
                     continue
                 if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
                     return Status.as_error(f"running {pl.name()!r} filter plugin: {st.message()}", pl.name())
-                st.plugin = pl.name()
-                return st
+                return st.with_plugin(pl.name())
         return None
 
     def run_filter_with_nominated_pods(self, state: CycleState, pi: PodInfo, node: NodeInfo,
@@ -525,14 +526,11 @@ class Framework:
                                              pl.name())
             r, st = out
             if st.is_success():
-                st.plugin = pl.name()
-                return r, st
+                return r, st.with_plugin(pl.name())
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                st.plugin = st.plugin or pl.name()
-                return r, st
+                return r, st if st.plugin else st.with_plugin(pl.name())
             if not st.is_rejected():
-                st.plugin = st.plugin or pl.name()
-                return None, st
+                return None, st if st.plugin else st.with_plugin(pl.name())
             if r is not None:  # a result overrides the nomination, "" clears it (upstream ModeOverride)
                 result = r
             reasons.extend(st.reasons)
@@ -564,6 +562,8 @@ class Framework:
             try:
                 batch = pl.score_nodes(state, pi, nodes) if name in self._batch_scorers else None
                 if batch is not None:
+                    if not isinstance(batch, tuple) or batch[1] is None:
+                        return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
                     if batch[1].code:
                         return totals, Status.as_error(f"running Score plugin {name!r}: {batch[1].message()}", name)
                     raw = list(batch[0])
@@ -575,15 +575,16 @@ class Framework:
                     append = raw.append
                     score_fn = pl.score
                     for ni in nodes:
-                        s, st = score_fn(state, pi, ni)
+                        out = score_fn(state, pi, ni)
+                        if out is None or out[1] is None:
+                            return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
+                        s, st = out
                         if st.code:
                             return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}", name)
                         append(s)
             except asyncio.CancelledError:
                 raise
             except Exception as e:
-                if isinstance(e, (TypeError, AttributeError)) and "NoneType" in str(e):
-                    return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
                 logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name if ni else "")
                 return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
             normalized = raw
@@ -662,8 +663,7 @@ class Framework:
             if st.is_success():
                 continue
             if st.is_rejected():
-                st.plugin = st.plugin or name
-                return st
+                return st if st.plugin else st.with_plugin(name)
             if st.code == Code.WAIT:
                 waits[name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
                 continue
@@ -743,9 +743,12 @@ class Framework:
             return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
         if st is None:
             return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
-        if st.code and not st.plugin:  # never touch shared Success constants
-            st.plugin = pl.name()
-        return cast(Status, st)
+        if not isinstance(st, Status):
+            return Status.as_error(f"plugin {pl.name()!r} returned {type(st).__name__}, not a Status, "
+                                   f"from {method}", pl.name())
+        if st.code and not st.plugin:
+            st = st.with_plugin(pl.name())
+        return st
 
     def close(self) -> None:
         for t in list(self._timer_tasks):

@@ -1,8 +1,8 @@
 """Shared plugin helpers (upstream framework/plugins/helper): score normalisation, the shared
 success Status, compiled pod-affinity terms cached on PodInfo, and object accessors.
 
-SUCCESS is one module-level Status returned by hot Filter/Score paths to avoid an allocation per
-node; the runtime must never mutate a success Status (it may set `.plugin` on failures only).
+SUCCESS is one module-level (immutable) Status returned by hot Filter/Score paths to avoid an
+allocation per node; `Status` is frozen, so sharing it is safe (the runtime names a copy).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The built-in client: `minik3s apply|get|delete|describe` (minik3s/kubectl.py).
+"""The built-in client: `minik3s apply|get|delete|describe` (minik3s/cli/kubectl/).
 
 Pure pieces (tab stops, durations, name resolution, error wording, YAML style) are checked in
 process; the commands themselves run as `python -m minik3s ...` subprocesses against a real
@@ -24,20 +24,12 @@ import pytest
 import yaml
 
 from minik3s.api.errors import ApiError
-from minik3s.kubectl import (
-    ApiResource,
-    CommandError,
-    Discovery,
-    Palette,
-    TabWriter,
-    describe_pod,
-    format_error,
-    human_duration,
-    smart_label,
-    status_style,
-    to_json,
-    to_yaml,
-)
+from minik3s.cli.kubectl.describe import describe_pod, smart_label
+from minik3s.cli.kubectl.discovery import ApiResource, Discovery
+from minik3s.cli.kubectl.errors import CommandError, format_error
+from minik3s.cli.kubectl.palette import Palette, status_style
+from minik3s.cli.kubectl.printers import human_duration, to_json, to_yaml
+from minik3s.cli.kubectl.tabwriter import TabWriter
 from minik3s.testing.server import ServerProcess
 
 # ---------------------------------------------------------------------------------------------

@@ -92,6 +92,8 @@ class StreamBreaker:
     """Wraps the HTTP client: counts lists, and can cut every open watch stream (as a server
     restart or a watch timeout does)."""
 
+    shares_items = False  # as the wrapped HTTP transport
+
     def __init__(self, client: HttpClient) -> None:
         self.client = client
         self.lists = 0

@@ -142,6 +142,28 @@ class NoneFilter(FilterPlugin):
         return None
 
 
+SHARED_REJECTION = Status.unschedulable("shared no")
+
+
+class SharedReject(FilterPlugin):
+    """Returns one module-level rejection without a plugin name for every node."""
+
+    NAME = "SharedReject"
+
+    def filter(self, state, pod, node):
+        return SHARED_REJECTION
+
+
+class NoneArithmetic(ScorePlugin):
+    """A bug inside the plugin whose message mentions NoneType: a fault, not a missing status."""
+
+    NAME = "NoneArithmetic"
+
+    def score(self, state, pod, node):
+        missing: Any = None
+        return missing + 1, Status.success()
+
+
 class BadScore(ScorePlugin):
     NAME = "BadScore"
 
@@ -197,7 +219,7 @@ class WithArgs(FilterPlugin):
 
 
 REGISTRY = {p.NAME: p for p in (Sort, A, B, SkipPF, Narrow, Narrow2, Boom, NoneFilter, BadScore, Waiter, Waiter2,
-                                 Denier, SkipBinder, RealBinder, WithArgs)}
+                                 Denier, SkipBinder, RealBinder, WithArgs, SharedReject, NoneArithmetic)}
 
 
 def spec(multi: list[tuple[str, int]] | None = None, **points: Any) -> ProfileSpec:
@@ -322,6 +344,27 @@ def test_score_errors(plugin, want):
     f = fw(spec([(plugin, 1)], filter=([], ["*"])))
     _, st = f.run_score(CycleState(), POD, [node("x")])
     assert (st.code, st.message()) == (Code.ERROR, want)
+
+
+def test_score_exception_mentioning_nonetype_is_a_fault_not_a_missing_status():
+    f = fw(spec([("NoneArithmetic", 1)], filter=([], ["*"])))
+    _, st = f.run_score(CycleState(), POD, [node("x")])
+    assert st.code == Code.ERROR and st.plugin == "NoneArithmetic"
+    assert st.message().startswith("running Score plugin 'NoneArithmetic': unsupported operand type(s)")
+
+
+def test_status_is_immutable_and_runtime_names_a_shared_status_without_changing_it():
+    with pytest.raises(AttributeError):
+        SHARED_REJECTION.plugin = "X"  # type: ignore[misc]
+    f = fw(spec([("SharedReject", 0)]))
+    st = f.run_filter(CycleState(), POD, node("n1"))
+    assert (st.code, st.reasons, st.plugin) == (Code.UNSCHEDULABLE, ["shared no"], "SharedReject")
+    assert SHARED_REJECTION.plugin == ""
+    named = Status.unschedulable("x", plugin="P")
+    assert named.with_plugin("P") is named
+    # immutable, so one rejection is shared by every node it rejects
+    assert Status.unschedulable("x", plugin="P") is named
+    assert Status.unresolvable("x", plugin="P") == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["x"], "P")
 
 
 def test_reserve_failure_and_unreserve_in_reverse_order():
