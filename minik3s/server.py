@@ -199,7 +199,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             placement = WhatIf(rs.components["scheduler"])
         elif cfg.descheduler_loop_avoidance:
             logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
-        desched = Descheduler(policy, profiles, client=rs.client, informers=rs.informers, registry=dreg,
+        desched = Descheduler(policy, profiles, client=rs.client_for("descheduler"), informers=rs.informers, registry=dreg,
                               metrics=DeschedulerMetrics(rs.metrics), placement=placement,
                               options=DeschedulerOptions(interval=cfg.descheduling_interval,
                                                          dry_run=cfg.descheduler_dry_run,

@@ -34,6 +34,7 @@ from minik3s.api.resources import NAMESPACES, ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer, SharedInformerFactory, object_key
 from minik3s.client.local import LocalClient
+from minik3s.client.rest import default_user_agent
 from minik3s.server import SYSTEM_NAMESPACES
 from minik3s.utils.clock import FakeClock
 
@@ -45,10 +46,11 @@ QUIET_TURNS = 25  # consecutive idle loop turns before the system counts as sett
 class RealCluster:
     """The `Client` (and informer factory) the components under test get."""
 
-    def __init__(self, core: ApiCore, clock: FakeClock) -> None:
-        self.core = core  # the informer lists with `_shared` when its client has a `core`
+    def __init__(self, core: ApiCore, clock: FakeClock, *, user_agent: str = default_user_agent("minik3s-tests")
+                 ) -> None:
+        self.core = core
         self.clock = clock
-        self._client = LocalClient(core)
+        self._client = LocalClient(core, user_agent=user_agent)
         self.factory = SharedInformerFactory(self)
         self._informers: list[Informer] = []
         self.calls: list[tuple[Any, ...]] = []
@@ -56,6 +58,11 @@ class RealCluster:
         self.idle_checks: list[Callable[[], bool]] = []
         self.in_flight = 0
         self._tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def shares_items(self) -> bool:
+        """As the in-process transport: listed items are the API's own objects (read-only)."""
+        return self._client.shares_items
 
     # ------------------------------------------------------------------ supervised components
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:

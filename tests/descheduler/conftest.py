@@ -31,6 +31,7 @@ from minik3s.api.resources import (
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.local import LocalClient
+from minik3s.client.rest import default_user_agent
 from minik3s.testing.builders import make_pod
 from minik3s.utils.clock import FakeClock
 
@@ -138,7 +139,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     await store.start()
     core = ApiCore(store, ResourceRegistry(), clock=clock)
     core.load_crds()
-    client = LocalClient(core)
+    client = LocalClient(core, user_agent=default_user_agent("descheduler"))
     for ns in ("default", "kube-system", "other"):
         await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for name, value in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000)):
