@@ -24,7 +24,8 @@ from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
-from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
+from minik3s.api.gang import builtin_crds
+from minik3s.api.resources import CRDS, NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.local import LocalClient
 from minik3s.config import ServerConfig
@@ -65,6 +66,13 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
             await client.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                                   "metadata": {"name": name}, "value": value,
                                                   "description": desc})
+        except AlreadyExistsError:
+            pass
+    # gang-scheduling CRDs (Volcano PodGroup + Queue, scheduler-plugins PodGroup), as a cluster
+    # with those projects installed serves them
+    for crd in builtin_crds():
+        try:
+            await client.create(CRDS, crd)
         except AlreadyExistsError:
             pass
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it

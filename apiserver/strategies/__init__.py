@@ -43,6 +43,7 @@ from .policy import PodDisruptionBudgetStrategy
 from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
 from .service import ServiceStrategy
+from .workload import WorkloadStrategy
 
 __all__ = [
     "Lookup",
@@ -80,6 +81,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
+        ("scheduling.k8s.io", "Workload"): WorkloadStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
         ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True),
