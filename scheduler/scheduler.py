@@ -274,6 +274,8 @@ class Scheduler:
         self._pod_informer = informers.informer(PODS)
         self._node_informer = informers.informer(NODES)
         self.handlers.register(self._pod_informer, self._node_informer)
+        # gang scheduling: PodGroup / Workload / Queue changes wake the gang's pods
+        self.handlers.register_gang_informers(informers, self.frameworks)
         self._tg: asyncio.TaskGroup | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()

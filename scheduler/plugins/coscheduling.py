@@ -1,0 +1,290 @@
+"""Coscheduling: all-or-nothing placement of a PodGroup (upstream: kubernetes-sigs/scheduler-plugins
+pkg/coscheduling), for Volcano (`scheduling.volcano.sh/v1beta1`) and scheduler-plugins
+(`scheduling.x-k8s.io/v1alpha1`) PodGroups. `GangPlugin` holds the extension points the
+Workload API's GangScheduling plugin (gang_scheduling.py) shares.
+
+Extension points, in the order a gang's pod meets them:
+- QueueSort: priority, then the *group's* creation time (a pod without a group: its queue
+  timestamp, exactly as PrioritySort), then the group key, then the pod name, so a gang's pods
+  leave activeQ back to back and an older gang is tried before a younger one.
+- PreEnqueue: the PodGroup (and, for Volcano, its Queue) must exist.
+- PreFilter (UnschedulableAndUnresolvable, so no preemption): the group failed recently
+  (podGroupBackoffSeconds); fewer members exist than minMember (Volcano: or than a task's
+  minTaskMember); minResources (plus minMember pod slots) exceed the cluster's free capacity
+  (checked once per schedule timeout window).
+- PostFilter: a member fits nowhere and the group cannot reach minMember (more than 10 % of
+  it missing) -> every waiting member is rejected (their reservations released), so two gangs
+  that together exceed the cluster never each keep part of it.
+- Reserve / Unreserve: the member counts as assigned / no longer; Unreserve (a timeout or a
+  rejection of any member) rejects every waiting member.
+- Permit: Wait until assumed + bound members reach minMember (and each minTaskMember), then
+  allow all waiting members at once; binding starts only then. The wait lasts
+  `scheduleTimeoutSeconds` of the x-k8s PodGroup, else `permitWaitingTimeSeconds` (60 s).
+- Queueing hints: a sibling pod added or relabelled, its PodGroup / Workload / Queue added or
+  updated, a node added or grown, an assigned pod deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from minik3s.api.gang import VOLCANO_GROUP, WORKLOAD_GROUP, XK8S_GROUP, GangApi
+from minik3s.api.helpers.gang import GroupPolicy, GroupRef, group_ref
+from minik3s.api.types import JsonDict
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    EventResource,
+    Handle,
+    PermitPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    QueueingHint,
+    QueueSortPlugin,
+    ReservePlugin,
+    Status,
+)
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins import names
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
+from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60
+# PostFilter: when at most this fraction of minMember is missing, only the failing pod fails
+POD_GROUP_REJECT_PERCENTAGE = 0.1
+_API_OF_GROUP = {VOLCANO_GROUP: "volcano", XK8S_GROUP: "x-k8s", WORKLOAD_GROUP: "workload"}
+
+
+class CoschedulingArgs(BaseModel):
+    """CoschedulingArgs (scheduler-plugins apis/config): the Permit wait when the PodGroup sets
+    no scheduleTimeoutSeconds, and how long a rejected group is refused at PreFilter (0 = off)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    permit_waiting_time_seconds: int = Field(default=DEFAULT_PERMIT_WAITING_TIME_SECONDS, ge=0,
+                                             alias="permitWaitingTimeSeconds")
+    pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
+
+
+def _pod(x: Any) -> JsonDict:
+    if isinstance(x, dict):
+        return x
+    return as_pod_info(x).pod
+
+
+class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlugin, PermitPlugin,
+                 EnqueueExtensions):
+    """The gang extension points, for the APIs in `APIS`."""
+
+    APIS: ClassVar[tuple[GangApi, ...]] = ()
+    Args = CoschedulingArgs
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        super().__init__(args if args is not None else CoschedulingArgs(), handle)
+        self.mgr = PodGroupManager(handle, apis=self.APIS)
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _timeout(self, policy: GroupPolicy) -> float:
+        if policy.schedule_timeout_seconds:
+            return policy.schedule_timeout_seconds
+        return float(self.args.permit_waiting_time_seconds)
+
+    def _missing_group(self, ref: GroupRef) -> Status:
+        if ref.api == "workload":
+            if self.mgr.group_object(ref) is None:
+                return Status.unresolvable(f"waiting for Workload {ref.object_key} to be created", plugin=self.NAME)
+            return Status.unresolvable(f"podGroup {ref.pod_group!r} is not defined in Workload {ref.object_key}",
+                                       plugin=self.NAME)
+        return Status.unresolvable(f"podGroup {ref.object_key} not found", plugin=self.NAME)
+
+    def _quorum(self, ref: GroupRef, policy: GroupPolicy) -> bool:
+        if self.mgr.assigned(ref) < policy.min_member:
+            return False
+        if policy.min_task_member:
+            by_task = self.mgr.assigned_by_task(ref)
+            return all(by_task.get(t, 0) >= m for t, m in policy.min_task_member.items())
+        return True
+
+    # ---- PreEnqueue ------------------------------------------------------------------------------
+    def pre_enqueue(self, pod: JsonDict) -> Status:
+        ref = self.mgr.ref(pod)
+        if ref is None:
+            return SUCCESS
+        policy = self.mgr.policy(ref)
+        if policy is None:
+            return self._missing_group(ref)
+        if ref.api == "volcano":
+            queue = policy.queue or "default"
+            if not self.mgr.queue_exists(queue):
+                return Status.unresolvable(f"queue {queue!r} of podGroup {ref.object_key} does not exist",
+                                           plugin=self.NAME)
+        return SUCCESS
+
+    # ---- PreFilter -------------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        ref = self.mgr.ref(pod.pod)
+        if ref is None:
+            return None, SUCCESS
+        policy = self.mgr.policy(ref)
+        if policy is None:
+            return None, self._missing_group(ref)
+        if not policy.gang:
+            return None, SUCCESS
+        if self.mgr.backed_off(ref):
+            return None, Status.unresolvable(f"podGroup {ref.display()} failed recently", plugin=self.NAME)
+        n = len(self.mgr.members(ref))
+        if n < policy.min_member:
+            return None, Status.unresolvable(
+                f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods number: {n}, "
+                f"minMember of group: {policy.min_member}", plugin=self.NAME)
+        if policy.min_task_member:
+            by_task = self.mgr.members_by_task(ref)
+            for task, m in sorted(policy.min_task_member.items()):
+                if by_task.get(task, 0) < m:
+                    return None, Status.unresolvable(
+                        f"pre-filter pod {pod.name} cannot find enough pods of task {task}, current pods number: "
+                        f"{by_task.get(task, 0)}, minTaskMember of task: {m}", plugin=self.NAME)
+        if policy.min_resources and not self.mgr.in_permit_window(ref):
+            gap = self.mgr.resource_gap(ref, policy, nodes)
+            if gap:
+                return None, Status.unresolvable(
+                    f"podGroup {ref.display()} minResources do not fit the cluster, resource gap: "
+                    f"{format_resources(gap)}", plugin=self.NAME)
+            self.mgr.permit_window(ref, self._timeout(policy))
+        return None, SUCCESS
+
+    # ---- PostFilter ------------------------------------------------------------------------------
+    async def post_filter(self, state: CycleState, pod: PodInfo,
+                          filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        ref = self.mgr.ref(pod.pod)
+        policy = self.mgr.policy(ref) if ref is not None else None
+        if ref is None or policy is None or not policy.gang:
+            return None, Status.unschedulable(plugin=self.NAME)
+        assigned = self.mgr.assigned(ref)
+        if assigned >= policy.min_member:
+            return PostFilterResult(), Status.unschedulable(plugin=self.NAME)
+        missing = (policy.min_member - assigned) / policy.min_member
+        if missing <= POD_GROUP_REJECT_PERCENTAGE:
+            return PostFilterResult(), Status.unschedulable(plugin=self.NAME)
+        waiting = self.mgr.waiting_pods(ref)
+        for wp in waiting:
+            wp.reject(self.NAME, "optimistic rejection in PostFilter")
+        self.mgr.back_off(ref, float(self.args.pod_group_backoff_seconds))
+        self.mgr.forget_permit_window(ref)
+        if waiting:
+            logger.info("gang rejected group=%s pod=%s waiting=%d", ref.key, pod.key, len(waiting))
+        return PostFilterResult(), Status.unschedulable(
+            f"PodGroup {ref.display()} gets rejected due to Pod {pod.name} is unschedulable even after PostFilter",
+            plugin=self.NAME)
+
+    # ---- Reserve ---------------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        ref = self.mgr.ref(pod.pod)
+        if ref is not None:
+            self.mgr.reserve(ref, pod.uid)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        ref = self.mgr.ref(pod.pod)
+        if ref is None:
+            return
+        self.mgr.unreserve(ref, pod.uid)
+        waiting = [wp for wp in self.mgr.waiting_pods(ref) if wp.pod_info.uid != pod.uid]
+        for wp in waiting:
+            wp.reject(self.NAME, "rejection in Unreserve")
+        self.mgr.forget_permit_window(ref)
+        if waiting:
+            logger.info("gang released group=%s pod=%s waiting=%d", ref.key, pod.key, len(waiting))
+
+    # ---- Permit ----------------------------------------------------------------------------------
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        ref = self.mgr.ref(pod.pod)
+        if ref is None:
+            return SUCCESS, 0.0
+        policy = self.mgr.policy(ref)
+        if policy is None:
+            return Status.unschedulable("PodGroup not found", plugin=self.NAME), 0.0
+        if not policy.gang:
+            return SUCCESS, 0.0
+        if self._quorum(ref, policy):
+            for wp in self.mgr.waiting_pods(ref):
+                wp.allow(self.NAME)
+            logger.info("gang permitted group=%s pod=%s", ref.key, pod.key)
+            return SUCCESS, 0.0
+        return Status.wait(self.NAME), self._timeout(policy)
+
+    # ---- queueing hints --------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL),
+                                 self._sibling_changed),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD | ActionType.UPDATE),
+                                 self._group_changed),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                                 self._in_gang),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), self._in_gang),
+        ]
+
+    def _in_gang(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        return QueueingHint.QUEUE if self.mgr.ref(_pod(pod)) is not None else QueueingHint.SKIP
+
+    def _sibling_changed(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        ref = self.mgr.ref(_pod(pod))
+        if ref is None or not isinstance(new, dict):
+            return QueueingHint.SKIP
+        other = group_ref(new)
+        return QueueingHint.QUEUE if other is not None and other.key == ref.key else QueueingHint.SKIP
+
+    def _group_changed(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        ref = self.mgr.ref(_pod(pod))
+        if ref is None or not isinstance(new, dict):
+            return QueueingHint.SKIP
+        group = str(new.get("apiVersion") or "").rpartition("/")[0]
+        meta = new.get("metadata") or {}
+        if new.get("kind") == "Queue" and group == VOLCANO_GROUP:
+            policy = self.mgr.policy(ref)
+            queue = (policy.queue or "default") if policy is not None else ""
+            return QueueingHint.QUEUE if ref.api == "volcano" and meta.get("name") == queue else QueueingHint.SKIP
+        same = (_API_OF_GROUP.get(group) == ref.api and meta.get("name") == ref.name
+                and (meta.get("namespace") or "default") == ref.namespace)
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+
+class Coscheduling(GangPlugin, QueueSortPlugin):
+    NAME = names.COSCHEDULING
+    APIS = ("volcano", "x-k8s")
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        super().__init__(args, handle)
+        # ordering keeps every kind of gang together, Workload gangs included
+        self._order = PodGroupManager(handle, apis=("volcano", "x-k8s", "workload"))
+
+    def _sort_key(self, q: Any) -> tuple[float, str, str]:
+        pi = as_pod_info(q)
+        ts = float(getattr(q, "timestamp", 0.0))
+        ref = group_ref(pi.pod)
+        if ref is None:
+            return ts, "", pi.key
+        created = self._order.creation_monotonic(ref)
+        return (created if created is not None else ts), ref.key, pi.key
+
+    def less(self, a: Any, b: Any) -> bool:
+        pa, pb = as_pod_info(a).priority, as_pod_info(b).priority
+        if pa != pb:
+            return pa > pb
+        ka, kb = self._sort_key(a), self._sort_key(b)
+        if ka[1] == "" and kb[1] == "":
+            return ka[0] < kb[0]  # both outside any gang: PrioritySort's order exactly
+        return ka < kb
