@@ -225,6 +225,60 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
             return SUCCESS, 0.0
         return Status.wait(self.NAME), self._timeout(policy)
 
+    # ---- explain -------------------------------------------------------------------------------
+    def explain_gang(self, pod: JsonDict) -> dict[str, Any] | None:
+        """The pod's gang as this plugin sees it now (for `minik3s explain pod`)."""
+        ref = self.mgr.ref(pod)
+        if ref is None:
+            return None
+        policy = self.mgr.policy(ref)
+        out: dict[str, Any] = {"api": ref.api, "group": ref.display(), "plugin": self.NAME}
+        if policy is None:
+            out["waiting"] = self._missing_group(ref).message()
+            return out
+        members = self.mgr.members(ref)
+        reserved = self.mgr.reserved(ref)
+        waiting = sorted(wp.pod_info.name for wp in self.mgr.waiting_pods(ref))
+        bound = sorted(str((p.get("metadata") or {}).get("name")) for p in members
+                       if (p.get("spec") or {}).get("nodeName"))
+        out.update({
+            "minMember": policy.min_member,
+            "gang": policy.gang,
+            "members": len(members),
+            "assumed": len(waiting),
+            "bound": len(bound),
+            "assigned": self.mgr.assigned(ref),
+            "waitingAtPermit": waiting,
+            "boundPods": bound,
+            "reserved": len(reserved),
+        })
+        if policy.min_resources:
+            out["minResources"] = format_resources(policy.min_resources)
+        if not policy.gang:
+            out["waiting"] = ""
+        elif out["assigned"] >= policy.min_member:
+            out["waiting"] = ""
+            out["state"] = "QuorumReached"
+        elif self.mgr.backed_off(ref):
+            out["state"] = "BackedOff"
+            out["waiting"] = f"podGroup {ref.display()} failed recently"
+        elif len(members) < policy.min_member:
+            out["state"] = "WaitingForMembers"
+            out["waiting"] = (f"{len(members)}/{policy.min_member} member pods exist; waiting for "
+                              f"{policy.min_member - len(members)} more to be created")
+        else:
+            snap = self.handle.snapshot() if self.handle is not None else None
+            nodes = snap.node_info_list if snap is not None and hasattr(snap, "node_info_list") else []
+            gap = self.mgr.resource_gap(ref, policy, nodes) if policy.min_resources and nodes else {}
+            if gap:
+                out["state"] = "InsufficientResources"
+                out["waiting"] = f"minResources do not fit the cluster, resource gap: {format_resources(gap)}"
+            else:
+                out["state"] = "WaitingAtPermit" if waiting else "Scheduling"
+                out["waiting"] = (f"{out['assigned']}/{policy.min_member} members assumed or bound; binding waits "
+                                  f"until {policy.min_member} are (timeout {self._timeout(policy):g}s)")
+        return out
+
     # ---- queueing hints --------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

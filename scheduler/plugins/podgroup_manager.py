@@ -21,7 +21,16 @@ from datetime import UTC
 from typing import Any
 
 from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS, GangApi
-from minik3s.api.helpers.gang import GroupPolicy, GroupRef, group_key, group_policy, group_ref, task_name
+from minik3s.api.helpers.gang import (
+    GANG_INDEX,
+    GroupPolicy,
+    GroupRef,
+    gang_index,
+    group_key,
+    group_policy,
+    group_ref,
+    task_name,
+)
 from minik3s.api.resources import PODS, WORKLOADS, ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, parse_time
@@ -30,18 +39,12 @@ from scheduler.framework.types import NodeInfo
 
 logger = logging.getLogger(__name__)
 
-GANG_INDEX = "minik3s.io/gang"
 GROUP_RESOURCES: dict[GangApi, ResourceInfo] = {
     "volcano": VOLCANO_PODGROUPS,
     "x-k8s": XK8S_PODGROUPS,
     "workload": WORKLOADS,
 }
 TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
-def _gang_index(pod: JsonDict) -> list[str]:
-    key = group_key(pod)
-    return [key] if key else []
 
 
 def _uid(pod: JsonDict) -> str:
@@ -71,7 +74,7 @@ class PodGroupManager:
         if informers is not None:
             self._pods = getattr(informers.informer(PODS), "store", None)
             if self._pods is not None and hasattr(self._pods, "add_index"):
-                self._pods.add_index(GANG_INDEX, _gang_index)
+                self._pods.add_index(GANG_INDEX, gang_index)
             for api in sorted(self.apis):
                 self._groups[api] = informers.informer(GROUP_RESOURCES[api])
             if "volcano" in self.apis:

@@ -79,6 +79,15 @@ def group_key(pod: JsonDict) -> str:
     return ref.key if ref is not None else ""
 
 
+# informer index of pods by gang key (scheduler and controller share the name and function)
+GANG_INDEX = "minik3s.io/gang"
+
+
+def gang_index(pod: JsonDict) -> list[str]:
+    key = group_key(pod)
+    return [key] if key else []
+
+
 def task_name(pod: JsonDict) -> str:
     return str(((pod.get("metadata") or {}).get("annotations") or {}).get(VOLCANO_TASK_SPEC_ANNOTATION) or "")
 
