@@ -83,4 +83,10 @@ def builtin_crds() -> list[JsonDict]:
     return [yaml.safe_load(t) for t in _crd_texts()]
 
 
+def default_volcano_queue() -> JsonDict:
+    """The `default` Queue Volcano's installation creates (PodGroups without `queue` use it)."""
+    return {"apiVersion": f"{VOLCANO_GROUP}/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+            "spec": {"weight": 1, "reclaimable": True}}
+
+
 GangApi = Literal["volcano", "x-k8s", "workload"]
