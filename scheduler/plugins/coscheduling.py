@@ -56,7 +56,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, as_pod_info
+from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on
 from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
 
 logger = logging.getLogger(__name__)
@@ -77,10 +77,14 @@ class CoschedulingArgs(BaseModel):
     pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
 
 
-def _pod(x: Any) -> JsonDict:
+def ref_of(x: Any) -> GroupRef | None:
+    """The gang of a pod dict, PodInfo or queued pod; cached on the PodInfo (hot in QueueSort
+    and queueing hints)."""
     if isinstance(x, dict):
-        return x
-    return as_pod_info(x).pod
+        return group_ref(x)
+    pi = as_pod_info(x)
+    cached: tuple[GroupRef | None] = cached_on(pi, "gang", lambda: (group_ref(pi.pod),))
+    return cached[0]
 
 
 class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlugin, PermitPlugin,
@@ -93,6 +97,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args if args is not None else CoschedulingArgs(), handle)
         self.mgr = PodGroupManager(handle, apis=self.APIS)
+        self._event_memo: tuple[JsonDict, GroupRef | None] | None = None
 
     # ---- helpers ---------------------------------------------------------------------------------
     def _timeout(self, policy: GroupPolicy) -> float:
@@ -291,18 +296,28 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
             ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), self._in_gang),
         ]
 
+    def _own_ref(self, pod: Any) -> GroupRef | None:
+        ref = ref_of(pod)
+        return ref if ref is not None and ref.api in self.APIS else None
+
     def _in_gang(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        return QueueingHint.QUEUE if self.mgr.ref(_pod(pod)) is not None else QueueingHint.SKIP
+        return QueueingHint.QUEUE if self._own_ref(pod) is not None else QueueingHint.SKIP
 
     def _sibling_changed(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        ref = self.mgr.ref(_pod(pod))
+        ref = self._own_ref(pod)
         if ref is None or not isinstance(new, dict):
             return QueueingHint.SKIP
-        other = group_ref(new)
+        # one event is offered to every pending pod: parse the new pod's gang once
+        memo = self._event_memo
+        if memo is not None and memo[0] is new:
+            other = memo[1]
+        else:
+            other = group_ref(new)
+            self._event_memo = (new, other)
         return QueueingHint.QUEUE if other is not None and other.key == ref.key else QueueingHint.SKIP
 
     def _group_changed(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        ref = self.mgr.ref(_pod(pod))
+        ref = self._own_ref(pod)
         if ref is None or not isinstance(new, dict):
             return QueueingHint.SKIP
         group = str(new.get("apiVersion") or "").rpartition("/")[0]
@@ -328,7 +343,7 @@ class Coscheduling(GangPlugin, QueueSortPlugin):
     def _sort_key(self, q: Any) -> tuple[float, str, str]:
         pi = as_pod_info(q)
         ts = float(getattr(q, "timestamp", 0.0))
-        ref = group_ref(pi.pod)
+        ref = ref_of(pi)
         if ref is None:
             return ts, "", pi.key
         created = self._order.creation_monotonic(ref)
