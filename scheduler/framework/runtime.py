@@ -509,7 +509,8 @@ class Framework:
             if r is not None and r.nominated_node_name:
                 result = r
             reasons.extend(st.reasons)
-            rejector = pl.name()
+            if st.reasons or not rejector:  # a plugin with nothing to say does not take the credit
+                rejector = pl.name()
         return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
 
     def run_pre_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo]) -> Status:

@@ -361,3 +361,32 @@ def test_gang_apis_are_discoverable_with_tables(api_http):
     assert [col["name"] for col in table["columnDefinitions"]] == [
         "Name", "Phase", "MinMember", "Running", "Succeeded", "Failed", "Age"]
     assert table["rows"][0]["cells"][:3] == ["tbl", None, 3]
+
+
+# ---------------------------------------------------------------------------------------------- kubectl
+KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
+
+
+@pytest.mark.skipif(not KUBECTL.is_file(), reason="kubectl not fetched (scripts/fetch-kubectl)")
+def test_kubectl_applies_the_examples_and_prints_upstream_columns(minik3s_api: ServerProcess, tmp_path: Path):
+    import subprocess
+
+    def kubectl(*args: str) -> str:
+        out = subprocess.run([str(KUBECTL), "--kubeconfig", str(minik3s_api.kubeconfig), "--cache-dir",
+                              str(tmp_path / "cache"), *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    ns = "kubectl-gang"
+    kubectl("create", "namespace", ns)
+    for f in ("volcano-podgroup.yaml", "coscheduling-podgroup.yaml", "workload.yaml"):
+        if f == "workload.yaml":  # the pods' names repeat across the examples: one namespace each
+            kubectl("create", "namespace", f"{ns}-wl")
+        kubectl("apply", "-n", f"{ns}-wl" if f == "workload.yaml" else ns, "-f", str(ROOT / "examples" / "gang" / f))
+    header = kubectl("get", "podgroups.scheduling.volcano.sh", "-n", ns, "-o", "wide").splitlines()[0].split()
+    assert header == ["NAME", "STATUS", "MINMEMBER", "RUNNINGS", "AGE", "QUEUE"]
+    header = kubectl("get", "podgroups.scheduling.x-k8s.io", "-n", ns).splitlines()[0].split()
+    assert header == ["NAME", "PHASE", "MINMEMBER", "RUNNING", "SUCCEEDED", "FAILED", "AGE"]
+    rows = kubectl("get", "workloads", "-n", f"{ns}-wl").splitlines()
+    assert rows[0].split() == ["NAME", "AGE"] and rows[1].split()[0] == "train"
+    assert "gpu-queue" in kubectl("get", "queues")
