@@ -116,15 +116,26 @@ class PodGroupManager:
         return [p for p in self._pods.list() if group_key(p) == ref.key]
 
     def assigned(self, ref: GroupRef, *, exclude_uid: str = "") -> int:
-        """Members assumed by this scheduler (reserved) or bound, not terminated."""
-        reserved = self._reserved.get(ref.key, set())
+        """Members assumed by this scheduler (reserved) or bound, not terminated. Reservations
+        of members now bound (the informer shows their nodeName) or gone are dropped here, so
+        the reserved sets stay as small as the gangs in flight."""
+        reserved = self._reserved.get(ref.key)
         n = 0
+        keep: set[str] = set()
         for p in self.members(ref):
             uid = _uid(p)
+            bound = bool((p.get("spec") or {}).get("nodeName"))
+            if reserved is not None and uid in reserved and not bound:
+                keep.add(uid)
             if uid == exclude_uid or _terminal(p):
                 continue
-            if uid in reserved or (p.get("spec") or {}).get("nodeName"):
+            if bound or (reserved is not None and uid in reserved):
                 n += 1
+        if reserved is not None and keep != reserved:
+            if keep:
+                self._reserved[ref.key] = keep
+            else:
+                del self._reserved[ref.key]
         return n
 
     def assigned_by_task(self, ref: GroupRef) -> dict[str, int]:
@@ -184,6 +195,9 @@ class PodGroupManager:
         return True
 
     def permit_window(self, ref: GroupRef, seconds: float) -> None:
+        if len(self._permitted) > 10_000:  # drop windows of gangs long gone
+            now = self.clock.monotonic()
+            self._permitted = {k: v for k, v in self._permitted.items() if v > now}
         self._permitted[ref.key] = self.clock.monotonic() + seconds
 
     def in_permit_window(self, ref: GroupRef) -> bool:

@@ -415,3 +415,35 @@ async def test_volcano_queue_creation_requeues_its_groups(env):
     ev = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD)
     assert max(r.hint_fn(PodInfo(pod), None, queue) for r in regs if r.event.matches(ev)) == QueueingHint.QUEUE
     assert env.fw.run_pre_enqueue(pod).is_success()
+
+
+# ---------------------------------------------------------------------------------------------- replicas, explain
+async def test_each_workload_replica_key_is_its_own_gang(env):
+    await env.create(WORKLOADS, workload("wl", 2))
+
+    def replica(name: str, key: str) -> JsonDict:
+        pod = member("workload", "wl", name)
+        pod["spec"]["workloadRef"]["podGroupReplicaKey"] = key
+        return pod
+
+    a0, b0 = await env.pods(replica("a-0", "a"), replica("b-0", "b"))
+    assert env.fw.run_pre_enqueue(a0).code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    (a1,) = await env.pods(replica("a-1", "a"))
+    assert env.fw.run_pre_enqueue(a0).is_success() and env.fw.run_pre_enqueue(a1).is_success()
+    # replica b still has one member of two
+    assert verdict(env.fw.run_pre_enqueue(b0)) == (
+        "UNSCHEDULABLE_AND_UNRESOLVABLE", "GangScheduling",
+        "waiting for minCount pods from a gang to appear in scheduling queue")
+
+
+async def test_explain_shows_the_gang_of_a_pod_held_before_any_attempt(env):
+    await env.create(WORKLOADS, workload("wl", 3))
+    (p,) = await env.pods(member("workload", "wl", "wl-0"))
+    out = env.sched.explain("default", "wl-0")
+    assert out is not None and out["result"] == "NotAttempted"
+    gang = out["gang"]
+    assert {k: gang[k] for k in ("api", "group", "plugin", "minMember", "members", "assumed", "bound", "state")} == {
+        "api": "workload", "group": "default/wl/workers", "plugin": "GangScheduling", "minMember": 3,
+        "members": 1, "assumed": 0, "bound": 0, "state": "WaitingForMembers"}
+    assert gang["waiting"] == "1/3 member pods exist; waiting for 2 more to be created"
+    assert env.sched.explain("default", "nobody") is None
