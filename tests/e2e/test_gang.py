@@ -258,6 +258,26 @@ def test_incomplete_gang_does_not_block_unrelated_pods(cluster, api):
         watch.stop()
 
 
+def test_volcano_scheduler_name_gets_the_gang_profile(minik3s_server_factory):
+    """Volcano's pods say `schedulerName: volcano`; without a scheduler configuration minik3s
+    serves that profile too, with the same gang plugins."""
+    srv = minik3s_server_factory("--disable", "descheduler", nodes=str(ROOT / "examples" / "gang" / "fleet.yaml"))
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        wait_for(lambda: len(c.get("/api/v1/nodes").json()["items"]) == 3)
+        c.post("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", json={
+            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "vc"},
+            "spec": {"minMember": 3}}).raise_for_status()  # queue defaults to the bootstrapped `default`
+        for i in range(3):
+            body = gang_pod("volcano", "vc", f"vc-{i}")
+            body["spec"]["schedulerName"] = "volcano"
+            c.post("/api/v1/namespaces/default/pods", json=body).raise_for_status()
+        wait_for(lambda: all(node_of(c, f"vc-{i}") for i in range(3)), timeout=60)
+        pg = c.get("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/vc").json()
+        assert pg["spec"]["queue"] == "default"
+        wait_for(lambda: (c.get("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/vc").json()
+                          .get("status") or {}).get("phase") == "Running", timeout=30)
+
+
 # ---------------------------------------------------------------------------------------------- API
 @pytest.fixture(scope="module")
 def api_http(minik3s_api: ServerProcess) -> Iterator[httpx.Client]:
