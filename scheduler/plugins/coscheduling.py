@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,7 +56,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on
+from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
 
 logger = logging.getLogger(__name__)
@@ -79,12 +79,20 @@ class CoschedulingArgs(BaseModel):
 
 def ref_of(x: Any) -> GroupRef | None:
     """The gang of a pod dict, PodInfo or queued pod; cached on the PodInfo (hot in QueueSort
-    and queueing hints)."""
+    and queueing hints; PodInfos are immutable, a changed pod gets a new one)."""
     if isinstance(x, dict):
         return group_ref(x)
-    pi = as_pod_info(x)
-    cached: tuple[GroupRef | None] = cached_on(pi, "gang", lambda: (group_ref(pi.pod),))
-    return cached[0]
+    pi = x if isinstance(x, PodInfo) else as_pod_info(x)
+    ex = pi._extra
+    if ex is None:
+        ex = pi._extra = {}
+    else:
+        hit = ex.get("gang")
+        if hit is not None:
+            return cast(GroupRef | None, hit[0])
+    ref = group_ref(pi.pod)
+    ex["gang"] = (ref,)
+    return ref
 
 
 class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlugin, PermitPlugin,
@@ -340,20 +348,19 @@ class Coscheduling(GangPlugin, QueueSortPlugin):
         # ordering keeps every kind of gang together, Workload gangs included
         self._order = PodGroupManager(handle, apis=("volcano", "x-k8s", "workload"))
 
-    def _sort_key(self, q: Any) -> tuple[float, str, str]:
-        pi = as_pod_info(q)
-        ts = float(getattr(q, "timestamp", 0.0))
-        ref = ref_of(pi)
+    def _sort_key(self, pi: PodInfo, ref: GroupRef | None, ts: float) -> tuple[float, str, str]:
         if ref is None:
             return ts, "", pi.key
         created = self._order.creation_monotonic(ref)
         return (created if created is not None else ts), ref.key, pi.key
 
     def less(self, a: Any, b: Any) -> bool:
-        pa, pb = as_pod_info(a).priority, as_pod_info(b).priority
-        if pa != pb:
-            return pa > pb
-        ka, kb = self._sort_key(a), self._sort_key(b)
-        if ka[1] == "" and kb[1] == "":
-            return ka[0] < kb[0]  # both outside any gang: PrioritySort's order exactly
-        return ka < kb
+        ai = getattr(a, "pod_info", None) or as_pod_info(a)
+        bi = getattr(b, "pod_info", None) or as_pod_info(b)
+        if ai.priority != bi.priority:
+            return ai.priority > bi.priority
+        ta, tb = float(getattr(a, "timestamp", 0.0)), float(getattr(b, "timestamp", 0.0))
+        ra, rb = ref_of(ai), ref_of(bi)
+        if ra is None and rb is None:
+            return ta < tb  # both outside any gang: PrioritySort's order exactly
+        return self._sort_key(ai, ra, ta) < self._sort_key(bi, rb, tb)
