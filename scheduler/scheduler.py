@@ -266,6 +266,7 @@ class Scheduler:
             pod_max_backoff=float(self.config.pod_max_backoff_seconds))
         for fw in self.frameworks.values():
             fw.nominator = self.queue.nominator
+            fw.activator = self.queue.activate  # Handle.activate (gang plugins wake siblings)
         self.explainer = Explainer(explain_capacity)
         self.writer = ApiWriter(client, max_pending_events=max_pending_events)
         self.next_start_node_index = 0

@@ -202,6 +202,9 @@ class Handle(Protocol):
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
 
+    def activate(self, pods: list[JsonDict]) -> None:
+        """Move these pending pods to activeQ now (upstream Handle.Activate)."""
+
     @property
     def client(self) -> Any:
         """minik3s.client Client (only for PreBind/Bind/PostBind/PostFilter, never Filter/Score)."""

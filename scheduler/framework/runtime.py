@@ -218,6 +218,8 @@ class Framework:
         self._snapshot = snapshot
         self._waiting_pods: dict[str, WaitingPod] = waiting_pods if waiting_pods is not None else {}
         self.nominator = nominator
+        # the queue's activate(pods): moves pods from backoffQ / unschedulablePods to activeQ
+        self.activator: Callable[[list[JsonDict]], None] | None = None
         self.clock = clock or Clock()
         self.rng = rng
         self._timer_tasks: set[asyncio.Task[None]] = set()
@@ -281,6 +283,12 @@ class Framework:
             return False
         wp.reject("", "removed")
         return True
+
+    def activate(self, pods: list[JsonDict]) -> None:
+        """Move `pods` to activeQ if they wait in backoffQ or unschedulablePods (upstream
+        Handle.Activate); a no-op without a queue."""
+        if self.activator is not None and pods:
+            self.activator(pods)
 
     @property
     def client(self) -> Any:

@@ -20,8 +20,9 @@ Extension points, in the order a gang's pod meets them:
 - Permit: Wait until assumed + bound members reach minMember (and each minTaskMember), then
   allow all waiting members at once; binding starts only then. The wait lasts
   `scheduleTimeoutSeconds` of the x-k8s PodGroup, else `permitWaitingTimeSeconds` (60 s).
-- Queueing hints: a sibling pod added or relabelled, its PodGroup / Workload / Queue added or
-  updated, a node added or grown, an assigned pod deleted.
+- Queueing hints: a sibling pod added, relabelled or ungated, its PodGroup / Workload / Queue
+  added or updated, a node added or grown, an assigned pod deleted. The first member to wait at
+  Permit also activates its siblings waiting in backoff (upstream ActivateSiblings).
 """
 
 from __future__ import annotations
@@ -231,11 +232,16 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
             return Status.unschedulable("PodGroup not found", plugin=self.NAME), 0.0
         if not policy.gang:
             return SUCCESS, 0.0
+        waiting = self.mgr.waiting_pods(ref)
         if self._quorum(ref, policy):
-            for wp in self.mgr.waiting_pods(ref):
+            for wp in waiting:
                 wp.allow(self.NAME)
             logger.info("gang permitted group=%s pod=%s", ref.key, pod.key)
             return SUCCESS, 0.0
+        if not waiting and self.handle is not None:
+            # the first member to wait wakes its siblings that sit in backoff or unschedulable
+            # (upstream ActivateSiblings), so the gang is tried together within the timeout
+            self.handle.activate(self.mgr.pending_siblings(ref, exclude_uid=pod.uid))
         return Status.wait(self.NAME), self._timeout(policy)
 
     # ---- explain -------------------------------------------------------------------------------
@@ -295,7 +301,8 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
     # ---- queueing hints --------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL
+                                              | ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
                                  self._sibling_changed),
             ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD | ActionType.UPDATE),
                                  self._group_changed),

@@ -156,6 +156,13 @@ class PodGroupManager:
             out[t] = out.get(t, 0) + 1
         return out
 
+    def pending_siblings(self, ref: GroupRef, *, exclude_uid: str = "") -> list[JsonDict]:
+        """Members not bound, not reserved and not terminated (candidates to activate)."""
+        reserved = self._reserved.get(ref.key, set())
+        return [p for p in self.members(ref)
+                if _uid(p) != exclude_uid and _uid(p) not in reserved and not _terminal(p)
+                and not (p.get("spec") or {}).get("nodeName")]
+
     def reserve(self, ref: GroupRef, uid: str) -> None:
         self._reserved.setdefault(ref.key, set()).add(uid)
 

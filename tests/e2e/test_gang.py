@@ -197,7 +197,8 @@ def test_gang_of_four_on_three_gpu_nodes_binds_nothing_until_a_fourth_node_joins
 @pytest.mark.parametrize("api", APIS)
 def test_timed_out_gang_releases_every_reservation(cluster, api):
     """Two of three members are assumed and wait at Permit (the third is gated); after the 5 s
-    timeout both are rejected and their GPUs go to a plain pod that was waiting for one."""
+    timeout both are rejected and their GPUs go to a plain pod that was waiting for one. Once
+    the GPUs are free and the third member is ungated, the gang binds whole."""
     c = cluster
     watch = PodWatch(str(c.base_url), "default")
     try:
@@ -221,6 +222,18 @@ def test_timed_out_gang_releases_every_reservation(cluster, api):
         # released: the waiting plain pod gets a GPU
         wait_for(lambda: node_of(c, "app-2"), timeout=30)
         assert watch.ever_bound(names) == []
+        # free the GPUs and ungate the last member: the whole gang binds together
+        for app in ("app-1", "app-2"):
+            c.delete(f"/api/v1/namespaces/default/pods/{app}", params={"gracePeriodSeconds": "0"})
+        wait_for(lambda: c.get("/api/v1/namespaces/default/pods/app-1").status_code == 404
+                 and c.get("/api/v1/namespaces/default/pods/app-2").status_code == 404, timeout=30)
+        ungated = time.monotonic()
+        c.patch(f"/api/v1/namespaces/default/pods/{names[2]}", json={"spec": {"schedulingGates": None}},
+                headers={"Content-Type": "application/merge-patch+json"}).raise_for_status()
+        wait_for(lambda: all(node_of(c, n) for n in names), timeout=60)
+        assert len({node_of(c, n) for n in names}) == 3
+        wait_for(lambda: all(watch.bound_at(n) for n in names), timeout=10)
+        assert min(t for t in (watch.bound_at(n) for n in names) if t is not None) >= ungated
     finally:
         watch.stop()
 

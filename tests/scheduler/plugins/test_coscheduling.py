@@ -447,3 +447,27 @@ async def test_explain_shows_the_gang_of_a_pod_held_before_any_attempt(env):
         "members": 1, "assumed": 0, "bound": 0, "state": "WaitingForMembers"}
     assert gang["waiting"] == "1/3 member pods exist; waiting for 2 more to be created"
     assert env.sched.explain("default", "nobody") is None
+
+
+async def test_first_waiting_member_activates_its_siblings_in_unschedulable(env):
+    pods = await gang(env, "x-k8s", "g", 2, 2)
+    queue = env.sched.queue
+    first = await queue.pop()
+    second = await queue.pop()
+    assert (first.pod_info.name, second.pod_info.name) == ("g-0", "g-1")  # the gang leaves together
+    second.unschedulable_plugins = {"NodeResourcesFit"}
+    queue.add_unschedulable_if_not_present(second, queue.scheduling_cycle)
+    assert queue.where(second.uid) == "unschedulablePods"
+    pi = PodInfo({**pods[0], "spec": {**pods[0]["spec"], "nodeName": "gpu-1"}})
+    env.fw.run_reserve(CycleState(), pi, "gpu-1")
+    assert env.fw.run_permit(CycleState(), pi, "gpu-1").code == Code.WAIT
+    assert queue.where(second.uid) == "activeQ"
+
+
+async def test_a_sibling_losing_its_scheduling_gates_requeues_the_gang(env):
+    await env.create(XK8S_PODGROUPS, xk8s_group("g", 2))
+    pod = await env.create(PODS, member("x-k8s", "g", "g-0"))
+    regs = env.fw.events_to_register()["Coscheduling"]
+    ev = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    ungated = member("x-k8s", "g", "g-1")
+    assert max(r.hint_fn(PodInfo(pod), None, ungated) for r in regs if r.event.matches(ev)) == QueueingHint.QUEUE
