@@ -73,7 +73,7 @@ class CoschedulingArgs(BaseModel):
     no scheduleTimeoutSeconds, and how long a rejected group is refused at PreFilter (0 = off)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    permit_waiting_time_seconds: int = Field(default=DEFAULT_PERMIT_WAITING_TIME_SECONDS, ge=0,
+    permit_waiting_time_seconds: int = Field(default=DEFAULT_PERMIT_WAITING_TIME_SECONDS, gt=0,
                                              alias="permitWaitingTimeSeconds")
     pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
 

@@ -19,6 +19,7 @@ import pytest
 
 from apiserver.core import ApiCore
 from apiserver.storage.sqlite_store import SqliteStore
+from minik3s.api.errors import InvalidError
 from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS
 from minik3s.api.resources import NODES, PODS, PRIORITYCLASSES, WORKLOADS, ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
@@ -183,7 +184,7 @@ async def test_pre_enqueue_passes_workload_pods_once_min_count_exist(env):
     assert verdict(env.fw.run_pre_enqueue(pods[0])) == ("SUCCESS", "", "")
     wl = await env.client.get(WORKLOADS, "wl", "default")
     wl["spec"]["podGroups"][0]["name"] = "renamed"  # immutable: the API refuses it
-    with pytest.raises(Exception, match="field is immutable"):
+    with pytest.raises(InvalidError, match="field is immutable"):
         await env.client.update(WORKLOADS, wl)
 
 
