@@ -472,3 +472,50 @@ async def test_a_sibling_losing_its_scheduling_gates_requeues_the_gang(env):
     ev = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     ungated = member("x-k8s", "g", "g-1")
     assert max(r.hint_fn(PodInfo(pod), None, ungated) for r in regs if r.event.matches(ev)) == QueueingHint.QUEUE
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+async def cycles(env: Env, n: int) -> None:
+    for _ in range(n):
+        await env.sched.schedule_one()
+
+
+async def test_scheduler_loop_gang_that_cannot_complete_holds_nothing(env):
+    """Four Workload members on three one-GPU nodes through the real scheduling loop: three are
+    assumed and wait at Permit, the fourth fits nowhere, PostFilter rejects the three, and no
+    reservation or binding is left."""
+    await env.nodes(3)
+    pods = await gang(env, "workload", "wl", 4, 4)
+    await cycles(env, 3)
+    assert len(env.fw.iterate_waiting_pods()) == 3
+    assert sum(env.sched.cache.is_assumed(p["metadata"]["uid"]) for p in pods) == 3
+    await cycles(env, 1)  # the fourth: Insufficient nvidia.com/gpu -> PostFilter
+    await env.sched.wait_for_bindings()
+    assert env.fw.iterate_waiting_pods() == []
+    assert not any(env.sched.cache.is_assumed(p["metadata"]["uid"]) for p in pods)
+    for p in pods:
+        assert (await env.client.get(PODS, p["metadata"]["name"], "default"))["spec"].get("nodeName") is None
+    assert all(env.sched.queue.where(p["metadata"]["uid"]) in ("backoffQ", "unschedulablePods") for p in pods)
+
+
+async def test_scheduler_loop_permit_timeout_releases_assumed_members_on_the_fake_clock(env):
+    await env.nodes(3)
+    await env.create(XK8S_PODGROUPS, xk8s_group("g", 3, scheduleTimeoutSeconds=30))
+    gated = member("x-k8s", "g", "g-2")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/hold"}]
+    pods = await env.pods(member("x-k8s", "g", "g-0"), member("x-k8s", "g", "g-1"), gated)
+    await cycles(env, 2)
+    uids = [p["metadata"]["uid"] for p in pods[:2]]
+    assert all(env.sched.cache.is_assumed(u) for u in uids)
+    await env.eventually(lambda: env.clock.sleepers >= 2, "permit timers")
+    env.clock.advance(29)
+    await asyncio.sleep(0)
+    assert len(env.fw.iterate_waiting_pods()) == 2
+    env.clock.advance(2)
+    await env.sched.wait_for_bindings()
+    assert env.fw.iterate_waiting_pods() == []
+    assert not any(env.sched.cache.is_assumed(u) for u in uids)
+    ex = env.sched.explain("default", "g-0")
+    assert ex is not None and "rejected due to timeout after waiting 30s at plugin Coscheduling" in ex["message"]
+    for p in pods:
+        assert (await env.client.get(PODS, p["metadata"]["name"], "default"))["spec"].get("nodeName") is None
