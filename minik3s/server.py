@@ -27,7 +27,8 @@ from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
-from minik3s.api.resources import NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
+from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
+from minik3s.api.resources import CRDS, NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
@@ -79,6 +80,17 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
                                                   "description": desc})
         except AlreadyExistsError:
             pass
+    # gang-scheduling CRDs (Volcano PodGroup + Queue, scheduler-plugins PodGroup), as a cluster
+    # with those projects installed serves them
+    for crd in builtin_crds():
+        try:
+            await client.create(CRDS, crd)
+        except AlreadyExistsError:
+            pass
+    try:  # Volcano's installation creates the `default` queue PodGroups fall back to
+        await client.create(VOLCANO_QUEUES, default_volcano_queue())
+    except AlreadyExistsError:
+        pass
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
     try:
         await client.get(SERVICES, "kubernetes", "default")

@@ -43,9 +43,11 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 # v1.33 default_plugins.go, in order (weights for score plugins). Volume plugins
 # (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and DynamicResources are in
 # upstream's list; they are kept only when the registry provides them.
+# minik3s departs in one place: gang scheduling is on by default. Coscheduling replaces
+# PrioritySort as the QueueSort (same order for pods outside a gang) and, with GangScheduling,
+# follows DefaultPreemption so PostFilter tries preemption before rejecting a gang.
 DEFAULT_MULTI_POINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0),
-    ("PrioritySort", 0),
     ("NodeUnschedulable", 0),
     ("NodeName", 0),
     ("TaintToleration", 3),
@@ -59,6 +61,8 @@ DEFAULT_MULTI_POINT: list[tuple[str, int]] = [
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", 0),
+    ("Coscheduling", 0),
+    ("GangScheduling", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
@@ -196,9 +200,15 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
     return parse_config(data)
 
 
+# Without configured profiles minik3s serves `default-scheduler` and, for Volcano's pods
+# (`schedulerName: volcano`), a second profile with the same (gang-aware) plugins.
+VOLCANO_SCHEDULER_NAME = "volcano"
+
+
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     if not cfg.profiles:
-        cfg.profiles = [Profile.model_validate({})]
+        cfg.profiles = [Profile.model_validate({}),
+                        Profile.model_validate({"schedulerName": VOLCANO_SCHEDULER_NAME})]
     for prof in cfg.profiles:
         prof.plugins = merge_plugins(default_plugins(), prof.plugins)
 

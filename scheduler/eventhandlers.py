@@ -5,15 +5,19 @@ unschedulable pods (AssignedPod Add/Update/Delete events); unassigned pods whose
 spec.schedulerName is one of our profiles feed the queue (a pod carrying a deletionTimestamp
 leaves the queue); a pod that becomes assigned leaves the queue. Nodes feed the cache and wake
 unschedulable pods (NodeAdd, node updates classified by `node_scheduling_property_changes`).
+Gang objects (Volcano / x-k8s PodGroups, Workloads, Volcano Queues) wake the pods the gang
+plugins rejected (PodGroup Add/Update events), when some profile registers for them.
 Handlers are synchronous and cheap; they never call the API.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from typing import Any, Protocol
 
+from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS
+from minik3s.api.resources import WORKLOADS
 from minik3s.api.types import JsonDict
 from scheduler.backend.cache import Cache
 from scheduler.backend.queue import (
@@ -24,8 +28,13 @@ from scheduler.backend.queue import (
     node_scheduling_property_changes,
     scheduler_name,
 )
+from scheduler.framework.interface import ActionType, ClusterEvent, EventResource
 
 logger = logging.getLogger(__name__)
+
+GANG_OBJECT_RESOURCES = (VOLCANO_PODGROUPS, XK8S_PODGROUPS, WORKLOADS, VOLCANO_QUEUES)
+EVENT_POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "PodGroupAdd")
+EVENT_POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
 
 
 class _InformerLike(Protocol):
@@ -57,6 +66,24 @@ class EventHandlers:
                                  on_delete=self.on_pod_delete)
         node_informer.add_handler(on_add=self.on_node_add, on_update=self.on_node_update,
                                   on_delete=self.on_node_delete)
+
+    def register_gang_informers(self, informers: Any, frameworks: Mapping[str, Any]) -> None:
+        """Watch the gang objects when a profile's plugins registered PodGroup events (so a
+        scheduler without gang plugins never lists CRDs its server may not serve)."""
+        wanted = any(reg.event.resource == EventResource.POD_GROUP
+                     for fw in frameworks.values() for regs in fw.events_to_register().values() for reg in regs)
+        if not wanted:
+            return
+        for res in GANG_OBJECT_RESOURCES:
+            informers.informer(res).add_handler(on_add=self.on_gang_object_add, on_update=self.on_gang_object_update)
+
+    def on_gang_object_add(self, obj: JsonDict) -> None:
+        self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_ADD, None, obj)
+
+    def on_gang_object_update(self, old: JsonDict, new: JsonDict) -> None:
+        if old.get("spec") != new.get("spec") or (old.get("metadata") or {}).get("labels") != \
+                (new.get("metadata") or {}).get("labels"):
+            self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_UPDATE, old, new)
 
     def responsible(self, pod: JsonDict) -> bool:
         return scheduler_name(pod) in self.profiles

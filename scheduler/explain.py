@@ -10,6 +10,11 @@ We keep, for the latest attempt of each pod, what the cycle already computed:
 - per score plugin the raw, normalized and weighted scores of each feasible node, the totals;
 - the chosen node, or the FailedScheduling message and the PostFilter outcome.
 
+Sections computed when asked, not per attempt, add live state: `gang` (registered by the
+scheduler with `gang_section`) shows the pod's gang as the gang plugins see it now: members
+seen / assumed (waiting at Permit) / bound, the minimum, and why it waits. A pod whose gang
+holds it at PreEnqueue has no attempt yet; it is explained by its sections alone.
+
 Hot-path cost is one dict entry per evaluated node (the failing Status, or None) plus the score
 lists; the per-plugin breakdown is rebuilt only when `to_dict()` is called. Memory is bounded by
 an LRU of `capacity` pods (default 10,000).
@@ -18,6 +23,7 @@ an LRU of `capacity` pods (default 10,000).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +133,7 @@ class Explainer:
         self.capacity = capacity
         self.max_node_entries = max_node_entries
         self._records: OrderedDict[str, AttemptRecord] = OrderedDict()
+        self._sections: list[tuple[str, Section]] = []
         self._sizes: dict[str, int] = {}
         self._entries = 0
 
@@ -148,9 +155,21 @@ class Explainer:
     def get(self, namespace: str, name: str) -> AttemptRecord | None:
         return self._records.get(f"{namespace}/{name}")
 
+    def add_section(self, name: str, fn: Section) -> None:
+        """Add `fn(namespace, name) -> dict | None` as section `name` of every explanation."""
+        self._sections.append((name, fn))
+
     def explain(self, namespace: str, name: str) -> dict[str, Any] | None:
         rec = self.get(namespace, name)
-        return rec.to_dict() if rec is not None else None
+        out = rec.to_dict() if rec is not None else None
+        for section, fn in self._sections:
+            value = fn(namespace, name)
+            if value is None:
+                continue
+            if out is None:
+                out = {"pod": {"namespace": namespace, "name": name}, "result": "NotAttempted", "nodes": {}}
+            out[section] = value
+        return out
 
     def forget(self, namespace: str, name: str) -> None:
         key = f"{namespace}/{name}"
@@ -159,3 +178,27 @@ class Explainer:
 
     def __len__(self) -> int:
         return len(self._records)
+
+
+Section = Callable[[str, str], "dict[str, Any] | None"]
+
+
+def gang_section(frameworks: Mapping[str, Any], pods: Any) -> Section:
+    """The `gang` section: the first gang plugin (any profile) that knows the pod's gang.
+    `pods` is the pod informer's store (`get("ns/name")`)."""
+
+    def section(namespace: str, name: str) -> dict[str, Any] | None:
+        pod = pods.get(f"{namespace}/{name}")
+        if pod is None:
+            return None
+        for fw in frameworks.values():
+            for pl in fw.plugins.values():
+                fn = getattr(pl, "explain_gang", None)
+                if fn is None:
+                    continue
+                value = fn(pod)
+                if value is not None:
+                    return dict(value)
+        return None
+
+    return section

@@ -53,7 +53,7 @@ from scheduler.config import (
     validate_plugin_args,
 )
 from scheduler.eventhandlers import EventHandlers
-from scheduler.explain import AttemptRecord, Explainer
+from scheduler.explain import AttemptRecord, Explainer, gang_section
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Plugin, Status
 from scheduler.framework.runtime import Framework, FrameworkError, WaitingPod
@@ -279,6 +279,9 @@ class Scheduler:
         self._pod_informer = informers.informer(PODS)
         self._node_informer = informers.informer(NODES)
         self.handlers.register(self._pod_informer, self._node_informer)
+        # gang scheduling: PodGroup / Workload / Queue changes wake the gang's pods
+        self.handlers.register_gang_informers(informers, self.frameworks)
+        self.explainer.add_section("gang", gang_section(self.frameworks, self._pod_informer.store))
         self._tg: asyncio.TaskGroup | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()

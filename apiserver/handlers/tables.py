@@ -941,6 +941,12 @@ PRIORITYCLASS_PRINTER = Printer(
                     since(_d(o, "metadata", "creationTimestamp"), now), _str(o.get("preemptionPolicy"))],
 )
 
+# scheduling.k8s.io/v1alpha1 Workload (v1.35 printers: name and age)
+WORKLOAD_PRINTER = Printer(
+    (_name(), _age()),
+    lambda o, now: [_d(o, "metadata", "name") or "", since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
 
 def _pdb_cells(o: JsonDict, now: datetime) -> list[Any]:
     spec = o.get("spec") or {}
@@ -1052,6 +1058,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("batch", "cronjobs"): CRONJOB_PRINTER,
         ("scheduling.k8s.io", "priorityclasses"): PRIORITYCLASS_PRINTER,
         ("node.k8s.io", "runtimeclasses"): RUNTIMECLASS_PRINTER,
+        ("scheduling.k8s.io", "workloads"): WORKLOAD_PRINTER,
         ("policy", "poddisruptionbudgets"): PDB_PRINTER,
         ("coordination.k8s.io", "leases"): LEASE_PRINTER,
     }

@@ -50,6 +50,7 @@ from .runtime_class import RuntimeClassStrategy
 from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
 from .service import ServiceStrategy
+from .workload import WorkloadStrategy
 
 __all__ = [
     "Lookup",
@@ -92,6 +93,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
         ("node.k8s.io", "RuntimeClass"): RuntimeClassStrategy(),
+        ("scheduling.k8s.io", "Workload"): WorkloadStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
         ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True,

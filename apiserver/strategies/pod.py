@@ -193,6 +193,10 @@ def validate_pod_update(new: JsonDict, old: JsonDict) -> list[JsonDict]:
         if added:
             errs.append(forbidden("spec.schedulingGates", f"only deletion is allowed, but found new scheduling gate '{added[0]}'"))
         _set_or_pop(munged, old, "schedulingGates")
+    if munged.get("workloadRef") != old.get("workloadRef"):
+        # KEP-4671: the gang a pod belongs to never changes
+        errs.append(invalid("spec.workloadRef", munged.get("workloadRef"), "field is immutable"))
+        _set_or_pop(munged, old, "workloadRef")
     if old_gates:
         # a gated pod may gain scheduling constraints (KEP-3838)
         for key in ("nodeSelector", "affinity"):

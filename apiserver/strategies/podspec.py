@@ -680,6 +680,26 @@ def validate_topology_spread(tscs: Any, field: str) -> list[JsonDict]:
     return errs
 
 
+def validate_workload_ref(ref: Any, field: str) -> list[JsonDict]:
+    """pod.spec.workloadRef (v1.35 alpha, KEP-4671): the Workload's name is an object name
+    (DNS subdomain); podGroup and the optional podGroupReplicaKey are DNS labels."""
+    if not isinstance(ref, dict):
+        return [type_invalid(field, ref, "must be an object")]
+    errs: list[JsonDict] = []
+    for key, check, needed in (("name", is_dns1123_subdomain, True), ("podGroup", is_dns1123_label, True),
+                               ("podGroupReplicaKey", is_dns1123_label, False)):
+        v = ref.get(key)
+        if v is None or v == "":
+            if needed:
+                errs.append(required(f"{field}.{key}", ""))
+            continue
+        if not isinstance(v, str):
+            errs.append(type_invalid(f"{field}.{key}", v, "must be a string"))
+            continue
+        errs.extend(invalid(f"{field}.{key}", v, m) for m in check(v))
+    return errs
+
+
 def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
     """ValidatePodSpec: containers, policies, scheduling constraints, resources."""
     if spec is None:
@@ -765,6 +785,8 @@ def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
             if gname in seen:
                 errs.append(duplicate(gp, gname))
             seen.add(gname or "")
+    if spec.get("workloadRef") is not None:
+        errs.extend(validate_workload_ref(spec.get("workloadRef"), f"{field}.workloadRef"))
     if "overhead" in spec:
         oerrs, _ = validate_resource_list_values(spec.get("overhead"), f"{field}.overhead", container=False)
         errs.extend(oerrs)

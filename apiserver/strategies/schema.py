@@ -210,6 +210,7 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("policy", "Eviction"): policy.Eviction,
         ("scheduling.k8s.io", "PriorityClass"): scheduling.PriorityClass,
         ("node.k8s.io", "RuntimeClass"): node.RuntimeClass,
+        ("scheduling.k8s.io", "Workload"): scheduling.Workload,
         ("coordination.k8s.io", "Lease"): coordination.Lease,
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
     }

@@ -359,6 +359,15 @@ class PodOS(K8sModel):
     name: Literal["linux", "windows"]
 
 
+class WorkloadReference(K8sModel):
+    """pod.spec.workloadRef (v1.35 alpha, KEP-4671): the Workload and its podGroup the pod
+    belongs to; immutable once set."""
+
+    name: str
+    podGroup: str
+    podGroupReplicaKey: str | None = None
+
+
 class PodSpec(K8sModel):
     volumes: list[Volume] | None = None
     initContainers: list[Container] | None = None
@@ -398,6 +407,7 @@ class PodSpec(K8sModel):
     os: PodOS | None = None
     hostUsers: bool | None = None
     schedulingGates: list[PodSchedulingGate] | None = None
+    workloadRef: WorkloadReference | None = None
     resourceClaims: list[PodResourceClaim] | None = None
     resources: ResourceRequirements | None = None
 

@@ -1,10 +1,11 @@
-"""scheduling.k8s.io/v1 wire types: PriorityClass (layer L2)."""
+"""scheduling.k8s.io wire types (layer L2): v1 PriorityClass and the v1.35 alpha (v1alpha1)
+Workload of KEP-4671 gang scheduling."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from minik3s.api.meta import TypedObject
+from minik3s.api.meta import K8sModel, TypedObject
 
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -41,3 +42,38 @@ class PriorityClass(TypedObject):
     globalDefault: bool | None = None
     description: str | None = None
     preemptionPolicy: Literal["PreemptLowerPriority", "Never"] | None = None
+
+
+# ---- scheduling.k8s.io/v1alpha1 Workload (KEP-4671, the v1.35 alpha shape) ----------------------
+
+class BasicSchedulingPolicy(K8sModel):
+    pass
+
+
+class GangSchedulingPolicy(K8sModel):
+    minCount: int
+
+
+class PodGroupPolicy(K8sModel):
+    basic: BasicSchedulingPolicy | None = None
+    gang: GangSchedulingPolicy | None = None
+
+
+class WorkloadPodGroup(K8sModel):
+    name: str
+    policy: PodGroupPolicy
+
+
+class TypedLocalObjectReference(K8sModel):
+    apiGroup: str | None = None
+    kind: str
+    name: str
+
+
+class WorkloadSpec(K8sModel):
+    controllerRef: TypedLocalObjectReference | None = None
+    podGroups: list[WorkloadPodGroup]
+
+
+class Workload(TypedObject):
+    spec: WorkloadSpec

@@ -15,7 +15,8 @@ def render_explain(doc: dict[str, Any], *, color: bool = False) -> str:
 
     pod = doc.get("pod") or {}
     lines = [c(BOLD, f"Pod {pod.get('namespace')}/{pod.get('name')}") +
-             f"  (scheduler {doc.get('schedulerName')}, attempt {doc.get('attempt')}, at {doc.get('timestamp')})"]
+             (f"  (scheduler {doc.get('schedulerName')}, attempt {doc.get('attempt')}, at {doc.get('timestamp')})"
+              if doc.get("timestamp") else "  (no scheduling attempt yet)")]
     result = doc.get("result", "")
     if doc.get("selectedNode"):
         lines.append(f"Result: {c(GREEN, 'scheduled')} on {c(BOLD, doc['selectedNode'])}")
@@ -23,8 +24,9 @@ def render_explain(doc: dict[str, Any], *, color: bool = False) -> str:
         lines.append(f"Result: {c(RED, result or 'unschedulable')}")
     if doc.get("message"):
         lines.append(f"Message: {doc['message']}")
-    lines.append(f"Nodes: {doc.get('numAllNodes')} in cluster, {doc.get('numEvaluatedNodes')} evaluated, "
-                 f"{doc.get('numFeasibleNodes')} feasible")
+    if "numAllNodes" in doc:
+        lines.append(f"Nodes: {doc.get('numAllNodes')} in cluster, {doc.get('numEvaluatedNodes')} evaluated, "
+                     f"{doc.get('numFeasibleNodes')} feasible")
     if doc.get("preFilter"):
         pf = doc["preFilter"]
         lines.append(f"PreFilter: {pf.get('plugin')} {pf.get('code')} {'; '.join(pf.get('reasons') or [])}")
@@ -32,6 +34,15 @@ def render_explain(doc: dict[str, Any], *, color: bool = False) -> str:
         pf = doc["postFilter"]
         extra = f" nominated {pf['nominatedNodeName']}" if pf.get("nominatedNodeName") else ""
         lines.append(f"PostFilter: {pf.get('plugin')} {pf.get('code')} {'; '.join(pf.get('reasons') or [])}{extra}")
+    gang = doc.get("gang")
+    if gang:
+        lines.append(c(BOLD, f"Gang: {gang.get('api')} {gang.get('group')}") + f"  ({gang.get('plugin')})")
+        if "minMember" in gang:
+            lines.append(f"  members {gang.get('members')}, assumed (waiting at Permit) {gang.get('assumed')}, "
+                         f"bound {gang.get('bound')}, minimum {gang.get('minMember')}"
+                         + (f", minResources {gang['minResources']}" if gang.get("minResources") else ""))
+        if gang.get("waiting"):
+            lines.append(f"  waiting: {c(YELLOW, gang['waiting'])}")
     nodes: dict[str, Any] = doc.get("nodes") or {}
     feasible = sorted((n for n, v in nodes.items() if v.get("feasible")),
                       key=lambda n: -(nodes[n].get("totalScore") or 0))

@@ -22,7 +22,7 @@ from minik3s.utils.clock import Clock
 
 ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
-    "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint",
+    "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
 )
 
 
@@ -61,6 +61,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.namespace import NamespaceController
     from minik3s.controllers.node_lifecycle import NodeLifecycleController
     from minik3s.controllers.podgc import PodGCController
+    from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
     from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.taint_eviction import TaintEvictionController
@@ -106,6 +107,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("disruption"):
         dc = DisruptionController(client, informers, clock=clock)
         out.append(("disruption", lambda: dc.run()))
+    if on("podgroup-status"):
+        pgs = PodGroupStatusController(client, informers, clock=clock)
+        out.append(("podgroup-status", lambda: pgs.run()))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))

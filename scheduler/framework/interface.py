@@ -229,6 +229,10 @@ class Handle(Protocol):
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
 
+    def activate(self, pods: list[JsonDict], *, gated_by: str | None = None) -> None:
+        """Move these pending pods to activeQ now (upstream Handle.Activate); with `gated_by`,
+        only those held at PreEnqueue by that plugin."""
+
     @property
     def client(self) -> Any:
         """minik3s.client Client (only for PreBind/Bind/PostBind/PostFilter, never Filter/Score)."""

@@ -310,9 +310,10 @@ class Framework:
         task.add_done_callback(self._timer_tasks.discard)
 
     def activate(self, pods: list[JsonDict], *, gated_by: str | None = None) -> None:
-        """Move `pods` to activeQ (upstream Handle.Activate); with `gated_by`, only those held
-        at PreEnqueue by that plugin."""
-        if self.pod_activator is not None:
+        """Move `pods` to activeQ if they wait in backoffQ or unschedulablePods (upstream
+        Handle.Activate); with `gated_by`, only those held at PreEnqueue by that plugin. A no-op
+        without a queue (a framework driven alone)."""
+        if self.pod_activator is not None and pods:
             self.pod_activator(pods, gated_by=gated_by)
 
     def record_event(self, obj: JsonDict, type_: str, reason: str, action: str, message: str, *,
@@ -534,7 +535,8 @@ class Framework:
             if r is not None:  # a result overrides the nomination, "" clears it (upstream ModeOverride)
                 result = r
             reasons.extend(st.reasons)
-            rejector = pl.name()
+            if st.reasons or not rejector:  # a plugin with nothing to say does not take the credit
+                rejector = pl.name()
         return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
 
     def run_pre_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo]) -> Status:

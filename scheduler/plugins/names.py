@@ -1,4 +1,5 @@
-"""Names of the in-tree plugins, exactly as upstream (pkg/scheduler/framework/plugins/names)."""
+"""Names of the in-tree plugins, exactly as upstream (pkg/scheduler/framework/plugins/names;
+Coscheduling from kubernetes-sigs/scheduler-plugins)."""
 
 PRIORITY_SORT = "PrioritySort"
 DEFAULT_BINDER = "DefaultBinder"
@@ -14,3 +15,5 @@ NODE_UNSCHEDULABLE = "NodeUnschedulable"
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 SCHEDULING_GATES = "SchedulingGates"
 TAINT_TOLERATION = "TaintToleration"
+COSCHEDULING = "Coscheduling"
+GANG_SCHEDULING = "GangScheduling"

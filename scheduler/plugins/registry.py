@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from scheduler.framework.interface import Plugin
 from scheduler.plugins import names
+from scheduler.plugins.coscheduling import Coscheduling
 from scheduler.plugins.default_binder import DefaultBinder
 from scheduler.plugins.default_preemption import DefaultPreemption
+from scheduler.plugins.gang_scheduling import GangScheduling
 from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler.plugins.node_affinity import NodeAffinity
@@ -37,4 +39,6 @@ def in_tree_registry() -> dict[str, type[Plugin]]:
         names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.DEFAULT_BINDER: DefaultBinder,
+        names.COSCHEDULING: Coscheduling,
+        names.GANG_SCHEDULING: GangScheduling,
     }

@@ -27,7 +27,9 @@ def test_defaults_match_upstream_v1():
     cfg = parse_config({})
     assert (cfg.percentage_of_nodes_to_score, cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds,
             cfg.parallelism) == (0, 1, 10, 16)
-    assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler"]
+    # minik3s also serves Volcano's pods (schedulerName: volcano) with the same plugins
+    assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler", "volcano"]
+    assert cfg.profiles[1].plugins == cfg.profiles[0].plugins
     mp = cfg.profiles[0].plugins.multi_point.enabled
     assert [(r.name, r.weight or 0) for r in mp] == DEFAULT_MULTI_POINT
     weights = {r.name: r.weight for r in mp if r.weight}
@@ -93,15 +95,15 @@ def test_load_config_from_yaml(tmp_path):
 def test_profile_spec_drops_default_plugins_missing_from_registry():
     from scheduler.framework.interface import FilterPlugin, QueueSortPlugin
 
-    class PrioritySort(QueueSortPlugin):
-        NAME = "PrioritySort"
+    class Coscheduling(QueueSortPlugin):
+        NAME = "Coscheduling"
 
     class NodeName(FilterPlugin):
         NAME = "NodeName"
 
-    reg = {"PrioritySort": PrioritySort, "NodeName": NodeName}
+    reg = {"Coscheduling": Coscheduling, "NodeName": NodeName}
     spec = profile_spec(parse_config({}).profiles[0], reg)
-    assert [e.name for e in spec.plugins["multiPoint"].enabled] == ["PrioritySort", "NodeName"]
+    assert [e.name for e in spec.plugins["multiPoint"].enabled] == ["NodeName", "Coscheduling"]
     assert [e.name for e in expand_plugins(spec, reg)["filter"]] == ["NodeName"]
 
 

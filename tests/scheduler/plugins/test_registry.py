@@ -21,6 +21,8 @@ def test_registry_names_match_plugins():
         "PodTopologySpread",
         "DefaultPreemption",
         "DefaultBinder",
+        "Coscheduling",
+        "GangScheduling",
     }
     for name, cls in reg.items():
         assert cls.NAME == name
