@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import random
+import subprocess
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -230,3 +232,43 @@ async def real_api(tmp_path: Path, clock: FakeClock) -> AsyncIterator[RealCluste
             await c.stop()
         finally:
             await store.close()
+
+
+# ---------------------------------------------------------------------------------------------- kubectl
+# The real kubectl 1.33 (scripts/fetch-kubectl, cached at .cache/kubectl/kubectl). If it cannot be
+# obtained, every test using `kubectl_bin` FAILS with the reason; only an explicit
+# MINIK3S_SKIP_KUBECTL_TESTS=1 turns that into a skip (CI never sets it).
+ROOT = Path(__file__).resolve().parents[1]
+KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
+SKIP_KUBECTL_ENV = "MINIK3S_SKIP_KUBECTL_TESTS"
+
+
+def kubectl_problem() -> str | None:
+    """None when kubectl is usable (fetching it first if needed), else the reason it is not."""
+    if not KUBECTL.is_file():
+        try:
+            r = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-kubectl")], capture_output=True,
+                               text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"scripts/fetch-kubectl failed: {e}"
+        if r.returncode != 0 or not KUBECTL.is_file():
+            return f"kubectl not available (scripts/fetch-kubectl rc={r.returncode}: {r.stderr.strip()[-300:]})"
+    try:
+        r = subprocess.run([str(KUBECTL), "version", "--client"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{KUBECTL} does not run: {e}"
+    if r.returncode != 0:
+        return f"{KUBECTL} does not run: {r.stderr.strip()[-300:]}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def kubectl_bin() -> Path:
+    """The kubectl binary; a missing one fails the test unless MINIK3S_SKIP_KUBECTL_TESTS=1."""
+    problem = kubectl_problem()
+    if problem is None:
+        return KUBECTL
+    if os.environ.get(SKIP_KUBECTL_ENV) == "1":
+        pytest.skip(f"{problem} ({SKIP_KUBECTL_ENV}=1)")
+    pytest.fail(f"{problem}. Run scripts/fetch-kubectl, or set {SKIP_KUBECTL_ENV}=1 to skip the kubectl tests.",
+                pytrace=False)

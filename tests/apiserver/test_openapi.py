@@ -166,7 +166,7 @@ def test_swagger_v2_uses_definitions_refs() -> None:
 # ---- real kubectl against a stub serving these documents -------------------------------------
 
 KUBECTL = Path(__file__).resolve().parents[2] / ".cache" / "kubectl" / "kubectl"
-needs_kubectl = pytest.mark.skipif(not KUBECTL.exists(), reason="run scripts/fetch-kubectl to enable")
+needs_kubectl = pytest.mark.usefixtures("kubectl_bin")  # fails, not skips, without kubectl
 
 
 def _resource_list(reg: ResourceRegistry, group: str, version: str) -> dict[str, Any]:

@@ -2,58 +2,19 @@
 (`minik3s_cluster`: every component, 6 simulated nodes). Modules that talk to another server
 define their own `http` fixture, which takes precedence.
 
-`kubectl_bin` is the real kubectl 1.33 (`scripts/fetch-kubectl`, cached at .cache/kubectl/kubectl).
-If it cannot be obtained, every test using it FAILS with the reason; only an explicit
-`MINIK3S_SKIP_KUBECTL_TESTS=1` turns that into a skip (CI never sets it)."""
+`kubectl_bin` (the real kubectl 1.33, failing rather than skipping when it cannot be obtained)
+lives in the root `tests/conftest.py`, so tests outside e2e use it too."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from minik3s.testing.server import ServerProcess
 from minik3s.testing.wait import wait_for
-
-ROOT = Path(__file__).resolve().parents[2]
-KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
-SKIP_KUBECTL_ENV = "MINIK3S_SKIP_KUBECTL_TESTS"
-
-
-def kubectl_problem() -> str | None:
-    """None when kubectl is usable (fetching it first if needed), else the reason it is not."""
-    if not KUBECTL.is_file():
-        try:
-            r = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-kubectl")], capture_output=True,
-                               text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"scripts/fetch-kubectl failed: {e}"
-        if r.returncode != 0 or not KUBECTL.is_file():
-            return f"kubectl not available (scripts/fetch-kubectl rc={r.returncode}: {r.stderr.strip()[-300:]})"
-    try:
-        r = subprocess.run([str(KUBECTL), "version", "--client"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"{KUBECTL} does not run: {e}"
-    if r.returncode != 0:
-        return f"{KUBECTL} does not run: {r.stderr.strip()[-300:]}"
-    return None
-
-
-@pytest.fixture(scope="session")
-def kubectl_bin() -> Path:
-    """The kubectl binary; a missing one fails the test unless MINIK3S_SKIP_KUBECTL_TESTS=1."""
-    problem = kubectl_problem()
-    if problem is None:
-        return KUBECTL
-    if os.environ.get(SKIP_KUBECTL_ENV) == "1":
-        pytest.skip(f"{problem} ({SKIP_KUBECTL_ENV}=1)")
-    pytest.fail(f"{problem}. Run scripts/fetch-kubectl, or set {SKIP_KUBECTL_ENV}=1 to skip the kubectl tests.",
-                pytrace=False)
 
 
 @pytest.fixture(scope="module")

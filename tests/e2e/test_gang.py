@@ -400,7 +400,7 @@ def test_gang_apis_are_discoverable_with_tables(api_http):
 KUBECTL = ROOT / ".cache" / "kubectl" / "kubectl"
 
 
-@pytest.mark.skipif(not KUBECTL.is_file(), reason="kubectl not fetched (scripts/fetch-kubectl)")
+@pytest.mark.usefixtures("kubectl_bin")  # fails, not skips, without kubectl
 def test_kubectl_applies_the_examples_and_prints_upstream_columns(minik3s_api: ServerProcess, tmp_path: Path):
     import subprocess
 

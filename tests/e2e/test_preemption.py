@@ -234,7 +234,7 @@ def test_runtime_class_overhead_and_scheduling(cluster_factory):
     assert r.json()["message"] == 'pods "ghost" is forbidden: pod rejected: RuntimeClass "gvisor" not found'
 
 
-@pytest.mark.skipif(not KUBECTL.is_file(), reason="kubectl not fetched (scripts/fetch-kubectl)")
+@pytest.mark.usefixtures("kubectl_bin")  # fails, not skips, without kubectl
 def test_kubectl_applies_and_lists_runtime_classes(cluster_factory, tmp_path):
     c = cluster_factory([node("n1", "2")])
     assert (
