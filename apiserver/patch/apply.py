@@ -30,6 +30,7 @@ succeeds and both own `f:spec.f:replicas`.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -495,31 +496,72 @@ def _order(k: str) -> tuple[int, str]:
     return (0, "") if k == "." else (_ORDER.get(k[:1], 5), k)
 
 
-def _created_tree(value: Any, meta: PatchMeta, path: Path, banned: frozenset[Path]) -> tuple[dict[str, Any], bool] | None:
-    """FieldsV1 subtree that `compare({}, obj)` + `encode_fields` would give for `path`, built in
-    one walk: (children, whether `path` itself is a member). None when nothing at or below
-    `path` is recorded. Parity with the general algorithm is pinned by tests."""
-    if path in banned:
-        return None
+# banned paths as a trie: path element -> the trie below it; the key None marks a banned path
+_BannedTrie = dict[str | None, Any]
+
+
+@functools.lru_cache(maxsize=64)
+def _banned_trie(paths: tuple[Path, ...]) -> _BannedTrie:
+    """Shared and cached per set of paths: callers only read it."""
+    root: _BannedTrie = {}
+    for p in paths:
+        node = root
+        for e in p:
+            node = node.setdefault(e, {})
+        node[None] = True
+    return root
+
+
+def _created_tree(
+    value: Any, meta: PatchMeta, banned: _BannedTrie | None, *, root: bool = False, metadata: bool = False
+) -> tuple[dict[str, Any], bool] | None:
+    """FieldsV1 subtree that `compare({}, obj)` + `encode_fields` would give for this field, built
+    in one walk: (children, whether the field itself is a member). None when nothing at or below
+    it is recorded. `banned` is the trie of stripped paths below this field (None: nothing below
+    is stripped), so the walk builds no path tuples; `root` marks the object itself, `metadata`
+    the top-level metadata field. Parity with the general algorithm is pinned by tests
+    (tests/apiserver/patch/test_apply_create_fastpath.py)."""
     if isinstance(value, dict) and value and not meta.atomic:
         children: dict[str, Any] = {}
+        child = meta.child
         for k, v in value.items():
-            p = (*path, f"f:{k}")
-            sub = _created_tree(v, meta.child(k), p, banned)
+            pe = "f:" + k
+            below = None
+            if banned is not None:
+                below = banned.get(pe)
+                if below is not None and None in below:
+                    continue
+            if not isinstance(v, (dict, list)):
+                children[pe] = {}  # a scalar: a member without children (most fields)
+                continue
+            sub = _created_tree(v, child(k), below, metadata=root and k == "metadata")
             if sub is not None:
-                children[f"f:{k}"] = _node(*sub)
-        member = bool(path) and not meta.struct and path != ("f:metadata",)
+                children[pe] = _field_node(*sub) if isinstance(v, dict) else _node(*sub)
+        member = not root and not meta.struct and not metadata
         return (children, member) if children or member else None
     if isinstance(value, list) and value and _granular_list(meta):
         element = meta.element()
         children = {}
         for pe, item in _index_items(value, meta).items():
-            p = (*path, pe)
-            sub = _created_tree(item, element, p, banned)
+            below = banned.get(pe) if banned is not None else None
+            if below is not None and None in below:
+                sub = None
+            else:
+                sub = _created_tree(item, element, below)
             children[pe] = _node(sub[0] if sub is not None else {}, True)
-        member = bool(path) and not meta.always_present
+        member = not root and not meta.always_present
         return (children, member) if children or member else None
-    return ({}, True) if path else None
+    return None if root else ({}, True)
+
+
+def _field_node(children: dict[str, Any], member: bool) -> dict[str, Any]:
+    """`_node` for a map's children: every key is "f:<name>" (plus "."), so plain string order is
+    `_order`'s order ("." sorts before "f:")."""
+    if children and member:
+        children["."] = {}
+    if len(children) < 2:
+        return children
+    return {k: children[k] for k in sorted(children)}
 
 
 def _node(children: dict[str, Any], member: bool) -> dict[str, Any]:
@@ -529,9 +571,9 @@ def _node(children: dict[str, Any], member: bool) -> dict[str, Any]:
 
 
 def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...]) -> dict[str, Any]:
-    banned = frozenset((*_STRIPPED, *reset))
-    sub = _created_tree(_without_managed_fields(obj), schema or DEDUCED, (), banned)
-    return _node(sub[0], False) if sub is not None else {}
+    banned = _banned_trie((*_STRIPPED, *reset))
+    sub = _created_tree(_without_managed_fields(obj), schema or DEDUCED, banned, root=True)
+    return _field_node(sub[0], False) if sub is not None else {}
 
 
 # --- public API -------------------------------------------------------------------------------
