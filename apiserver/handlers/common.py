@@ -24,6 +24,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.tables import to_table
 from apiserver.strategies import decode_error
+from apiserver.strategies.schema import delete_options_type_error
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
 from minik3s.api.options import DeleteOptions, WriteOptions
@@ -130,6 +131,9 @@ def default_manager(request: web.Request) -> str:
 
 def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
     body = codec.decode_delete_options(raw, codec.media_type(request)) or {}
+    bad = delete_options_type_error(body)
+    if bad:
+        raise BadRequestError(bad)
     q = request.query
     gp = int_param(q, "gracePeriodSeconds")
     if gp is not None and "gracePeriodSeconds" not in body:
@@ -142,7 +146,7 @@ def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
         body["dryRun"] = ["All"]
     try:
         return DeleteOptions.from_dict(body)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         raise BadRequestError("invalid DeleteOptions") from None
 
 
