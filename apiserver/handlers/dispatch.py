@@ -19,6 +19,7 @@ from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
 from apiserver.keys import CORE, READY
+from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, MethodNotAllowedError
 
@@ -44,6 +45,18 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             raise
         else:
             err = ApiError(e.reason or "error", code=e.status, reason="BadRequest" if e.status == 400 else "InternalError")
+        return codec.json_response(err.to_status(), status=err.code)
+    except ObjectTooLargeError:
+        # what kube-apiserver relays when etcd refuses an object over its request limit
+        err = errors.RequestEntityTooLargeError("etcdserver: request is too large")
+        return codec.json_response(err.to_status(), status=err.code)
+    except UnencodableObjectError:
+        # a patch built a value the encoder refuses (nesting beyond codec.MAX_DEPTH)
+        err = errors.BadRequestError(f"the resulting object cannot be encoded: it exceeds max depth of {codec.MAX_DEPTH}")
+        return codec.json_response(err.to_status(), status=err.code)
+    except KeyNotFoundError:
+        # the object went away between the read and the write (a concurrent delete)
+        err = errors.NotFoundError("the object was deleted while the request was served")
         return codec.json_response(err.to_status(), status=err.code)
     except (asyncio.CancelledError, ConnectionResetError):
         raise

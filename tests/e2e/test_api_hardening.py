@@ -105,3 +105,95 @@ def test_malformed_delete_options_are_400(http, ns, body, message):
     assert st["message"] == message
     assert http.get(f"/api/v1/namespaces/{ns}/configmaps/{name}").status_code == 200
     assert http.get("/readyz").status_code == 200
+
+
+# ---------------------------------------------------------------- size limits
+def test_yaml_alias_bomb_is_refused_without_expanding(http, ns):
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: bomb}", "data:",
+             "  a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content="\n".join(lines).encode(),
+                  headers={"Content-Type": "application/yaml"})
+    st = status_of(r, 400, "BadRequest")
+    assert st["message"] == "error converting YAML to JSON: yaml: document contains excessive aliasing"
+    assert http.get(f"/api/v1/namespaces/{ns}/configmaps/bomb").status_code == 404
+    # a few honest aliases are fine
+    ok = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aliases\n  labels: &l {app: web}\n" \
+         b"  annotations: *l\ndata: {a: b}\n"
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=ok, headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201, r.text
+    assert r.json()["metadata"]["annotations"] == {"app": "web"}
+
+
+def test_configmap_and_secret_data_over_1mib_are_invalid(http, ns):
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps",
+                  json={"metadata": {"name": "huge"}, "data": {"a": "x" * (600 * 1024), "b": "y" * (600 * 1024)}})
+    st = status_of(r, 422, "Invalid")
+    assert st["message"] == 'ConfigMap "huge" is invalid: []: Too long: may not be more than 1048576 bytes'
+    assert st["details"]["causes"][0]["reason"] == "FieldValueTooLong"
+    r = http.post(f"/api/v1/namespaces/{ns}/secrets",
+                  json={"metadata": {"name": "huge"}, "stringData": {"a": "x" * (1024 * 1024 + 1)}})
+    st = status_of(r, 422, "Invalid")
+    assert st["message"] == 'Secret "huge" is invalid: data: Too long: may not be more than 1048576 bytes'
+    # exactly 1 MiB is allowed
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps?dryRun=All",
+                  json={"metadata": {"name": "edge"}, "data": {"a": "x" * (1024 * 1024)}})
+    assert r.status_code == 201, r.text
+    assert http.get(f"/api/v1/namespaces/{ns}/configmaps/huge").status_code == 404
+
+
+def test_stored_object_over_1_5mib_is_413(http, ns):
+    # no single field has a limit of its own here (env values), the object as a whole is too large
+    env = [{"name": f"V{i}", "value": "z" * 100_000} for i in range(17)]
+    pod = {"metadata": {"name": "fat"}, "spec": {"containers": [{"name": "c", "image": "i", "env": env}]}}
+    r = http.post(f"/api/v1/namespaces/{ns}/pods", json=pod)
+    st = status_of(r, 413, "RequestEntityTooLarge")
+    assert st["message"] == "etcdserver: request is too large"
+    assert http.get(f"/api/v1/namespaces/{ns}/pods/fat").status_code == 404
+
+
+def test_json_patch_copies_cannot_amplify(http, ns):
+    http.post(f"/api/v1/namespaces/{ns}/configmaps",
+              json={"metadata": {"name": "amp"}, "data": {"k0": "v" * 1000}}).raise_for_status()
+    ops = [{"op": "copy", "from": f"/data/k{i}", "path": f"/data/k{i + 1}"} for i in range(4000)]
+    r = http.patch(f"/api/v1/namespaces/{ns}/configmaps/amp", json=ops,
+                   headers={"Content-Type": "application/json-patch+json"})
+    st = status_of(r, 413, "RequestEntityTooLarge")
+    assert "Unable to copy" in st["message"]
+    assert len(http.get(f"/api/v1/namespaces/{ns}/configmaps/amp").json()["data"]) == 1
+    too_many = [{"op": "test", "path": "/data/k0", "value": "v" * 1000}] * 10001
+    r = http.patch(f"/api/v1/namespaces/{ns}/configmaps/amp", json=too_many,
+                   headers={"Content-Type": "application/json-patch+json"})
+    status_of(r, 413, "RequestEntityTooLarge")
+
+
+# ---------------------------------------------------------------- deep nesting
+@pytest.mark.parametrize("depth", [300, 1000, 5000])
+@pytest.mark.parametrize("ct", ["application/json", "application/yaml", "application/merge-patch+json",
+                                "application/strategic-merge-patch+json"])
+def test_deep_nesting_is_400_never_500(http, ns, depth, ct):
+    http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "nest"}})
+    deep = b'{"a":' * depth + b"1" + b"}" * depth
+    body = b'{"metadata": {"name": "nest"}, "bogus": ' + deep + b"}"
+    if ct.endswith("patch+json"):
+        r = http.patch(f"/api/v1/namespaces/{ns}/configmaps/nest", content=body, headers={"Content-Type": ct})
+    else:
+        r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=body, headers={"Content-Type": ct})
+    assert r.status_code == 400, r.text[:300]
+    msg = r.json()["message"]
+    assert r.json()["kind"] == "Status" and ("depth" in msg or "flow level" in msg), msg
+    assert http.get("/readyz").status_code == 200
+
+
+def test_json_patch_building_too_deep_a_value_is_400(http, ns):
+    http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "deepjp"}})
+    value: dict = {}
+    for _ in range(200):
+        value = {"a": value}
+    ops = [{"op": "add", "path": "/metadata/annotations", "value": {}},
+           {"op": "add", "path": "/x", "value": value}, {"op": "copy", "from": "/x", "path": "/x/a/a/a/a/a/a/a/a/a/a" + "/a" * 80}]
+    r = http.patch(f"/api/v1/namespaces/{ns}/configmaps/deepjp", json=ops,
+                   headers={"Content-Type": "application/json-patch+json"})
+    assert 400 <= r.status_code < 500, r.text[:300]
+    assert r.json()["kind"] == "Status"
+    assert "x" not in http.get(f"/api/v1/namespaces/{ns}/configmaps/deepjp").json()
