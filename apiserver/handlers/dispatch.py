@@ -14,7 +14,13 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from apiserver.handlers import codec, discovery, verbs
-from apiserver.handlers.common import method_not_allowed, not_found_path, parse_resource_path, retry_after
+from apiserver.handlers.common import (
+    check_acceptable,
+    method_not_allowed,
+    not_found_path,
+    parse_resource_path,
+    retry_after,
+)
 from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
@@ -111,6 +117,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         raise not_found_path()
     if target.subresource:
         return await subresource(request, core, target)
+    check_acceptable(request)
     if target.name is None:
         if method == "GET":
             return await verbs.list_or_watch(request, core, target)

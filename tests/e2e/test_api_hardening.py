@@ -197,3 +197,72 @@ def test_json_patch_building_too_deep_a_value_is_400(http, ns):
     assert 400 <= r.status_code < 500, r.text[:300]
     assert r.json()["kind"] == "Status"
     assert "x" not in http.get(f"/api/v1/namespaces/{ns}/configmaps/deepjp").json()
+
+
+# ---------------------------------------------------------------- list/watch parameters
+@pytest.mark.parametrize(("params", "code", "message"), [
+    ({"watch": "1", "resourceVersion": "abc"}, 400, 'Invalid value for resourceVersion: "abc"'),
+    ({"watch": "1", "resourceVersion": "-1"}, 400, 'Invalid value for resourceVersion: "-1"'),
+    ({"resourceVersion": "abc", "resourceVersionMatch": "Exact"}, 400, 'Invalid value for resourceVersion: "abc"'),
+    ({"watch": "1", "timeoutSeconds": "soon"}, 400, 'invalid value for timeoutSeconds: "soon"'),
+    ({"watch": "1", "resourceVersionMatch": "Exact", "resourceVersion": "1"}, 422,
+     'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden '
+     'for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported '
+     'values: "NotOlderThan"]'),
+    ({"resourceVersionMatch": "Bogus", "resourceVersion": "1"}, 422,
+     'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Bogus": supported values: '
+     '"Exact", "NotOlderThan", ""'),
+    ({"resourceVersionMatch": "NotOlderThan"}, 422,
+     'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden '
+     'unless resourceVersion is provided'),
+    ({"sendInitialEvents": "true"}, 422,
+     'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list'),
+    ({"watch": "1", "labelSelector": "a in (b"}, 400, None),
+    ({"watch": "1", "fieldSelector": "spec.bogus=x"}, 400, "field label not supported: spec.bogus"),
+])
+def test_bad_list_and_watch_parameters_are_refused_before_the_stream(minik3s_api, ns, params, code, message):
+    # a plain client: the answer must be a complete, non-chunked Status, not a 200 stream
+    with httpx.Client(base_url=minik3s_api.url, timeout=10) as c:
+        r = c.get(f"/api/v1/namespaces/{ns}/configmaps", params=params)
+    assert r.status_code == code, r.text
+    assert r.headers.get("Transfer-Encoding") != "chunked"
+    st = r.json()
+    assert st["kind"] == "Status" and st["code"] == code
+    if message:
+        assert st["message"] == message
+
+
+def test_empty_set_selector_is_served_as_upstream(http, ns):
+    # upstream parses `a in ()` as a in (""): a valid selector matching objects without a value
+    http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "lbl", "labels": {"a": ""}}})
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", params={"labelSelector": "a in ()"})
+    assert r.status_code == 200
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["lbl"]
+
+
+def test_tampered_continue_token_is_400_without_echo(http, ns):
+    import base64
+    tok = base64.urlsafe_b64encode(b'{"rv": "9999999999abc", "start": "x"}').decode()
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", params={"limit": "1", "continue": tok})
+    st = status_of(r, 400, "BadRequest")
+    assert "9999999999abc" not in st["message"]
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", params={"limit": "1", "continue": "%%%garbage"})
+    status_of(r, 400, "BadRequest")
+
+
+def test_bad_accept_is_406_and_unknown_method_405(http, ns):
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", headers={"Accept": "application/bogus"})
+    status_of(r, 406, "NotAcceptable")
+    for method in ("TRACE", "PROPFIND"):
+        r = http.request(method, f"/api/v1/namespaces/{ns}/configmaps")
+        assert r.status_code in (400, 405), (method, r.status_code)
+        if r.status_code == 405:
+            assert r.json()["reason"] == "MethodNotAllowed"
+    r = http.request("TRACE", f"/api/v1/namespaces/{ns}/configmaps")
+    status_of(r, 405, "MethodNotAllowed")
+    # kubectl's own Accept and a browser's both still work
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps",
+                 headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
+    assert r.status_code == 200
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert r.status_code == 200
