@@ -4,6 +4,7 @@ over HTTP against a real server; nothing bad is stored and /readyz stays up."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import httpx
@@ -266,3 +267,69 @@ def test_bad_accept_is_406_and_unknown_method_405(http, ns):
     assert r.status_code == 200
     r = http.get(f"/api/v1/namespaces/{ns}/configmaps", headers={"Accept": "text/html,*/*;q=0.8"})
     assert r.status_code == 200
+
+
+# ---------------------------------------------------------------- contended writes
+async def _concurrently(url: str, n: int, send) -> list[httpx.Response]:
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as c:
+        return await asyncio.gather(*(send(c, i) for i in range(n)))
+
+
+def test_concurrent_unconditional_patches_and_puts_all_succeed(minik3s_api, http, ns):
+    http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "hot"}, "data": {}}).raise_for_status()
+    path = f"/api/v1/namespaces/{ns}/configmaps/hot"
+    kinds = ["application/merge-patch+json", "application/strategic-merge-patch+json"]
+
+    async def patch(c: httpx.AsyncClient, i: int) -> httpx.Response:
+        return await c.patch(path, json={"data": {f"k{i}": str(i)}}, headers={"Content-Type": kinds[i % 2]})
+
+    rs = asyncio.run(_concurrently(minik3s_api.url, 50, patch))
+    assert [r.status_code for r in rs] == [200] * 50, [r.text for r in rs if r.status_code != 200][:2]
+    assert len(http.get(path).json()["data"]) == 50  # every patch applied to the latest object
+
+    async def json_patch(c: httpx.AsyncClient, i: int) -> httpx.Response:
+        return await c.patch(path, json=[{"op": "add", "path": f"/data/j{i}", "value": "x"}],
+                             headers={"Content-Type": "application/json-patch+json"})
+
+    rs = asyncio.run(_concurrently(minik3s_api.url, 50, json_patch))
+    assert [r.status_code for r in rs] == [200] * 50
+    assert len(http.get(path).json()["data"]) == 100
+
+    async def put(c: httpx.AsyncClient, i: int) -> httpx.Response:
+        return await c.put(path, json={"metadata": {"name": "hot"}, "data": {"writer": str(i)}})
+
+    rs = asyncio.run(_concurrently(minik3s_api.url, 50, put))
+    assert [r.status_code for r in rs] == [200] * 50, [r.text for r in rs if r.status_code != 200][:2]
+    final = http.get(path).json()
+    assert list(final["data"]) == ["writer"]
+    # a PUT with a stale resourceVersion is still a conflict
+    stale = {"metadata": {"name": "hot", "resourceVersion": "1"}, "data": {}}
+    status_of(http.put(path, json=stale), 409, "Conflict")
+
+
+def test_concurrent_deletes_one_success_rest_404(minik3s_api, http, ns):
+    http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "doomed"}}).raise_for_status()
+    path = f"/api/v1/namespaces/{ns}/configmaps/doomed"
+
+    async def delete(c: httpx.AsyncClient, i: int) -> httpx.Response:
+        return await c.delete(path)
+
+    rs = asyncio.run(_concurrently(minik3s_api.url, 30, delete))
+    codes = sorted(r.status_code for r in rs)
+    assert codes == [200] + [404] * 29, codes
+    for r in rs:
+        if r.status_code == 404:
+            assert r.json()["reason"] == "NotFound" and r.json()["details"]["name"] == "doomed"
+    # collection deletes racing each other: no errors, each object deleted once
+    for i in range(20):
+        http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": f"batch{i}",
+                                                                        "labels": {"race": "yes"}}})
+
+    async def delete_all(c: httpx.AsyncClient, i: int) -> httpx.Response:
+        return await c.delete(f"/api/v1/namespaces/{ns}/configmaps", params={"labelSelector": "race=yes"})
+
+    rs = asyncio.run(_concurrently(minik3s_api.url, 10, delete_all))
+    assert [r.status_code for r in rs] == [200] * 10
+    names = [i["metadata"]["name"] for r in rs for i in r.json()["items"]]
+    assert sorted(names) == sorted(f"batch{i}" for i in range(20))
