@@ -72,8 +72,58 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return codec.json_response(err.to_status(), status=500)
 
 
+# bodies a browser may POST cross-origin without a CORS preflight ("simple" requests)
+_SIMPLE_CONTENT_TYPES = frozenset({"text/plain", "multipart/form-data", "application/x-www-form-urlencoded"})
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_name(value: str) -> str:
+    """`127.0.0.1:6443` -> `127.0.0.1`, `[::1]:6443` -> `::1`, `LocalHost.` -> `localhost`."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        return v[1:].split("]", 1)[0]
+    if v.count(":") == 1:
+        v = v.split(":", 1)[0]
+    return v.rstrip(".")
+
+
+def _is_loopback(name: str) -> bool:
+    return name in _LOOPBACK_NAMES or name.endswith(".localhost") or name.startswith("127.")
+
+
+def browser_guard(request: web.Request) -> None:
+    """What keeps a web page from driving the plain-HTTP loopback API (no TLS, no auth here).
+
+    - On a loopback listener, the Host must be a loopback name or the listener's address:
+      another name means a DNS-rebinding page (403).
+    - A request carrying a non-loopback Origin comes from another site's page (403).
+    - POST/PUT/PATCH bodies typed text/plain, multipart/form-data or form-urlencoded are what a
+      page can send without a preflight; upstream decodes none of them (415)."""
+    sock = request.transport.get_extra_info("sockname") if request.transport is not None else None
+    local = str(sock[0]) if isinstance(sock, tuple) and sock else ""
+    if local and _is_loopback(local):
+        host = _host_name(request.headers.get("Host", ""))
+        if host and not _is_loopback(host) and host != local:
+            raise errors.ForbiddenError(
+                f'Host "{host}" is not allowed: this API listens on a loopback address and answers only '
+                f'requests addressed to localhost or {local} (DNS rebinding protection)')
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        name = _host_name(origin.split("://", 1)[-1].split("/", 1)[0]) if "://" in origin else origin
+        if not _is_loopback(name):
+            raise errors.ForbiddenError(
+                f'Origin "{origin}" is not allowed: requests from web pages of other sites are refused')
+    if request.method in ("POST", "PUT", "PATCH") and codec.media_type(request) in _SIMPLE_CONTENT_TYPES \
+            and request.body_exists:
+        raise errors.UnsupportedMediaTypeError(
+            f'the body of the request was in an unknown format - accepted media types include: application/json, '
+            f'application/yaml, application/vnd.kubernetes.protobuf (got "{codec.media_type(request)}": a content '
+            f'type a browser may send cross-origin without a preflight is never decoded)')
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
+    browser_guard(request)
     parts = [p for p in request.path.split("/") if p]
     method = request.method
     if not parts:

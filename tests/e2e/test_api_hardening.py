@@ -333,3 +333,29 @@ def test_concurrent_deletes_one_success_rest_404(minik3s_api, http, ns):
     assert [r.status_code for r in rs] == [200] * 10
     names = [i["metadata"]["name"] for r in rs for i in r.json()["items"]]
     assert sorted(names) == sorted(f"batch{i}" for i in range(20))
+
+
+# ---------------------------------------------------------------- browser protection
+@pytest.mark.parametrize("ct", ["text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded",
+                                "text/plain;charset=UTF-8"])
+def test_simple_cors_bodies_are_refused(http, ns, ct):
+    body = b'{"metadata": {"name": "from-a-web-page"}}'
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=body, headers={"Content-Type": ct})
+    st = status_of(r, 415, "UnsupportedMediaType")
+    assert "preflight" in st["message"]
+    assert http.get(f"/api/v1/namespaces/{ns}/configmaps/from-a-web-page").status_code == 404
+
+
+def test_foreign_host_and_origin_are_refused(http, ns, minik3s_api):
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps", headers={"Host": "evil.example.com"})
+    st = status_of(r, 403, "Forbidden")
+    assert "evil.example.com" in st["message"] and "DNS rebinding" in st["message"]
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "cross"}},
+                  headers={"Origin": "https://evil.example.com"})
+    status_of(r, 403, "Forbidden")
+    assert http.get(f"/api/v1/namespaces/{ns}/configmaps/cross").status_code == 404
+    # loopback names, with or without a port, and a local page's Origin are fine
+    port = httpx.URL(minik3s_api.url).port
+    for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", "LOCALHOST."):
+        assert http.get("/version", headers={"Host": host}).status_code == 200, host
+    assert http.get("/version", headers={"Origin": f"http://localhost:{port}"}).status_code == 200
