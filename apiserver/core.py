@@ -65,7 +65,9 @@ from minik3s.utils.clock import Clock, rfc3339
 logger = logging.getLogger(__name__)
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-MAX_UPDATE_RETRIES = 16
+# upstream's GuaranteedUpdate retries without bound; each round here lets at least one contender
+# commit, so this bound is only reached by a livelock (then a 409)
+MAX_UPDATE_RETRIES = 1000
 BOOKMARK_INTERVAL = 30.0
 
 Selector = Callable[[JsonDict], bool]
@@ -474,12 +476,25 @@ class ApiCore:
             raise errors.not_found(info.resource, info.group, name)
         if expected is not None and str(expected) != (old.get("metadata") or {}).get("resourceVersion"):
             raise errors.conflict(info.resource, info.group, name)
-        try:
-            return await self._write_update(info, key, old, obj, opts, subresource=subresource,
-                                            expected=int(old["metadata"]["resourceVersion"]))
-        except RevisionMismatchError:
-            # another write landed between our read and the commit: optimistic concurrency says 409
-            raise errors.conflict(info.resource, info.group, name) from None
+        if expected is not None:
+            try:
+                return await self._write_update(info, key, old, obj, opts, subresource=subresource,
+                                                expected=int(old["metadata"]["resourceVersion"]))
+            except RevisionMismatchError:
+                # another write landed between our read and the commit: optimistic concurrency says 409
+                raise errors.conflict(info.resource, info.group, name) from None
+        # no resourceVersion: an unconditional update, which upstream's GuaranteedUpdate re-applies
+        # on the latest object until it lands
+        for _ in range(MAX_UPDATE_RETRIES):
+            try:
+                return await self._write_update(info, key, old, deep_copy(obj), opts, subresource=subresource,
+                                                expected=int(old["metadata"]["resourceVersion"]))
+            except RevisionMismatchError:
+                latest = self.store.get(key)
+                if latest is None:
+                    raise errors.not_found(info.resource, info.group, name) from None
+                old = latest
+        raise errors.conflict(info.resource, info.group, name)
 
     async def _write_update(self, info: ResourceInfo, key: str, old: JsonDict, new: JsonDict,
                             opts: WriteOptions, *, subresource: str | None, expected: int,
@@ -706,6 +721,9 @@ class ApiCore:
                 return await self._delete_once(info, key, cur, options)
             except RevisionMismatchError:
                 continue
+            except KeyNotFoundError:
+                # a concurrent delete won: this one is a 404, as upstream answers the loser
+                raise errors.not_found(info.resource, info.group, name) from None
         raise errors.conflict(info.resource, info.group, name)
 
     def _check_preconditions(self, info: ResourceInfo, cur: JsonDict, pre: JsonDict | None) -> None:

@@ -24,11 +24,14 @@ from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.tables import to_table
 from apiserver.strategies import decode_error
+from apiserver.strategies.rest import rv_int
+from apiserver.strategies.schema import delete_options_type_error
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
 from minik3s.api.options import DeleteOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.api.validation import forbidden, not_supported
 
 # /api/v1/namespaces/<name>/<sub> names the namespace's own subresource, not a namespaced list
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
@@ -107,6 +110,75 @@ def int_param(q: MultiMapping[str], name: str) -> int | None:
         raise BadRequestError(f'invalid value for {name}: "{v}"') from None
 
 
+def check_list_options(q: MultiMapping[str], *, watch: bool) -> None:
+    """Validate list/watch parameters before anything is read or a response is started, as
+    upstream's ValidateListOptions does (422 on `ListOptions.meta.k8s.io`); a resourceVersion that
+    is not an unsigned integer is a 400, a bad timeoutSeconds or limit too."""
+    rv = q.get("resourceVersion") or ""
+    if rv:
+        rv_int(rv)
+    int_param(q, "timeoutSeconds")
+    int_param(q, "limit")
+    match = q.get("resourceVersionMatch") or ""
+    has_initial = q.get("sendInitialEvents") is not None
+    cont = q.get("continue") or ""
+    causes: list[JsonDict] = []
+    if watch:
+        if has_initial and match != "NotOlderThan":
+            causes.append(forbidden("resourceVersionMatch",
+                                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+        if match:
+            if not has_initial:
+                causes.append(forbidden("resourceVersionMatch",
+                                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                                        "provided"))
+            if match != "NotOlderThan":
+                causes.append(not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+            if cont:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is "
+                                                                "provided"))
+    else:
+        if match:
+            if not rv:
+                causes.append(forbidden("resourceVersionMatch",
+                                        "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+            if cont:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is "
+                                                                "provided"))
+            if match not in ("Exact", "NotOlderThan"):
+                causes.append(not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+            if match == "Exact" and rv == "0":
+                causes.append(forbidden("resourceVersionMatch",
+                                        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+        if has_initial:
+            causes.append(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    if causes:
+        parts = [f"{c['field']}: {c['message']}" for c in causes]
+        summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        raise errors.InvalidError(f'ListOptions.meta.k8s.io "" is invalid: {summary}',
+                                  details={"name": "", "group": "meta.k8s.io", "kind": "ListOptions",
+                                           "causes": causes})
+
+
+_ACCEPTABLE = frozenset({"*/*", "application/*", "application/json", "application/yaml",
+                         "application/vnd.kubernetes.protobuf"})
+
+
+def check_acceptable(request: web.Request) -> None:
+    """406 when no entry of the Accept header names a media type the API serves (upstream's
+    content negotiation); a missing or empty header accepts anything."""
+    accept = request.headers.get("Accept", "")
+    if not accept.strip():
+        return
+    for entry in accept.split(","):
+        mt = entry.split(";", 1)[0].strip().lower()
+        if not mt or mt in _ACCEPTABLE:
+            return
+    raise errors.NotAcceptableError(
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf")
+
+
 def write_options(request: web.Request) -> WriteOptions:
     q = request.query
     fv = q.get("fieldValidation") or "Warn"
@@ -130,6 +202,9 @@ def default_manager(request: web.Request) -> str:
 
 def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
     body = codec.decode_delete_options(raw, codec.media_type(request)) or {}
+    bad = delete_options_type_error(body)
+    if bad:
+        raise BadRequestError(bad)
     q = request.query
     gp = int_param(q, "gracePeriodSeconds")
     if gp is not None and "gracePeriodSeconds" not in body:
@@ -142,7 +217,7 @@ def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
         body["dryRun"] = ["All"]
     try:
         return DeleteOptions.from_dict(body)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         raise BadRequestError("invalid DeleteOptions") from None
 
 

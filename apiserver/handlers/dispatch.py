@@ -14,11 +14,18 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from apiserver.handlers import codec, discovery, verbs
-from apiserver.handlers.common import method_not_allowed, not_found_path, parse_resource_path, retry_after
+from apiserver.handlers.common import (
+    check_acceptable,
+    method_not_allowed,
+    not_found_path,
+    parse_resource_path,
+    retry_after,
+)
 from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
 from apiserver.keys import CORE, READY
+from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, MethodNotAllowedError
 
@@ -45,6 +52,18 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         else:
             err = ApiError(e.reason or "error", code=e.status, reason="BadRequest" if e.status == 400 else "InternalError")
         return codec.json_response(err.to_status(), status=err.code)
+    except ObjectTooLargeError:
+        # what kube-apiserver relays when etcd refuses an object over its request limit
+        err = errors.RequestEntityTooLargeError("etcdserver: request is too large")
+        return codec.json_response(err.to_status(), status=err.code)
+    except UnencodableObjectError:
+        # a patch built a value the encoder refuses (nesting beyond codec.MAX_DEPTH)
+        err = errors.BadRequestError(f"the resulting object cannot be encoded: it exceeds max depth of {codec.MAX_DEPTH}")
+        return codec.json_response(err.to_status(), status=err.code)
+    except KeyNotFoundError:
+        # the object went away between the read and the write (a concurrent delete)
+        err = errors.NotFoundError("the object was deleted while the request was served")
+        return codec.json_response(err.to_status(), status=err.code)
     except (asyncio.CancelledError, ConnectionResetError):
         raise
     except Exception as e:  # noqa: BLE001 - the one place that turns a fault into a 500 Status
@@ -53,8 +72,58 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return codec.json_response(err.to_status(), status=500)
 
 
+# bodies a browser may POST cross-origin without a CORS preflight ("simple" requests)
+_SIMPLE_CONTENT_TYPES = frozenset({"text/plain", "multipart/form-data", "application/x-www-form-urlencoded"})
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_name(value: str) -> str:
+    """`127.0.0.1:6443` -> `127.0.0.1`, `[::1]:6443` -> `::1`, `LocalHost.` -> `localhost`."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        return v[1:].split("]", 1)[0]
+    if v.count(":") == 1:
+        v = v.split(":", 1)[0]
+    return v.rstrip(".")
+
+
+def _is_loopback(name: str) -> bool:
+    return name in _LOOPBACK_NAMES or name.endswith(".localhost") or name.startswith("127.")
+
+
+def browser_guard(request: web.Request) -> None:
+    """What keeps a web page from driving the plain-HTTP loopback API (no TLS, no auth here).
+
+    - On a loopback listener, the Host must be a loopback name or the listener's address:
+      another name means a DNS-rebinding page (403).
+    - A request carrying a non-loopback Origin comes from another site's page (403).
+    - POST/PUT/PATCH bodies typed text/plain, multipart/form-data or form-urlencoded are what a
+      page can send without a preflight; upstream decodes none of them (415)."""
+    sock = request.transport.get_extra_info("sockname") if request.transport is not None else None
+    local = str(sock[0]) if isinstance(sock, tuple) and sock else ""
+    if local and _is_loopback(local):
+        host = _host_name(request.headers.get("Host", ""))
+        if host and not _is_loopback(host) and host != local:
+            raise errors.ForbiddenError(
+                f'Host "{host}" is not allowed: this API listens on a loopback address and answers only '
+                f'requests addressed to localhost or {local} (DNS rebinding protection)')
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        name = _host_name(origin.split("://", 1)[-1].split("/", 1)[0]) if "://" in origin else origin
+        if not _is_loopback(name):
+            raise errors.ForbiddenError(
+                f'Origin "{origin}" is not allowed: requests from web pages of other sites are refused')
+    if request.method in ("POST", "PUT", "PATCH") and codec.media_type(request) in _SIMPLE_CONTENT_TYPES \
+            and request.body_exists:
+        raise errors.UnsupportedMediaTypeError(
+            f'the body of the request was in an unknown format - accepted media types include: application/json, '
+            f'application/yaml, application/vnd.kubernetes.protobuf (got "{codec.media_type(request)}": a content '
+            f'type a browser may send cross-origin without a preflight is never decoded)')
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
+    browser_guard(request)
     parts = [p for p in request.path.split("/") if p]
     method = request.method
     if not parts:
@@ -98,6 +167,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         raise not_found_path()
     if target.subresource:
         return await subresource(request, core, target)
+    check_acceptable(request)
     if target.name is None:
         if method == "GET":
             return await verbs.list_or_watch(request, core, target)

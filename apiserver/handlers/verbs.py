@@ -16,6 +16,7 @@ from apiserver.handlers.common import (
     Target,
     bool_param,
     check_decodable,
+    check_list_options,
     default_manager,
     delete_options,
     int_param,
@@ -33,7 +34,9 @@ from minik3s.api.options import ListOptions
 
 async def list_or_watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
     q = request.query
-    if bool_param(q.get("watch")):
+    is_watch = bool_param(q.get("watch"))
+    check_list_options(q, watch=is_watch)
+    if is_watch:
         return await watch(request, core, t)
     opts = ListOptions(label_selector=q.get("labelSelector"), field_selector=q.get("fieldSelector"),
                        limit=int_param(q, "limit"), continue_=q.get("continue") or None,

@@ -16,10 +16,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
+
 from apiserver.patch.errors import PatchError
 
 _MISSING = object()
 MAX_JSON_PATCH_OPERATIONS = 10000  # kube-apiserver maxJSONPatchOperations
+# bytes all `copy` operations of one patch may duplicate (the request body limit): without it a
+# few dozen doubling copies build gigabytes before any size check sees the result
+MAX_COPY_BYTES = 3 * 1024 * 1024
 
 
 def _go_type(value: Any) -> str:
@@ -169,6 +174,13 @@ def _required(op: dict[str, Any], field: str) -> Any:
     return op[field]
 
 
+def _encoded_size(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except orjson.JSONEncodeError:
+        return MAX_COPY_BYTES + 1  # nests too deep to encode: it could never be stored
+
+
 def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
     """Apply RFC 6902 operations to a deep copy of `doc` and return the result.
 
@@ -190,6 +202,7 @@ def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
             code=413,
         )
     result: Any = copy.deepcopy(doc)
+    copied = 0
     for op in ops:
         kind = op.get("op")
         if kind == "add":
@@ -219,6 +232,12 @@ def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
             if value is _MISSING:
                 raise PatchError(
                     f'copy operation does not apply: doc is missing from path: "{src}": missing value'
+                )
+            copied += _encoded_size(value)
+            if copied > MAX_COPY_BYTES:
+                raise PatchError(
+                    f"Unable to copy, would exceed the limit of {MAX_COPY_BYTES} bytes copied by one JSON patch",
+                    code=413,
                 )
             result = _add(result, dst, copy.deepcopy(value))
         elif kind == "test":

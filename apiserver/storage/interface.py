@@ -59,6 +59,23 @@ class RevisionMismatchError(StorageError):
         self.actual = actual
 
 
+class UnencodableObjectError(StorageError):
+    """The object cannot be serialised (nested deeper than the encoder allows, or a non-JSON value)."""
+
+
+# etcd's default --max-request-bytes: the largest object a write may store
+MAX_OBJECT_BYTES = 1536 * 1024
+
+
+class ObjectTooLargeError(StorageError):
+    """The serialised object exceeds the store's limit (etcd: "request is too large")."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(f"{key}: object is {size} bytes, limit is {limit}")
+        self.size = size
+        self.limit = limit
+
+
 class TooOldError(StorageError):
     """Requested revision is older than the retained history (-> 410 Expired)."""
 

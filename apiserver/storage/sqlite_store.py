@@ -51,12 +51,15 @@ from sortedcontainers import SortedList
 from apiserver.storage import schema
 from apiserver.storage.broadcaster import Broadcaster, StoreWatcher
 from apiserver.storage.interface import (
+    MAX_OBJECT_BYTES,
     KeyExistsError,
     KeyNotFoundError,
+    ObjectTooLargeError,
     RevisionMismatchError,
     StorageError,
     StoreEvent,
     TooOldError,
+    UnencodableObjectError,
 )
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
@@ -115,6 +118,7 @@ class SqliteStore:
         compact_interval: float = 60.0,
         batch_max: int = 1000,
         clock: Clock | None = None,
+        max_object_bytes: int = MAX_OBJECT_BYTES,
     ) -> None:
         if history_window < 1:
             raise ValueError("history_window must be >= 1")
@@ -124,6 +128,7 @@ class SqliteStore:
         self._slack = max(1, min(4096, history_window // 8))
         self._compact_interval = compact_interval
         self._batch_max = max(1, batch_max)
+        self._max_object = max_object_bytes
         self._clock = clock or Clock()
 
         self._db: aiosqlite.Connection | None = None
@@ -488,7 +493,10 @@ class SqliteStore:
                     assert obj is not None
                     data = _stamp(obj, rev + 1, restore)
                     if data is None:
-                        outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
+                        outcomes.append((fut, None, UnencodableObjectError(f"{key}: object is not JSON-serialisable")))
+                        continue
+                    if len(data) > self._max_object:
+                        outcomes.append((fut, None, ObjectTooLargeError(key, len(data), self._max_object)))
                         continue
                     rev += 1
                     log_rows.append((rev, key, schema.TYPE_ADDED, 0, None))
@@ -518,7 +526,10 @@ class SqliteStore:
                         continue
                     data = _stamp(obj, rev + 1, restore)
                     if data is None:
-                        outcomes.append((fut, None, StorageError(f"{key}: object is not JSON-serialisable")))
+                        outcomes.append((fut, None, UnencodableObjectError(f"{key}: object is not JSON-serialisable")))
+                        continue
+                    if len(data) > self._max_object:
+                        outcomes.append((fut, None, ObjectTooLargeError(key, len(data), self._max_object)))
                         continue
                     rev += 1
                     log_rows.append((rev, key, schema.TYPE_MODIFIED, cur_rev, _dumps(cur_obj)))

@@ -20,6 +20,7 @@ from minik3s.api.validation import (
     is_dns1123_subdomain,
     not_supported,
     required,
+    too_long,
     type_invalid,
     validate_label_name,
     validate_nonnegative,
@@ -73,6 +74,11 @@ class ConfigMapStrategy(Strategy):
                 if k in keys:
                     errs.append(invalid(f"{fld}[{k}]", k, "duplicate of key present in data"))
                 keys.add(k)
+        size = _payload_bytes(obj.get("data"), b64=self.kind == "Secret") + _payload_bytes(obj.get("binaryData"),
+                                                                                           b64=True)
+        if size > MAX_DATA_BYTES:
+            # upstream core.MaxSecretSize: a ConfigMap's error is on the whole object, a Secret's on data
+            errs.append(too_long("data" if self.kind == "Secret" else "[]", MAX_DATA_BYTES))
         return errs
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
@@ -108,6 +114,25 @@ class SecretStrategy(ConfigMapStrategy):
         if new.get("type") != old.get("type"):
             errs.append(invalid("type", new.get("type"), "field is immutable"))
         return errs
+
+
+MAX_DATA_BYTES = 1024 * 1024
+
+
+def _payload_bytes(data: Any, *, b64: bool) -> int:
+    """The bytes a data map holds: UTF-8 length of string values, decoded length of base64 ones."""
+    if not isinstance(data, dict):
+        return 0
+    total = 0
+    for v in data.values():
+        if not isinstance(v, str):
+            continue
+        if b64:
+            body = v.rstrip("=")
+            total += len(body) * 3 // 4
+        else:
+            total += len(v.encode("utf-8", "surrogatepass"))
+    return total
 
 
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"

@@ -23,6 +23,7 @@ from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
 
 from .rest import RegistryOps, Subresource, meta_of, rv_int
+from .schema import scale_type_error
 
 
 def to_scale(obj: JsonDict) -> JsonDict:
@@ -57,6 +58,9 @@ class ScaleREST(Subresource):
                      opts: WriteOptions) -> JsonDict:
         if not isinstance(body, dict):
             raise BadRequestError("the object provided is not a JSON object")
+        bad = scale_type_error(body)
+        if bad:
+            raise BadRequestError(f'Scale in version "v1" cannot be handled as a Scale: {bad}')
         replicas = (body.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise errors.invalid("Scale", name, [errors.cause(

@@ -106,7 +106,8 @@ _CONTAINERS = ("model", "list", "map")
 _INT64_FIELDS = frozenset({
     "generation", "deletionGracePeriodSeconds", "terminationGracePeriodSeconds", "activeDeadlineSeconds",
     "tolerationSeconds", "observedGeneration", "runAsUser", "runAsGroup", "fsGroup", "gracePeriodSeconds",
-    "startingDeadlineSeconds", "seconds", "supplementalGroups",
+    "startingDeadlineSeconds", "seconds", "supplementalGroups", "sizeBytes", "remainingItemCount",
+    "expirationSeconds",
 })
 
 
@@ -135,9 +136,13 @@ def _json_kind(v: Any) -> str:
     return "object"
 
 
-def _mismatch(v: Any, node: Node) -> str | None:
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _mismatch(v: Any, node: Node, field_name: str = "") -> str | None:
     """The JSON value's description when it cannot be decoded into `node`, else None.
-    Example: 1.5 into an int -> "number 1.5" (Go reports the literal for failed integer parses)."""
+    Example: 1.5 into an int -> "number 1.5" (Go reports the literal for failed integer parses);
+    2147483648 into an int32 -> "number 2147483648" (Go's decoder refuses out-of-range integers)."""
     k = node.kind
     if v is None or k == "any":
         return None
@@ -150,7 +155,8 @@ def _mismatch(v: Any, node: Node) -> str | None:
             return _json_kind(v)
         if isinstance(v, float):
             return f"number {v!r}"
-        return None
+        lo, hi = _INT_RANGES[_go_type(node, field_name)]
+        return None if lo <= v <= hi else f"number {v}"
     if k == "float":
         return None if isinstance(v, int | float) and not isinstance(v, bool) else _json_kind(v)
     if k == "model" or k == "map":
@@ -166,7 +172,7 @@ def first_type_error(obj: Any, root: Node) -> str | None:
     (struct = the innermost Go struct; the field path drops list indices and map keys)."""
 
     def walk(v: Any, node: Node, struct: str, path: str, field_name: str) -> str | None:
-        bad = _mismatch(v, node)
+        bad = _mismatch(v, node, field_name)
         if bad is not None:
             return (f"json: cannot unmarshal {bad} into Go struct field {struct}.{path} of type "
                     f"{_go_type(node, field_name)}")
@@ -216,6 +222,67 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
     }
 
 
+def _ints(struct: str, names: str, **children: Node) -> Node:
+    """A partial struct node: the listed integer fields and `children`; other fields unchecked."""
+    node = Node("model", name=struct)
+    for n in names.split():
+        node.fields[n] = _SCALARS[int]
+    node.fields.update(children)
+    return node
+
+
+def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
+    """Decode-time type trees for built-in kinds without a full wire model: their integer fields
+    (int32/int64 ranges, upstream's batch/v1 and apps/v1 types) and the pod template. Only type
+    errors are read from these trees, never unknown fields (they are partial)."""
+    tmpl = model_node(core.PodTemplateSpec, cache)
+    job_spec = _ints("JobSpec", "parallelism completions activeDeadlineSeconds backoffLimit backoffLimitPerIndex "
+                     "maxFailedIndexes ttlSecondsAfterFinished", template=tmpl)
+    job_status = _ints("JobStatus", "active succeeded failed terminating ready")
+    job_tmpl = _ints("JobTemplateSpec", "", spec=job_spec)
+    top = {"metadata": _ANY}
+    return {
+        ("batch", "Job"): _ints("Job", "", spec=job_spec, status=job_status, **top),
+        ("batch", "CronJob"): _ints("CronJob", "", **top, spec=_ints(
+            "CronJobSpec", "startingDeadlineSeconds successfulJobsHistoryLimit failedJobsHistoryLimit",
+            jobTemplate=job_tmpl)),
+        ("apps", "StatefulSet"): _ints("StatefulSet", "", **top, spec=_ints(
+            "StatefulSetSpec", "replicas revisionHistoryLimit minReadySeconds", template=tmpl),
+            status=_ints("StatefulSetStatus", "observedGeneration replicas readyReplicas currentReplicas "
+                         "updatedReplicas collisionCount availableReplicas")),
+        ("apps", "DaemonSet"): _ints("DaemonSet", "", **top, spec=_ints(
+            "DaemonSetSpec", "minReadySeconds revisionHistoryLimit", template=tmpl),
+            status=_ints("DaemonSetStatus", "currentNumberScheduled numberMisscheduled desiredNumberScheduled "
+                         "numberReady observedGeneration updatedNumberScheduled numberAvailable "
+                         "numberUnavailable collisionCount")),
+        ("", "ReplicationController"): _ints("ReplicationController", "", **top, spec=_ints(
+            "ReplicationControllerSpec", "replicas minReadySeconds", template=tmpl)),
+    }
+
+
+_SCALE = _ints("Scale", "", metadata=_ANY, spec=_ints("ScaleSpec", "replicas"))
+
+
+def scale_type_error(obj: Any) -> str | None:
+    """Go's decoding error for an autoscaling/v1 Scale body (`spec.replicas` is an int32)."""
+    return first_type_error(obj, _SCALE)
+
+
+def delete_options_type_error(obj: Any) -> str | None:
+    """Go's decoding error for a meta/v1 DeleteOptions body, e.g. `{"preconditions": "x"}` ->
+    `json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type
+    v1.Preconditions`."""
+    return first_type_error(obj, _DELETE_OPTIONS)
+
+
+_DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str], apiVersion=_SCALARS[str],
+                 preconditions=Node("model", name="Preconditions",
+                                    fields={"uid": _SCALARS[str], "resourceVersion": _SCALARS[str]}),
+                 orphanDependents=_SCALARS[bool], propagationPolicy=_SCALARS[str],
+                 dryRun=Node("list", elem=_SCALARS[str]), ignoreStoreReadErrorWithClusterBreakingPotential=
+                 _SCALARS[bool])
+
+
 class SchemaIndex:
     """Compiled schema trees per kind (built lazily; one instance per app)."""
 
@@ -223,6 +290,7 @@ class SchemaIndex:
         self._models = kind_models()
         self._cache: dict[type, Node] = {}
         self._nodes: dict[tuple[str, str], Node] = {}
+        self._type_only: dict[tuple[str, str], Node] | None = None
 
     def node(self, group: str, kind: str) -> Node | None:
         key = (group, kind)
@@ -237,6 +305,10 @@ class SchemaIndex:
 
     def type_error(self, group: str, kind: str, obj: JsonDict) -> str | None:
         n = self.node(group, kind)
+        if n is None:
+            if self._type_only is None:
+                self._type_only = _type_only_nodes(self._cache)
+            n = self._type_only.get((group, kind))
         return None if n is None else first_type_error(obj, n)
 
     def unknown_fields(self, group: str, kind: str, obj: JsonDict) -> list[str]:
