@@ -18,6 +18,10 @@ def serve_openapi(request: web.Request, parts: list[str]) -> web.StreamResponse:
     core = request.app[CORE]
     cache = request.app[OPENAPI_CACHE]
     if len(parts) >= 2 and parts[1] == "v2":
+        if not _accepts_json(request.headers.get("Accept", "")):
+            # kube-openapi answers 406 for a media type it does not offer; only the JSON form is
+            # offered here, so a protobuf-only client falls back as it does with such a server.
+            return web.Response(status=406, text="406: Not Acceptable\n")
         doc = cache.get("v2")
         if doc is None:
             doc = cache["v2"] = codec.dumps(openapi.openapi_v2(core.registry))
@@ -43,3 +47,23 @@ def serve_openapi(request: web.Request, parts: list[str]) -> web.StreamResponse:
             doc = cache[key] = codec.dumps(openapi.openapi_v3_group_version(core.registry, group, version))
         return web.Response(body=doc, content_type="application/json")
     raise not_found_path()
+
+
+def _accepts_json(accept: str) -> bool:
+    """True when the Accept header admits the JSON form (no header, */*, application/*, or
+    application/json, with any parameters and q above zero)."""
+    if not accept.strip():
+        return True
+    for part in accept.split(","):
+        fields = [f.strip() for f in part.split(";")]
+        media = fields[0].lower()
+        q = 1.0
+        for f in fields[1:]:
+            if f.lower().startswith("q="):
+                try:
+                    q = float(f[2:])
+                except ValueError:
+                    q = 0.0
+        if q > 0 and media in ("*/*", "application/*", "application/json"):
+            return True
+    return False
