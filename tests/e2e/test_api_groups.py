@@ -369,12 +369,24 @@ def test_status_bodies_in_go_field_order_with_trailing_newline(http: httpx.Clien
 
 
 def test_openapi_v2_protobuf_accept_is_negotiated(http: httpx.Client) -> None:
-    r = http.get("/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
-    assert r.status_code == 406
+    pb = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    r = http.get("/openapi/v2", headers={"Accept": pb})
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert r.content[:5] == b"\x0a\x032.0"  # Document.swagger (field 1) = "2.0"
+    assert b"x-kubernetes-group-version-kind" in r.content and b"io.k8s.api.rbac.v1.RoleBinding" in r.content
     ok = http.get("/openapi/v2", headers={"Accept": "application/json"})
     assert ok.status_code == 200 and ok.json()["swagger"] == "2.0"
-    both = http.get("/openapi/v2", headers={
-        "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json;q=0.9"})
-    assert both.status_code == 200
+    assert http.get("/openapi/v2", headers={"Accept": f"{pb};q=0.5, application/json"}).json()["swagger"] == "2.0"
+    assert http.get("/openapi/v2", headers={"Accept": "text/html"}).status_code == 406
     v3 = http.get("/openapi/v3/apis/rbac.authorization.k8s.io/v1").json()
     assert "io.k8s.api.rbac.v1.RoleBinding" in v3["components"]["schemas"]
+
+
+def test_kubectl_apply_of_an_unknown_kind_says_no_matches(kubectl_bin: Path, minik3s_api: ServerProcess,
+                                                          tmp_path: Path) -> None:
+    """kubectl validates a kind missing from /openapi/v3 against the protobuf /openapi/v2."""
+    r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "apply", "-f", "-", ok=False,
+                stdin="apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")
+    assert r.returncode != 0
+    assert 'no matches for kind "Widget" in version "example.com/v1"' in r.stderr, r.stderr
