@@ -55,6 +55,12 @@ _MODULE_PACKAGES = {
     "minik3s.api.coordination": "io.k8s.api.coordination.v1",
     "minik3s.api.node": "io.k8s.api.node.v1",
     "minik3s.api.apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+    "minik3s.api.rbac": "io.k8s.api.rbac.v1",
+    "minik3s.api.networking": "io.k8s.api.networking.v1",
+    "minik3s.api.storage": "io.k8s.api.storage.v1",
+    "minik3s.api.certificates": "io.k8s.api.certificates.v1",
+    "minik3s.api.admissionregistration": "io.k8s.api.admissionregistration.v1",
+    "minik3s.api.apiregistration": "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
 }
 # classes whose upstream name differs from the python one
 _RENAMES = {
@@ -76,6 +82,12 @@ _GROUP_MODULES = {
     "node.k8s.io": "minik3s.api.node",
     "apiextensions.k8s.io": "minik3s.api.apiextensions",
     "events.k8s.io": "minik3s.api.core",
+    "rbac.authorization.k8s.io": "minik3s.api.rbac",
+    "networking.k8s.io": "minik3s.api.networking",
+    "storage.k8s.io": "minik3s.api.storage",
+    "certificates.k8s.io": "minik3s.api.certificates",
+    "admissionregistration.k8s.io": "minik3s.api.admissionregistration",
+    "apiregistration.k8s.io": "minik3s.api.apiregistration",
 }
 _KIND_OVERRIDES = {("events.k8s.io", "Event"): "EventsV1Event"}
 

@@ -26,9 +26,20 @@ from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
+from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
-from minik3s.api.resources import CRDS, NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
+from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
+from minik3s.api.resources import (
+    APISERVICES,
+    CLUSTERROLEBINDINGS,
+    CLUSTERROLES,
+    CRDS,
+    NAMESPACES,
+    PRIORITYCLASSES,
+    SERVICES,
+    ResourceRegistry,
+)
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
@@ -67,6 +78,29 @@ class RunningServer:
         return LocalClient(self.core, user_agent=default_user_agent(binary))
 
 
+async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> None:
+    """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap; minik3s stores but
+    does not enforce them) and a local APIService per built-in group-version (autoregistration)."""
+    for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles()),
+                       (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings())):
+        for obj in objs:
+            try:
+                await client.create(info, obj)
+            except AlreadyExistsError:
+                pass
+    seen: set[tuple[str, str]] = set()
+    for res in registry.all():
+        if not res.builtin or (res.group, res.version) in seen:
+            continue
+        seen.add((res.group, res.version))
+        try:
+            created = await client.create(APISERVICES, local_apiservice(res.group, res.version))
+        except AlreadyExistsError:
+            continue
+        created["status"] = local_available_status(created["metadata"]["creationTimestamp"])
+        await client.update_status(APISERVICES, created)
+
+
 async def _bootstrap(client: LocalClient, port: int) -> None:
     for ns in SYSTEM_NAMESPACES:
         try:
@@ -91,6 +125,7 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
         await client.create(VOLCANO_QUEUES, default_volcano_queue())
     except AlreadyExistsError:
         pass
+    await _bootstrap_policy(client, client.core.registry)
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
     try:
         await client.get(SERVICES, "kubernetes", "default")

@@ -36,7 +36,9 @@ def dumps(obj: Any) -> bytes:
 
 
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=orjson.dumps(obj), status=status, content_type=JSON_CT, headers=headers)
+    """A JSON body ending in the newline Go's json.Encoder writes after every value, as every
+    response kube-apiserver serializes does."""
+    return web.Response(body=orjson.dumps(obj) + b"\n", status=status, content_type=JSON_CT, headers=headers)
 
 
 def media_type(request: web.Request) -> str:

@@ -31,10 +31,18 @@ SUBRESOURCE_VERBS = {
     "eviction": ["create"],
     "finalize": ["update"],
     "log": ["get"],
+    "exec": ["create", "get"],
+    "attach": ["create", "get"],
+    "portforward": ["create", "get"],
+    "token": ["create"],
+    "approval": ["get", "patch", "update"],
 }
 
-GROUP_ORDER = ["", "apps", "events.k8s.io", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io",
-               "apiextensions.k8s.io"]
+GROUP_ORDER = ["", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+               "authorization.k8s.io", "batch", "certificates.k8s.io", "networking.k8s.io", "policy",
+               "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
+               "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+               "discovery.k8s.io"]
 
 
 def api_versions() -> JsonDict:
@@ -88,6 +96,11 @@ def _sub_entry(info: ResourceInfo, sub: str) -> JsonDict:
         e.update(kind="Pod")
     elif sub == "finalize":
         e.update(kind="Namespace")
+    elif sub == "token":
+        e.update(group="authentication.k8s.io", version="v1", kind="TokenRequest")
+    elif sub in ("exec", "attach", "portforward"):
+        e.update(kind={"exec": "PodExecOptions", "attach": "PodAttachOptions",
+                       "portforward": "PodPortForwardOptions"}[sub])
     return e
 
 

@@ -31,7 +31,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if m == "PUT" and rest.body_is_parent:
         return await verbs.update(request, core, t, subresource=rest.name, check_body=rest.decode_check)
     opts = write_options(request)
-    body = codec.decode_object(await codec.read_body(request), codec.media_type(request))
+    body = (codec.decode_object(await codec.read_body(request), codec.media_type(request))
+            if rest.takes_body else None)
     if m == "PUT":
         return codec.json_response(await rest.update(core, info, t.namespace, name, body, opts))
     if m == "POST":

@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import BadRequestError
@@ -1034,6 +1034,312 @@ DEFAULT_PRINTER = Printer(
 )
 
 
+# --------------------------------------------------------------------------------------------
+# rbac, networking, storage, certificates, admissionregistration, apiregistration
+# (upstream printRole ... printAPIService; same columns and cell rules)
+# --------------------------------------------------------------------------------------------
+
+
+# printRole / printClusterRole: Name and the creation time in RFC 3339
+ROLE_PRINTER = Printer((_name(), Column("Created At", "date", _AGE_DOC)), _default_cells)
+CLUSTERROLE_PRINTER = ROLE_PRINTER
+
+
+def _binding_cells(o: JsonDict, now: datetime) -> list[Any]:
+    ref = o.get("roleRef") or {}
+    users: list[str] = []
+    groups: list[str] = []
+    sas: list[str] = []
+    for s in o.get("subjects") or []:
+        if not isinstance(s, dict):
+            continue
+        kind, name = s.get("kind"), _str(s.get("name"))
+        if kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+        elif kind == "ServiceAccount":
+            sas.append(f"{_str(s.get('namespace'))}/{name}")
+    return [_d(o, "metadata", "name") or "", f"{_str(ref.get('kind'))}/{_str(ref.get('name'))}",
+            since(_d(o, "metadata", "creationTimestamp"), now), ", ".join(users), ", ".join(groups), ", ".join(sas)]
+
+
+_BINDING_COLUMNS = (
+    _name(),
+    Column("Role", "string", "RoleRef is the reference to the role referenced by this binding."),
+    _age(),
+    _wide("Users", "Users in the roleBinding"),
+    _wide("Groups", "Groups in the roleBinding"),
+    _wide("ServiceAccounts", "ServiceAccounts in the roleBinding"),
+)
+ROLEBINDING_PRINTER = Printer(_BINDING_COLUMNS, _binding_cells)
+CLUSTERROLEBINDING_PRINTER = Printer(_BINDING_COLUMNS, _binding_cells)
+
+
+def _ingress_hosts(rules: Any) -> str:
+    """`formatHosts`: up to three hosts, then ` + N more...`; "*" without any."""
+    hosts = [_str(r.get("host")) for r in rules or [] if isinstance(r, dict) and r.get("host")]
+    if not hosts:
+        return "*"
+    shown = ",".join(hosts[:3])
+    return shown + (f" + {len(hosts) - 3} more..." if len(hosts) > 3 else "")
+
+
+def _ingress_address(o: JsonDict) -> str:
+    out = []
+    for ing in _d(o, "status", "loadBalancer", "ingress") or []:
+        if isinstance(ing, dict):
+            if ing.get("ip"):
+                out.append(_str(ing["ip"]))
+            elif ing.get("hostname"):
+                out.append(_str(ing["hostname"]))
+    return ",".join(out)
+
+
+def _ingress_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    return [_d(o, "metadata", "name") or "", _str(spec.get("ingressClassName")) or "<none>",
+            _ingress_hosts(spec.get("rules")), _ingress_address(o), "80, 443" if spec.get("tls") else "80",
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+INGRESS_PRINTER = Printer(
+    (
+        _name(),
+        Column("Class", "string", "The name of the IngressClass resource that should be used for this ingress."),
+        Column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule"),
+        Column("Address", "string", "Address is a list containing ingress points for the load-balancer"),
+        Column("Ports", "string", "Ports of TLS configurations that open"),
+        _age(),
+    ),
+    _ingress_cells,
+)
+
+
+def _ingress_class_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    params = spec.get("parameters")
+    shown = "<none>"
+    if isinstance(params, dict):
+        shown = _str(params.get("kind"))
+        if params.get("apiGroup"):
+            shown += "." + _str(params["apiGroup"])
+        shown += "/" + _str(params.get("name"))
+    return [_d(o, "metadata", "name") or "", _str(spec.get("controller")), shown,
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+INGRESSCLASS_PRINTER = Printer(
+    (
+        _name(),
+        Column("Controller", "string", "Controller that is responsible for handling this class"),
+        Column("Parameters", "string", "A reference to a resource with additional parameters"),
+        _age(),
+    ),
+    _ingress_class_cells,
+)
+
+NETWORKPOLICY_PRINTER = Printer(
+    (_name(), Column("Pod-Selector", "string", "Backing selector for the networkpolicy"), _age()),
+    lambda o, now: [_d(o, "metadata", "name") or "", format_label_selector(_d(o, "spec", "podSelector") or {}),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                             "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def _storage_class_cells(o: JsonDict, now: datetime) -> list[Any]:
+    name = _str(_d(o, "metadata", "name"))
+    annotations = _d(o, "metadata", "annotations") or {}
+    if any(annotations.get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+        name += " (default)"
+    return [name, _str(o.get("provisioner")), _str(o.get("reclaimPolicy")) or "Delete",
+            _str(o.get("volumeBindingMode")) or "Immediate", bool(o.get("allowVolumeExpansion")),
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+STORAGECLASS_PRINTER = Printer(
+    (
+        _name(),
+        Column("Provisioner", "string", "Indicates the type of the provisioner."),
+        Column("ReclaimPolicy", "string", "Indicates the type of the reclaim policy."),
+        Column("VolumeBindingMode", "string", "Indicates the mode of the volume binding."),
+        Column("AllowVolumeExpansion", "string", "Indicates whether the storage class allow volume expand."),
+        _age(),
+    ),
+    _storage_class_cells,
+)
+
+
+def _csi_driver_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    tokens = [_str(t.get("audience")) or "<unset>" for t in spec.get("tokenRequests") or [] if isinstance(t, dict)]
+    modes = ",".join(_str(m) for m in spec.get("volumeLifecycleModes") or [])
+    return [_d(o, "metadata", "name") or "", bool(spec.get("attachRequired")), bool(spec.get("podInfoOnMount")),
+            bool(spec.get("storageCapacity")), ",".join(tokens) if tokens else "<unset>",
+            bool(spec.get("requiresRepublish")), modes, since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+CSIDRIVER_PRINTER = Printer(
+    (
+        _name(),
+        Column("AttachRequired", "boolean", "Indicates this CSI volume driver requires an attach operation, "
+               "and that Kubernetes should call attach and wait for any attach operation to complete before "
+               "proceeding to mount."),
+        Column("PodInfoOnMount", "boolean", "Indicates this CSI volume driver requires additional pod "
+               "information (like podName, podUID, etc.) during mount operations."),
+        Column("StorageCapacity", "boolean", "Indicates that the CSI volume driver wants pod scheduling to "
+               "consider the storage capacity that the driver deployment will report by creating "
+               "CSIStorageCapacity objects with capacity information."),
+        Column("TokenRequests", "string", "Indicates the CSI driver needs pods' service account tokens it is "
+               "mounting volume for to do necessary authentication."),
+        Column("RequiresRepublish", "boolean", "Indicates the CSI driver wants `NodePublishVolume` being "
+               "periodically called to reflect any possible change in the mounted volume."),
+        Column("Modes", "string", "Defines the kinds of volumes that this CSI volume driver supports."),
+        _age(),
+    ),
+    _csi_driver_cells,
+)
+
+CSINODE_PRINTER = Printer(
+    (_name(), Column("Drivers", "integer", "Drivers indicates the number of CSI drivers registered on the "
+                     "node"), _age()),
+    lambda o, now: [_d(o, "metadata", "name") or "", len(_d(o, "spec", "drivers") or []),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
+
+def _volume_attachment_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    return [_d(o, "metadata", "name") or "", _str(spec.get("attacher")),
+            _str(_d(spec, "source", "persistentVolumeName")), _str(spec.get("nodeName")),
+            bool(_d(o, "status", "attached")), since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+VOLUMEATTACHMENT_PRINTER = Printer(
+    (
+        _name(),
+        Column("Attacher", "string", "Attacher indicates the name of the volume driver that MUST handle this "
+               "request. This is the name returned by GetPluginName()."),
+        Column("PV", "string", "Name of the persistent volume to attach."),
+        Column("Node", "string", "The node that the volume should be attached to."),
+        Column("Attached", "boolean", "Indicates the volume is successfully attached."),
+        _age(),
+    ),
+    _volume_attachment_cells,
+)
+
+
+def csr_condition(o: JsonDict) -> str:
+    """`extractCSRStatus`: Denied / Approved / Pending, then ,Failed and ,Issued."""
+    types = {c.get("type") for c in _d(o, "status", "conditions") or [] if isinstance(c, dict)}
+    out = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        out += ",Failed"
+    if _d(o, "status", "certificate"):
+        out += ",Issued"
+    return out
+
+
+def _csr_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    exp = spec.get("expirationSeconds")
+    duration = human_duration(timedelta(seconds=exp)) if isinstance(exp, int) else "<none>"
+    return [_d(o, "metadata", "name") or "", since(_d(o, "metadata", "creationTimestamp"), now),
+            _str(spec.get("signerName")) or "<none>", _str(spec.get("username")), duration, csr_condition(o)]
+
+
+CSR_PRINTER = Printer(
+    (
+        _name(),
+        _age(),
+        Column("SignerName", "string", "Only track signer name"),
+        Column("Requestor", "string", "Name of requestor"),
+        Column("RequestedDuration", "string", "Requested duration of the certificate"),
+        Column("Condition", "string", "Condition of the request"),
+    ),
+    _csr_cells,
+)
+
+WEBHOOK_CONFIGURATION_PRINTER = Printer(
+    (_name(), Column("Webhooks", "integer", "Webhooks indicates the number of webhooks included in this "
+                     "configuration."), _age()),
+    lambda o, now: [_d(o, "metadata", "name") or "", len(o.get("webhooks") or []),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
+
+def _vap_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    pk = spec.get("paramKind")
+    param_kind = f"{_str(pk.get('apiVersion'))}/{_str(pk.get('kind'))}" if isinstance(pk, dict) else "<unset>"
+    return [_d(o, "metadata", "name") or "", len(spec.get("validations") or []), param_kind,
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+VAP_PRINTER = Printer(
+    (
+        _name(),
+        Column("Validations", "integer", "Validations indicates the number of validation rules defined in "
+               "this configuration"),
+        Column("ParamKind", "string", "ParamKind specifies the kind of resources used to parameterize this "
+               "policy"),
+        _age(),
+    ),
+    _vap_cells,
+)
+
+
+def _vapb_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    ref = spec.get("paramRef")
+    shown = "<unset>"
+    if isinstance(ref, dict):
+        shown = f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}" if ref.get("namespace") else \
+            (_str(ref.get("name")) or "*")
+        if ref.get("selector") is not None:
+            shown = (f"{_str(ref.get('namespace'))}/" if ref.get("namespace") else "") + "*:" + \
+                format_label_selector(ref["selector"])
+    return [_d(o, "metadata", "name") or "", _str(spec.get("policyName")), shown,
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+VAPB_PRINTER = Printer(
+    (
+        _name(),
+        Column("PolicyName", "string", "PolicyName indicates the policy definition which the policy binding "
+               "binded to"),
+        Column("ParamRef", "string", "ParamRef indicates the param resource which sets the configration param"),
+        _age(),
+    ),
+    _vapb_cells,
+)
+
+
+def _apiservice_cells(o: JsonDict, now: datetime) -> list[Any]:
+    svc = _d(o, "spec", "service")
+    service = f"{_str(svc.get('namespace'))}/{_str(svc.get('name'))}" if isinstance(svc, dict) else "Local"
+    available = "Unknown"
+    for c in _d(o, "status", "conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Available":
+            available = _str(c.get("status"))
+            if available != "True" and c.get("reason"):
+                available += f" ({_str(c['reason'])})"
+    return [_d(o, "metadata", "name") or "", service, available, since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+APISERVICE_PRINTER = Printer(
+    (
+        _name(),
+        Column("Service", "string", "The reference to the service that hosts this API endpoint."),
+        Column("Available", "string", "Whether this service is available."),
+        _age(),
+    ),
+    _apiservice_cells,
+)
+
+
 def builtin_printers() -> dict[tuple[str, str], Printer]:
     """(group, resource) → printer for the built-in kinds (fresh dict: no global mutable state)."""
     return {
@@ -1061,6 +1367,23 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("scheduling.k8s.io", "workloads"): WORKLOAD_PRINTER,
         ("policy", "poddisruptionbudgets"): PDB_PRINTER,
         ("coordination.k8s.io", "leases"): LEASE_PRINTER,
+        ("rbac.authorization.k8s.io", "roles"): ROLE_PRINTER,
+        ("rbac.authorization.k8s.io", "clusterroles"): CLUSTERROLE_PRINTER,
+        ("rbac.authorization.k8s.io", "rolebindings"): ROLEBINDING_PRINTER,
+        ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTERROLEBINDING_PRINTER,
+        ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
+        ("networking.k8s.io", "ingressclasses"): INGRESSCLASS_PRINTER,
+        ("networking.k8s.io", "networkpolicies"): NETWORKPOLICY_PRINTER,
+        ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,
+        ("storage.k8s.io", "csidrivers"): CSIDRIVER_PRINTER,
+        ("storage.k8s.io", "csinodes"): CSINODE_PRINTER,
+        ("storage.k8s.io", "volumeattachments"): VOLUMEATTACHMENT_PRINTER,
+        ("certificates.k8s.io", "certificatesigningrequests"): CSR_PRINTER,
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies"): VAP_PRINTER,
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): VAPB_PRINTER,
+        ("apiregistration.k8s.io", "apiservices"): APISERVICE_PRINTER,
     }
 
 

@@ -301,6 +301,36 @@ _SPECS: dict[str, str] = {
         "5 desiredHealthy i32!; 6 expectedPods i32!; 7 conditions Condition*"
     ),
     "Eviction": "1 metadata ObjectMeta; 2 deleteOptions DeleteOptions!",
+    # ---- rbac.authorization.k8s.io/v1 (kubectl create role|clusterrole|rolebinding|clusterrolebinding)
+    "PolicyRule": "1 verbs s*; 2 apiGroups s*; 3 resources s*; 4 resourceNames s*; 5 nonResourceURLs s*",
+    "AggregationRule": "1 clusterRoleSelectors LabelSelector*",
+    "Role": "1 metadata ObjectMeta; 2 rules PolicyRule*",
+    "ClusterRole": "1 metadata ObjectMeta; 2 rules PolicyRule*; 3 aggregationRule AggregationRule",
+    "Subject": "1 kind s; 2 apiGroup s; 3 name s; 4 namespace s",
+    "RoleRef": "1 apiGroup s; 2 kind s; 3 name s",
+    "RoleBinding": "1 metadata ObjectMeta; 2 subjects Subject*; 3 roleRef RoleRef!",
+    # ---- networking.k8s.io/v1 (kubectl create ingress) ------------------------------------------
+    "Ingress": "1 metadata ObjectMeta; 2 spec IngressSpec; 3 status IngressStatus",
+    "IngressSpec": (
+        "1 defaultBackend IngressBackend; 2 tls IngressTLS*; 3 rules IngressRule*; 4 ingressClassName s!"
+    ),
+    "IngressBackend": "1 resource TypedLocalObjectReference; 4 service IngressServiceBackend",
+    "TypedLocalObjectReference": "1 apiGroup s!; 2 kind s; 3 name s",
+    "IngressServiceBackend": "1 name s; 2 port ServiceBackendPort",
+    "ServiceBackendPort": "1 name s; 2 number i32",
+    "IngressRule": "1 host s; 2 ingressRuleValue ^IngressRuleValue",
+    "IngressRuleValue": "1 http HTTPIngressRuleValue",
+    "HTTPIngressRuleValue": "1 paths HTTPIngressPath*",
+    "HTTPIngressPath": "1 path s; 2 backend IngressBackend; 3 pathType s!",
+    "IngressTLS": "1 hosts s*; 2 secretName s",
+    "IngressStatus": "1 loadBalancer IngressLoadBalancerStatus",
+    "IngressLoadBalancerStatus": "1 ingress IngressLoadBalancerIngress*",
+    "IngressLoadBalancerIngress": "1 ip s; 2 hostname s; 4 ports PortStatus*",
+    # ---- authentication.k8s.io/v1 TokenRequest (kubectl create token) ---------------------------
+    "TokenRequest": "1 metadata ObjectMeta; 2 spec TokenRequestSpec; 3 status TokenRequestStatus",
+    "TokenRequestSpec": "1 audiences s*; 4 expirationSeconds i64!; 3 boundObjectRef BoundObjectReference!",
+    "BoundObjectReference": "1 kind s; 2 apiVersion s; 3 name s; 4 uid s",
+    "TokenRequestStatus": "1 token s; 2 expirationTimestamp T",
 }
 
 # (apiVersion, kind) → top-level message; kind-only entries match any apiVersion.
@@ -320,6 +350,12 @@ KINDS: dict[tuple[str, str], str] = {
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("policy/v1", "Eviction"): "Eviction",
     ("", "DeleteOptions"): "DeleteOptions",
+    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
+    ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
 }
 
 SCALARS = frozenset({"s", "b", "bool", "i32", "i64", "T", "MT", "Q", "IOS", "raw", "f1"})

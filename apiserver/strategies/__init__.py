@@ -27,9 +27,17 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
 from .admission import Lookup, admit
+from .admissionregistration import (
+    MutatingWebhookConfigurationStrategy,
+    ValidatingAdmissionPolicyBindingStrategy,
+    ValidatingAdmissionPolicyStrategy,
+    ValidatingWebhookConfigurationStrategy,
+)
+from .apiregistration import APIServiceStrategy
 from .apps import DeploymentStrategy, ReplicaSetStrategy
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
+from .certificates import CertificateSigningRequestStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
 from .generic import (
     BindingStrategy,
@@ -43,13 +51,23 @@ from .generic import (
     SecretStrategy,
 )
 from .namespace import NamespaceStrategy
+from .networking import IngressClassStrategy, IngressStrategy, NetworkPolicyStrategy
 from .node import NodeStrategy
 from .pod import PodStrategy
 from .policy import PodDisruptionBudgetStrategy
+from .rbac import ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy
 from .runtime_class import RuntimeClassStrategy
 from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
 from .service import ServiceStrategy
+from .service_account import ServiceAccountStrategy
+from .storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    CSIStorageCapacityStrategy,
+    StorageClassStrategy,
+    VolumeAttachmentStrategy,
+)
 from .workload import WorkloadStrategy
 
 __all__ = [
@@ -103,10 +121,29 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("", "ResourceQuota"): GenericStrategy("ResourceQuota", "", has_status=True),
         ("", "Binding"): BindingStrategy(),
         # upstream storages with ReturnDeletedObject: true (pods, services, namespaces above)
-        ("", "ServiceAccount"): GenericStrategy("ServiceAccount", "", return_deleted_object=True),
+        ("", "ServiceAccount"): ServiceAccountStrategy(),  # with serviceaccounts/token
         # upstream strategies with AllowCreateOnUpdate: true (leases, events above)
         ("", "Endpoints"): GenericStrategy("Endpoints", "", allow_create_on_update=True),
         ("", "LimitRange"): GenericStrategy("LimitRange", "", allow_create_on_update=True),
+        ("rbac.authorization.k8s.io", "Role"): RoleStrategy(),
+        ("rbac.authorization.k8s.io", "ClusterRole"): ClusterRoleStrategy(),
+        ("rbac.authorization.k8s.io", "RoleBinding"): RoleBindingStrategy(),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ClusterRoleBindingStrategy(),
+        ("networking.k8s.io", "Ingress"): IngressStrategy(),
+        ("networking.k8s.io", "IngressClass"): IngressClassStrategy(),
+        ("networking.k8s.io", "NetworkPolicy"): NetworkPolicyStrategy(),
+        ("storage.k8s.io", "StorageClass"): StorageClassStrategy(),
+        ("storage.k8s.io", "CSIDriver"): CSIDriverStrategy(),
+        ("storage.k8s.io", "CSINode"): CSINodeStrategy(),
+        ("storage.k8s.io", "CSIStorageCapacity"): CSIStorageCapacityStrategy(),
+        ("storage.k8s.io", "VolumeAttachment"): VolumeAttachmentStrategy(),
+        ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ValidatingWebhookConfigurationStrategy(),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): MutatingWebhookConfigurationStrategy(),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): ValidatingAdmissionPolicyStrategy(),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+            ValidatingAdmissionPolicyBindingStrategy(),
+        ("apiregistration.k8s.io", "APIService"): APIServiceStrategy(),
     }
     for group, kind in with_status:
         table[(group, kind)] = GenericStrategy(kind, group, has_status=True, tracks_generation=True)

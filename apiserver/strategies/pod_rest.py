@@ -1,5 +1,6 @@
-"""The pod's own subresources: pods/binding (also POST bindings), pods/eviction, pods/log
-(layer L4, apiserver/strategies).
+"""The pod's own subresources: pods/binding (also POST bindings), pods/eviction, pods/log,
+and pods/exec|attach|portforward answering that simulated kubelets cannot stream (layer L4,
+apiserver/strategies).
 
 Upstream: pkg/registry/core/pod/storage/storage.go (BindingREST, LegacyBindingREST, LogREST)
 and eviction.go (EvictionREST, here `apiserver.strategies.eviction`).
@@ -124,6 +125,32 @@ class LogREST(Subresource):
         return f"minik3s: simulated container of pod {namespace}/{name} on node {node}\n"
 
 
+class StreamREST(Subresource):
+    """pods/exec, pods/attach, pods/portforward: upstream proxies these to the kubelet's
+    streaming server. Simulated kubelets run no container runtime, so after the pod lookup (404
+    for a missing pod, as upstream) the answer is a 400 Status saying so, on both the WebSocket
+    GET and the SPDY POST kubectl tries, instead of a 404 that reads as "pod not found"."""
+
+    verbs = frozenset({"GET", "POST"})
+    takes_body = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _refuse(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> errors.ApiError:
+        ops.get(info, namespace, name)
+        return errors.BadRequestError(
+            f"{self.name} is not supported by simulated kubelets: pod {namespace}/{name} has no container runtime")
+
+    def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
+        raise self._refuse(ops, info, namespace, name)
+
+    async def create(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
+                     opts: WriteOptions) -> JsonDict:
+        raise self._refuse(ops, info, namespace, name)
+
+
 BINDING = BindingREST()
 POD_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType(
-    {"binding": BINDING, "eviction": EvictionREST(), "log": LogREST()})
+    {"binding": BINDING, "eviction": EvictionREST(), "log": LogREST(),
+     "exec": StreamREST("exec"), "attach": StreamREST("attach"), "portforward": StreamREST("portforward")})

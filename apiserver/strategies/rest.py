@@ -108,10 +108,12 @@ class Subresource:
     storage without that interface). `body_is_parent`: the request body and the answer are the
     parent kind (status, finalize), so the generic update/patch path runs with `subresource`
     set; `decode_check`: the handler first checks the body decodes as the parent kind.
-    `get` returning a str answers text/plain (pods/log)."""
+    `get` returning a str answers text/plain (pods/log). `takes_body`: False for a POST whose
+    request carries no object (pods/exec's stream upgrade), so `create` gets `None`."""
 
     name = ""
     verbs: frozenset[str] = frozenset()
+    takes_body = True
     body_is_parent = False
     decode_check = False
     create_status = 201

@@ -19,7 +19,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from minik3s.api import apiextensions, apps, coordination, core, node, policy, scheduling
+from minik3s.api import (
+    admissionregistration,
+    apiextensions,
+    apiregistration,
+    apps,
+    certificates,
+    coordination,
+    core,
+    networking,
+    node,
+    policy,
+    rbac,
+    scheduling,
+    storage,
+)
 from minik3s.api.types import JsonDict
 
 
@@ -219,6 +233,16 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("scheduling.k8s.io", "Workload"): scheduling.Workload,
         ("coordination.k8s.io", "Lease"): coordination.Lease,
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
+        **{("rbac.authorization.k8s.io", k): getattr(rbac, k)
+           for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
+        **{("networking.k8s.io", k): getattr(networking, k) for k in ("Ingress", "IngressClass", "NetworkPolicy")},
+        **{("storage.k8s.io", k): getattr(storage, k)
+           for k in ("StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment")},
+        ("certificates.k8s.io", "CertificateSigningRequest"): certificates.CertificateSigningRequest,
+        **{("admissionregistration.k8s.io", k): getattr(admissionregistration, k)
+           for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                     "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")},
+        ("apiregistration.k8s.io", "APIService"): apiregistration.APIService,
     }
 
 

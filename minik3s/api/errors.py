@@ -43,10 +43,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         if self.details:
             status["details"] = self.details
+        status["code"] = self.code  # after details: Go's field order for metav1.Status
         return status
 
     @property

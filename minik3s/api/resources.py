@@ -219,6 +219,31 @@ def builtin_resources() -> list[ResourceInfo]:
           verbs=("create",), virtual=True, has_spec=False),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
           ("crd", "crds"), subresources=("status",)),
+        R("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, has_spec=False),
+        R("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, has_spec=False),
+        R("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, has_spec=False),
+        R("rbac.authorization.k8s.io", "v1", "roles", "Role", True, has_spec=False),
+        R("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
+        R("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), subresources=("status",)),
+        R("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
+        R("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+        R("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+        R("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, has_spec=False),
+        R("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",), has_spec=False),
+        R("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, subresources=("status",)),
+        R("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", False,
+          ("csr",), subresources=("status",),
+          field_labels={"spec.signerName": path_getter("spec.signerName")}),
+        R("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+          False, categories=("api-extensions",), has_spec=False),
+        R("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", False,
+          categories=("api-extensions",), subresources=("status",)),
+        R("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+          "ValidatingAdmissionPolicyBinding", False, categories=("api-extensions",)),
+        R("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+          "ValidatingWebhookConfiguration", False, categories=("api-extensions",), has_spec=False),
+        R("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, categories=("api-extensions",),
+          subresources=("status",)),
     ]
 
 
@@ -321,3 +346,6 @@ WORKLOADS = _IDX["workloads.scheduling.k8s.io"]
 PODDISRUPTIONBUDGETS = _IDX["poddisruptionbudgets.policy"]
 LEASES = _IDX["leases.coordination.k8s.io"]
 CRDS = _IDX["customresourcedefinitions.apiextensions.k8s.io"]
+CLUSTERROLES = _IDX["clusterroles.rbac.authorization.k8s.io"]
+CLUSTERROLEBINDINGS = _IDX["clusterrolebindings.rbac.authorization.k8s.io"]
+APISERVICES = _IDX["apiservices.apiregistration.k8s.io"]

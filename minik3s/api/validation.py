@@ -330,7 +330,15 @@ def int_or_percent_is_zero(value: Any) -> bool:
     return False
 
 
-NAME_FORMATS = {"subdomain": is_dns1123_subdomain, "label": is_dns1123_label, "dns1035": is_dns1035_label}
+def is_path_segment_name(value: str) -> list[str]:
+    """apimachinery's ValidatePathSegmentName (RBAC object names such as `system:node`)."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+NAME_FORMATS = {"subdomain": is_dns1123_subdomain, "label": is_dns1123_label, "dns1035": is_dns1035_label,
+                "path": is_path_segment_name}
 
 
 def validate_name(name: Any, field: str, *, fmt: str = "subdomain") -> list[JsonDict]:

@@ -194,6 +194,19 @@ RICH_DEPLOYMENT: dict[str, Any] = {
                       "spec": {"type": "LoadBalancer", "clusterIPs": ["10.0.0.1"],
                                "ports": [{"port": 443, "targetPort": "https", "protocol": "TCP"}]}},
                      id="service-named-target-port"),
+        pytest.param({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                      "metadata": {"name": "rb", "namespace": "d"},
+                      "subjects": [{"kind": "ServiceAccount", "name": "s", "namespace": "d"}],
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}},
+                     id="rolebinding"),
+        pytest.param({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i"},
+                      "spec": {"rules": [{"host": "a.io", "http": {"paths": [
+                          {"path": "/x", "pathType": "Prefix",
+                           "backend": {"service": {"name": "s", "port": {"number": 80}}}}]}}]}},
+                     id="ingress"),
+        pytest.param({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                      "spec": {"audiences": ["a"], "expirationSeconds": 600}},
+                     id="tokenrequest"),
     ],
 )
 def test_round_trip_through_encoder(obj: dict[str, Any]) -> None:
@@ -208,8 +221,8 @@ def test_unknown_fields_are_skipped() -> None:
 
 def test_unsupported_kind_is_a_distinct_error() -> None:
     with pytest.raises(UnsupportedKindError) as exc:
-        decode_protobuf(_envelope("rbac.authorization.k8s.io/v1", "Role", b""))
-    assert "Role" in str(exc.value)
+        decode_protobuf(_envelope("networking.k8s.io/v1", "NetworkPolicy", b""))
+    assert "NetworkPolicy" in str(exc.value)
 
 
 @pytest.mark.parametrize(

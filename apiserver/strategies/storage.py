@@ -1,0 +1,237 @@
+"""storage.k8s.io/v1 strategies (layer L4, apiserver): pkg/apis/storage/validation and the v1
+defaults.
+
+StorageClass: `provisioner` is a required qualified name; reclaimPolicy (default Delete) is
+Delete or Retain, volumeBindingMode (default Immediate) Immediate or WaitForFirstConsumer;
+parameters, provisioner, reclaimPolicy and volumeBindingMode cannot change.
+CSIDriver: the name is a CSI driver name (DNS subdomain, at most 63 characters); the spec
+defaults as upstream (attachRequired true, podInfoOnMount/storageCapacity/requiresRepublish/
+seLinuxMount false, fsGroupPolicy ReadWriteOnceWithFSType, volumeLifecycleModes [Persistent]);
+attachRequired, fsGroupPolicy and volumeLifecycleModes are immutable.
+CSINode: each driver has a valid unique name and a nodeID, topology keys are qualified names.
+CSIStorageCapacity: storageClassName required (DNS subdomain), capacity a non-negative quantity.
+VolumeAttachment: attacher and nodeName required, exactly one source; the spec is immutable,
+the status subresource carries attach results.
+Data flow: core create/update -> default -> validate / validate_update -> storage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minik3s.api.quantity import QuantityError, parse_quantity
+from minik3s.api.types import JsonDict
+from minik3s.api.validation import (
+    duplicate,
+    forbidden,
+    invalid,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    not_supported,
+    required,
+    validate_label_selector,
+)
+
+from .base import Strategy, as_dict, as_list
+
+GROUP = "storage.k8s.io"
+RECLAIM_POLICIES = ("Delete", "Retain")
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
+LIFECYCLE_MODES = ("Ephemeral", "Persistent")
+CSI_NAME_MAX = 63
+
+
+def csi_driver_name_errors(name: Any, path: str) -> list[JsonDict]:
+    if not name:
+        return [required(path)]
+    n = str(name)
+    if len(n) > CSI_NAME_MAX:
+        return [invalid(path, n, f"must be no more than {CSI_NAME_MAX} characters")]
+    return [invalid(path, n, m) for m in is_dns1123_subdomain(n.lower())]
+
+
+class StorageClassStrategy(Strategy):
+    kind = "StorageClass"
+    group = GROUP
+    return_deleted_object = True
+
+    def _default(self, obj: JsonDict) -> None:
+        obj.setdefault("reclaimPolicy", "Delete")
+        obj.setdefault("volumeBindingMode", "Immediate")
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        prov = obj.get("provisioner") or ""
+        if not prov:
+            errs.append(required("provisioner"))
+        else:
+            errs.extend(invalid("provisioner", prov, m) for m in is_qualified_name(str(prov).lower()))
+        rp = obj.get("reclaimPolicy")
+        if rp not in RECLAIM_POLICIES:
+            errs.append(not_supported("reclaimPolicy", rp, RECLAIM_POLICIES))
+        mode = obj.get("volumeBindingMode")
+        if mode not in BINDING_MODES:
+            errs.append(not_supported("volumeBindingMode", mode, BINDING_MODES))
+        params = obj.get("parameters")
+        if isinstance(params, dict):
+            for k in params:
+                if not k:
+                    errs.append(invalid("parameters", params, "parameter key must be non-empty"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        if (new.get("parameters") or {}) != (old.get("parameters") or {}):
+            errs.append(forbidden("parameters", "updates to parameters are forbidden."))
+        if new.get("provisioner") != old.get("provisioner"):
+            errs.append(forbidden("provisioner", "updates to provisioner are forbidden."))
+        if new.get("reclaimPolicy") != old.get("reclaimPolicy"):
+            errs.append(forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."))
+        if new.get("volumeBindingMode") != old.get("volumeBindingMode"):
+            errs.append(invalid("volumeBindingMode", new.get("volumeBindingMode"), "field is immutable"))
+        return errs
+
+
+class CSIDriverStrategy(Strategy):
+    kind = "CSIDriver"
+    group = GROUP
+    tracks_generation = True
+    return_deleted_object = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.setdefault("spec", {})
+        if not isinstance(spec, dict):
+            return
+        spec.setdefault("attachRequired", True)
+        spec.setdefault("podInfoOnMount", False)
+        spec.setdefault("storageCapacity", False)
+        spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
+        spec.setdefault("requiresRepublish", False)
+        spec.setdefault("seLinuxMount", False)
+        if not spec.get("volumeLifecycleModes"):
+            spec["volumeLifecycleModes"] = ["Persistent"]
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs = csi_driver_name_errors((obj.get("metadata") or {}).get("name"), "name")
+        errs = [e for e in errs if not e["message"].startswith("Required")]  # metadata.name reports that
+        spec = as_dict(obj.get("spec"))
+        pol = spec.get("fsGroupPolicy")
+        if pol is not None and pol not in FS_GROUP_POLICIES:
+            errs.append(not_supported("spec.fsGroupPolicy", pol, FS_GROUP_POLICIES))
+        for i, m in enumerate(as_list(spec.get("volumeLifecycleModes"))):
+            if m not in LIFECYCLE_MODES:
+                errs.append(not_supported(f"spec.volumeLifecycleModes[{i}]", m, LIFECYCLE_MODES))
+        seen: set[str] = set()
+        for i, t in enumerate(as_list(spec.get("tokenRequests"))):
+            aud = str(as_dict(t).get("audience") or "")
+            if aud in seen:
+                errs.append(duplicate(f"spec.tokenRequests[{i}].audience", aud))
+            seen.add(aud)
+            exp = as_dict(t).get("expirationSeconds")
+            if exp is not None and (not isinstance(exp, int) or exp < 600):
+                errs.append(invalid(f"spec.tokenRequests[{i}].expirationSeconds", exp,
+                                    "may not specify a duration less than 10 minutes"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        errs: list[JsonDict] = []
+        for f in ("attachRequired", "fsGroupPolicy", "volumeLifecycleModes"):
+            if ns.get(f) != os_.get(f):
+                errs.append(invalid(f"spec.{f}", ns.get(f), "field is immutable"))
+        return errs
+
+
+class CSINodeStrategy(Strategy):
+    kind = "CSINode"
+    group = GROUP
+    return_deleted_object = True
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        names: set[str] = set()
+        for i, d in enumerate(as_list(as_dict(obj.get("spec")).get("drivers"))):
+            dp = f"spec.drivers[{i}]"
+            d = as_dict(d)
+            name = d.get("name")
+            errs.extend(csi_driver_name_errors(name, f"{dp}.name"))
+            if name in names:
+                errs.append(duplicate(f"{dp}.name", name))
+            names.add(str(name))
+            node_id = d.get("nodeID") or ""
+            if not node_id:
+                errs.append(required(f"{dp}.nodeID"))
+            elif len(str(node_id)) > 192:
+                errs.append(invalid(f"{dp}.nodeID", node_id, "must be 192 characters or less"))
+            for j, key in enumerate(as_list(d.get("topologyKeys"))):
+                errs.extend(invalid(f"{dp}.topologyKeys[{j}]", key, m) for m in is_qualified_name(str(key)))
+            count = as_dict(d.get("allocatable")).get("count")
+            if count is not None and (not isinstance(count, int) or count < 0):
+                errs.append(invalid(f"{dp}.allocatable.count", count,
+                                    "must be greater than or equal to 0"))
+        return errs
+
+
+def _quantity_errors(v: Any, path: str) -> list[JsonDict]:
+    if v is None:
+        return []
+    try:
+        q = parse_quantity(v)
+    except QuantityError:
+        return [invalid(path, v, "must be a valid quantity")]
+    if q < 0:
+        return [invalid(path, v, "must be greater than or equal to 0")]
+    return []
+
+
+class CSIStorageCapacityStrategy(Strategy):
+    kind = "CSIStorageCapacity"
+    group = GROUP
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        sc = obj.get("storageClassName") or ""
+        if not sc:
+            errs.append(required("storageClassName"))
+        else:
+            errs.extend(invalid("storageClassName", sc, m) for m in is_dns1123_subdomain(str(sc)))
+        if obj.get("nodeTopology") is not None:
+            errs.extend(validate_label_selector(obj["nodeTopology"], "nodeTopology"))
+        errs.extend(_quantity_errors(obj.get("capacity"), "capacity"))
+        errs.extend(_quantity_errors(obj.get("maximumVolumeSize"), "maximumVolumeSize"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        for f in ("storageClassName", "nodeTopology"):
+            if new.get(f) != old.get(f):
+                errs.append(invalid(f, new.get(f), "field is immutable"))
+        return errs
+
+
+class VolumeAttachmentStrategy(Strategy):
+    kind = "VolumeAttachment"
+    group = GROUP
+    has_status = True
+    return_deleted_object = True
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = as_dict(obj.get("spec"))
+        errs = csi_driver_name_errors(spec.get("attacher"), "spec.attacher")
+        if not spec.get("nodeName"):
+            errs.append(required("spec.nodeName"))
+        src = as_dict(spec.get("source"))
+        n = sum(1 for k in ("persistentVolumeName", "inlineVolumeSpec") if src.get(k) is not None)
+        if n == 0:
+            errs.append(required("spec.source", "must specify exactly one of inlineVolumeSpec and "
+                                                "persistentVolumeName"))
+        elif n == 2:
+            errs.append(forbidden("spec.source", "must specify exactly one of inlineVolumeSpec and "
+                                                 "persistentVolumeName"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        if new.get("spec") != old.get("spec"):
+            return [invalid("spec", new.get("spec"), "field is immutable")]
+        return []

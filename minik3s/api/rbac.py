@@ -1,0 +1,183 @@
+"""rbac.authorization.k8s.io/v1 wire types: Role, ClusterRole, RoleBinding, ClusterRoleBinding
+(layer L2, upstream k8s.io/api/rbac/v1).
+
+They are stored, validated and listed as upstream does; minik3s does not authorize requests
+with them (every client is treated as cluster-admin until authentication exists).
+"""
+
+from __future__ import annotations
+
+from minik3s.api.meta import K8sModel, LabelSelector, TypedObject
+
+
+class PolicyRule(K8sModel):
+    verbs: list[str] | None = None
+    apiGroups: list[str] | None = None
+    resources: list[str] | None = None
+    resourceNames: list[str] | None = None
+    nonResourceURLs: list[str] | None = None
+
+
+class AggregationRule(K8sModel):
+    clusterRoleSelectors: list[LabelSelector] | None = None
+
+
+class Role(TypedObject):
+    rules: list[PolicyRule] | None = None
+
+
+class ClusterRole(TypedObject):
+    rules: list[PolicyRule] | None = None
+    aggregationRule: AggregationRule | None = None
+
+
+class Subject(K8sModel):
+    kind: str = ""
+    apiGroup: str | None = None
+    name: str = ""
+    namespace: str | None = None
+
+
+class RoleRef(K8sModel):
+    apiGroup: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+class RoleBinding(TypedObject):
+    subjects: list[Subject] | None = None
+    roleRef: RoleRef | None = None
+
+
+class ClusterRoleBinding(TypedObject):
+    subjects: list[Subject] | None = None
+    roleRef: RoleRef | None = None
+
+
+# ---- bootstrap policy (upstream plugin/pkg/auth/authorizer/rbac/bootstrappolicy) -------------
+
+BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+_VIEW_CORE = ["configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "pods",
+              "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services",
+              "services/status", "bindings", "events", "limitranges", "namespaces/status", "pods/log",
+              "pods/status", "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"]
+_VIEW_APPS = ["controllerrevisions", "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
+              "deployments/status", "replicasets", "replicasets/scale", "replicasets/status", "statefulsets",
+              "statefulsets/scale", "statefulsets/status"]
+
+
+def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, list[str]]:
+    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+
+
+def _cluster_role(name: str, rules: list[dict[str, list[str]]], *, labels: dict[str, str] | None = None,
+                  aggregate_from: str | None = None) -> dict[str, object]:
+    role: dict[str, object] = {
+        "apiVersion": RBAC_API_VERSION, "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": {**BOOTSTRAP_LABELS, **(labels or {})}, "annotations": dict(AUTOUPDATE)},
+        "rules": rules,
+    }
+    if aggregate_from:
+        role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {aggregate_from: "true"}}]}
+    return role
+
+
+def bootstrap_cluster_roles() -> list[dict[str, object]]:
+    """The default ClusterRoles kube-apiserver reconciles at start: the user-facing roles
+    (cluster-admin, admin, edit, view and their aggregate-to-* parts) and the system:* roles
+    clients look for (discovery, basic-user, public-info-viewer, node, ...)."""
+    view = [
+        _rule(_READ, [""], _VIEW_CORE + ["namespaces"]),
+        _rule(_READ, ["apps"], _VIEW_APPS),
+        _rule(_READ, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
+        _rule(_READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
+        _rule(_READ, ["discovery.k8s.io"], ["endpointslices"]),
+        _rule(_READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+        _rule(_READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+    ]
+    edit = [
+        _rule(["create", "delete", "deletecollection", "patch", "update"], [""],
+              ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
+        _rule(["create"], [""], ["pods/eviction"]),
+        _rule(_WRITE, [""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers",
+                             "replicationcontrollers/scale", "secrets", "serviceaccounts", "services",
+                             "services/proxy"]),
+        _rule(["create"], [""], ["serviceaccounts/token"]),
+        _rule(_WRITE, ["apps"], ["daemonsets", "deployments", "deployments/rollback", "deployments/scale",
+                                 "replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"]),
+        _rule(_WRITE, ["autoscaling"], ["horizontalpodautoscalers"]),
+        _rule(_WRITE, ["batch"], ["cronjobs", "jobs"]),
+        _rule(_WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
+        _rule(_WRITE, ["policy"], ["poddisruptionbudgets"]),
+        _rule(_WRITE, ["discovery.k8s.io"], ["endpointslices"]),
+        _rule(_READ, [""], ["secrets"]),
+    ]
+    admin = [
+        _rule(_READ + _WRITE, ["rbac.authorization.k8s.io"], ["rolebindings", "roles"]),
+        _rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
+    ]
+    agg = "rbac.authorization.k8s.io/aggregate-to-"
+    return [
+        _cluster_role("cluster-admin", [_rule(["*"], ["*"], ["*"]), {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
+        _cluster_role("admin", [], aggregate_from=f"{agg}admin"),
+        _cluster_role("edit", [], labels={f"{agg}admin": "true"}, aggregate_from=f"{agg}edit"),
+        _cluster_role("view", [], labels={f"{agg}edit": "true"}, aggregate_from=f"{agg}view"),
+        _cluster_role("system:aggregate-to-admin", admin, labels={f"{agg}admin": "true"}),
+        _cluster_role("system:aggregate-to-edit", edit, labels={f"{agg}edit": "true"}),
+        _cluster_role("system:aggregate-to-view", view, labels={f"{agg}view": "true"}),
+        _cluster_role("system:discovery", [{"nonResourceURLs": [
+            "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+            "/version", "/version/"], "verbs": ["get"]}]),
+        _cluster_role("system:basic-user", [
+            _rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+            _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
+        _cluster_role("system:public-info-viewer", [{"nonResourceURLs": [
+            "/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
+        _cluster_role("system:monitoring", [{"nonResourceURLs": [
+            "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"],
+            "verbs": ["get"]}]),
+        _cluster_role("system:node", [
+            _rule(["create", "get", "list", "watch", "update", "patch", "delete"], [""], ["nodes", "nodes/status"]),
+            _rule(["get", "list", "watch"], [""], ["pods", "services", "endpoints", "configmaps", "secrets"]),
+            _rule(["create", "delete"], [""], ["pods"]),
+            _rule(["update", "patch"], [""], ["pods/status"]),
+            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"], ["leases"])]),
+        _cluster_role("system:kube-scheduler", [
+            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["create"], [""], ["pods/binding", "bindings"]),
+            _rule(["patch", "update"], [""], ["pods/status"]),
+            _rule(["get", "list", "watch"], ["", "apps", "policy", "storage.k8s.io"],
+                  ["nodes", "pods", "namespaces", "replicasets", "statefulsets", "poddisruptionbudgets",
+                   "persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes", "csidrivers",
+                   "csistoragecapacities"]),
+            _rule(["create", "get", "update"], ["coordination.k8s.io"], ["leases"])]),
+        _cluster_role("system:kube-controller-manager", [
+            _rule(["*"], ["*"], ["*"])]),
+    ]
+
+
+def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
+    """Upstream's default bindings: cluster-admin to system:masters, discovery and basic-user
+    to system:authenticated, public-info-viewer to everyone."""
+    def crb(name: str, role: str, groups: list[str]) -> dict[str, object]:
+        return {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": dict(BOOTSTRAP_LABELS), "annotations": dict(AUTOUPDATE)},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups]}
+    return [
+        crb("cluster-admin", "cluster-admin", ["system:masters"]),
+        crb("system:discovery", "system:discovery", ["system:authenticated"]),
+        crb("system:basic-user", "system:basic-user", ["system:authenticated"]),
+        crb("system:public-info-viewer", "system:public-info-viewer",
+            ["system:authenticated", "system:unauthenticated"]),
+        crb("system:kube-scheduler", "system:kube-scheduler", []) | {"subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-scheduler"}]},
+        crb("system:kube-controller-manager", "system:kube-controller-manager", []) | {"subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-controller-manager"}]},
+    ]
