@@ -463,6 +463,7 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
             if gc_freeze:
                 gc.collect()
                 gc.freeze()
+            commits = CommitTimes(rs.store)
             gap = WatchGap()
             tasks.append(asyncio.create_task(gap.run(rs, wl.measured_ns), name="bench-watch-gap"))
             loop_watch = LoopWatch()
@@ -481,6 +482,8 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
             with contextlib.suppress(asyncio.CancelledError):
                 await watch_task
             gap.stop = True
+            if gap.long_gaps:
+                logger.warning("watch gaps > 0.5 s (events before, seconds): %s", gap.long_gaps[:20])
             last = max(watcher.bound_at[p["metadata"]["name"]] for p in measured)
             overall = wl.measured_pods / (last - t3)
             listed = await rs.client.list(PODS, wl.measured_ns)
@@ -501,6 +504,9 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 "throughput_overall": round(overall, 1),
                 "watch_max_gap_ms": round(gap.max_gap * 1000, 1),
                 "watch_events": gap.events,
+                "watch_gaps_over_500ms": len(gap.long_gaps),
+                "store_commit_max_ms": round(commits.max * 1000, 1),
+                "store_commits_over_500ms": commits.slow,
                 "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
                 "gc_full_collections": len(loop_watch.gc_pauses),
                 "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
@@ -514,6 +520,27 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 gc.unfreeze()
 
 
+class CommitTimes:
+    """The storage writer's durable COMMITs (SQLite, synchronous=FULL) timed: a watch only hears
+    of a write after it, so a slow fsync shows up as a watch gap."""
+
+    def __init__(self, store: Any) -> None:
+        self.max = 0.0
+        self.slow = 0
+        inner = store._write
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.monotonic()
+            try:
+                return await inner(*args, **kwargs)
+            finally:
+                d = time.monotonic() - t
+                self.max = max(self.max, d)
+                self.slow += d > 0.5
+
+        store._write = timed
+
+
 class WatchGap:
     """A plain watch on the measured namespace (as `kubectl get pods -w`): the longest time between
     two consecutive events while the scheduler binds (from its first event to `stop`)."""
@@ -522,6 +549,7 @@ class WatchGap:
         self.max_gap = 0.0
         self.events = 0
         self.stop = False
+        self.long_gaps: list[tuple[int, float]] = []  # (events seen before, gap seconds) for gaps > 0.5 s
 
     async def run(self, rs: Any, namespace: str) -> None:
         listed = await rs.client.list(PODS, namespace, limit=1)
@@ -533,6 +561,8 @@ class WatchGap:
                 return
             if last is not None:
                 self.max_gap = max(self.max_gap, now - last)
+                if now - last > 0.5:
+                    self.long_gaps.append((self.events, round(now - last, 3)))
             last = now
             self.events += 1
 
