@@ -1,8 +1,16 @@
 """Benchmark: scheduling throughput in kube-scheduler `scheduler_perf` shapes, through a real
 in-process minik3s server (API server + SQLite storage + watch + the embedded scheduler).
 
+    python -m bench.bench_scheduler [--shape S ...] [--scale 0.2] [--no-hostname] [--runs 3]
     python -m bench.bench_scheduler [--workload SchedulingBasic] [--nodes 500,5000] [--runs 3]
                                     [--percentage-of-nodes-to-score 0] [--profile out.prof]
+
+Default (no --workload / --performance): issue 14's pre-filled-queue shapes (`PREFILLED`): nodes,
+bound init pods and every measured pod are created with the scheduler off, then the scheduler
+starts; throughput from each pod's PodScheduled time in 1-s samples, printed next to the real
+kube-scheduler's figure for the shape and as a ratio, plus the longest watch gap, loop stall and
+storage commit of the burst (see `run_prefilled`). The rest of this text describes the older
+`--workload` / `--performance` mode, where measured pods are created while the scheduler runs.
 
 Why: upstream's CI floors (SchedulingBasic 5000Nodes_10000Pods 680 pods/s, TopologySpreading
 460) are the yardstick the scheduler is held to (upstream test/integration/scheduler_perf).
@@ -30,10 +38,10 @@ Workloads (node counts selectable with --nodes; init/measured counts follow upst
   (upstream's "5000Nodes" short variant).
 - SchedulingPodAntiAffinity: namespaces sched-0 (init) and sched-1 (measured); pods labelled
   color=green with required anti-affinity to color=green on kubernetes.io/hostname over both
-  namespaces. 500 nodes: 100 / 400; 5000: 1000 / 1000. As upstream's node template, nodes carry
-  no hostname label.
-- TopologySpreading: nodes labelled topology.kubernetes.io/zone moon-1/2/3 (round robin); init
-  pods default; measured pods color=blue spread on zone, maxSkew 5, DoNotSchedule.
+  namespaces. 500 nodes: 100 / 400; 5000: 1000 / 1000. Nodes carry kubernetes.io/hostname (every
+  real node does; upstream's template does not, `--no-hostname` reproduces that).
+- TopologySpreading: nodes labelled topology.kubernetes.io/zone zone-0/1/2 (round robin, on every
+  workload); init pods default (the pre-filled shape: color=blue without a constraint); measured pods color=blue spread on zone, maxSkew 5, DoNotSchedule.
   500 nodes: 1000 / 1000; 5000: 5000 / 2000 (upstream's "5000Nodes" variant).
 """
 
@@ -45,6 +53,7 @@ import contextlib
 import cProfile
 import gc
 import logging
+import os
 import statistics
 import tempfile
 import time
@@ -61,7 +70,8 @@ from minik3s.config import ServerConfig
 logger = logging.getLogger(__name__)
 
 ZONE_KEY = "topology.kubernetes.io/zone"
-ZONES = ("moon-1", "moon-2", "moon-3")
+HOSTNAME_KEY = "kubernetes.io/hostname"
+ZONES = ("zone-0", "zone-1", "zone-2")
 CREATORS = 32
 SAMPLE_INTERVAL = 1.0  # upstream throughputSampleInterval
 
@@ -70,6 +80,14 @@ COUNTS: dict[str, dict[int, tuple[int, int]]] = {
     "SchedulingBasic": {500: (500, 1000), 5000: (1000, 1000)},
     "SchedulingPodAntiAffinity": {500: (100, 400), 5000: (1000, 1000)},
     "TopologySpreading": {500: (1000, 1000), 5000: (5000, 2000)},
+}
+# `--prefilled` (the default): issue 14's shapes, name -> (workload, nodes, init, measured, anchor).
+# Anchors: the real kube-scheduler v1.33.3 on a 2-core machine with an in-memory API, same shapes.
+PREFILLED: dict[str, tuple[str, int, int, int, float]] = {
+    "SchedulingBasic/5000Nodes": ("SchedulingBasic", 5000, 1000, 10000, 799.0),
+    "TopologySpreading/5000Nodes": ("TopologySpreading", 5000, 1000, 3000, 288.0),
+    "SchedulingPodAntiAffinity/5000Nodes": ("SchedulingPodAntiAffinity", 5000, 1000, 1000, 223.0),
+    "SchedulingBasic/500Nodes": ("SchedulingBasic", 500, 500, 2000, 1600.0),
 }
 # `--performance`: upstream's CI variants at 5,000 nodes -> (init, measured, threshold pods/s)
 PERFORMANCE: dict[str, tuple[int, int, int]] = {
@@ -111,9 +129,28 @@ def spreading_pod(name: str, namespace: str) -> dict[str, Any]:
     return pod
 
 
+def node_name(i: int) -> str:
+    return f"scheduler-perf-{i:05d}"
+
+
+def node_labels(i: int, *, hostname: bool = True) -> dict[str, str]:
+    """Every real node carries its hostname label (upstream's node template has none; the
+    `--no-hostname` flag reproduces that), and a zone label zone-0/1/2 round robin."""
+    labels = {ZONE_KEY: ZONES[i % len(ZONES)]}
+    if hostname:
+        labels[HOSTNAME_KEY] = node_name(i)
+    return labels
+
+
+def blue_pod(name: str, namespace: str) -> dict[str, Any]:
+    pod = default_pod(name, namespace)
+    pod["metadata"]["labels"] = {"color": "blue"}
+    return pod
+
+
 def node_obj(i: int, labels: dict[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"scheduler-perf-{i:05d}", "labels": labels},
+            "metadata": {"name": node_name(i), "labels": labels},
             "spec": {},
             "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
                        "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
@@ -133,17 +170,26 @@ class Workload:
     namespaces: list[str] = field(default_factory=list)
 
 
-def make_workload(name: str, nodes: int) -> Workload:
+def make_workload(name: str, nodes: int, *, hostname: bool = True) -> Workload:
     counts = COUNTS[name]
     init, measured = counts.get(nodes) or counts[min(counts, key=lambda k: abs(k - nodes))]
+    wl = make_workload_counts(name, nodes, init, measured, hostname=hostname)
+    if name == "TopologySpreading":
+        wl.init_pod = default_pod  # upstream's CI template: default init pods
+    return wl
+
+
+def make_workload_counts(name: str, nodes: int, init: int, measured: int, *, hostname: bool = True) -> Workload:
+    def labels(i: int) -> dict[str, str]:
+        return node_labels(i, hostname=hostname)
+
     if name == "SchedulingBasic":
-        return Workload(name, nodes, init, measured, lambda i: {}, "default", "default", default_pod, default_pod)
+        return Workload(name, nodes, init, measured, labels, "default", "default", default_pod, default_pod)
     if name == "SchedulingPodAntiAffinity":
-        return Workload(name, nodes, init, measured, lambda i: {}, "sched-0", "sched-1",
+        return Workload(name, nodes, init, measured, labels, "sched-0", "sched-1",
                         anti_affinity_pod, anti_affinity_pod, ["sched-0", "sched-1"])
     if name == "TopologySpreading":
-        return Workload(name, nodes, init, measured, lambda i: {ZONE_KEY: ZONES[i % len(ZONES)]},
-                        "default", "default", default_pod, spreading_pod)
+        return Workload(name, nodes, init, measured, labels, "default", "default", blue_pod, spreading_pod)
     raise ValueError(f"unknown workload {name!r}")
 
 
@@ -174,14 +220,15 @@ class BindWatcher:
         self.wake.set()
 
 
-async def _create_all(rs: Any, pods: list[dict[str, Any]], created_at: dict[str, float] | None) -> None:
-    it = iter(pods)
+async def _create_all(rs: Any, objs: list[dict[str, Any]], created_at: dict[str, float] | None,
+                      *, resource: Any = PODS) -> None:
+    it = iter(objs)
 
     async def creator() -> None:
-        for pod in it:
+        for obj in it:
             if created_at is not None:
-                created_at[pod["metadata"]["name"]] = time.monotonic()
-            await rs.client.create(PODS, pod, pod["metadata"]["namespace"])
+                created_at[obj["metadata"]["name"]] = time.monotonic()
+            await rs.client.create(resource, obj, obj["metadata"].get("namespace"))
 
     async with asyncio.TaskGroup() as tg:
         for i in range(CREATORS):
@@ -316,7 +363,7 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
                         "measured pods bound", tasks)
             if prof is not None:
                 prof.disable()
-                prof.dump_stats(profile)
+                prof.dump_stats(profile or "")
             for t in (sampler, watch_task):
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -354,8 +401,224 @@ async def run_once(wl: Workload, *, percentage: int | None, profile: str | None,
                 gc.unfreeze()
 
 
+def podscheduled_samples(pods: list[dict[str, Any]], prefix: str) -> tuple[list[float], int]:
+    """scheduler_perf-style 1-s samples from each measured pod's PodScheduled lastTransitionTime
+    (second resolution, as on the wire): pods bound per wall-clock second, the first and the last
+    second dropped (partial). Returns (samples, bound measured pods)."""
+    per_second: dict[str, int] = {}
+    bound = 0
+    for pod in pods:
+        if not pod["metadata"]["name"].startswith(prefix):
+            continue
+        for c in (pod.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "PodScheduled" and c.get("status") == "True" and c.get("lastTransitionTime"):
+                per_second[c["lastTransitionTime"]] = per_second.get(c["lastTransitionTime"], 0) + 1
+                bound += 1
+                break
+    if not per_second:
+        return [], 0
+    from minik3s.utils.clock import parse_time
+
+    secs = sorted((int(t.timestamp()), v) for k, v in per_second.items() if (t := parse_time(k)) is not None)
+    first, last = secs[0][0], secs[-1][0]
+    counts = dict(secs)
+    samples = [float(counts.get(t, 0)) for t in range(first + 1, last)]
+    return samples, bound
+
+
+async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | None,
+                        gc_freeze: bool = False) -> dict[str, Any]:
+    """Issue 14's measurement: nodes, init pods (created bound, round robin over the nodes) and
+    all measured pods are created with the scheduler off; then the scheduler starts and drains the
+    pre-filled queue. Creation stays out of the timed window; throughput is counted from each
+    pod's PodScheduled time; a watcher on the measured namespace records the longest gap between
+    two watch events during the burst (watch delivery must not starve behind scheduling)."""
+    from scheduler.config import parse_config
+    from scheduler.scheduler import Scheduler
+
+    with tempfile.TemporaryDirectory(prefix="bench-sched-") as d:
+        cfg = ServerConfig(port=0, data_dir=Path(d),
+                           disable={"kubelet", "controllers", "scheduler", "descheduler"})
+        rs = await server.start(cfg)
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            for ns in wl.namespaces:
+                await rs.client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": ns}})
+            t0 = time.monotonic()
+            await _create_all(rs, [node_obj(i, wl.node_labels(i)) for i in range(wl.nodes)], None,
+                              resource=NODES)
+            nodes_s = time.monotonic() - t0
+            init = []
+            for i in range(wl.init_pods):
+                pod = wl.init_pod(f"init-{i:06d}", wl.init_ns)
+                pod["spec"]["nodeName"] = node_name(i % wl.nodes)
+                init.append(pod)
+            t1 = time.monotonic()
+            await _create_all(rs, init, None)
+            init_s = time.monotonic() - t1
+            measured = [wl.measured_pod(f"measured-{i:06d}", wl.measured_ns) for i in range(wl.measured_pods)]
+            t2 = time.monotonic()
+            await _create_all(rs, measured, None)
+            created_s = time.monotonic() - t2
+            sched_cfg = parse_config({"percentageOfNodesToScore": percentage}) if percentage is not None else None
+            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers)
+            watcher = BindWatcher()
+            watcher.measured_prefix = "measured-"
+            rs.informers.informer(PODS).add_handler(on_add=watcher.on_add, on_update=watcher.on_update)
+            tasks.append(asyncio.create_task(rs.informers.run(), name="bench-informers"))
+            await rs.informers.wait_for_sync()
+            await _wait(lambda: sum(1 for k in watcher.bound_at if k.startswith("init-")) >= wl.init_pods,
+                        watcher, 600, "init pods synced", tasks)
+            watcher.measured_bound = 0  # none is bound yet: the scheduler has not run
+            if gc_freeze:
+                gc.collect()
+                gc.freeze()
+            commits = CommitTimes(rs.store)
+            gap = WatchGap()
+            tasks.append(asyncio.create_task(gap.run(rs, wl.measured_ns), name="bench-watch-gap"))
+            loop_watch = LoopWatch()
+            watch_task = asyncio.create_task(loop_watch.run(), name="bench-loop-watch")
+            prof = cProfile.Profile() if profile else None
+            if prof is not None:
+                prof.enable()
+            t3 = time.monotonic()
+            tasks.append(asyncio.create_task(sched.run(), name="bench-scheduler"))
+            await _wait(lambda: watcher.measured_bound >= wl.measured_pods, watcher, 1800,
+                        "measured pods bound", tasks)
+            if prof is not None:
+                prof.disable()
+                prof.dump_stats(profile or "")
+            watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch_task
+            gap.stop = True
+            if gap.long_gaps:
+                logger.warning("watch gaps > 0.5 s (events before, seconds): %s", gap.long_gaps[:20])
+            last = max(watcher.bound_at[p["metadata"]["name"]] for p in measured)
+            overall = wl.measured_pods / (last - t3)
+            listed = await rs.client.list(PODS, wl.measured_ns)
+            samples, bound = podscheduled_samples(listed.get("items") or [], "measured-")
+            if bound != wl.measured_pods:
+                raise RuntimeError(f"{bound} of {wl.measured_pods} measured pods carry PodScheduled=True")
+            if not samples:
+                samples = [overall]
+            return {
+                "setup_nodes_seconds": round(nodes_s, 2),
+                "create_init_seconds": round(init_s, 2),
+                "create_measured_seconds": round(created_s, 2),
+                "throughput_average": round(statistics.fmean(samples), 1),
+                "throughput_p50": round(pct(samples, 50), 1),
+                "throughput_p90": round(pct(samples, 90), 1),
+                "throughput_p99": round(pct(samples, 99), 1),
+                "throughput_samples": len(samples),
+                "throughput_overall": round(overall, 1),
+                "watch_max_gap_ms": round(gap.max_gap * 1000, 1),
+                "watch_events": gap.events,
+                "watch_gaps_over_500ms": len(gap.long_gaps),
+                "store_commit_max_ms": round(commits.max * 1000, 1),
+                "store_commits_over_500ms": commits.slow,
+                "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
+                "gc_full_collections": len(loop_watch.gc_pauses),
+                "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
+            }
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await server.stop(rs)
+            if gc_freeze:
+                gc.unfreeze()
+
+
+class CommitTimes:
+    """The storage writer's durable COMMITs (SQLite, synchronous=FULL) timed: a watch only hears
+    of a write after it, so a slow fsync shows up as a watch gap."""
+
+    def __init__(self, store: Any) -> None:
+        self.max = 0.0
+        self.slow = 0
+        inner = store._write
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.monotonic()
+            try:
+                return await inner(*args, **kwargs)
+            finally:
+                d = time.monotonic() - t
+                self.max = max(self.max, d)
+                self.slow += d > 0.5
+
+        store._write = timed
+
+
+class WatchGap:
+    """A plain watch on the measured namespace (as `kubectl get pods -w`): the longest time between
+    two consecutive events while the scheduler binds (from its first event to `stop`)."""
+
+    def __init__(self) -> None:
+        self.max_gap = 0.0
+        self.events = 0
+        self.stop = False
+        self.long_gaps: list[tuple[int, float]] = []  # (events seen before, gap seconds) for gaps > 0.5 s
+
+    async def run(self, rs: Any, namespace: str) -> None:
+        listed = await rs.client.list(PODS, namespace, limit=1)
+        rv = listed["metadata"]["resourceVersion"]
+        last: float | None = None
+        async for _ev in rs.client.watch(PODS, namespace, resource_version=rv):
+            now = time.monotonic()
+            if self.stop:
+                return
+            if last is not None:
+                self.max_gap = max(self.max_gap, now - last)
+                if now - last > 0.5:
+                    self.long_gaps.append((self.events, round(now - last, 3)))
+            last = now
+            self.events += 1
+
+
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: round(statistics.median(r[k] for r in runs), 1) for k in runs[0]}
+
+
+def _main_prefilled(args: argparse.Namespace) -> None:
+    results: list[dict[str, Any]] = []
+    loads: list[str] = []
+    for shape in args.shape or list(PREFILLED):
+        name, nodes, init, measured, anchor = PREFILLED[shape]
+        k = args.scale
+        wl = make_workload_counts(name, max(1, int(nodes * k)), int(init * k), max(1, int(measured * k)),
+                                  hostname=not args.no_hostname)
+        runs = []
+        for i in range(args.runs):
+            prof = args.profile if (args.profile and i == args.runs - 1) else None
+            r = asyncio.run(run_prefilled(wl, percentage=args.percentage_of_nodes_to_score, profile=prof,
+                                          gc_freeze=args.gc_freeze))
+            r["load_average_1m"] = round(os.getloadavg()[0], 2)
+            logger.warning("%s run %d: %s", shape, i + 1, r)
+            runs.append(r)
+        med = _median(runs)
+        tp = [r["throughput_average"] for r in runs]
+        results.append({
+            "workload": shape, "nodes": wl.nodes, "init_pods": wl.init_pods, "measured_pods": wl.measured_pods,
+            "node_hostname_label": not args.no_hostname, "scale": k,
+            "anchor_kube_scheduler": anchor,
+            "ratio": round(med["throughput_average"] / anchor, 2),
+            "spread": [min(tp), max(tp)],
+            "runs": len(runs), "median": med, "all_runs": runs,
+        })
+        loads.append(f"{os.getloadavg()[0]:.2f}")
+    print(f"{'shape':40} {'pods/s (median avg)':>20} {'anchor':>8} {'ratio':>6} {'watch gap ms':>13}")
+    for r in results:
+        print(f"{r['workload']:40} {r['median']['throughput_average']:>20} {r['anchor_kube_scheduler']:>8} "
+              f"{r['ratio']:>6} {r['median']['watch_max_gap_ms']:>13}")
+    emit("scheduler_prefilled" + ("" if args.scale == 1.0 else f"_x{args.scale}"), {
+        "measurement": "pre-filled queue: nodes, bound init pods and measured pods created with the "
+                       "scheduler off, then the scheduler started; throughput from PodScheduled times, "
+                       "1 s samples (first/last partial second dropped)",
+        "gc_freeze": args.gc_freeze, "results": results,
+    })
 
 
 def main() -> None:
@@ -373,6 +636,12 @@ def main() -> None:
     p.add_argument("--profile", default=None, help="cProfile the measured phase of the last run into this file")
     p.add_argument("--gc-freeze", action="store_true",
                    help="gc.collect() + gc.freeze() after the init pods (not done by the server itself)")
+    p.add_argument("--shape", action="append", choices=sorted(PREFILLED),
+                   help="pre-filled shape (repeatable; default: all four); used unless --workload/--performance")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="multiply the pre-filled shapes' node and pod counts (e.g. 0.2 for a quick look)")
+    p.add_argument("--no-hostname", action="store_true",
+                   help="nodes without kubernetes.io/hostname (upstream's node template)")
     p.add_argument("--log-level", default="WARNING")
     args = p.parse_args()
     logging.basicConfig(level=args.log_level)
@@ -380,10 +649,13 @@ def main() -> None:
         import uvloop
 
         uvloop.install()
+    if not (args.workload or args.performance):
+        _main_prefilled(args)
+        return
     results: list[dict[str, Any]] = []
     for name in args.workload or sorted(COUNTS):
         for n in (int(x) for x in args.nodes.split(",") if x):
-            wl = make_workload(name, n)
+            wl = make_workload(name, n, hostname=not args.no_hostname)
             threshold = None
             if args.performance:
                 wl.init_pods, wl.measured_pods, threshold = PERFORMANCE[name]

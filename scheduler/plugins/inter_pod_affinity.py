@@ -23,7 +23,7 @@ when the handle offers it, else from the shared informer factory's namespaces st
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -124,28 +124,50 @@ class _Volatile(Exception):
 class _PairCounts:
     """Per-node contributions to a topology-pair count map and their sum (see `_remembered`)."""
 
-    __slots__ = ("snapshot", "seq", "per_node", "counts")
+    __slots__ = ("snapshot", "seq", "per_node", "counts", "by_key")
 
     def __init__(self, snapshot: Any, seq: int) -> None:
         self.snapshot = snapshot
         self.seq = seq
         self.per_node: dict[str, dict[Pair, int]] = {}
         self.counts: dict[Pair, int] = {}
+        # the same counts grouped by topology key: key -> {value: count > 0}
+        self.by_key: dict[str, dict[str, int]] = {}
 
     def set_node(self, name: str, contribution: dict[Pair, int] | None) -> None:
         counts = self.counts
+        by_key = self.by_key
         old = self.per_node.pop(name, None)
         if old:
             for pair, v in old.items():
                 left = counts[pair] - v
+                values = by_key[pair[0]]
                 if left == 0:
                     del counts[pair]
+                    del values[pair[1]]
+                    if not values:
+                        del by_key[pair[0]]
                 else:
-                    counts[pair] = left
+                    counts[pair] = values[pair[1]] = left
         if contribution:
             self.per_node[name] = contribution
             for pair, v in contribution.items():
-                counts[pair] = counts.get(pair, 0) + v
+                n = counts[pair] = counts.get(pair, 0) + v
+                by_key.setdefault(pair[0], {})[pair[1]] = n
+
+
+class _ScoringPods:
+    """Per node, the existing pods whose affinity terms can score (see `_scoring_pods`)."""
+
+    __slots__ = ("snapshot", "seq", "per_node")
+
+    def __init__(self, snapshot: Any, seq: int) -> None:
+        self.snapshot = snapshot
+        self.seq = seq
+        self.per_node: dict[str, tuple[NodeInfo, list[PodInfo]]] = {}
+
+
+_Blocked = tuple[list[tuple[str, "Container[str]"]], list[tuple[str, "Container[str]"]]]
 
 
 class _PreFilterState:
@@ -157,6 +179,9 @@ class _PreFilterState:
         "affinity_counts",
         "anti_counts",
         "ns_labels",
+        "blocked",
+        "existing_by_key",
+        "anti_by_key",
     )
 
     def __init__(self, pod: PodInfo, ns_labels: _NsLabelsMemo) -> None:
@@ -168,6 +193,11 @@ class _PreFilterState:
         self.existing_anti: dict[Pair, int] = {}
         self.affinity_counts: dict[Pair, int] = {}
         self.anti_counts: dict[Pair, int] = {}
+        # batch Filter's per-key blocked values, built on first use; dropped when counts change
+        self.blocked: _Blocked | None = None
+        # the counts grouped by key, when PreFilter got them from the cross-cycle memo
+        self.existing_by_key: dict[str, dict[str, int]] | None = None
+        self.anti_by_key: dict[str, dict[str, int]] | None = None
 
     def clone(self) -> _PreFilterState:
         c = _PreFilterState.__new__(_PreFilterState)
@@ -180,9 +210,40 @@ class _PreFilterState:
         c.existing_anti = dict(self.existing_anti)
         c.affinity_counts = dict(self.affinity_counts)
         c.anti_counts = dict(self.anti_counts)
+        c.blocked = None
+        c.existing_by_key = c.anti_by_key = None
         return c
 
+    def blocked_values(self) -> _Blocked:
+        """(incoming anti-affinity keys, existing pods' anti-affinity keys), each with the
+        topology values whose count is > 0 (a container answering `in`)."""
+        if self.blocked is not None:
+            return self.blocked
+        ex_by_key, anti_by_key = self.existing_by_key, self.anti_by_key
+        if ex_by_key is not None and (anti_by_key is not None or not self.anti_counts):
+            keys = {t.topology_key for t in self.anti_affinity}
+            self.blocked = (
+                [(k, anti_by_key[k]) for k in keys if k in anti_by_key] if anti_by_key else [],
+                list(ex_by_key.items()),
+            )
+            return self.blocked
+        anti: dict[str, set[str]] = {}
+        if self.anti_counts:
+            for t in self.anti_affinity:
+                anti.setdefault(t.topology_key, set())
+            for (k, v), c in self.anti_counts.items():
+                if c > 0 and k in anti:
+                    anti[k].add(v)
+        existing: dict[str, set[str]] = {}
+        for (k, v), c in self.existing_anti.items():
+            if c > 0:
+                existing.setdefault(k, set()).add(v)
+        self.blocked = ([(k, vs) for k, vs in anti.items() if vs], list(existing.items()))
+        return self.blocked
+
     def update_with_pod(self, other: PodInfo, labels: Mapping[str, str], mult: int) -> None:
+        self.blocked = None
+        self.existing_by_key = self.anti_by_key = None
         for t in compiled_affinity(other).required_anti_affinity:
             if t.matches(self.pod, self.ns_labels):
                 _update(self.existing_anti, labels, t.topology_key, mult)
@@ -204,6 +265,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(args or InterPodAffinityArgs(), handle)
         self._ns_lookup: NamespaceLabels | None = self._resolve_namespace_labels()
         self._memo: dict[tuple[Any, ...], _PairCounts] = {}
+        self._score_memo: _ScoringPods | None = None
 
     def _resolve_namespace_labels(self) -> NamespaceLabels | None:
         h = self.handle
@@ -296,7 +358,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                         _update(out, labels, t.topology_key, 1)
             return out or None
 
-        s.existing_anti = self._remembered(
+        s.existing_anti, s.existing_by_key = self._remembered(
             snap, ex_key, existing_anti, lambda: snap.have_pods_with_required_anti_affinity(),
             lambda: self._count_existing_anti(snap, s))
         if not (s.affinity or s.anti_affinity):
@@ -324,19 +386,20 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return tuple((t.namespaces, t.selector, t.topology_key) for t in terms)
 
         if aff:
-            s.affinity_counts = self._remembered(
+            s.affinity_counts, _ = self._remembered(
                 snap, ("affinity", terms_key(aff)), lambda n: incoming(n, 0), lambda: snap.node_info_list,
                 lambda: {})
         if anti:
-            s.anti_counts = self._remembered(
+            s.anti_counts, s.anti_by_key = self._remembered(
                 snap, ("anti-affinity", terms_key(anti)), lambda n: incoming(n, 1), lambda: snap.node_info_list,
                 lambda: {})
 
     def _remembered(self, snap: Any, key: tuple[Any, ...], contribution: Any, domain: Any,
-                    fallback: Any) -> dict[Pair, int]:
+                    fallback: Any) -> tuple[dict[Pair, int], dict[str, dict[str, int]] | None]:
         """Counts for `key` summed from `contribution(node)` over `domain()`, updated for the nodes
-        changed since the last call; a fresh dict each time (preemption mutates the cycle's copy).
-        `fallback()` when a contribution turns out to depend on namespace labels."""
+        changed since the last call, and the same grouped by topology key; fresh dicts each time
+        (preemption mutates the cycle's copy). `fallback()` (and no grouping) when a contribution
+        turns out to depend on namespace labels."""
         memo = self._memo.get(key)
         changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
         try:
@@ -355,8 +418,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 memo.seq = snap.change_seq
         except _Volatile:
             self._memo.pop(key, None)
-            return fallback()  # type: ignore[no-any-return]
-        return dict(memo.counts)
+            return fallback(), None
+        return dict(memo.counts), {k: dict(v) for k, v in memo.by_key.items()}
 
     def _count_existing_anti(self, snap: Any, s: _PreFilterState) -> dict[Pair, int]:
         out: dict[Pair, int] = {}
@@ -425,11 +488,47 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 if v is not None and s.anti_counts.get((t.topology_key, v), 0) > 0:
                     return Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)
         # existing pods' required anti-affinity
-        if s.existing_anti:
-            for (k, v), c in s.existing_anti.items():
-                if c > 0 and labels.get(k) == v:
-                    return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
+        # (upstream walks the node's labels and looks each pair up: O(labels) per node, where a walk
+        # of the map would grow with every bound pod holding a hostname-keyed term)
+        ex = s.existing_anti
+        if ex:
+            if len(ex) <= len(labels):
+                for (k, v), c in ex.items():
+                    if c > 0 and labels.get(k) == v:
+                        return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
+            else:
+                for k, v in labels.items():
+                    if ex.get((k, v), 0) > 0:
+                        return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
         return SUCCESS
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """Batch Filter: the blocked topology values of the incoming pod's anti-affinity terms and
+        of existing pods' anti-affinity are gathered per key once, then each node costs one lookup
+        per key (same verdicts and reasons as `filter`, node by node)."""
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.affinity:
+            return super().filter_nodes(state, pod, nodes)
+        anti_keys, existing_keys = s.blocked_values()
+        out: list[Status | None] = []
+        append = out.append
+        name = self.NAME
+        for n in nodes:
+            labels = n.labels
+            st: Status | None = None
+            for k, vs in anti_keys:
+                lv = labels.get(k)
+                if lv is not None and lv in vs:
+                    st = Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=name)
+                    break
+            if st is None:
+                for k, vs in existing_keys:
+                    lv = labels.get(k)
+                    if lv is not None and lv in vs:
+                        st = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=name)
+                        break
+            append(st)
+        return out
 
     # --- PreScore / Score -----------------------------------------------------------------
 
@@ -444,11 +543,21 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if has_constraints:
             snap = self.handle.snapshot() if self.handle is not None else None
             all_nodes = snap.node_infos() if snap is not None else nodes
-        else:
-            all_nodes = self._snapshot_nodes("have_pods_with_affinity", nodes, "pods_with_affinity")
         ns_labels = _NsLabelsMemo(self._ns_lookup)
         hard_weight = self.args.hard_pod_affinity_weight
         ignore_existing = self.args.ignore_preferred_terms_of_existing_pods
+        scoring: Sequence[tuple[NodeInfo, Sequence[PodInfo]]] | None = None
+        if not has_constraints:
+            snap = self.handle.snapshot() if self.handle is not None else None
+            if snap is not None and getattr(snap, "tracked", False):
+                # only existing pods with terms that can score matter (a pod with nothing but
+                # required anti-affinity adds nothing): kept per node across cycles
+                scoring = self._scoring_pods(snap)
+                if not scoring:
+                    return Status.skip()
+                all_nodes = ()
+            else:
+                all_nodes = self._snapshot_nodes("have_pods_with_affinity", nodes, "pods_with_affinity")
         topo: dict[str, dict[str, int]] = {}
         touched = False
 
@@ -469,11 +578,12 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                         hit = True
             return hit
 
-        for n in all_nodes:
+        walk: Any = scoring if scoring is not None else (
+            (n, n.pods if has_constraints else n.pods_with_affinity) for n in all_nodes)
+        for n, pods in walk:
             labels = n.labels
             if not labels:
                 continue
-            pods = n.pods if has_constraints else n.pods_with_affinity
             for existing in pods:
                 ec = compiled_affinity(existing)
                 if has_constraints:
@@ -488,6 +598,42 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, topo)
         return SUCCESS
+
+    def _scoring_pods(self, snap: Any) -> list[tuple[NodeInfo, Sequence[PodInfo]]]:
+        """(node, its existing pods whose terms can add to another pod's score: required affinity
+        while hardPodAffinityWeight > 0, preferred (anti-)affinity unless ignored), for nodes with
+        any; refreshed only for nodes the snapshot journal reports changed."""
+        memo = self._score_memo
+        changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
+        hard = self.args.hard_pod_affinity_weight > 0
+        use_preferred = not self.args.ignore_preferred_terms_of_existing_pods
+
+        def relevant(n: NodeInfo) -> list[PodInfo]:
+            out = []
+            for p in n.pods_with_affinity:
+                c = compiled_affinity(p)
+                if (hard and c.required_affinity) or (
+                        use_preferred and (c.preferred_affinity or c.preferred_anti_affinity)):
+                    out.append(p)
+            return out
+
+        if memo is None or changed is None:
+            memo = self._score_memo = _ScoringPods(snap, snap.change_seq)
+            for n in snap.have_pods_with_affinity():
+                pods = relevant(n)
+                if pods:
+                    memo.per_node[n.name] = (n, pods)
+        elif changed:
+            smap = snap.node_info_map
+            for name in changed:
+                n = smap.get(name)
+                pods = relevant(n) if n is not None else []
+                if pods:
+                    memo.per_node[name] = (n, pods)
+                else:
+                    memo.per_node.pop(name, None)
+            memo.seq = snap.change_seq
+        return list(memo.per_node.values())
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         topo: dict[str, dict[str, int]] | None = state.get(PRE_SCORE_STATE_KEY)

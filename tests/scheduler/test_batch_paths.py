@@ -85,6 +85,15 @@ def _pods(kind: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
             else:
                 b = b.labels(app="cache").pod_anti_affinity(ZONE, {"matchLabels": {"app": "web"}},
                                                             namespaces=["default", "other"])
+        elif kind == "scoring":
+            # hostname anti-affinity everywhere, plus existing pods whose terms score for others
+            b = b.labels(color="green", app=rng.choice(["web", "db"])).pod_anti_affinity(
+                "kubernetes.io/hostname", {"matchLabels": {"color": "green"}})
+            r = rng.random()
+            if r < 0.2:
+                b = b.pod_affinity(ZONE, {"matchLabels": {"app": "db"}}, weight=rng.choice([1, 50]))
+            elif r < 0.4:
+                b = b.pod_anti_affinity(ZONE, {"matchLabels": {"app": "web"}}, weight=30)
         elif kind == "mixed":
             r = rng.random()
             if r < 0.3:
@@ -138,6 +147,7 @@ def _run(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, fast: bool,
         pytest.param("mixed", 150, 120, id="tolerations-node-affinity-and-extended-resources-decide-identically"),
         pytest.param("spread", 150, 120, id="topology-spread-with-remembered-domain-counts-decides-identically"),
         pytest.param("anti", 60, 80, id="required-anti-affinity-until-nodes-run-out-decides-identically"),
+        pytest.param("scoring", 90, 80, id="hostname-anti-affinity-with-remembered-scoring-pods-decides-identically"),
         pytest.param("affinity", 90, 90, id="zone-affinity-and-anti-affinity-with-remembered-counts-decide-identically"),
     ],
 )
