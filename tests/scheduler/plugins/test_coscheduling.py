@@ -25,6 +25,7 @@ from minik3s.api.resources import NODES, PODS, PRIORITYCLASSES, WORKLOADS, Resou
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.local import LocalClient
+from minik3s.client.rest import default_user_agent
 from minik3s.server import _bootstrap
 from minik3s.testing.builders import make_node, make_pod
 from minik3s.utils.clock import FakeClock
@@ -82,7 +83,7 @@ async def env() -> AsyncIterator[Env]:
     store = SqliteStore(":memory:", compact_interval=0)
     await store.start()
     clock = FakeClock()  # the API server and the scheduler share it (creationTimestamps, Permit timers)
-    client = LocalClient(ApiCore(store, ResourceRegistry(), clock=clock))
+    client = LocalClient(ApiCore(store, ResourceRegistry(), clock=clock), user_agent=default_user_agent("scheduler"))
     await _bootstrap(client, 6443)
     informers = SharedInformerFactory(client)
     sched = Scheduler(parse_config({}), client=client, informers=informers, clock=clock)
