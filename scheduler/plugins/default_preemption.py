@@ -17,6 +17,13 @@ into its status, delete it with its own grace period, and emit a `Preempted` eve
 preemptor from PreEnqueue; then the last victim the same way (skipped when an earlier one
 failed); finally activate the preemptor if it is still held, or if any call failed.
 
+Gangs (beyond upstream, KEP-5710's direction): when a gang plugin of the profile reports through
+`gang_demand(pod)` that more members than the preemptor must still be placed, the chosen node is
+only the start of a simulation on a copy of the snapshot that places every needed sibling with
+its own PreFilter/Filter (evicting pods of lower priority than that sibling where needed); unless
+all of them fit nothing is evicted; if they do, the siblings are nominated and held at PreEnqueue
+too, and one task preempts the victims of the whole plan.
+
 While victims terminate they keep their resources in the scheduler cache (the cache drops a pod
 only on its deletion), so the preemptor's retries fail Filter and are not eligible to preempt
 again ("a terminating pod on the nominated node") until the victims are gone; the AssignedPod
