@@ -57,6 +57,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
+from scheduler.plugins.default_preemption import GangDemand
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
 
@@ -188,10 +189,10 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
             return None, Status.unschedulable(plugin=self.NAME)
         assigned = self.mgr.assigned(ref)
         if assigned >= policy.min_member:
-            return PostFilterResult(), Status.unschedulable(plugin=self.NAME)
+            return None, Status.unschedulable(plugin=self.NAME)
         missing = (policy.min_member - assigned) / policy.min_member
         if missing <= POD_GROUP_REJECT_PERCENTAGE:
-            return PostFilterResult(), Status.unschedulable(plugin=self.NAME)
+            return None, Status.unschedulable(plugin=self.NAME)
         waiting = self.mgr.waiting_pods(ref)
         for wp in waiting:
             wp.reject(self.NAME, "optimistic rejection in PostFilter")
@@ -199,9 +200,26 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlu
         self.mgr.forget_permit_window(ref)
         if waiting:
             logger.info("gang rejected group=%s pod=%s waiting=%d", ref.key, pod.key, len(waiting))
-        return PostFilterResult(), Status.unschedulable(
+        # no PostFilterResult: a nomination the pod holds stays (upstream's nil NominatingInfo is Noop)
+        return None, Status.unschedulable(
             f"PodGroup {ref.display()} gets rejected due to Pod {pod.name} is unschedulable even after PostFilter",
             plugin=self.NAME)
+
+    # ---- gang-aware preemption -----------------------------------------------------------------
+    def gang_demand(self, pod: PodInfo) -> GangDemand | None:
+        """For DefaultPreemption: how many members of `pod`'s gang must still be placed (the pod
+        included) and which pending siblings may take the other places, so it preempts only
+        when the whole gang fits after the evictions."""
+        ref = self.mgr.ref(pod.pod)
+        policy = self.mgr.policy(ref) if ref is not None else None
+        if ref is None or policy is None or not policy.gang:
+            return None
+        need = policy.min_member - self.mgr.assigned(ref, exclude_uid=pod.uid)
+        siblings = [PodInfo(p) for p in self.mgr.pending_siblings(ref, exclude_uid=pod.uid)
+                    if not (p.get("metadata") or {}).get("deletionTimestamp")
+                    and not (p.get("spec") or {}).get("schedulingGates")]
+        siblings.sort(key=lambda s: s.key)
+        return GangDemand(ref.display(), need, siblings)
 
     # ---- Reserve ---------------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

@@ -17,6 +17,13 @@ into its status, delete it with its own grace period, and emit a `Preempted` eve
 preemptor from PreEnqueue; then the last victim the same way (skipped when an earlier one
 failed); finally activate the preemptor if it is still held, or if any call failed.
 
+Gangs (beyond upstream, KEP-5710's direction): when a gang plugin of the profile reports through
+`gang_demand(pod)` that more members than the preemptor must still be placed, the chosen node is
+only the start of a simulation on a copy of the snapshot that places every needed sibling with
+its own PreFilter/Filter (evicting pods of lower priority than that sibling where needed); unless
+all of them fit nothing is evicted; if they do, the siblings are nominated and held at PreEnqueue
+too, and one task preempts the victims of the whole plan.
+
 While victims terminate they keep their resources in the scheduler cache (the cache drops a pod
 only on its deletion), so the preemptor's retries fail Filter and are not eligible to preempt
 again ("a terminating pod on the nominated node") until the victims are gone; the AssignedPod
@@ -104,6 +111,26 @@ class Candidate:
     name: str
     victims: list[PodInfo]
     num_pdb_violations: int
+
+
+@dataclass(slots=True)
+class GangDemand:
+    """What a gang plugin tells preemption about a preemptor's gang: its name (for messages),
+    how many members must still be placed, the preemptor included (minMember minus the members
+    already assumed or bound), and the gang's other pending members, in the order to try them."""
+
+    group: str
+    need: int
+    siblings: list[PodInfo]
+
+
+@dataclass(slots=True)
+class GangPlacement:
+    """One member placed by the gang simulation: its node and the victims evicted for it there."""
+
+    pod: PodInfo
+    node: str
+    victims: list[PodInfo]
 
 
 def _start_time(pi: PodInfo) -> str:
@@ -234,7 +261,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     ) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == "Never":
             return False, MSG_NEVER
-        nom = (pod.pod.get("status") or {}).get("nominatedNodeName") or ""
+        if pod.uid in self._preempting:  # a gang sibling whose gang's preemption is running
+            return False, MSG_TERMINATING
+        nom = (pod.pod.get("status") or {}).get("nominatedNodeName") or self._nominated_in_memory(pod.uid)
         if nom:
             if nominated_status is not None and nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
@@ -244,6 +273,12 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     if p.priority < pod.priority and terminating_by_preemption(p.pod):
                         return False, MSG_TERMINATING
         return True, ""
+
+    def _nominated_in_memory(self, uid: str) -> str:
+        """A nomination the scheduler holds before the API shows it (a gang sibling's)."""
+        nominator = getattr(self.handle, "nominator", None) if self.handle is not None else None
+        fn = getattr(nominator, "nominated_node", None)
+        return str(fn(uid) or "") if callable(fn) else ""
 
     def _snapshot_get(self, name: str) -> NodeInfo | None:
         snap = self.handle.snapshot() if self.handle is not None else None
@@ -267,11 +302,18 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     # --- victims on one node ----------------------------------------------------------------
 
     def select_victims_on_node(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[JsonDict]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        pdbs: Sequence[JsonDict],
+        *,
+        protected: frozenset[str] = frozenset(),
     ) -> tuple[list[PodInfo], int, Status]:
-        """`node` and `state` are private copies; both are mutated during the dry run."""
+        """`node` and `state` are private copies; both are mutated during the dry run. Pods
+        whose uid is in `protected` (a gang's members placed by the simulation) are no victims."""
         h = self._h
-        potential = [p for p in node.pods if p.priority < pod.priority]
+        potential = [p for p in node.pods if p.priority < pod.priority and p.uid not in protected]
         if not potential:
             return [], 0, Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
         for p in potential:
@@ -323,6 +365,8 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         pdbs: Sequence[JsonDict],
         offset: int,
         num_candidates: int,
+        *,
+        protected: frozenset[str] = frozenset(),
     ) -> tuple[list[Candidate], dict[str, Status]]:
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
@@ -330,7 +374,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         n = len(potential)
         for i in range(n):
             ni = potential[(offset + i) % n].clone()
-            victims, num_viol, st = self.select_victims_on_node(state.clone(), pod, ni, pdbs)
+            victims, num_viol, st = self.select_victims_on_node(
+                state.clone(), pod, ni, pdbs, protected=protected
+            )
             if st.is_success() and victims:
                 (non_violating if num_viol == 0 else violating).append(Candidate(ni.name, victims, num_viol))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
@@ -390,8 +436,175 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         best = pick_one_node_for_preemption(candidates)
         if best is None or not best.name:
             return None, Status.unschedulable("no candidate node for preemption", plugin=self.NAME)
+        demand = self._gang_demand(pod)
+        if demand is not None and demand.need > 1:
+            plan, why = await self.plan_gang_preemption(pod, best, demand, all_nodes)
+            if plan is None:
+                logger.info("gang preemption refused pod=%s group=%s: %s", pod.key, demand.group, why)
+                return None, Status.unschedulable(why, plugin=self.NAME)
+            self.prepare_gang_async(plan, pod)
+            return PostFilterResult(best.name), Status()
         self.prepare_candidate_async(best, pod)
         return PostFilterResult(best.name), Status()
+
+    # --- gang-aware preemption ----------------------------------------------------------------
+
+    def _gang_demand(self, pod: PodInfo) -> GangDemand | None:
+        """Ask the profile's gang plugins (any PostFilter plugin with `gang_demand(pod)`)."""
+        for pl in getattr(self.handle, "post_filter_plugins", None) or ():
+            fn = getattr(pl, "gang_demand", None)
+            if callable(fn):
+                d = fn(pod)
+                if isinstance(d, GangDemand):
+                    return d
+        return None
+
+    async def plan_gang_preemption(
+        self, pod: PodInfo, best: Candidate, demand: GangDemand, all_nodes: Sequence[NodeInfo]
+    ) -> tuple[list[GangPlacement] | None, str]:
+        """Simulate the whole gang on a copy of the snapshot: the preemptor on `best` with its
+        victims removed, then each pending sibling, with its own PreFilter and Filter plugins,
+        on a node where it fits as is, else where evicting pods of lower priority than that
+        sibling makes it fit (the same dry run and tie-breakers as for a single pod; members
+        already placed are never victims). Returns the placements when `demand.need` members
+        fit, else (None, why) and nothing may be evicted."""
+        work: dict[str, NodeInfo] = {}
+        order = [ni.name for ni in all_nodes]
+        base = {ni.name: ni for ni in all_nodes}
+
+        def node(name: str) -> NodeInfo:
+            ni = work.get(name)
+            if ni is None:
+                ni = work[name] = base[name].clone()
+            return ni
+
+        removed: list[tuple[str, PodInfo]] = []
+        added: list[tuple[str, PodInfo]] = []
+
+        def apply(m: PodInfo, name: str, victims: Sequence[PodInfo]) -> None:
+            ni = node(name)
+            for v in victims:
+                ni.remove_pod(v.uid)
+                removed.append((name, v))
+            ni.add_pod(m)
+            added.append((name, m))
+
+        apply(pod, best.name, best.victims)
+        plan = [GangPlacement(pod, best.name, list(best.victims))]
+        protected = {pod.uid}
+        pdbs = self._pdbs()
+        for sib in demand.siblings:
+            if len(plan) >= demand.need:
+                break
+            placed = await self._place_sibling(sib, order, node, removed, added, pdbs, frozenset(protected))
+            if placed is None:
+                continue
+            name, victims = placed
+            apply(sib, name, victims)
+            plan.append(GangPlacement(sib, name, victims))
+            protected.add(sib.uid)
+        if len(plan) < demand.need:
+            return None, (
+                f"podGroup {demand.group} cannot be placed even after preemption: {len(plan)} of the "
+                f"{demand.need} members it still needs would fit; no pod is preempted for a gang "
+                "that cannot complete"
+            )
+        return plan, ""
+
+    async def _place_sibling(
+        self,
+        sib: PodInfo,
+        order: Sequence[str],
+        node: Callable[[str], NodeInfo],
+        removed: Sequence[tuple[str, PodInfo]],
+        added: Sequence[tuple[str, PodInfo]],
+        pdbs: Sequence[JsonDict],
+        protected: frozenset[str],
+    ) -> tuple[str, list[PodInfo]] | None:
+        """Where `sib` goes in the simulation (a node and the victims there), or None."""
+        h = self._h
+        state = CycleState()
+        nodes = [node(n) for n in order]
+        run_pre_filter = getattr(h, "run_pre_filter", None)
+        if callable(run_pre_filter):
+            result, st, _ = run_pre_filter(state, sib, nodes)
+            if not st.is_success():
+                return None
+            allowed = result.node_names if result is not None else None
+        else:
+            allowed = None
+        # the simulation's evictions and placements, as the PreFilter state must see them
+        for name, v in removed:
+            if not h.run_pre_filter_extension_remove_pod(state, sib, v, node(name)).is_success():
+                return None
+        for name, m in added:
+            if not h.run_pre_filter_extension_add_pod(state, sib, m, node(name)).is_success():
+                return None
+        potential: list[NodeInfo] = []
+        for ni in nodes:
+            if allowed is not None and ni.name not in allowed:
+                continue
+            st = h.run_filter_plugins_with_nominated_pods(state, sib, ni)
+            if st.is_success():
+                return ni.name, []
+            if st.code == Code.UNSCHEDULABLE:
+                potential.append(ni)
+        if not potential or sib.spec.get("preemptionPolicy") == "Never":
+            return None
+        cands, _ = self.dry_run_preemption(
+            state, sib, potential, pdbs, 0, len(potential), protected=protected
+        )
+        best = pick_one_node_for_preemption(cands)
+        if best is None:
+            return None
+        return best.name, list(best.victims)
+
+    def prepare_gang_async(self, plan: Sequence[GangPlacement], pod: PodInfo) -> None:
+        """Nominate every sibling to its node, then preempt all the gang's victims in one task
+        (the preemptor held at PreEnqueue until the task lets it go, as for a single pod)."""
+        self._preempting.update(p.pod.uid for p in plan)
+        # nominate the siblings in memory at once, so the gang's own next members neither
+        # plan a second preemption nor take each other's places before the API patches land
+        nominator = getattr(self.handle, "nominator", None)
+        if nominator is not None:
+            for p in plan[1:]:
+                nominator.add(p.pod, p.node)
+        coro = self._run_gang_preemption(list(plan), pod)
+        self._spawn(coro, f"preemption:{pod.key}")
+
+    async def _run_gang_preemption(self, plan: list[GangPlacement], pod: PodInfo) -> None:
+        failed = False
+        try:
+            for p in plan[1:]:
+                try:
+                    await self._h.client.patch(
+                        PODS,
+                        p.pod.name,
+                        {"status": {"nominatedNodeName": p.node}},
+                        p.pod.namespace,
+                        patch_type="merge",
+                        subresource="status",
+                    )
+                except NotFoundError:
+                    failed = True
+            victims: dict[str, PodInfo] = {}
+            for p in plan:
+                for v in p.victims:
+                    victims.setdefault(v.uid, v)
+            merged = Candidate(plan[0].node, list(victims.values()), 0)
+            by_node = {v.uid: p.node for p in plan for v in p.victims}
+            release = [p.pod.uid for p in plan]
+            failed = not await self._preempt_victims(merged, pod, node_of=by_node, release=release) or failed
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a crash here must not stop the scheduler
+            logger.exception("gang preemption task crashed preemptor=%s", pod.key)
+            failed = True
+        finally:
+            self._preempting.difference_update(p.pod.uid for p in plan)
+        activate = getattr(self.handle, "activate", None) if self.handle is not None else None
+        if callable(activate):
+            activate([p.pod.pod for p in plan], gated_by=None if failed else self.NAME)
 
     # --- carrying it out (asynchronously, upstream prepareCandidateAsync) --------------------
 
@@ -403,8 +616,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         """Start the victim handling for `c` in its own task and return at once. The preemptor
         is marked preempting first, so PreEnqueue holds it until the task lets it go."""
         self._preempting.add(pod.uid)
-        coro = self._run_preemption(c, pod)
-        name = f"preemption:{pod.key}"
+        self._spawn(self._run_preemption(c, pod), f"preemption:{pod.key}")
+
+    def _spawn(self, coro: Any, name: str) -> None:
         spawn = getattr(self.handle, "spawn", None) if self.handle is not None else None
         if callable(spawn):
             spawn(coro, name)
@@ -434,7 +648,14 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             self._preempting.discard(pod.uid)
         self._activate(pod, only_gated=not failed)
 
-    async def _preempt_victims(self, c: Candidate, pod: PodInfo) -> bool:
+    async def _preempt_victims(
+        self,
+        c: Candidate,
+        pod: PodInfo,
+        *,
+        node_of: dict[str, str] | None = None,
+        release: Sequence[str] = (),
+    ) -> bool:
         """Clear lower-priority nominations on the node, preempt every victim but the last in
         parallel, release the preemptor, then preempt the last victim (skipped when an earlier
         one failed). The preemptor is released before the last deletion so that deletion's
@@ -443,8 +664,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         logger.info("preemption started preemptor=%s node=%s victims=%d", pod.key, c.name, len(c.victims))
         nominated_fn = getattr(self.handle, "nominated_pods_for_node", None)
         lower: list[PodInfo] = []
+        nodes = sorted({c.name, *(node_of or {}).values()})
         if callable(nominated_fn):
-            lower = [p for p in nominated_fn(c.name) if p.priority < pod.priority and p.uid != pod.uid]
+            for n in nodes:
+                lower += [p for p in nominated_fn(n) if p.priority < pod.priority and p.uid != pod.uid]
         if lower:
             try:
                 await self._clear_nominated_node_name(lower)
@@ -456,10 +679,15 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         if not c.victims:
             return ok
         head, last = c.victims[:-1], c.victims[-1]
+
+        def at(v: PodInfo) -> Candidate:  # the victim's own node (a gang's victims span nodes)
+            n = (node_of or {}).get(v.uid)
+            return c if n is None or n == c.name else Candidate(n, [], 0)
+
         head_ok = True
         if head:
             results = await asyncio.gather(
-                *(self.preempt_pod(c, pod, v) for v in head), return_exceptions=True
+                *(self.preempt_pod(at(v), pod, v) for v in head), return_exceptions=True
             )
             for r in results:
                 if isinstance(r, asyncio.CancelledError):
@@ -468,9 +696,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     logger.info("preemption of a victim failed preemptor=%s err=%s", pod.key, r)
                     head_ok = False
         self._preempting.discard(pod.uid)
+        self._preempting.difference_update(release)
         if head_ok:
             try:
-                await self.preempt_pod(c, pod, last)
+                await self.preempt_pod(at(last), pod, last)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the preemptor is activated by the caller

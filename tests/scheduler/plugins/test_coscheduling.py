@@ -520,3 +520,88 @@ async def test_scheduler_loop_permit_timeout_releases_assumed_members_on_the_fak
     assert ex is not None and "rejected due to timeout after waiting 30s at plugin Coscheduling" in ex["message"]
     for p in pods:
         assert (await env.client.get(PODS, p["metadata"]["name"], "default"))["spec"].get("nodeName") is None
+
+
+# ---------------------------------------------------------------------------------------------- gang-aware preemption
+async def classes(env: Env) -> None:
+    for name, value in (("low", 10), ("mid", 500), ("high", 1000), ("critical", 5000)):
+        await env.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                           "metadata": {"name": name}, "value": value})
+
+
+def filler(name: str, node: str, pc: str) -> JsonDict:
+    pod = make_pod(name).req({"nvidia.com/gpu": "1"}).node(node).obj()
+    pod["metadata"].pop("uid", None)
+    pod["spec"]["priorityClassName"] = pc
+    for c in pod["spec"]["containers"]:
+        c["resources"]["limits"] = dict(c["resources"]["requests"])
+    return pod
+
+
+@pytest.mark.parametrize(
+    ("api", "nodes", "min_member", "members", "node_pcs", "selector", "want_evicted", "want_msg"),
+    [
+        # a gang of 4 on 5 full nodes: the four nodes of the lowest victims, nothing on gpu-5
+        ("x-k8s", 5, 4, 4, ["low", "low", "low", "low", "mid"], None, ["f-1", "f-2", "f-3", "f-4"], ""),
+        ("volcano", 5, 4, 4, ["low", "low", "low", "low", "mid"], None, ["f-1", "f-2", "f-3", "f-4"], ""),
+        ("workload", 5, 4, 4, ["low", "low", "low", "low", "mid"], None, ["f-1", "f-2", "f-3", "f-4"], ""),
+        # minMember 2 of 4 members: exactly two nodes' worth of victims
+        ("x-k8s", 5, 2, 4, ["low", "mid", "low", "mid", "mid"], None, ["f-1", "f-3"], ""),
+        # one node holds a pod above the gang: 3 of 4 members could fit, nothing is evicted
+        ("x-k8s", 4, 4, 4, ["low", "low", "low", "critical"], None, [],
+         "podGroup default/g cannot be placed even after preemption: 3 of the 4 members it still needs would fit"),
+        ("workload", 4, 4, 4, ["low", "low", "low", "critical"], None, [],
+         "cannot be placed even after preemption: 3 of the 4 members it still needs would fit"),
+        # each member's own filters count: the sibling may only run on gpu-3, held by a pod above
+        # the gang, so evicting gpu-1 and gpu-2 would not complete the gang
+        ("x-k8s", 3, 2, 2, ["low", "low", "critical"], "gpu-3", [],
+         "cannot be placed even after preemption: 1 of the 2 members it still needs would fit"),
+    ],
+)
+async def test_gang_preemption_evicts_only_when_the_whole_gang_fits(
+        env, api, nodes, min_member, members, node_pcs, selector, want_evicted, want_msg):
+    await classes(env)
+    await env.nodes(nodes)
+    fillers = await env.pods(*(filler(f"f-{i + 1}", f"gpu-{i + 1}", pc) for i, pc in enumerate(node_pcs)))
+    await env.eventually(lambda: all(env.sched.cache.get_node_info(f"gpu-{i + 1}") is not None
+                                     and env.sched.cache.get_node_info(f"gpu-{i + 1}").pods
+                                     for i in range(nodes)), "fillers in the cache")
+    res, build = GROUPS[api]
+    await env.create(res, build("g", min_member))
+    gang_pods = []
+    for i in range(members):
+        p = member(api, "g", f"g-{i}")
+        p["spec"]["priorityClassName"] = "high"
+        if selector and i == 1:
+            p["spec"]["nodeSelector"] = {"kubernetes.io/hostname": selector}
+        gang_pods.append(p)
+    created = await env.pods(*gang_pods)
+    await cycles(env, 1)  # the first member: no node fits -> PostFilter -> (gang) preemption
+    await env.sched.wait_for_bindings()
+    evicted = []
+    for f in fillers:
+        if (await env.client.get(PODS, f["metadata"]["name"], "default"))["metadata"].get("deletionTimestamp"):
+            evicted.append(f["metadata"]["name"])
+    assert evicted == want_evicted
+    got = {p["metadata"]["name"]: await env.client.get(PODS, p["metadata"]["name"], "default") for p in created}
+    # the scheduler's nominations (the preemptor's reaches the API with its failure status)
+    nominated = {n: (p.get("status") or {}).get("nominatedNodeName")
+                 or env.sched.queue.nominator.nominated_node(p["metadata"]["uid"]) for n, p in got.items()}
+    if want_evicted:
+        # the placed members are nominated to the evicted nodes, one each; the rest to none
+        evicted_nodes = sorted(f"gpu-{n.split('-')[1]}" for n in want_evicted)
+        assert sorted(v for v in nominated.values() if v) == evicted_nodes
+        for name in want_evicted:
+            victim = await env.client.get(PODS, name, "default")
+            cond = next(c for c in victim["status"]["conditions"] if c["type"] == "DisruptionTarget")
+            assert cond["reason"] == "PreemptionByScheduler"
+        # while the victims terminate no member may preempt again (held or not eligible)
+        await cycles(env, 1)
+        await env.sched.wait_for_bindings()
+        still = [f["metadata"]["name"] for f in fillers if f["metadata"]["name"] not in want_evicted]
+        for name in still:
+            assert not (await env.client.get(PODS, name, "default"))["metadata"].get("deletionTimestamp")
+    else:
+        assert not any(nominated.values())
+        ex = env.sched.explain("default", created[0]["metadata"]["name"])
+        assert ex is not None and want_msg in ex["message"], ex
