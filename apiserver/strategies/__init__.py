@@ -27,7 +27,7 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
 from .admission import Lookup, admit
-from .apps import DeploymentStrategy, ReplicaSetStrategy
+from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
@@ -75,7 +75,7 @@ __all__ = [
 def _builtin() -> dict[tuple[str, str], Strategy]:
     """Stateless strategy singletons per (group, kind); built once, never mutated."""
     with_status = {
-        ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("", "ReplicationController"),
+        ("", "ReplicationController"),
     }
     table: dict[tuple[str, str], Strategy] = {
         ("", "Pod"): PodStrategy(),
@@ -88,6 +88,8 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("events.k8s.io", "Event"): EventsV1Strategy(),
         ("apps", "Deployment"): DeploymentStrategy(),
         ("apps", "ReplicaSet"): ReplicaSetStrategy(),
+        ("apps", "StatefulSet"): StatefulSetStrategy(),
+        ("apps", "DaemonSet"): DaemonSetStrategy(),
         ("batch", "Job"): JobStrategy(),
         ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
