@@ -58,6 +58,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
                     ) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Build the enabled controllers (registering their informers) and return
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
+    from minik3s.controllers.cronjob import CronJobController
     from minik3s.controllers.daemonset import DaemonSetController
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
@@ -123,6 +124,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("daemonset"):
         dsc = DaemonSetController(client, informers, clock=clock)
         out.append(("daemonset", lambda: dsc.run(c.concurrent_daemonset_syncs)))
+    if on("cronjob"):
+        cjc = CronJobController(client, informers, clock=clock)
+        out.append(("cronjob", lambda: cjc.run(c.concurrent_cron_job_syncs)))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))
