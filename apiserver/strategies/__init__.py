@@ -27,7 +27,13 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
 from .admission import Lookup, admit
-from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
+from .apps import (
+    DaemonSetStrategy,
+    DeploymentStrategy,
+    ReplicaSetStrategy,
+    ReplicationControllerStrategy,
+    StatefulSetStrategy,
+)
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
@@ -74,9 +80,7 @@ __all__ = [
 @cache
 def _builtin() -> dict[tuple[str, str], Strategy]:
     """Stateless strategy singletons per (group, kind); built once, never mutated."""
-    with_status = {
-        ("", "ReplicationController"),
-    }
+    with_status: set[tuple[str, str]] = set()
     table: dict[tuple[str, str], Strategy] = {
         ("", "Pod"): PodStrategy(),
         ("", "Node"): NodeStrategy(),
@@ -90,6 +94,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("apps", "ReplicaSet"): ReplicaSetStrategy(),
         ("apps", "StatefulSet"): StatefulSetStrategy(),
         ("apps", "DaemonSet"): DaemonSetStrategy(),
+        ("", "ReplicationController"): ReplicationControllerStrategy(),
         ("batch", "Job"): JobStrategy(),
         ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),

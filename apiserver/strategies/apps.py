@@ -435,3 +435,64 @@ class DaemonSetStrategy(Strategy):
 
     def _status_reset_meta(self) -> tuple[str, ...]:
         return REPLICASET_STATUS_RESET_META
+
+
+class ReplicationControllerStrategy(Strategy):
+    """core/v1 ReplicationController: SetDefaults_ReplicationController (selector and object
+    labels default to the template's labels; replicas 1) and ValidateReplicationController
+    (an equality selector map, required, matching the template labels)."""
+
+    kind = "ReplicationController"
+    group = ""
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        tmpl = spec.get("template")
+        labels = as_dict(as_dict(tmpl).get("metadata")).get("labels") if isinstance(tmpl, dict) else None
+        if isinstance(labels, dict) and labels:
+            if not spec.get("selector"):
+                spec["selector"] = dict(labels)
+            m = obj.get("metadata")
+            if isinstance(m, dict) and not m.get("labels"):
+                m["labels"] = dict(labels)
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"replicas": 0}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = validate_nonnegative(spec.get("replicas"), "spec.replicas")
+        errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
+        sel = spec.get("selector")
+        if not sel:
+            errs.append(required("spec.selector", ""))
+        elif not isinstance(sel, dict):
+            errs.append(type_invalid("spec.selector", sel, "must be a map of strings"))
+        else:
+            errs.extend(validate_labels(sel, "spec.selector"))
+        tmpl = spec.get("template")
+        if tmpl is None:
+            errs.append(required("spec.template", ""))
+            return errs
+        tlabels = as_dict(as_dict(tmpl).get("metadata")).get("labels") or {}
+        if isinstance(sel, dict) and sel and not all(
+                isinstance(tlabels, dict) and tlabels.get(k) == v for k, v in sel.items()):
+            errs.append(invalid("spec.template.metadata.labels", tlabels or _NilMap(),
+                                "selector does not match template labels"))
+        errs.extend(e for e in validate_template_for_selector({"template": tmpl}, "spec"))
+        return errs
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        return REPLICASET_STATUS_RESET_META
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))

@@ -70,6 +70,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.podgc import PodGCController
     from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
+    from minik3s.controllers.replication import ReplicationManager
     from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.taint_eviction import TaintEvictionController
@@ -127,6 +128,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("cronjob"):
         cjc = CronJobController(client, informers, clock=clock)
         out.append(("cronjob", lambda: cjc.run(c.concurrent_cron_job_syncs)))
+    if on("replicationcontroller"):
+        rcm = ReplicationManager(client, informers, clock=clock)
+        out.append(("replicationcontroller", lambda: rcm.run(c.concurrent_rc_syncs)))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))
