@@ -34,7 +34,13 @@ from .admissionregistration import (
     ValidatingWebhookConfigurationStrategy,
 )
 from .apiregistration import APIServiceStrategy
-from .apps import DeploymentStrategy, ReplicaSetStrategy
+from .apps import (
+    DaemonSetStrategy,
+    DeploymentStrategy,
+    ReplicaSetStrategy,
+    ReplicationControllerStrategy,
+    StatefulSetStrategy,
+)
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .certificates import CertificateSigningRequestStrategy
@@ -92,9 +98,7 @@ __all__ = [
 @cache
 def _builtin() -> dict[tuple[str, str], Strategy]:
     """Stateless strategy singletons per (group, kind); built once, never mutated."""
-    with_status = {
-        ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("", "ReplicationController"),
-    }
+    with_status: set[tuple[str, str]] = set()
     table: dict[tuple[str, str], Strategy] = {
         ("", "Pod"): PodStrategy(),
         ("", "Node"): NodeStrategy(),
@@ -106,6 +110,9 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("events.k8s.io", "Event"): EventsV1Strategy(),
         ("apps", "Deployment"): DeploymentStrategy(),
         ("apps", "ReplicaSet"): ReplicaSetStrategy(),
+        ("apps", "StatefulSet"): StatefulSetStrategy(),
+        ("apps", "DaemonSet"): DaemonSetStrategy(),
+        ("", "ReplicationController"): ReplicationControllerStrategy(),
         ("batch", "Job"): JobStrategy(),
         ("batch", "CronJob"): CronJobStrategy(),
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),

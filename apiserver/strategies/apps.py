@@ -263,3 +263,236 @@ class ReplicaSetStrategy(Strategy):
 
 
 
+
+
+# --------------------------------------------------------------------------- StatefulSet / DaemonSet
+# Upstream pkg/apis/apps/v1/defaults.go SetDefaults_StatefulSet / SetDefaults_DaemonSet and
+# pkg/apis/apps/validation ValidateStatefulSet / ValidateDaemonSet.
+
+STS_POLICIES = ("OrderedReady", "Parallel")
+STS_UPDATE_TYPES = ("RollingUpdate", "OnDelete")
+PVC_RETENTION = ("Retain", "Delete")
+
+
+def _default_claim_template(claim: Any) -> None:
+    if not isinstance(claim, dict):
+        return
+    cspec = claim.setdefault("spec", {})
+    if isinstance(cspec, dict):
+        cspec.setdefault("volumeMode", "Filesystem")
+    st = claim.setdefault("status", {})
+    if isinstance(st, dict):
+        st.setdefault("phase", "Pending")
+
+
+class StatefulSetStrategy(Strategy):
+    kind = "StatefulSet"
+    group = "apps"
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        if not spec.get("podManagementPolicy"):
+            spec["podManagementPolicy"] = "OrderedReady"
+        us = spec.get("updateStrategy")
+        if not isinstance(us, dict):
+            us = spec["updateStrategy"] = {}
+        if not us.get("type"):
+            us["type"] = "RollingUpdate"
+        if us["type"] == "RollingUpdate":
+            ru = us.get("rollingUpdate")
+            if not isinstance(ru, dict):
+                ru = us["rollingUpdate"] = {}
+            if ru.get("partition") is None:
+                ru["partition"] = 0
+        if spec.get("revisionHistoryLimit") is None:
+            spec["revisionHistoryLimit"] = 10
+        pol = spec.get("persistentVolumeClaimRetentionPolicy")
+        if not isinstance(pol, dict):
+            pol = spec["persistentVolumeClaimRetentionPolicy"] = {}
+        pol.setdefault("whenDeleted", "Retain")
+        pol.setdefault("whenScaled", "Retain")
+        for c in spec.get("volumeClaimTemplates") or []:
+            _default_claim_template(c)
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"replicas": 0, "availableReplicas": 0}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = validate_nonnegative(spec.get("replicas"), "spec.replicas")
+        errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
+        errs.extend(validate_nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"))
+        errs.extend(_validate_selector(spec, "spec", "statefulset"))
+        errs.extend(validate_template_for_selector(spec, "spec"))
+        pmp = spec.get("podManagementPolicy")
+        if pmp not in STS_POLICIES:
+            errs.append(not_supported("spec.podManagementPolicy", pmp, STS_POLICIES))
+        us = as_dict(spec.get("updateStrategy"))
+        ut = us.get("type")
+        if ut not in STS_UPDATE_TYPES:
+            errs.append(not_supported("spec.updateStrategy.type", ut, STS_UPDATE_TYPES))
+        if ut == "OnDelete" and us.get("rollingUpdate") is not None:
+            errs.append(invalid("spec.updateStrategy.rollingUpdate", us.get("rollingUpdate"),
+                                "only allowed for updateStrategy 'RollingUpdate'"))
+        if ut == "RollingUpdate":
+            errs.extend(validate_nonnegative(as_dict(us.get("rollingUpdate")).get("partition"),
+                                             "spec.updateStrategy.rollingUpdate.partition"))
+        pol = as_dict(spec.get("persistentVolumeClaimRetentionPolicy"))
+        for k in ("whenDeleted", "whenScaled"):
+            if pol.get(k) not in PVC_RETENTION:
+                errs.append(not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{k}", pol.get(k),
+                                          PVC_RETENTION))
+        ords = spec.get("ordinals")
+        if ords is not None:
+            errs.extend(validate_nonnegative(as_dict(ords).get("start"), "spec.ordinals.start"))
+        for i, c in enumerate(spec.get("volumeClaimTemplates") or []):
+            if not as_dict(as_dict(c).get("metadata")).get("name"):
+                errs.append(required(f"spec.volumeClaimTemplates[{i}].metadata.name", "name or generateName is required"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        mutable = ("replicas", "ordinals", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
+                   "minReadySeconds", "revisionHistoryLimit")
+        ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        rest_new = {k: v for k, v in ns.items() if k not in mutable}
+        rest_old = {k: v for k, v in os_.items() if k not in mutable}
+        if rest_new != rest_old:
+            return [forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                                      "'template', 'updateStrategy', 'revisionHistoryLimit', "
+                                      "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
+        return []
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        return REPLICASET_STATUS_RESET_META
+
+
+class DaemonSetStrategy(Strategy):
+    kind = "DaemonSet"
+    group = "apps"
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        us = spec.get("updateStrategy")
+        if not isinstance(us, dict):
+            us = spec["updateStrategy"] = {}
+        if not us.get("type"):
+            us["type"] = "RollingUpdate"
+        if us["type"] == "RollingUpdate":
+            ru = us.get("rollingUpdate")
+            if not isinstance(ru, dict):
+                ru = us["rollingUpdate"] = {}
+            if ru.get("maxUnavailable") is None:
+                ru["maxUnavailable"] = 1
+            if ru.get("maxSurge") is None:
+                ru["maxSurge"] = 0
+        if spec.get("revisionHistoryLimit") is None:
+            spec["revisionHistoryLimit"] = 10
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                         "numberReady": 0}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = _validate_selector(spec, "spec", "daemonset")
+        errs.extend(validate_template_for_selector(spec, "spec"))
+        errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
+        errs.extend(validate_nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"))
+        us = as_dict(spec.get("updateStrategy"))
+        ut = us.get("type")
+        if ut not in STS_UPDATE_TYPES:
+            errs.append(not_supported("spec.updateStrategy.type", ut, STS_UPDATE_TYPES))
+        if ut == "RollingUpdate":
+            ru = as_dict(us.get("rollingUpdate"))
+            mu, ms = ru.get("maxUnavailable"), ru.get("maxSurge")
+            errs.extend(validate_int_or_percent(mu, "spec.updateStrategy.rollingUpdate.maxUnavailable",
+                                                max_100_percent=True))
+            errs.extend(validate_int_or_percent(ms, "spec.updateStrategy.rollingUpdate.maxSurge",
+                                                max_100_percent=True))
+            if int_or_percent_is_zero(mu) and int_or_percent_is_zero(ms):
+                errs.append(invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", mu,
+                                    "may not be 0 when `maxSurge` is 0"))
+        return errs
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return _immutable_selector(new, old)
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        return REPLICASET_STATUS_RESET_META
+
+
+class ReplicationControllerStrategy(Strategy):
+    """core/v1 ReplicationController: SetDefaults_ReplicationController (selector and object
+    labels default to the template's labels; replicas 1) and ValidateReplicationController
+    (an equality selector map, required, matching the template labels)."""
+
+    kind = "ReplicationController"
+    group = ""
+    has_status = True
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        tmpl = spec.get("template")
+        labels = as_dict(as_dict(tmpl).get("metadata")).get("labels") if isinstance(tmpl, dict) else None
+        if isinstance(labels, dict) and labels:
+            if not spec.get("selector"):
+                spec["selector"] = dict(labels)
+            m = obj.get("metadata")
+            if isinstance(m, dict) and not m.get("labels"):
+                m["labels"] = dict(labels)
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        default_template(spec)
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"replicas": 0}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return [required("spec", "")] if spec is None else [type_invalid("spec", spec, "must be an object")]
+        errs = validate_nonnegative(spec.get("replicas"), "spec.replicas")
+        errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
+        sel = spec.get("selector")
+        if not sel:
+            errs.append(required("spec.selector", ""))
+        elif not isinstance(sel, dict):
+            errs.append(type_invalid("spec.selector", sel, "must be a map of strings"))
+        else:
+            errs.extend(validate_labels(sel, "spec.selector"))
+        tmpl = spec.get("template")
+        if tmpl is None:
+            errs.append(required("spec.template", ""))
+            return errs
+        tlabels = as_dict(as_dict(tmpl).get("metadata")).get("labels") or {}
+        if isinstance(sel, dict) and sel and not all(
+                isinstance(tlabels, dict) and tlabels.get(k) == v for k, v in sel.items()):
+            errs.append(invalid("spec.template.metadata.labels", tlabels or _NilMap(),
+                                "selector does not match template labels"))
+        errs.extend(e for e in validate_template_for_selector({"template": tmpl}, "spec"))
+        return errs
+
+    def _status_reset_meta(self) -> tuple[str, ...]:
+        return REPLICASET_STATUS_RESET_META
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return super().validate_status_update(new, old) + validate_replica_status(new.get("status"))

@@ -23,6 +23,7 @@ from minik3s.utils.clock import Clock
 ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
+    "statefulset", "daemonset", "replicationcontroller", "cronjob",
 )
 
 
@@ -45,6 +46,10 @@ class ControllerConfig:
     concurrent_namespace_syncs: int = 10
     concurrent_job_syncs: int = 5
     concurrent_endpoint_syncs: int = 5
+    concurrent_statefulset_syncs: int = 5
+    concurrent_daemonset_syncs: int = 2
+    concurrent_rc_syncs: int = 5
+    concurrent_cron_job_syncs: int = 5
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -53,6 +58,8 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
                     ) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Build the enabled controllers (registering their informers) and return
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
+    from minik3s.controllers.cronjob import CronJobController
+    from minik3s.controllers.daemonset import DaemonSetController
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
     from minik3s.controllers.endpoints import EndpointsController
@@ -63,7 +70,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.podgc import PodGCController
     from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
+    from minik3s.controllers.replication import ReplicationManager
     from minik3s.controllers.serviceaccount import ServiceAccountsController
+    from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.taint_eviction import TaintEvictionController
 
     c = config
@@ -110,6 +119,18 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("podgroup-status"):
         pgs = PodGroupStatusController(client, informers, clock=clock)
         out.append(("podgroup-status", lambda: pgs.run()))
+    if on("statefulset"):
+        sts = StatefulSetController(client, informers, clock=clock)
+        out.append(("statefulset", lambda: sts.run(c.concurrent_statefulset_syncs)))
+    if on("daemonset"):
+        dsc = DaemonSetController(client, informers, clock=clock)
+        out.append(("daemonset", lambda: dsc.run(c.concurrent_daemonset_syncs)))
+    if on("cronjob"):
+        cjc = CronJobController(client, informers, clock=clock)
+        out.append(("cronjob", lambda: cjc.run(c.concurrent_cron_job_syncs)))
+    if on("replicationcontroller"):
+        rcm = ReplicationManager(client, informers, clock=clock)
+        out.append(("replicationcontroller", lambda: rcm.run(c.concurrent_rc_syncs)))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))

@@ -251,13 +251,22 @@ class ReplicaSetController:
     """Upstream ReplicaSetController: one worker pass per ReplicaSet key."""
 
     NAME = "replicaset-controller"
+    # the ReplicationController controller reuses this loop with its own resource and selector
+    RESOURCE = REPLICASETS
+    API_VERSION = "apps/v1"
+    KIND = "ReplicaSet"
+
+    @staticmethod
+    def selector_of(rs: JsonDict) -> LabelSelector:
+        """spec.selector as a LabelSelector (raises ValueError when malformed)."""
+        return label_selector_from_dict((rs.get("spec") or {}).get("selector"))
 
     def __init__(self, client: Client, informers: SharedInformerFactory, *, clock: Clock | None = None,
                  burst_replicas: int = BURST_REPLICAS) -> None:
         self._client = client
         self._clock = clock or Clock()
         self._burst = burst_replicas
-        self._rs_inf = informers.informer(REPLICASETS)
+        self._rs_inf = informers.informer(self.RESOURCE)
         self._pod_inf = informers.informer(PODS)
         self._rs_inf.add_index(NAMESPACE_INDEX, namespace_index)
         self._pod_inf.add_index(NAMESPACE_INDEX, namespace_index)
@@ -282,7 +291,11 @@ class ReplicaSetController:
         self.queue.add(key)
 
     def _resolve(self, namespace: str, ref: JsonDict | None) -> JsonDict | None:
-        if not ref or ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion", "")).startswith("apps/"):
+        if not ref or ref.get("kind") != self.KIND:
+            return None
+        group = self.RESOURCE.group
+        api_version = str(ref.get("apiVersion", ""))
+        if (group and not api_version.startswith(group + "/")) or (not group and "/" in api_version):
             return None
         rs = self._rs_inf.store.get(f"{namespace}/{ref.get('name')}")
         if rs is None or meta(rs).get("uid") != ref.get("uid"):
@@ -296,7 +309,7 @@ class ReplicaSetController:
         out = []
         for rs in self._rs_inf.by_index(NAMESPACE_INDEX, meta(pod).get("namespace") or ""):
             try:
-                sel = label_selector_from_dict((rs.get("spec") or {}).get("selector"))
+                sel = self.selector_of(rs)
             except ValueError:
                 continue
             if not sel.empty and sel.matches(labels):
@@ -377,7 +390,7 @@ class ReplicaSetController:
             return
         needs_sync = self.expectations.satisfied(key)
         try:
-            selector = label_selector_from_dict((rs.get("spec") or {}).get("selector"))
+            selector = self.selector_of(rs)
         except ValueError as e:
             logger.info("%s: invalid selector rs=%s err=%s", self.NAME, key, e)
             return
@@ -430,7 +443,7 @@ class ReplicaSetController:
         """RecheckDeletionTimestamp on an uncached read, as upstream does before adopting."""
         m = meta(rs)
         try:
-            fresh = await self._client.get(REPLICASETS, m["name"], m.get("namespace"))
+            fresh = await self._client.get(self.RESOURCE, m["name"], m.get("namespace"))
         except NotFoundError:
             return False
         return meta(fresh).get("uid") == m.get("uid") and not is_deleting(fresh)
@@ -438,7 +451,7 @@ class ReplicaSetController:
     async def _adopt(self, rs: JsonDict, pod: JsonDict) -> JsonDict | None:
         m = meta(pod)
         refs = [dict(r) for r in m.get("ownerReferences") or []]
-        refs.append(make_controller_ref(rs, api_version="apps/v1", kind="ReplicaSet"))
+        refs.append(make_controller_ref(rs, api_version=self.API_VERSION, kind=self.KIND))
         patch = {"metadata": {"ownerReferences": refs, "uid": m.get("uid"),
                               "resourceVersion": m.get("resourceVersion")}}
         try:
@@ -518,7 +531,7 @@ class ReplicaSetController:
 
     async def _create_pod(self, rs: JsonDict) -> JsonDict:
         m = meta(rs)
-        body = pod_from_template(rs)
+        body = pod_from_template(rs, api_version=self.API_VERSION, kind=self.KIND)
         try:
             pod = await self._client.create(PODS, body, m.get("namespace"))
         except ApiError as e:
@@ -551,14 +564,14 @@ class ReplicaSetController:
         m = meta(rs)
         for attempt in range(2):
             try:
-                await self._client.update_status(REPLICASETS, body)
+                await self._client.update_status(self.RESOURCE, body)
                 return
             except NotFoundError:
                 return
             except ConflictError:
                 if attempt:
                     raise
-                fresh = await self._client.get(REPLICASETS, m["name"], m.get("namespace"))
+                fresh = await self._client.get(self.RESOURCE, m["name"], m.get("namespace"))
                 if meta(fresh).get("uid") != m.get("uid"):
                     return
                 body = dict(fresh)
