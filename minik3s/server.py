@@ -28,6 +28,7 @@ from apiserver.event_ttl import run_event_ttl
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
+from minik3s.api.metrics import NodeUsage, PodUsage
 from minik3s.api.resources import CRDS, NAMESPACES, PRIORITYCLASSES, SERVICES, ResourceRegistry
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
@@ -65,6 +66,22 @@ class RunningServer:
         """An in-process client with a component's identity (its user agent, hence the field
         manager of its writes), as that binary would connect over HTTP."""
         return LocalClient(self.core, user_agent=default_user_agent(binary))
+
+
+@dataclass(slots=True)
+class FleetUsage:
+    """The usage provider behind metrics.k8s.io and the HPA controller: the simulated kubelet
+    fleet's `UsageSource` once `build_components` made it (no samples before, or without one)."""
+
+    components: dict[str, Any]
+
+    def pod_usage(self, namespace: str | None = None) -> list[PodUsage]:
+        usage = getattr(self.components.get("kubelet"), "usage", None)
+        return usage.pod_usage(namespace) if usage is not None else []
+
+    def node_usage(self) -> list[NodeUsage]:
+        usage = getattr(self.components.get("kubelet"), "usage", None)
+        return usage.node_usage() if usage is not None else []
 
 
 async def _bootstrap(client: LocalClient, port: int) -> None:
@@ -137,7 +154,7 @@ async def start(config: ServerConfig) -> RunningServer:
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics))
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder))
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
