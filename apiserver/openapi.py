@@ -54,6 +54,7 @@ _MODULE_PACKAGES = {
     "minik3s.api.scheduling": "io.k8s.api.scheduling.v1",
     "minik3s.api.coordination": "io.k8s.api.coordination.v1",
     "minik3s.api.node": "io.k8s.api.node.v1",
+    "minik3s.api.autoscaling": "io.k8s.api.autoscaling.v2",
     "minik3s.api.apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
 }
 # classes whose upstream name differs from the python one
@@ -74,6 +75,7 @@ _GROUP_MODULES = {
     "scheduling.k8s.io": "minik3s.api.scheduling",
     "coordination.k8s.io": "minik3s.api.coordination",
     "node.k8s.io": "minik3s.api.node",
+    "autoscaling": "minik3s.api.autoscaling",
     "apiextensions.k8s.io": "minik3s.api.apiextensions",
     "events.k8s.io": "minik3s.api.core",
 }

@@ -28,6 +28,7 @@ from minik3s.api.types import JsonDict
 
 from .admission import Lookup, admit
 from .apps import DeploymentStrategy, ReplicaSetStrategy
+from .autoscaling import HorizontalPodAutoscalerStrategy
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
@@ -93,6 +94,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
         ("node.k8s.io", "RuntimeClass"): RuntimeClassStrategy(),
+        ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(),
         ("scheduling.k8s.io", "Workload"): WorkloadStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),

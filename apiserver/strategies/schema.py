@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from minik3s.api import apiextensions, apps, coordination, core, node, policy, scheduling
+from minik3s.api import apiextensions, apps, autoscaling, coordination, core, node, policy, scheduling
 from minik3s.api.types import JsonDict
 
 
@@ -210,6 +210,7 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("policy", "Eviction"): policy.Eviction,
         ("scheduling.k8s.io", "PriorityClass"): scheduling.PriorityClass,
         ("node.k8s.io", "RuntimeClass"): node.RuntimeClass,
+        ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscaler,
         ("scheduling.k8s.io", "Workload"): scheduling.Workload,
         ("coordination.k8s.io", "Lease"): coordination.Lease,
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
