@@ -34,7 +34,7 @@ MEMORY_LOAD = "sim.minik3s.io/memory-load"
 DEFAULT_USAGE_FRACTION = Fraction(1, 10)
 NODE_OVERHEAD_CPU_MILLI = 50
 NODE_OVERHEAD_MEMORY = 128 * 1024 * 1024
-WINDOW_SECONDS = 30.0  # the window metrics-server reports (kubelet's resource-metrics window)
+WINDOW_SECONDS = 15.0  # the window metrics-server reports (its default --metric-resolution, 15 s)
 
 
 def _container_requests(c: JsonDict) -> tuple[int, int]:

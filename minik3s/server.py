@@ -189,7 +189,9 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers
 
-        ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period)
+        ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
+                                horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
+                                usage=FleetUsage(rs.components))
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
