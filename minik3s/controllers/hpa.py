@@ -207,9 +207,11 @@ def calc_utilization_replicas(current: int, target_utilization: int, pods: list[
         return Proposal(math.ceil(ratio * ready), utilization, raw)
     stamp = next(iter(metrics.values()))
     if missing:
+        # a scale-down counts a missing pod at 100 % of its request, or at the target when it is higher
+        fallback = max(100, target_utilization)
         for name in missing:
             if ratio < 1.0:
-                metrics[name] = Sample(requests[name], stamp.timestamp, stamp.window)
+                metrics[name] = Sample(requests[name] * fallback // 100, stamp.timestamp, stamp.window)
             elif ratio > 1.0:
                 metrics[name] = Sample(0, stamp.timestamp, stamp.window)
     if scale_up_with_unready:
