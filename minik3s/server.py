@@ -232,6 +232,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
         desched = Descheduler(policy, profiles, client=rs.client_for("descheduler"), informers=rs.informers, registry=dreg,
                               metrics=DeschedulerMetrics(rs.metrics), placement=placement,
+                              usage=FleetUsage(rs.components),
                               options=DeschedulerOptions(interval=cfg.descheduling_interval,
                                                          dry_run=cfg.descheduler_dry_run,
                                                          loop_avoidance=placement is not None))
