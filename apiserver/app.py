@@ -24,17 +24,20 @@ from apiserver.keys import (
     METRICS,
     OPENAPI_CACHE,
     READY,
+    USAGE,
     WATCH_ENCODE_CACHE,
     WATCHES,
     ExplainProvider,
     MetricsProvider,
 )
+from minik3s.api.metrics import UsageProvider
 
 __all__ = ["READY", "create_app"]
 
 
 def create_app(
-    core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None
+    core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
+    usage: UsageProvider | None = None,
 ) -> web.Application:
     app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
@@ -45,6 +48,7 @@ def create_app(
     app[OPENAPI_CACHE] = {}
     app[WATCH_ENCODE_CACHE] = {}
     app[METRICS] = metrics
+    app[USAGE] = usage
     core.crd_listeners.append(app[OPENAPI_CACHE].clear)
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from minik3s.api.metrics import UsageProvider
 from minik3s.api.types import JsonDict
 
 # (namespace, pod name) -> the scheduler's per-node, per-plugin verdicts, or None when unknown
@@ -52,3 +53,6 @@ OPENAPI_CACHE = web.AppKey("openapi_cache", dict[str, bytes])
 WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict[WatchEncodeKey, bytes])
 # None when the composition root registered no metrics: /metrics then serves an empty exposition
 METRICS: web.AppKey[MetricsProvider | None] = web.AppKey("metrics")
+# the simulated kubelets' usage behind metrics.k8s.io; None: the group is not served (no
+# metrics-server), so discovery omits it and its paths answer 503
+USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")

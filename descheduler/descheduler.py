@@ -21,6 +21,7 @@ from descheduler.framework.profile import Listers, ProfileRunner
 from descheduler.metrics import DeschedulerMetrics
 from descheduler.podutil import is_node_ready, meta
 from descheduler.policy import DeschedulerPolicy, ParsedProfile
+from minik3s.api.metrics import UsageProvider
 from minik3s.api.resources import NAMESPACES, NODES, PODDISRUPTIONBUDGETS, PODS, PRIORITYCLASSES
 from minik3s.api.selectors import parse_label_selector
 from minik3s.api.types import JsonDict
@@ -42,7 +43,8 @@ class Descheduler:
     def __init__(self, policy: DeschedulerPolicy, profiles: list[ParsedProfile], *, client: Client,
                  informers: SharedInformerFactory, registry: Mapping[str, type[Plugin]],
                  metrics: DeschedulerMetrics, options: DeschedulerOptions | None = None,
-                 placement: PlacementAdvisor | None = None, clock: Clock | None = None) -> None:
+                 placement: PlacementAdvisor | None = None, clock: Clock | None = None,
+                 usage: UsageProvider | None = None) -> None:
         self.policy = policy
         self.options = options or DeschedulerOptions()
         self.clock = clock or Clock()
@@ -51,7 +53,7 @@ class Descheduler:
         self._pods = informers.informer(PODS)
         listers = Listers(pods=self._pods, namespaces=informers.informer(NAMESPACES),
                           priority_classes=informers.informer(PRIORITYCLASSES),
-                          pdbs=informers.informer(PODDISRUPTIONBUDGETS), clock=self.clock)
+                          pdbs=informers.informer(PODDISRUPTIONBUDGETS), clock=self.clock, usage=usage)
         self._listers = listers
         self._informers = [self._nodes, self._pods, informers.informer(NAMESPACES),
                            informers.informer(PRIORITYCLASSES), informers.informer(PODDISRUPTIONBUDGETS)]

@@ -38,8 +38,9 @@ from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
+from kubelet_sim.usage import UsageSource
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
-from minik3s.api.resources import NODES, PODS
+from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
 from minik3s.utils.clock import Clock
@@ -276,7 +277,12 @@ class KubeletFleet:
         self.agent = NodeAgent(nodes, client=client, node_informer=node_informer, clock=self._clock,
                                rng=self._rng, options=self.options)
         self.controller: StageController | None = None
+        self.usage: UsageSource | None = None
         if nodes:
+            # simulated usage (metrics.k8s.io's source): read from the same informer caches
+            self.usage = UsageSource(pods=informers.informer(PODS), services=informers.informer(SERVICES),
+                                     endpoints=informers.informer(ENDPOINTS), clock=self._clock,
+                                     node_names=lambda: [n for n in self.agent.nodes if not self.agent.is_failed(n)])
             self.controller = StageController(
                 stages if stages is not None else load_default_stages(), client=client,
                 pod_informer=informers.informer(PODS), nodes=self.agent, clock=self._clock,

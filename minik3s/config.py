@@ -25,6 +25,7 @@ class ServerConfig(BaseModel):
     descheduler_loop_avoidance: bool = True
     disable: set[str] = Field(default_factory=set)
     node_monitor_grace_period: float = Field(50.0, gt=0)
+    horizontal_pod_autoscaler_sync_period: float = Field(15.0, gt=0)
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)
     event_ttl: float = Field(3600.0, gt=0)  # kube-apiserver --event-ttl (1h)

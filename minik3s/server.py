@@ -29,6 +29,7 @@ from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
+from minik3s.api.metrics import NodeUsage, PodUsage
 from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
 from minik3s.api.resources import (
     APISERVICES,
@@ -99,6 +100,22 @@ async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> 
             continue
         created["status"] = local_available_status(created["metadata"]["creationTimestamp"])
         await client.update_status(APISERVICES, created)
+
+
+@dataclass(slots=True)
+class FleetUsage:
+    """The usage provider behind metrics.k8s.io and the HPA controller: the simulated kubelet
+    fleet's `UsageSource` once `build_components` made it (no samples before, or without one)."""
+
+    components: dict[str, Any]
+
+    def pod_usage(self, namespace: str | None = None) -> list[PodUsage]:
+        usage = getattr(self.components.get("kubelet"), "usage", None)
+        return usage.pod_usage(namespace) if usage is not None else []
+
+    def node_usage(self) -> list[NodeUsage]:
+        usage = getattr(self.components.get("kubelet"), "usage", None)
+        return usage.node_usage() if usage is not None else []
 
 
 async def _bootstrap(client: LocalClient, port: int) -> None:
@@ -172,7 +189,7 @@ async def start(config: ServerConfig) -> RunningServer:
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics))
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder))
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
@@ -207,7 +224,9 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers
 
-        ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period)
+        ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
+                                horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
+                                usage=FleetUsage(rs.components))
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
@@ -248,6 +267,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
         desched = Descheduler(policy, profiles, client=rs.client_for("descheduler"), informers=rs.informers, registry=dreg,
                               metrics=DeschedulerMetrics(rs.metrics), placement=placement,
+                              usage=FleetUsage(rs.components),
                               options=DeschedulerOptions(interval=cfg.descheduling_interval,
                                                          dry_run=cfg.descheduler_dry_run,
                                                          loop_avoidance=placement is not None))

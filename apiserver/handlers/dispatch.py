@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver.handlers import codec, discovery, verbs
+from apiserver.handlers import codec, discovery, metrics_api, verbs
 from apiserver.handlers.common import (
     check_acceptable,
     method_not_allowed,
@@ -24,7 +24,7 @@ from apiserver.handlers.common import (
 from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, READY
+from apiserver.keys import CORE, READY, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, MethodNotAllowedError
@@ -150,8 +150,21 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return codec.json_response(doc)
         target = parse_resource_path(core, ["", *parts[1:]])
     elif head == "apis":
+        metrics_served = request.app[USAGE] is not None
         if len(parts) == 1:
-            return codec.json_response(discovery.api_group_list(core.registry))
+            groups = discovery.api_group_list(core.registry)
+            if metrics_served:  # listed as kube-apiserver lists an available aggregated API
+                entry = metrics_api.api_group()
+                groups["groups"].append({k: entry[k] for k in ("name", "versions", "preferredVersion")})
+            return codec.json_response(groups)
+        if parts[1] == metrics_api.GROUP:
+            if len(parts) == 2:
+                if not metrics_served:
+                    raise not_found_path()
+                return codec.json_response(metrics_api.api_group())
+            if len(parts) == 3 and parts[2] == metrics_api.VERSION and metrics_served:
+                return codec.json_response(metrics_api.resource_list())
+            return await metrics_api.serve(request, parts)
         if len(parts) == 2:
             doc = discovery.api_group(core.registry, parts[1])
             if doc is None:

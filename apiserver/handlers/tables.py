@@ -649,6 +649,64 @@ STATEFULSET_PRINTER = Printer(
     _statefulset_cells,
 )
 
+def format_hpa_metrics(specs: Any, statuses: Any) -> str:
+    """upstream `formatHPAMetrics`: `cpu: 60%/50%` per metric, at most two then `+ N more...`."""
+    if not isinstance(specs, list) or not specs:
+        return "<none>"
+    statuses = statuses if isinstance(statuses, list) else []
+    out: list[str] = []
+    for i, spec in enumerate(specs):
+        spec = spec if isinstance(spec, dict) else {}
+        typ = spec.get("type")
+        key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+               "Object": "object", "External": "external"}.get(str(typ), "")
+        src = spec.get(key) or {}
+        st = (statuses[i] if i < len(statuses) and isinstance(statuses[i], dict) else {}).get(key) or {}
+        target = src.get("target") or {}
+        cur = st.get("current") or {}
+        if key in ("resource", "containerResource"):
+            name = src.get("name") or ""
+            if target.get("averageValue") is not None:
+                cv = cur.get("averageValue")
+                out.append(f"{name}: {cv if cv is not None else '<unknown>'}/{target['averageValue']}")
+            else:
+                cu = cur.get("averageUtilization")
+                tu = target.get("averageUtilization")
+                out.append(f"{name}: {f'{cu}%' if cu is not None else '<unknown>'}/"
+                           f"{f'{tu}%' if tu is not None else '<auto>'}")
+        else:
+            tv = target.get("averageValue") if target.get("averageValue") is not None else target.get("value")
+            cv = cur.get("averageValue") if cur.get("averageValue") is not None else cur.get("value")
+            out.append(f"{cv if cv is not None else '<unknown>'}/{tv if tv is not None else '<unset>'}")
+    if len(out) > 2:
+        return f"{', '.join(out[:2])} + {len(out) - 2} more..."
+    return ", ".join(out)
+
+
+def _hpa_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    mn = spec.get("minReplicas")
+    return [
+        _d(o, "metadata", "name") or "",
+        f"{ref.get('kind') or ''}/{ref.get('name') or ''}",
+        format_hpa_metrics(spec.get("metrics"), _d(o, "status", "currentMetrics")),
+        str(mn) if mn is not None else "<unset>",
+        _int(spec.get("maxReplicas")),
+        _int(_d(o, "status", "currentReplicas")),
+        since(_d(o, "metadata", "creationTimestamp"), now),
+    ]
+
+
+HPA_PRINTER = Printer(
+    (_name(), Column("Reference", "string", "The reference to the autoscaled object."),
+     Column("Targets", "string", "The current and target metrics."),
+     Column("MinPods", "string", "The minimum number of pods to scale to."),
+     Column("MaxPods", "integer", "The maximum number of pods to scale to."),
+     Column("Replicas", "integer", "The current number of replicas."), _age()),
+    _hpa_cells,
+)
+
 
 def _daemonset_cells(o: JsonDict, now: datetime) -> list[Any]:
     spec = o.get("spec") or {}
@@ -1358,6 +1416,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("apps", "deployments"): DEPLOYMENT_PRINTER,
         ("apps", "replicasets"): REPLICASET_PRINTER,
         ("apps", "statefulsets"): STATEFULSET_PRINTER,
+        ("autoscaling", "horizontalpodautoscalers"): HPA_PRINTER,
         ("apps", "daemonsets"): DAEMONSET_PRINTER,
         ("apps", "controllerrevisions"): CONTROLLER_REVISION_PRINTER,
         ("batch", "jobs"): JOB_PRINTER,

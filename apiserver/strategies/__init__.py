@@ -41,6 +41,7 @@ from .apps import (
     ReplicationControllerStrategy,
     StatefulSetStrategy,
 )
+from .autoscaling import HorizontalPodAutoscalerStrategy
 from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .certificates import CertificateSigningRequestStrategy
@@ -118,6 +119,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("policy", "PodDisruptionBudget"): PodDisruptionBudgetStrategy(),
         ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
         ("node.k8s.io", "RuntimeClass"): RuntimeClassStrategy(),
+        ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(),
         ("scheduling.k8s.io", "Workload"): WorkloadStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),

@@ -96,6 +96,11 @@ class Handle(Protocol):
 
     def all_pods(self) -> list[JsonDict]: ...
 
+    def actual_usage(self) -> dict[tuple[str, str], dict[str, int]] | None:
+        """(namespace, pod) -> actual usage {"cpu": milli, "memory": bytes} from the injected
+        metrics source (metrics.k8s.io's), or None when there is none."""
+        ...
+
     def ready_nodes(self) -> list[JsonDict]:
         """Ready nodes matching the policy's nodeSelector (the nodes of this cycle)."""
         ...

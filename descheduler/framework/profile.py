@@ -24,6 +24,7 @@ from descheduler.framework.interface import (
 from descheduler.metrics import DeschedulerMetrics
 from descheduler.podutil import key, node_name
 from descheduler.policy import ParsedProfile
+from minik3s.api.metrics import UsageProvider
 from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer
@@ -42,7 +43,8 @@ class Listers:
     """Read-only views of the informer caches the plugins need."""
 
     def __init__(self, *, pods: Informer, namespaces: Informer, priority_classes: Informer, pdbs: Informer,
-                 clock: Any) -> None:
+                 clock: Any, usage: UsageProvider | None = None) -> None:
+        self._usage = usage
         self._pods = pods
         self._pods.add_index(NODE_INDEX, _node_index)
         self._namespaces = namespaces
@@ -59,6 +61,12 @@ class Listers:
 
     def all_pods(self) -> list[JsonDict]:
         return self._pods.store.list()
+
+    def actual_usage(self) -> dict[tuple[str, str], dict[str, int]] | None:
+        if self._usage is None:
+            return None
+        return {(u.namespace, u.name): {"cpu": u.cpu_milli, "memory": u.memory_bytes}
+                for u in self._usage.pod_usage()}
 
     def namespace(self, name: str) -> JsonDict | None:
         return self._namespaces.store.get(name)
@@ -97,6 +105,9 @@ class ProfileHandle:
 
     def all_pods(self) -> list[JsonDict]:
         return self._l.all_pods()
+
+    def actual_usage(self) -> dict[tuple[str, str], dict[str, int]] | None:
+        return self._l.actual_usage()
 
     def ready_nodes(self) -> list[JsonDict]:
         return self._l.ready_nodes

@@ -11,8 +11,11 @@ still above target and the underutilized nodes' pooled headroom up to `targetThr
 stays positive. Example: thresholds cpu 30, target 50; nodes at 80%, 10%, 10% of 4 cpu ->
 headroom 2*(2000-400) = 3200m; 500m pods leave the 80% node until it is at 50%.
 
-`metricsUtilization` (real usage from metrics.k8s.io / Prometheus) is accepted but there is no
-metrics API in minik3s: the plugin then reports that as an error every cycle and evicts nothing.
+`metricsUtilization.metricsServer: true` classifies nodes by their pods' actual usage (the
+metrics.k8s.io source the composition root injects: the simulated kubelets' usage) instead of
+their requests, and an evicted pod frees what it uses; a pod on a considered node without a sample
+fails the cycle (upstream: "unable to get podmetrics"). Without a metrics source, or with the
+Prometheus source (not served), the plugin reports that as an error every cycle and evicts nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from descheduler.plugins.nodeutilization import (
     STANDARD,
     EvictableNamespaces,
     EvictionLimits,
+    MissingPodMetrics,
     NodeUsage,
     collect_usage,
     evict_from_sources,
@@ -42,9 +46,9 @@ from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
 
-METRICS_UNAVAILABLE = ("metricsUtilization: actual-usage metrics are not available (minik3s serves no "
-                       "metrics.k8s.io API and no Prometheus source); remove metricsUtilization to balance on "
-                       "pod requests")
+METRICS_UNAVAILABLE = ("metricsUtilization: actual-usage metrics are not available (no metrics.k8s.io source "
+                       "was given to the descheduler and minik3s serves no Prometheus source); remove "
+                       "metricsUtilization to balance on pod requests")
 
 
 class MetricsUtilization(PluginArgs):
@@ -91,9 +95,10 @@ class LowNodeUtilization(BalancePlugin):
                 self.high[r] = fill
         self.resources = resource_names(self.low)
 
-    def classify(self, nodes: list[JsonDict]) -> tuple[list[NodeUsage], list[NodeUsage], list[NodeUsage]]:
+    def classify(self, nodes: list[JsonDict], actual: dict[tuple[str, str], dict[str, int]] | None = None
+                 ) -> tuple[list[NodeUsage], list[NodeUsage], list[NodeUsage]]:
         """(all, underutilized, overutilized)."""
-        usages = collect_usage(self.handle, nodes, resources=self.resources)
+        usages = collect_usage(self.handle, nodes, resources=self.resources, actual=actual)
         set_thresholds(usages, self.low, high=self.high, deviation=self.a.use_deviation_thresholds)
         low = [u for u in usages
                if is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
@@ -102,9 +107,15 @@ class LowNodeUtilization(BalancePlugin):
         return usages, low, high
 
     async def balance(self, nodes: list[JsonDict], *, profile: str) -> Status:
+        actual = None
         if self.a.metrics_utilization is not None:
-            return Status(METRICS_UNAVAILABLE)
-        usages, low, high = self.classify(nodes)
+            actual = self.handle.actual_usage() if self.a.metrics_utilization.metrics_server else None
+            if actual is None:
+                return Status(METRICS_UNAVAILABLE)
+        try:
+            usages, low, high = self.classify(nodes, actual)
+        except MissingPodMetrics as e:
+            return Status(str(e))
         for u in usages:
             logger.debug("node utilization node=%s usage=%s pods=%d", u.name,
                          {r: round(u.pct(r), 1) for r in u.usage}, len(u.pods))
@@ -128,5 +139,5 @@ class LowNodeUtilization(BalancePlugin):
         limit = self.a.eviction_limits.node if self.a.eviction_limits else None
         await evict_from_sources(self.handle, high, dests=low, use_high=True, keep_going=lambda u: is_above(u, u.high),
                                  profile=profile, strategy=self.NAME, excluded_namespaces=excluded,
-                                 node_limit=limit)
+                                 node_limit=limit, actual=actual)
         return SUCCESS

@@ -80,14 +80,38 @@ def resource_names(thresholds: dict[str, float]) -> list[str]:
     return list(STANDARD) + [r for r in thresholds if r not in STANDARD]
 
 
-def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str]) -> list[NodeUsage]:
+def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str],
+                  actual: dict[tuple[str, str], dict[str, int]] | None = None) -> list[NodeUsage]:
+    """Per node: the pods' requests, or with `actual` (metricsUtilization) their measured usage
+    (upstream actualUsageClient: the sum of the node's pods' PodMetrics; pods count as pods).
+    A pod without a sample raises MissingPodMetrics, as upstream fails the plugin's cycle."""
     out = []
     for n in nodes:
         name = str(podutil.meta(n).get("name"))
         pods = handle.pods_on_node(name)
         alloc = node_allocatable(n)
-        out.append(NodeUsage(n, name, alloc, podutil.node_usage(n, pods, resources=resources), pods))
+        if actual is None:
+            usage = podutil.node_usage(n, pods, resources=resources)
+        else:
+            usage = {r: 0 for r in resources}
+            for p in pods:
+                u = pod_actual_usage(p, actual)
+                for r in usage:
+                    usage[r] += 1 if r == PODS else u.get(r, 0)
+        out.append(NodeUsage(n, name, alloc, usage, pods))
     return out
+
+
+class MissingPodMetrics(Exception):
+    pass
+
+
+def pod_actual_usage(pod: JsonDict, actual: dict[tuple[str, str], dict[str, int]]) -> dict[str, int]:
+    m = podutil.meta(pod)
+    u = actual.get((str(m.get("namespace") or ""), str(m.get("name") or "")))
+    if u is None:
+        raise MissingPodMetrics(f'unable to get podmetrics for "{m.get("namespace")}/{m.get("name")}"')
+    return u
 
 
 def set_thresholds(usages: list[NodeUsage], low: dict[str, float], *, high: dict[str, float],
@@ -132,7 +156,9 @@ def headroom(dests: list[NodeUsage], *, use_high: bool) -> dict[str, int]:
 async def evict_from_sources(
     handle: Handle, sources: list[NodeUsage], *, dests: list[NodeUsage], use_high: bool, keep_going: Callable[[NodeUsage], bool], profile: str, strategy: str,
     excluded_namespaces: list[str], node_limit: int | None, pod_filter: Callable[[JsonDict], bool] | None = None,
+    actual: dict[tuple[str, str], dict[str, int]] | None = None,
 ) -> None:
+    """`actual`: measured usage per pod (metricsUtilization); an evicted pod then frees what it uses."""
     available = headroom(dests, use_high=use_high)
     dest_nodes = [d.node for d in dests]
     for src in sources:
@@ -158,7 +184,8 @@ async def evict_from_sources(
             if res is not EvictResult.EVICTED:
                 continue
             evicted_here += 1
-            req = pod_requests(pod)
+            req = pod_requests(pod) if actual is None else actual.get(
+                (str(podutil.meta(pod).get("namespace") or ""), str(podutil.meta(pod).get("name") or "")), {})
             for r in src.usage:
                 amount = 1 if r == PODS else req.get(r, 0)
                 src.usage[r] -= amount

@@ -206,6 +206,8 @@ def builtin_resources() -> list[ResourceInfo]:
         R("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, has_spec=False),
         # v1.35 alpha (KEP-4671 gang scheduling); v1 stays the group's preferred version
         R("scheduling.k8s.io", "v1alpha1", "workloads", "Workload", True),
+        R("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",), ("all",),
+          subresources=("status",)),
         R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=("status",)),
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
         R("events.k8s.io", "v1", "events", "Event", True, (), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
@@ -345,6 +347,7 @@ RUNTIMECLASSES = _IDX["runtimeclasses.node.k8s.io"]
 WORKLOADS = _IDX["workloads.scheduling.k8s.io"]
 PODDISRUPTIONBUDGETS = _IDX["poddisruptionbudgets.policy"]
 LEASES = _IDX["leases.coordination.k8s.io"]
+HPAS = _IDX["horizontalpodautoscalers.autoscaling"]
 CRDS = _IDX["customresourcedefinitions.apiextensions.k8s.io"]
 CLUSTERROLES = _IDX["clusterroles.rbac.authorization.k8s.io"]
 CLUSTERROLEBINDINGS = _IDX["clusterrolebindings.rbac.authorization.k8s.io"]

@@ -50,6 +50,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")
+    s.add_argument("--horizontal-pod-autoscaler-sync-period", type=_duration_seconds, default=15.0,
+                   help="period between HorizontalPodAutoscaler syncs, e.g. 15s, 2s (default 15s)")
     s.add_argument("--history-window", type=int, default=100_000,
                    help="revisions of change history kept for watch resumption (default 100000)")
     s.add_argument("--compact-interval", type=float, default=60.0,
@@ -72,6 +74,7 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduler_dry_run=args.descheduler_dry_run,
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
                            disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
+                           horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
                            history_window=args.history_window, compact_interval=args.compact_interval)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
         raise SystemExit(f"minik3s: invalid configuration: {e}") from None

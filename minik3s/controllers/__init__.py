@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from minik3s.api.metrics import UsageProvider
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.utils.clock import Clock
@@ -24,6 +25,7 @@ ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
+    "horizontalpodautoscaling",
 )
 
 
@@ -50,6 +52,9 @@ class ControllerConfig:
     concurrent_daemonset_syncs: int = 2
     concurrent_rc_syncs: int = 5
     concurrent_cron_job_syncs: int = 5
+    # --horizontal-pod-autoscaler-sync-period; the HPA controller runs when `usage` is given
+    horizontal_pod_autoscaler_sync_period: float = 15.0
+    usage: UsageProvider | None = None
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -64,6 +69,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.disruption import DisruptionController
     from minik3s.controllers.endpoints import EndpointsController
     from minik3s.controllers.garbage_collector import GarbageCollector
+    from minik3s.controllers.hpa import HorizontalPodAutoscalerController
     from minik3s.controllers.job import JobController
     from minik3s.controllers.namespace import NamespaceController
     from minik3s.controllers.node_lifecycle import NodeLifecycleController
@@ -131,6 +137,10 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("replicationcontroller"):
         rcm = ReplicationManager(client, informers, clock=clock)
         out.append(("replicationcontroller", lambda: rcm.run(c.concurrent_rc_syncs)))
+    if on("horizontalpodautoscaling") and c.usage is not None:
+        hpa = HorizontalPodAutoscalerController(client, informers, usage=c.usage, clock=clock,
+                                                sync_period=c.horizontal_pod_autoscaler_sync_period)
+        out.append(("horizontalpodautoscaling", lambda: hpa.run()))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))

@@ -98,11 +98,11 @@ class Cluster:
                 raise AssertionError(f"informer for {res.resource} did not catch up")
 
     async def descheduler(self, pol: JsonDict, *, dry_run: bool = False,
-                          placement: PlacementAdvisor | None = None) -> Descheduler:
+                          placement: PlacementAdvisor | None = None, usage: Any = None) -> Descheduler:
         reg = in_tree_registry()
         parsed_policy, profiles = parse_policy(pol, reg)
         d = Descheduler(parsed_policy, profiles, client=self.client, informers=self.informers, registry=reg,
-                        metrics=self.metrics, placement=placement, clock=self.clock,
+                        metrics=self.metrics, placement=placement, clock=self.clock, usage=usage,
                         options=DeschedulerOptions(dry_run=dry_run, loop_avoidance=placement is not None))
         await self.synced()
         await d.wait_for_sync()

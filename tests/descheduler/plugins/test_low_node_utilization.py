@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from kubelet_sim.usage import CPU_USAGE, UsageSource
+from minik3s.api.resources import ENDPOINTS, PODS, SERVICES
 from minik3s.testing.builders import make_node
 
 ARGS = {"thresholds": {"cpu": 30, "pods": 30}, "targetThresholds": {"cpu": 50, "pods": 50}}
@@ -62,6 +64,31 @@ async def test_metrics_utilization_is_reported_unavailable(cluster: Any, caplog:
     pol = cluster.policy(("balance", "LowNodeUtilization", {**ARGS, "metricsUtilization": {"metricsServer": True}}))
     assert await cluster.run(pol) == []
     assert "metricsUtilization: actual-usage metrics are not available" in caplog.text
+
+
+def usage_source(cluster: Any) -> Any:
+    """kubelet_sim's real usage source over the descheduler's informers (nodes n1..n3 simulated)."""
+    return UsageSource(pods=cluster.informers.informer(PODS), services=cluster.informers.informer(SERVICES),
+                       endpoints=cluster.informers.informer(ENDPOINTS), node_names=lambda: ["n1", "n2", "n3"],
+                       clock=cluster.clock)
+
+
+def running_pods(cluster: Any, n: int, *, cpu: str, used: str) -> list[Any]:
+    return [cluster.pod(f"p{i}", "n1", cpu=cpu).annotations({CPU_USAGE: used}).phase("Running").obj()
+            for i in range(n)]
+
+
+@pytest.mark.parametrize(("cpu", "used", "expected"), [
+    pytest.param("100m", "400m", ["p0", "p1", "p2"], id="low-requests-high-usage-is-overutilized"),
+    pytest.param("400m", "50m", [], id="high-requests-low-usage-stays"),
+])
+async def test_metrics_utilization_balances_on_actual_usage(cluster: Any, cpu: str, used: str,
+                                                            expected: list[str]) -> None:
+    objs = [make_node(n).capacity(cpu=c, memory="8Gi", pods="10").obj() for n, c in THREE]
+    await cluster.add(*objs, *running_pods(cluster, 8, cpu=cpu, used=used))
+    args = {"thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}, "metricsUtilization": {"metricsServer": True}}
+    d = await cluster.descheduler(cluster.policy(("balance", "LowNodeUtilization", args)), usage=usage_source(cluster))
+    assert sorted(e.pod.split("/", 1)[1] for e in await d.run_once()) == expected
 
 
 async def test_pods_not_tolerating_every_taint_of_some_underutilized_node_stay(cluster: Any) -> None:
