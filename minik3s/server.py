@@ -46,6 +46,7 @@ from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
+from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,8 @@ class RunningServer:
     components: dict[str, Any] = field(default_factory=dict)
     # the components' Prometheus metrics (served on /metrics); owned here, no global registry
     metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
+    # the one clock of the API and every component (a FakeClock when embedded with simulated time)
+    clock: Clock = field(default_factory=Clock)
 
     def client_for(self, binary: str) -> LocalClient:
         """An in-process client with a component's identity (its user agent, hence the field
@@ -169,14 +172,17 @@ def write_kubeconfig(config: ServerConfig, url: str) -> None:
     tmp.replace(config.kubeconfig_path)
 
 
-async def start(config: ServerConfig) -> RunningServer:
-    """Open storage and serve the API; components are started by `run_components`."""
+async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningServer:
+    """Open storage and serve the API; components are started from `build_components`.
+    `clock` (default: the real one) is the API's and every component's time (minik3s.embed
+    passes a FakeClock for simulated time)."""
+    clock = clock or Clock()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     store = SqliteStore(config.db_path, history_window=config.history_window,
                         compact_interval=config.compact_interval)
     await store.start()
     registry = ResourceRegistry()
-    core = ApiCore(store, registry)
+    core = ApiCore(store, registry, clock=clock)
     core.load_crds()
     # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
     # informers' reads: kube-apiserver's identity
@@ -209,7 +215,7 @@ async def start(config: ServerConfig) -> RunningServer:
     gc.set_threshold(50_000, 50, 100)
     app[READY].set()
     informers = SharedInformerFactory(client)
-    rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics)
+    rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics, clock=clock)
     rs.components = holder
     return rs
 
@@ -219,21 +225,21 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
     cfg = rs.config
     out: list[tuple[str, Callable[[], Awaitable[None]]]] = [
         ("informers", rs.informers.run),
-        ("event-ttl", lambda: run_event_ttl(rs.store, ttl=cfg.event_ttl)),
+        ("event-ttl", lambda: run_event_ttl(rs.store, ttl=cfg.event_ttl, clock=rs.clock)),
     ]
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers
 
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
-                                usage=FleetUsage(rs.components))
+                                usage=FleetUsage(rs.components), clock=rs.clock)
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
         from scheduler.scheduler import Scheduler
 
         scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
-        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers)
+        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock)
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):
@@ -244,7 +250,8 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         if nodes:
             # renew leases well inside the node monitor grace period (10 s upstream)
             opts = FleetOptions(renew_interval=min(10.0, cfg.node_monitor_grace_period / 5))
-            fleet = KubeletFleet(nodes, client=rs.client_for("kubelet"), informers=rs.informers, options=opts)
+            fleet = KubeletFleet(nodes, client=rs.client_for("kubelet"), informers=rs.informers, options=opts,
+                                 clock=rs.clock)
             rs.components["kubelet"] = fleet
             out.append(("kubelet", fleet.run))
     if cfg.enabled("descheduler") and cfg.descheduler_policy is not None:
@@ -267,7 +274,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
             logger.warning("descheduler loop avoidance needs the embedded scheduler; it is off")
         desched = Descheduler(policy, profiles, client=rs.client_for("descheduler"), informers=rs.informers, registry=dreg,
                               metrics=DeschedulerMetrics(rs.metrics), placement=placement,
-                              usage=FleetUsage(rs.components),
+                              usage=FleetUsage(rs.components), clock=rs.clock,
                               options=DeschedulerOptions(interval=cfg.descheduling_interval,
                                                          dry_run=cfg.descheduler_dry_run,
                                                          loop_avoidance=placement is not None))

@@ -1,9 +1,10 @@
-"""pytest fixtures that give a test a real minik3s server (usable by other projects too:
-`pytest_plugins = ["minik3s.testing.pytest_plugin"]`).
+"""pytest fixtures that give a test a real `minik3s server` *process* (this repo's suite loads
+them with `pytest_plugins = ["minik3s.testing.pytest_plugin"]`; other projects use the registered
+in-process plugin `minik3s.pytest_plugin`, whose `minik3s_cluster` is the full cluster).
 
-- `minik3s_api`: a module-scoped API-only server (no scheduler, controllers or kubelets).
-- `minik3s_cluster`: a module-scoped server with every component and 6 simulated nodes.
-- `minik3s_server_factory`: start servers with any arguments; all are stopped at the end.
+- `minik3s_api`: a module-scoped API-only server process (no scheduler, controllers or kubelets).
+- `minik3s_server_factory`: start server processes with any arguments (restarts, signals, flags);
+  all are stopped at the end.
 """
 
 from __future__ import annotations
@@ -35,16 +36,6 @@ def minik3s_server_factory(tmp_path: Path) -> Iterator[Callable[..., ServerProce
 @pytest.fixture(scope="module")
 def minik3s_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = ServerProcess(tmp_path_factory.mktemp("minik3s-api"), nodes=0, args=API_ONLY)
-    srv.start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def minik3s_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("minik3s-cluster"), nodes=6, args=["--node-monitor-grace-period", "8"]
-    )
     srv.start()
     yield srv
     srv.stop()

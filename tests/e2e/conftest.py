@@ -1,5 +1,6 @@
 """Fixtures shared by the end-to-end modules that drive the module-scoped full cluster
-(`minik3s_cluster`: every component, 6 simulated nodes). Modules that talk to another server
+(`minik3s_cluster`: every component, 6 simulated nodes, in-process through the registered plugin's
+`cluster_fixture`, handed over with every node Ready). Modules that talk to another server
 define their own `http` fixture, which takes precedence.
 
 `kubectl_bin` (the real kubectl 1.33, failing rather than skipping when it cannot be obtained)
@@ -13,14 +14,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from minik3s.testing.server import ServerProcess
-from minik3s.testing.wait import wait_for
+from minik3s.embed import Cluster
+from minik3s.pytest_plugin import cluster_fixture
+
+# one cluster per module, for speed (a fresh one per test is the plugin's default)
+minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=6, node_monitor_grace_period=8)
 
 
 @pytest.fixture(scope="module")
-def http(minik3s_cluster: ServerProcess) -> Iterator[httpx.Client]:
+def http(minik3s_cluster: Cluster) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=minik3s_cluster.url, timeout=30) as c:
-        wait_for(lambda: len(c.get("/api/v1/nodes").json()["items"]) == 6)
         yield c
 
 

@@ -30,6 +30,7 @@ from minik3s.cli.kubectl.errors import CommandError, format_error
 from minik3s.cli.kubectl.palette import Palette, status_style
 from minik3s.cli.kubectl.printers import human_duration, to_json, to_yaml
 from minik3s.cli.kubectl.tabwriter import TabWriter
+from minik3s.pytest_plugin import cluster_fixture
 from minik3s.testing.server import ServerProcess
 
 # ---------------------------------------------------------------------------------------------
@@ -319,6 +320,9 @@ def test_describe_pod_sections_and_event_age() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # commands against a real server
+
+# the module's shared full cluster (every component, 6 nodes; in-process, handed over Ready)
+minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=6, node_monitor_grace_period=8)
 
 
 def cli(
