@@ -21,6 +21,15 @@ import pytest
 pytest_plugins = ["pytester"]
 
 
+@pytest.fixture(autouse=True)
+def private_tempdir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Clusters made by these (in-process) sessions put their data dirs in a directory of this
+    test's own, so the leak checks below see only them, not other processes' clusters in /tmp."""
+    d = tmp_path_factory.mktemp("clusters")
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
+
+
 def minik3s_dirs() -> set[str]:
     tmp = Path(tempfile.gettempdir())
     return {p.name for p in tmp.glob("minik3s-*")}
