@@ -735,6 +735,8 @@ class Scheduler:
         now = self.clock.now()
         ns = meta.get("namespace") or "default"
         name = meta.get("name") or ""
+        # upstream builds one event recorder per profile, named by its schedulerName
+        component = str((pod.get("spec") or {}).get("schedulerName") or DEFAULT_COMPONENT)
         seq = next(self._event_seq)
         stamp = int(now.timestamp() * 1e9) + seq
         ts = rfc3339(now)
@@ -748,8 +750,8 @@ class Scheduler:
             "message": message,
             "type": type_,
             "action": action,
-            "source": {"component": DEFAULT_COMPONENT},
-            "reportingComponent": DEFAULT_COMPONENT,
+            "source": {"component": component},
+            "reportingComponent": component,
             "reportingInstance": DEFAULT_COMPONENT,
             "firstTimestamp": ts,
             "lastTimestamp": ts,

@@ -1,22 +1,26 @@
-"""In-memory fake client + informers and small test plugins for the scheduler runtime tests.
+"""The scheduler runtime tests' environment: the real in-process API, and small test plugins.
 
-FakeInformer mirrors minik3s.client.informer.Informer's surface (store, add_handler,
-wait_for_sync); tests feed it with `add/update/delete`. FakeClient records status patches,
-events and binds; a bind updates the pod in the pod informer (like the apiserver would).
+`sched_env` is a real `Scheduler` on the shared `real_api` (tests/conftest.py: ApiCore +
+SqliteStore + LocalClient + FakeClock, recording the calls): tests create nodes and pods through
+the API (`await env.add(...)`, which waits until the scheduler's informers hold them) and assert
+on what the API holds (the pod's spec.nodeName and PodScheduled condition, stored Events) and on
+the recorded calls (`env.binds()`, `env.status_patches(name)`). The plugins below (FifoSort,
+CpuFit, ...) are small plugins the tests configure, run by the real framework runtime.
 """
 
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from minik3s.api.errors import conflict
-from minik3s.api.resources import EVENTS, PODS, ResourceInfo
+from minik3s.api.resources import EVENTS, NODES, PODS, PRIORITYCLASSES
 from minik3s.api.types import JsonDict
-from minik3s.client.store import Store, object_key
+from minik3s.utils.clock import Clock
+from scheduler.config import parse_config
 from scheduler.framework.interface import (
     BindPlugin,
     ClusterEventWithHint,
@@ -29,109 +33,99 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.scheduler import Scheduler
+
+DEFAULT_IMAGE = "registry.k8s.io/pause:3.10"
 
 
-class FakeInformer:
-    def __init__(self, res: ResourceInfo) -> None:
-        self.res = res
-        self.store = Store()
-        self.has_synced = True
-        self._handlers: list[tuple[Any, Any, Any]] = []
+class SchedEnv:
+    """Objects in and facts out of the real API, for a scheduler under test."""
 
-    def add_handler(self, *, on_add: Any = None, on_update: Any = None, on_delete: Any = None) -> None:
-        self._handlers.append((on_add, on_update, on_delete))
+    def __init__(self, api: Any) -> None:
+        self.api = api
+        self._classes: set[int] = set()
 
-    async def wait_for_sync(self) -> None:
-        return None
+    async def _priority_class(self, value: int) -> str:
+        name = f"test-priority-{value}"
+        if value not in self._classes:
+            self._classes.add(value)
+            await self.api.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                                    "metadata": {"name": name}, "value": value})
+        return name
 
-    def add(self, obj: JsonDict) -> None:
-        self.store.put(object_key(obj), obj)
-        for a, _, _ in self._handlers:
-            if a:
-                a(obj)
+    async def create(self, obj: JsonDict) -> JsonDict:
+        """Create a builder's node or pod as a user would post it; returns what the API stored.
 
-    def update(self, obj: JsonDict) -> None:
-        old = self.store.put(object_key(obj), obj)
-        if old is None:
-            for a, _, _ in self._handlers:
-                if a:
-                    a(obj)
-            return
-        for _, u, _ in self._handlers:
-            if u:
-                u(old, obj)
+        For pods: a container is added when the builder made none (the API requires one), a
+        `priority(n)` becomes a PriorityClass of that value (the Priority admission computes
+        spec.priority from it, and refuses a bare integer), and a builder's status (e.g.
+        nominatedNodeName, reset by the API on create) is written through pods/status after.
+        """
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "Node":
+            return dict(await self.api.create(NODES, obj))
+        spec = obj["spec"]
+        if not spec.get("containers"):
+            spec["containers"] = [{"name": "c0", "image": DEFAULT_IMAGE}]
+        if "priority" in spec:
+            spec["priorityClassName"] = await self._priority_class(int(spec.pop("priority")))
+        obj["metadata"].pop("uid", None)
+        obj["metadata"].pop("creationTimestamp", None)
+        status = {k: v for k, v in (obj.pop("status", None) or {}).items() if k != "phase"}
+        out = dict(await self.api.create(PODS, obj))
+        if status:
+            out = dict(await self.api.patch(PODS, out["metadata"]["name"], {"status": status},
+                                            out["metadata"]["namespace"], patch_type="strategic",
+                                            subresource="status"))
+        return out
 
-    def delete(self, obj: JsonDict) -> None:
-        old = self.store.remove(object_key(obj))
-        for _, _, d in self._handlers:
-            if d:
-                d(old if old is not None else obj)
+    async def add(self, *objs: JsonDict) -> list[JsonDict]:
+        """Create the objects in order and wait until every informer holds what the API holds."""
+        out = [await self.create(o) for o in objs]
+        await self.api.settle()
+        return out
 
+    async def patch_pod(self, name: str, patch: JsonDict, *, subresource: str | None = None) -> JsonDict:
+        out = dict(await self.api.patch(PODS, name, patch, "default", patch_type="strategic",
+                                        subresource=subresource))
+        await self.api.settle()
+        return out
 
-class FakeFactory:
-    def __init__(self) -> None:
-        self._informers: dict[str, FakeInformer] = {}
+    def pod(self, name: str, namespace: str = "default") -> JsonDict:
+        pod = self.api.obj(PODS, name, namespace)
+        assert pod is not None, f"pod {namespace}/{name} is not in the API"
+        return dict(pod)
 
-    def informer(self, res: ResourceInfo, namespace: str | None = None, **_: Any) -> FakeInformer:
-        inf = self._informers.get(res.resource)
-        if inf is None:
-            inf = self._informers[res.resource] = FakeInformer(res)
-        return inf
+    def uid(self, name: str, namespace: str = "default") -> str:
+        return str(self.pod(name, namespace)["metadata"]["uid"])
 
-    async def run(self) -> None:
-        return None
+    def node_name(self, name: str) -> str | None:
+        return self.pod(name).get("spec", {}).get("nodeName")
 
-    async def wait_for_sync(self) -> None:
-        return None
+    def scheduled_condition(self, name: str) -> JsonDict:
+        """The pod's PodScheduled condition as the API holds it."""
+        conds = [c for c in self.pod(name).get("status", {}).get("conditions") or [] if c["type"] == "PodScheduled"]
+        assert len(conds) == 1, conds
+        return dict(conds[0])
 
+    def binds(self) -> list[tuple[str, str, str]]:
+        """(namespace, name, node) of every bind call that reached the API, in order."""
+        out = []
+        for c in self.api.calls:
+            if c[0] == "bind":
+                ns, name = c[2].split("/", 1)
+                out.append((ns, name, c[3]))
+        return out
 
-class FakeClient:
-    def __init__(self, factory: FakeFactory) -> None:
-        self.factory = factory
-        self.patches: list[tuple[str, str, JsonDict]] = []
-        self.events: list[JsonDict] = []
-        self.binds: list[tuple[str, str, str]] = []
-        self.fail_bind: set[str] = set()
+    def status_patches(self, name: str, namespace: str = "default") -> int:
+        return sum(1 for c in self.api.calls if c == ("patch", "pods", f"{namespace}/{name}", "status"))
 
-    async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
-                    patch_type: str = "merge", subresource: str | None = None, **_: Any) -> JsonDict:
-        assert res is PODS and subresource == "status" and patch_type == "strategic"
-        self.patches.append((namespace or "", name, patch))
-        inf = self.factory.informer(PODS)
-        pod = inf.store.get(f"{namespace}/{name}")
-        if pod is None:
-            return {}
-        new = copy.deepcopy(pod)
-        st = new.setdefault("status", {})
-        for k, v in patch["status"].items():
-            if k == "conditions":
-                conds = [c for c in st.get("conditions") or [] if c["type"] not in {x["type"] for x in v}]
-                st["conditions"] = conds + v
-            elif v is None:
-                st.pop(k, None)
-            else:
-                st[k] = v
-        inf.update(new)
-        return new
-
-    async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, **_: Any) -> JsonDict:
-        assert res is EVENTS
-        self.events.append(obj)
-        return obj
-
-    async def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
-        key = f"{namespace}/{name}"
-        if key in self.fail_bind:
-            raise conflict("pods", "", name, "pod is being deleted")
-        inf = self.factory.informer(PODS)
-        pod = inf.store.get(key)
-        assert pod is not None, key
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise conflict("pods", "", name)
-        self.binds.append((namespace, name, node_name))
-        new = copy.deepcopy(pod)
-        new["spec"]["nodeName"] = node_name
-        inf.update(new)
+    def events(self, name: str | None = None, reason: str | None = None) -> list[JsonDict]:
+        """Events stored in the API, about pod `name` and with `reason` if given, oldest first."""
+        evs = [e for e in self.api.objects(EVENTS).values()
+               if (name is None or e["involvedObject"]["name"] == name)
+               and (reason is None or e["reason"] == reason)]
+        return sorted(evs, key=lambda e: int(e["metadata"]["resourceVersion"]))
 
 
 # ---- test plugins -----------------------------------------------------------------------------
@@ -258,26 +252,18 @@ TEST_PROFILE = {
 
 
 @pytest.fixture
-def factory() -> FakeFactory:
-    return FakeFactory()
+def env(real_api: Any) -> SchedEnv:
+    return SchedEnv(real_api)
 
 
 @pytest.fixture
-def fake_client(factory: FakeFactory) -> FakeClient:
-    return FakeClient(factory)
-
-
-@pytest.fixture
-def make_scheduler(factory: FakeFactory, fake_client: FakeClient) -> Callable[..., Any]:
-    from minik3s.utils.clock import FakeClock
-    from scheduler.config import parse_config
-    from scheduler.scheduler import Scheduler
+def make_scheduler(real_api: Any) -> Callable[..., Scheduler]:
+    """Build a real Scheduler on the real API; it shares the API's fake clock unless given one."""
 
     def make(cfg: JsonDict | None = None, *, registry: dict[str, type] | None = None, seed: int = 1,
-             clock: Any = None) -> Any:
-        import random
+             clock: Clock | None = None) -> Scheduler:
         config = parse_config(copy.deepcopy(cfg or TEST_PROFILE))
-        return Scheduler(config, client=fake_client, informers=factory, clock=clock or FakeClock(),
+        return Scheduler(config, client=real_api, informers=real_api, clock=clock or real_api.clock,
                          rng=random.Random(seed), registry=registry or plugin_registry())
 
     return make

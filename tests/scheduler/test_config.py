@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from minik3s.api.resources import NODES, PODS
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.config import (
     DEFAULT_MULTI_POINT,
@@ -118,8 +117,8 @@ def test_plugin_registry_rejects_bad_targets():
         build_registry(cfg, {})
 
 
-async def test_out_of_tree_plugin_loads_and_takes_effect(monkeypatch, factory, fake_client, make_scheduler,
-                                                         base_config, base_registry):
+async def test_out_of_tree_plugin_loads_and_takes_effect(monkeypatch, real_api, env, make_scheduler, base_config,
+                                                         base_registry):
 
     monkeypatch.syspath_prepend(str(EXAMPLE))
     example = load_config(EXAMPLE / "scheduler-config.yaml")
@@ -134,22 +133,23 @@ async def test_out_of_tree_plugin_loads_and_takes_effect(monkeypatch, factory, f
     fw = s.frameworks["default-scheduler"]
     assert fw.plugins["PreferLabeledNodes"].args.label == "example.com/tier"
     assert fw.score_weights["PreferLabeledNodes"] == 5
-    nodes = factory.informer(NODES)
-    nodes.add(make_node("plain").capacity(cpu="4").obj())
-    nodes.add(make_node("fast").capacity(cpu="4").labels({"example.com/tier": "fast"}).obj())
-    nodes.add(make_node("slow").capacity(cpu="4").labels({"example.com/tier": "slow"}).obj())
+    await env.add(make_node("plain").capacity(cpu="4").obj(),
+                  make_node("fast").capacity(cpu="4").labels({"example.com/tier": "fast"}).obj(),
+                  make_node("slow").capacity(cpu="4").labels({"example.com/tier": "slow"}).obj())
     for i in range(3):
-        factory.informer(PODS).add(make_pod(f"p{i}").req(cpu="100m").obj())
+        await env.add(make_pod(f"p{i}").req(cpu="100m").obj())
         await s.schedule_one()
         await s.wait_for_bindings()
+        await real_api.settle()
     # LeastPods alone would spread them; weight 5 x 100 keeps them on the labelled node
-    assert [b[2] for b in fake_client.binds] == ["fast", "fast", "fast"]
+    assert [b[2] for b in env.binds()] == ["fast", "fast", "fast"]
+    assert [env.node_name(f"p{i}") for i in range(3)] == ["fast", "fast", "fast"]
     ex = s.explain("default", "p2")
     assert ex["nodes"]["fast"]["scores"]["PreferLabeledNodes"]["weighted"] == 500
     assert ex["nodes"]["slow"]["scores"]["PreferLabeledNodes"]["weighted"] == 0
 
 
-def test_bad_plugin_args_and_unknown_plugins_raise_config_errors(make_scheduler, base_config, base_registry):
+async def test_bad_plugin_args_and_unknown_plugins_raise_config_errors(make_scheduler, base_config, base_registry):
     from pydantic import BaseModel
 
     from scheduler.framework.interface import FilterPlugin

@@ -1,16 +1,22 @@
-"""End-to-end scheduling loop against the in-memory fake client/informers (upstream
-schedule_one_test.go style): placement, FailedScheduling message/condition/event, requeue on
-cluster events, gates, binding failures, search size, tie-breaking, explain."""
+"""End-to-end scheduling loop on the real in-process API (upstream schedule_one_test.go style):
+placement, FailedScheduling message/condition/event, requeue on cluster events, gates, binding
+failures, search size, tie-breaking, explain. Nodes and pods are created through the API; the
+assertions read what the API holds (spec.nodeName, the PodScheduled condition, Events) and the
+recorded bind and status-patch calls."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
 import pytest
 
+from minik3s.api.errors import conflict
 from minik3s.api.resources import NODES, PODS
 from minik3s.testing.builders import make_node, make_pod
+from minik3s.utils.clock import Clock
+from scheduler.backend.queue import EVENT_NODE_ADD
 from scheduler.backend.snapshot import Snapshot
 from scheduler.framework.interface import Status
 from scheduler.framework.types import NodeInfo, PodInfo
@@ -22,60 +28,55 @@ from scheduler.scheduler import (
 )
 
 
-def add_nodes(factory: Any, *nodes: dict[str, Any]) -> None:
-    inf = factory.informer(NODES)
-    for n in nodes:
-        inf.add(n)
-
-
-def add_pod(factory: Any, pod: dict[str, Any]) -> None:
-    factory.informer(PODS).add(pod)
-
-
-async def cycle(s: Any) -> None:
+async def cycle(s: Any, api: Any) -> None:
     await s.schedule_one()
     await s.wait_for_bindings()
     await s.writer.flush()
+    await api.settle()
 
 
-async def test_pod_is_bound_to_least_loaded_node_and_scheduled_event_emitted(factory, fake_client, make_scheduler):
+def cond(env: Any, name: str) -> tuple[str, str, str]:
+    c = env.scheduled_condition(name)
+    return c["status"], c.get("reason", ""), c.get("message", "")
+
+
+async def test_pod_is_bound_to_least_loaded_node_and_scheduled_event_emitted(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, *(make_node(f"n{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(3)))
-    add_pod(factory, make_pod("busy").req(cpu="1").node("n0").obj())
-    add_pod(factory, make_pod("busy2").req(cpu="1").node("n1").obj())
-    add_pod(factory, make_pod("web").req(cpu="1").obj())
-    await cycle(s)
-    assert fake_client.binds == [("default", "web", "n2")]
-    ev = fake_client.events[-1]
+    await env.add(*(make_node(f"n{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(3)),
+                  make_pod("busy").req(cpu="1").node("n0").obj(), make_pod("busy2").req(cpu="1").node("n1").obj(),
+                  make_pod("web").req(cpu="1").obj())
+    await cycle(s, real_api)
+    assert env.binds() == [("default", "web", "n2")]
+    assert env.node_name("web") == "n2"
+    assert cond(env, "web")[0] == "True"
+    [ev] = env.events("web")
     assert (ev["type"], ev["reason"], ev["message"]) == ("Normal", "Scheduled", "Successfully assigned default/web to n2")
     assert ev["source"] == {"component": "default-scheduler"}
     assert ev["reportingComponent"] == "default-scheduler"
     assert ev["involvedObject"]["name"] == "web" and ev["involvedObject"]["kind"] == "Pod"
+    assert ev["involvedObject"]["uid"] == env.uid("web")
     # the bound pod reached the cache through the informer
     assert s.cache.get_node_info("n2").pods[0].name == "web"
-    assert not s.cache.is_assumed("uid-default-web")
+    assert not s.cache.is_assumed(env.uid("web"))
     ex = s.explain("default", "web")
     assert ex["selectedNode"] == "n2" and ex["result"] == "Bound"
     assert ex["nodes"]["n2"]["scores"]["LeastPods"] == {"raw": 100, "normalized": 100, "weight": 1, "weighted": 100}
     assert ex["nodes"]["n0"]["totalScore"] == 90
 
 
-async def test_failed_scheduling_message_condition_and_event(factory, fake_client, make_scheduler):
+async def test_failed_scheduling_message_condition_and_event(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("gpu").capacity(cpu="8").taints(("dedicated", "gpu", "NoSchedule")).obj(),
-              *(make_node(f"n{i}").capacity(cpu="1").obj() for i in range(5)))
-    add_pod(factory, make_pod("big").req(cpu="2").obj())
-    await cycle(s)
+    await env.add(make_node("gpu").capacity(cpu="8").taints(("dedicated", "gpu", "NoSchedule")).obj(),
+                  *(make_node(f"n{i}").capacity(cpu="1").obj() for i in range(5)), make_pod("big").req(cpu="2").obj())
+    await cycle(s, real_api)
     msg = "0/6 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 5 Insufficient cpu."
-    ns, name, patch = fake_client.patches[-1]
-    assert (ns, name) == ("default", "big")
-    cond = patch["status"]["conditions"][0]
-    assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
-        "type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": msg}
-    ev = fake_client.events[-1]
+    assert cond(env, "big") == ("False", "Unschedulable", msg)
+    assert env.node_name("big") is None and env.binds() == []
+    [ev] = env.events("big")
     assert (ev["type"], ev["reason"], ev["message"], ev["action"]) == ("Warning", "FailedScheduling", msg, "Scheduling")
-    q = s.queue.get("uid-default-big")
-    assert s.queue.where("uid-default-big") == "unschedulablePods"
+    uid = env.uid("big")
+    q = s.queue.get(uid)
+    assert s.queue.where(uid) == "unschedulablePods"
     assert q.unschedulable_plugins == {"CpuFit", "Taints"}
     ex = s.explain("default", "big")
     assert ex["message"] == msg and ex["result"] == "Unschedulable"
@@ -84,83 +85,90 @@ async def test_failed_scheduling_message_condition_and_event(factory, fake_clien
         {"plugin": "Taints", "code": "UnschedulableAndUnresolvable",
          "reasons": ["node(s) had untolerated taint {dedicated: gpu}"]}]
     # a second identical failure does not patch the status again
-    n = len(fake_client.patches)
-    s.queue.move_all_to_active_or_backoff(__import__("scheduler.backend.queue", fromlist=["x"]).EVENT_NODE_ADD)
+    n = env.status_patches("big")
+    assert n == 1
+    s.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD)
     s.clock.advance(20)
     s.queue.flush_backoff_completed()
-    await cycle(s)
-    assert len(fake_client.patches) == n
+    await cycle(s, real_api)
+    assert s.explain("default", "big")["result"] == "Unschedulable"
+    assert env.status_patches("big") == n
+    assert cond(env, "big") == ("False", "Unschedulable", msg)
 
 
-async def test_node_add_requeues_and_schedules_the_unschedulable_pod(factory, fake_client, make_scheduler):
+async def test_node_add_requeues_and_schedules_the_unschedulable_pod(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("small").capacity(cpu="1").obj())
-    add_pod(factory, make_pod("big").req(cpu="2").obj())
-    await cycle(s)
-    assert s.queue.where("uid-default-big") == "unschedulablePods"
+    await env.add(make_node("small").capacity(cpu="1").obj(), make_pod("big").req(cpu="2").obj())
+    await cycle(s, real_api)
+    uid = env.uid("big")
+    assert s.queue.where(uid) == "unschedulablePods"
     # a label-only node update is not an event CpuFit registered: the pod stays
-    upd = make_node("small").capacity(cpu="1").labels(x="y").obj()
-    factory.informer(NODES).update(upd)
-    assert s.queue.where("uid-default-big") == "unschedulablePods"
-    add_nodes(factory, make_node("large").capacity(cpu="4").obj())
-    assert s.queue.where("uid-default-big") in ("backoffQ", "activeQ")
+    await real_api.patch(NODES, "small", {"metadata": {"labels": {"x": "y"}}}, patch_type="strategic")
+    await real_api.settle()
+    assert s.queue.where(uid) == "unschedulablePods"
+    await env.add(make_node("large").capacity(cpu="4").obj())
+    assert s.queue.where(uid) in ("backoffQ", "activeQ")
     s.clock.advance(1)
     s.queue.flush_backoff_completed()
-    assert s.queue.where("uid-default-big") == "activeQ"
-    await cycle(s)
-    assert fake_client.binds == [("default", "big", "large")]
+    assert s.queue.where(uid) == "activeQ"
+    await cycle(s, real_api)
+    assert env.binds() == [("default", "big", "large")]
+    assert env.node_name("big") == "large"
 
 
-async def test_gated_pod_waits_until_gates_removed(factory, fake_client, make_scheduler):
+async def test_gated_pod_waits_until_gates_removed(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("n1").capacity(cpu="1").obj())
-    add_pod(factory, make_pod("g").scheduling_gates("example.com/wait").obj())
-    assert s.queue.where("uid-default-g") == "unschedulablePods"
-    assert s.queue.get("uid-default-g").gated and s.queue.get("uid-default-g").gating_plugin == "Gate"
+    await env.add(make_node("n1").capacity(cpu="1").obj(), make_pod("g").scheduling_gates("example.com/wait").obj())
+    uid = env.uid("g")
+    assert s.queue.where(uid) == "unschedulablePods"
+    assert s.queue.get(uid).gated and s.queue.get(uid).gating_plugin == "Gate"
     assert s.queue.active_len() == 0
-    factory.informer(PODS).update(make_pod("g").obj())
-    assert s.queue.where("uid-default-g") == "activeQ"
-    await cycle(s)
-    assert fake_client.binds == [("default", "g", "n1")]
+    await env.patch_pod("g", {"spec": {"schedulingGates": None}})
+    assert s.queue.where(uid) == "activeQ"
+    await cycle(s, real_api)
+    assert env.binds() == [("default", "g", "n1")]
+    assert env.node_name("g") == "n1"
 
 
-async def test_bind_failure_forgets_assumed_pod_and_requeues_with_backoff(factory, fake_client, make_scheduler):
+async def test_bind_failure_forgets_assumed_pod_and_requeues_with_backoff(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("n1").capacity(cpu="2").obj())
-    add_pod(factory, make_pod("p").req(cpu="1").obj())
-    fake_client.fail_bind.add("default/p")
-    await cycle(s)
-    assert fake_client.binds == []
+    await env.add(make_node("n1").capacity(cpu="2").obj(), make_pod("p").req(cpu="1").obj())
+    real_api.fail_next["bind"] = [conflict("pods", "", "p", "pod is being deleted")]
+    await cycle(s, real_api)
+    assert env.binds() == [] and env.node_name("p") is None
     assert s.cache.get_node_info("n1").pods == []
-    assert s.queue.where("uid-default-p") == "backoffQ"
-    cond = fake_client.patches[-1][2]["status"]["conditions"][0]
-    assert cond["reason"] == "SchedulerError"
-    assert "ClientBinder" in cond["message"]
-    fake_client.fail_bind.clear()
+    assert s.queue.where(env.uid("p")) == "backoffQ"
+    status, reason, message = cond(env, "p")
+    assert (status, reason) == ("False", "SchedulerError")
+    assert "ClientBinder" in message
     s.clock.advance(10)
     s.queue.flush_backoff_completed()
-    await cycle(s)
-    assert fake_client.binds == [("default", "p", "n1")]
+    await cycle(s, real_api)
+    assert env.binds() == [("default", "p", "n1")]
+    assert env.node_name("p") == "n1"
 
 
-async def test_terminating_and_already_assumed_pods_are_skipped(factory, fake_client, make_scheduler):
+async def test_terminating_and_already_assumed_pods_are_skipped(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("n1").capacity(cpu="2").obj())
     pod = make_pod("t").obj()
-    add_pod(factory, pod)
+    pod["metadata"]["finalizers"] = ["example.com/hold"]  # keeps the deleted pod, terminating
+    await env.add(make_node("n1").capacity(cpu="2").obj(), pod)
+    uid = env.uid("t")
+    assert s.queue.where(uid) == "activeQ"
     # the pod starts terminating while queued: leaves the queue
-    factory.informer(PODS).update(make_pod("t").terminating().obj())
-    assert s.queue.where("uid-default-t") is None
+    await real_api.delete(PODS, "t", "default")
+    await real_api.settle()
+    assert env.pod("t")["metadata"].get("deletionTimestamp")
+    assert s.queue.where(uid) is None
     assert len(s.queue) == 0
 
 
-async def test_no_nodes_reports_scheduler_message_and_backs_off(factory, fake_client, make_scheduler):
+async def test_no_nodes_reports_scheduler_message_and_backs_off(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_pod(factory, make_pod("p").obj())
-    await cycle(s)
-    cond = fake_client.patches[-1][2]["status"]["conditions"][0]
-    assert (cond["reason"], cond["message"]) == ("Unschedulable", "no nodes available to schedule pods")
-    assert s.queue.where("uid-default-p") == "backoffQ"
+    await env.add(make_pod("p").obj())
+    await cycle(s, real_api)
+    assert cond(env, "p") == ("False", "Unschedulable", "no nodes available to schedule pods")
+    assert s.queue.where(env.uid("p")) == "backoffQ"
 
 
 @pytest.mark.parametrize(("pct", "nodes", "want"), [
@@ -217,23 +225,22 @@ def test_truncate_message_keeps_note_limit():
     assert len(long) == 1024 and long.endswith(" ...")
 
 
-async def test_round_robin_start_index_and_search_size(factory, fake_client, make_scheduler):
+async def test_round_robin_start_index_and_search_size(real_api, env, make_scheduler):
     s = make_scheduler()
-    nodes = [make_node(f"n{i:04d}").capacity(cpu="4").obj() for i in range(500)]
-    add_nodes(factory, *nodes)
-    add_pod(factory, make_pod("p1").req(cpu="1").obj())
-    await cycle(s)
+    await env.add(*(make_node(f"n{i:04d}").capacity(cpu="4").obj() for i in range(500)),
+                  make_pod("p1").req(cpu="1").obj())
+    await cycle(s, real_api)
     ex = s.explain("default", "p1")
     assert ex["numEvaluatedNodes"] == 230 and ex["numFeasibleNodes"] == 230
     assert s.next_start_node_index == 230
-    add_pod(factory, make_pod("p2").req(cpu="1").obj())
-    await cycle(s)
+    await env.add(make_pod("p2").req(cpu="1").obj())
+    await cycle(s, real_api)
     assert s.next_start_node_index == 460
     ex2 = s.explain("default", "p2")
     assert "n0230" in ex2["nodes"] and "n0000" not in ex2["nodes"]
 
 
-def test_select_host_breaks_ties_uniformly(make_scheduler):
+async def test_select_host_breaks_ties_uniformly(make_scheduler):
     s = make_scheduler()
     s.rng = random.Random(7)
     nodes = [NodeInfo(make_node(f"n{i}").obj()) for i in range(4)]
@@ -243,38 +250,38 @@ def test_select_host_breaks_ties_uniformly(make_scheduler):
     assert s.select_host(nodes, [1, 2, 3, 100]) == "n3"
 
 
-async def test_nominated_pods_are_accounted_in_filter(factory, fake_client, make_scheduler):
+async def test_nominated_pods_are_accounted_in_filter(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("n1").capacity(cpu="2").obj())
     # a higher-priority pod nominated to n1 (e.g. after preemption) reserves 2 cpu there
     hi = make_pod("hi").req(cpu="2").priority(100).nominated("n1").scheduling_gates("hold").obj()
-    add_pod(factory, hi)
+    await env.add(make_node("n1").capacity(cpu="2").obj(), hi)
+    assert env.pod("hi")["status"]["nominatedNodeName"] == "n1" and env.pod("hi")["spec"]["priority"] == 100
     assert s.queue.nominator.nominated_pods_for_node("n1")[0].name == "hi"
-    add_pod(factory, make_pod("lo").req(cpu="1").obj())
-    await cycle(s)
-    assert fake_client.binds == []
-    msg = fake_client.patches[-1][2]["status"]["conditions"][0]["message"]
-    assert msg == "0/1 nodes are available: 1 Insufficient cpu."
+    await env.add(make_pod("lo").req(cpu="1").obj())
+    await cycle(s, real_api)
+    assert env.binds() == []
+    assert cond(env, "lo") == ("False", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")
 
 
-async def test_run_loop_schedules_until_cancelled(factory, fake_client, make_scheduler):
-    import asyncio
-
-    from minik3s.utils.clock import Clock
+async def test_run_loop_schedules_until_cancelled(real_api, env, make_scheduler):
     s = make_scheduler(clock=Clock())
-    add_nodes(factory, *(make_node(f"n{i}").capacity(cpu="8").obj() for i in range(5)))
-    for i in range(20):
-        add_pod(factory, make_pod(f"p{i}").req(cpu="100m").obj())
-    task = asyncio.create_task(s.run(), name="test-scheduler")
+    await env.add(*(make_node(f"n{i}").capacity(cpu="8").obj() for i in range(5)),
+                  *(make_pod(f"p{i}").req(cpu="100m").obj() for i in range(20)))
+    task = real_api.spawn(s.run(), "test-scheduler")
+
+    def done() -> bool:
+        return (len(env.binds()) == 20 and len(env.events(reason="Scheduled")) == 20
+                and all(env.node_name(f"p{i}") for i in range(20)))
+
     async with asyncio.timeout(10):
-        while len(fake_client.binds) < 20 or len([e for e in fake_client.events if e["reason"] == "Scheduled"]) < 20:
+        while not done():
             await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert sorted(b[1] for b in fake_client.binds) == sorted(f"p{i}" for i in range(20))
+    await real_api.stop(task)
+    assert task.cancelled()
+    assert sorted(b[1] for b in env.binds()) == sorted(f"p{i}" for i in range(20))
     # LeastPods spreads them: 4 per node
     assert sorted(len(s.cache.get_node_info(f"n{i}").pods) for i in range(5)) == [4] * 5
+    assert sorted(env.node_name(f"p{i}") for i in range(20)) == sorted(f"n{i}" for i in range(5) for _ in range(4))
 
 
 def test_snapshot_from_objects():
@@ -344,85 +351,87 @@ def extra_registry(base_registry):
             "PreemptionFails": PreemptionFails}
 
 
-async def test_postfilter_message_is_appended_and_nomination_recorded(factory, fake_client, make_scheduler,
-                                                                      base_config, extra_registry):
+async def test_postfilter_message_is_appended_and_nomination_recorded(real_api, env, make_scheduler, base_config,
+                                                                      extra_registry):
     s = make_scheduler(_cfg(base_config, "Nominate"), registry=extra_registry)
-    add_nodes(factory, *(make_node(f"n{i}").capacity(cpu="1").obj() for i in range(2)))
-    add_pod(factory, make_pod("p").req(cpu="2").obj())
-    await cycle(s)
-    msg = fake_client.patches[-1][2]["status"]["conditions"][0]["message"]
-    assert msg == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-                   "2 No preemption victims found for incoming pod.")
-    assert "nominatedNodeName" not in fake_client.patches[-1][2]["status"]
-    add_pod(factory, make_pod("nominate-me").req(cpu="2").obj())
-    await cycle(s)
-    status = fake_client.patches[-1][2]["status"]
-    assert status["nominatedNodeName"] == "n0"
+    await env.add(*(make_node(f"n{i}").capacity(cpu="1").obj() for i in range(2)), make_pod("p").req(cpu="2").obj())
+    await cycle(s, real_api)
+    assert cond(env, "p")[2] == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+                                 "2 No preemption victims found for incoming pod.")
+    assert "nominatedNodeName" not in env.pod("p")["status"]
+    await env.add(make_pod("nominate-me").req(cpu="2").obj())
+    await cycle(s, real_api)
+    assert env.pod("nominate-me")["status"]["nominatedNodeName"] == "n0"
     assert [p.name for p in s.queue.nominator.nominated_pods_for_node("n0")] == ["nominate-me"]
     assert s.explain("default", "nominate-me")["postFilter"]["nominatedNodeName"] == "n0"
 
 
-async def test_failed_preemption_clears_a_stale_nomination(factory, fake_client, make_scheduler, base_config,
+async def test_failed_preemption_clears_a_stale_nomination(real_api, env, make_scheduler, base_config,
                                                             extra_registry):
     # upstream: a PostFilter result with no node overrides (clears) the nomination (ModeOverride)
     s = make_scheduler(_cfg(base_config, "PreemptionFails"), registry=extra_registry)
-    add_nodes(factory, make_node("n0").capacity(cpu="1").obj())
-    add_pod(factory, make_pod("p").req(cpu="2").priority(10).nominated("n0").obj())
+    await env.add(make_node("n0").capacity(cpu="1").obj(), make_pod("p").req(cpu="2").priority(10).nominated("n0").obj())
+    assert env.pod("p")["status"]["nominatedNodeName"] == "n0"
     assert [p.name for p in s.queue.nominator.nominated_pods_for_node("n0")] == ["p"]
-    await cycle(s)
-    status = fake_client.patches[-1][2]["status"]
-    assert "nominatedNodeName" in status and status["nominatedNodeName"] is None
+    await cycle(s, real_api)
+    assert "nominatedNodeName" not in env.pod("p")["status"]
+    assert cond(env, "p")[1] == "Unschedulable"
     assert s.queue.nominator.nominated_pods_for_node("n0") == []
 
 
-async def test_permit_wait_holds_binding_until_allowed(factory, fake_client, make_scheduler, base_config,
-                                                        extra_registry):
-    import asyncio
+async def test_permit_wait_holds_binding_until_allowed(real_api, env, make_scheduler, base_config, extra_registry):
     s = make_scheduler(_cfg(base_config, "HoldPermit"), registry=extra_registry)
-    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
-    add_pod(factory, make_pod("p").req(cpu="1").obj())
+    await env.add(make_node("n0").capacity(cpu="2").obj(), make_pod("p").req(cpu="1").obj())
     await s.schedule_one()
-    wp = s.frameworks["default-scheduler"].get_waiting_pod("uid-default-p")
-    assert wp is not None and fake_client.binds == []
+    wp = s.frameworks["default-scheduler"].get_waiting_pod(env.uid("p"))
+    assert wp is not None and env.binds() == []
     # the assumed pod already holds its resources for the next cycle
     assert s.cache.get_node_info("n0").requested.milli_cpu == 1000
+    await real_api.settle()
+    assert env.node_name("p") is None
     wp.allow("HoldPermit")
     async with asyncio.timeout(5):
         await s.wait_for_bindings()
-    assert fake_client.binds == [("default", "p", "n0")]
+    await real_api.settle()
+    assert env.binds() == [("default", "p", "n0")]
+    assert env.node_name("p") == "n0"
 
 
-async def test_reserve_rejection_reports_one_node_fit_error(factory, fake_client, make_scheduler, base_config,
+async def test_reserve_rejection_reports_one_node_fit_error(real_api, env, make_scheduler, base_config,
                                                              extra_registry):
     s = make_scheduler(_cfg(base_config, "NoReserve"), registry=extra_registry)
-    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
-    add_pod(factory, make_pod("r").req(cpu="1").obj())
-    await cycle(s)
-    assert fake_client.patches[-1][2]["status"]["conditions"][0]["message"] == \
-        "0/1 nodes are available: 1 volume binding failed."
+    await env.add(make_node("n0").capacity(cpu="2").obj(), make_pod("r").req(cpu="1").obj())
+    await cycle(s, real_api)
+    assert cond(env, "r") == ("False", "Unschedulable", "0/1 nodes are available: 1 volume binding failed.")
     assert s.cache.get_node_info("n0").pods == []
-    assert s.queue.get("uid-default-r").unschedulable_plugins == {"NoReserve"}
+    assert s.queue.get(env.uid("r")).unschedulable_plugins == {"NoReserve"}
 
 
-async def test_pods_go_to_their_profile_and_foreign_pods_are_ignored(factory, fake_client, make_scheduler,
-                                                                     base_config, extra_registry):
+async def test_pods_go_to_their_profile_and_foreign_pods_are_ignored(real_api, env, make_scheduler, base_config,
+                                                                     extra_registry):
     s = make_scheduler(_cfg(base_config, profiles=["second"]), registry=extra_registry)
     assert set(s.frameworks) == {"default-scheduler", "second"}
-    add_nodes(factory, make_node("n0").capacity(cpu="2").obj())
-    add_pod(factory, make_pod("mine").scheduler_name("second").obj())
-    add_pod(factory, make_pod("foreign").scheduler_name("someone-else").obj())
-    assert s.queue.where("uid-default-foreign") is None
-    await cycle(s)
-    assert fake_client.binds == [("default", "mine", "n0")]
+    await env.add(make_node("n0").capacity(cpu="2").obj(), make_pod("mine").scheduler_name("second").obj(),
+                  make_pod("foreign").scheduler_name("someone-else").obj())
+    assert s.queue.where(env.uid("foreign")) is None
+    await cycle(s, real_api)
+    assert env.binds() == [("default", "mine", "n0")]
+    assert env.node_name("foreign") is None and env.events("foreign") == []
     assert s.explain("default", "mine")["schedulerName"] == "second"
+    # upstream records each profile's events under its schedulerName
+    [ev] = env.events("mine", "Scheduled")
+    assert ev["source"] == {"component": "second"} and ev["reportingComponent"] == "second"
 
 
-async def test_what_if_reports_placement_without_side_effects(factory, fake_client, make_scheduler):
+async def test_what_if_reports_placement_without_side_effects(real_api, env, make_scheduler):
     s = make_scheduler()
-    add_nodes(factory, make_node("n0").capacity(cpu="1").obj(), make_node("n1").capacity(cpu="4").obj())
-    running = make_pod("r").req(cpu="2").node("n1").obj()
-    add_pod(factory, running)
+    await env.add(make_node("n0").capacity(cpu="1").obj(), make_node("n1").capacity(cpu="4").obj(),
+                  make_pod("r").req(cpu="2").node("n1").obj())
+    running = env.pod("r")
+    calls = len(real_api.calls)
     assert s.what_if(running, exclude_nodes=frozenset({"n1"})) == {
         "node": None, "message": "0/1 nodes are available: 1 Insufficient cpu."}
     assert s.what_if(make_pod("x").req(cpu="1").obj())["node"] in ("n0", "n1")
-    assert fake_client.binds == [] and s.cache.pod_count() == 1 and s.next_start_node_index == 0
+    await real_api.settle()
+    assert len(real_api.calls) == calls and env.binds() == []
+    assert s.cache.pod_count() == 1 and s.next_start_node_index == 0
