@@ -4,7 +4,9 @@
 Data flow: `dispatch` -> `core.subresource(info, sub)` (the kind's own storage: pods/binding,
 pods/eviction, pods/log, namespaces/finalize; or the generic status / scale one) -> a method it
 serves, else 405. Subresources whose body is the parent object (status, finalize) go through
-the ordinary update/patch handlers with `subresource` set.
+the ordinary update/patch handlers with `subresource` set. pods/log is streamed by `stream_log`
+(text/plain, chunked; with `follow` it reads the pod's watch and registers in WATCHES so server
+shutdown ends it).
 """
 
 from __future__ import annotations

@@ -2,12 +2,17 @@
 and pods/exec|attach|portforward answering that simulated kubelets cannot stream (layer L4,
 apiserver/strategies).
 
-Upstream: pkg/registry/core/pod/storage/storage.go (BindingREST, LegacyBindingREST, LogREST)
-and eviction.go (EvictionREST, here `apiserver.strategies.eviction`).
+Upstream: pkg/registry/core/pod/storage/storage.go (BindingREST, LegacyBindingREST, LogREST),
+pkg/registry/core/pod/strategy.go (LogLocation's container choice), the kubelet's
+validateContainerLogStatus (previous/waiting errors), ValidatePodLogOptions, and
+eviction.go (EvictionREST, here `apiserver.strategies.eviction`).
 
 Data flow: handler -> `core.subresource(pods, "binding")` -> `BindingREST.create(ops, ...)` ->
 `ops.guaranteed_update(pods, ..., subresource="binding")` (the server's own trusted mutation:
-spec.nodeName and the PodScheduled condition) -> storage.
+spec.nodeName and the PodScheduled condition) -> storage. pods/log: handler ->
+`LogREST.plan(ops, ..., query)` (PodLogOptions validated, the container chosen, its lines so far
+derived from containerStatuses) -> the handler writes them and, with `follow`, feeds the pod's
+watch events to `follow_lines` until the followed run ends.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ options (422 on PodLogOptions, 400 for the container choice)."""
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -169,3 +170,30 @@ def test_bad_log_options(http: httpx.Client, ns: str, params: dict[str, str], co
     if code == 422:
         assert body["reason"] == "Invalid" and body["details"]["kind"] == "PodLogOptions"
     assert http.get(log_url(ns, "missing")).status_code == 404
+
+
+def test_follow_streams_end_on_server_shutdown(minik3s_server_factory: Any) -> None:
+    srv = minik3s_server_factory(nodes=1)
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        make_pod(c, "default", pod("forever"))
+        running(c, "default", "forever")
+    connected, ended = threading.Event(), threading.Event()
+    got: list[str] = []
+
+    def follow() -> None:
+        with httpx.Client(base_url=srv.url, timeout=None) as c, \
+                c.stream("GET", log_url("default", "forever"), params={"follow": "true"}) as r:
+            assert r.status_code == 200
+            for line in r.iter_lines():
+                got.append(line)
+                connected.set()
+        ended.set()
+
+    t = threading.Thread(target=follow, daemon=True)
+    t.start()
+    assert connected.wait(10), "the log stream did not start"
+    assert not ended.is_set()  # a running container's log stays open
+    assert srv.stop(timeout=15, sig=signal.SIGTERM) == 0
+    assert ended.wait(5), "the follow stream was not closed on shutdown"
+    assert got[0].startswith("minik3s: simulated container of pod default/forever")
+    assert "Traceback" not in srv.tail_log(400)
