@@ -241,15 +241,16 @@ def pick_container(pod: JsonDict, wanted: str) -> str:
     spec = pod.get("spec") or {}
     name = meta_of(pod).get("name") or ""
     containers = [str(c.get("name")) for c in spec.get("containers") or [] if isinstance(c, dict)]
+    # every container, in upstream's visiting order: init containers, containers, ephemeral ones
+    every = [str(c.get("name")) for key in ("initContainers", "containers", "ephemeralContainers")
+             for c in spec.get(key) or [] if isinstance(c, dict)]
     if not wanted:
         if len(containers) == 1:
             return containers[0]
         if not containers:
             raise BadRequestError(f"a container name must be specified for pod {name}")
         raise BadRequestError(f"a container name must be specified for pod {name}, choose one of: "
-                              f"[{' '.join(containers)}]")
-    every = containers + [str(c.get("name")) for key in ("initContainers", "ephemeralContainers")
-                          for c in spec.get(key) or [] if isinstance(c, dict)]
+                              f"[{' '.join(every)}]")
     if wanted not in every:
         raise BadRequestError(f"container {wanted} is not valid for pod {name}")
     return wanted

@@ -134,6 +134,12 @@ def test_container_choice_and_previous(kubectl_bin: Path, minik3s_cluster: Clust
     assert r.json()["message"] == "a container name must be specified for pod two, choose one of: [a b]"
     r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "two", "-c", "b")
     assert r.returncode == 0 and r.stdout.endswith(" (container b)\n"), r
+    with_init = pod("init", containers=("a", "b"))
+    with_init["spec"]["initContainers"] = [{"name": "setup", "image": "busybox:1.36"}]
+    make_pod(http, ns, with_init)
+    r = http.get(log_url(ns, "init"))
+    assert r.status_code == 400
+    assert r.json()["message"] == "a container name must be specified for pod init, choose one of: [setup a b]"
     r = http.get(log_url(ns, "two"), params={"container": "nope"})
     assert r.status_code == 400 and r.json()["message"] == "container nope is not valid for pod two"
 
