@@ -4,16 +4,26 @@
 Data flow: `dispatch` -> `core.subresource(info, sub)` (the kind's own storage: pods/binding,
 pods/eviction, pods/log, namespaces/finalize; or the generic status / scale one) -> a method it
 serves, else 405. Subresources whose body is the parent object (status, finalize) go through
-the ordinary update/patch handlers with `subresource` set.
+the ordinary update/patch handlers with `subresource` set. pods/log is streamed by `stream_log`
+(text/plain, chunked; with `follow` it reads the pod's watch and registers in WATCHES so server
+shutdown ends it).
 """
 
 from __future__ import annotations
+
+import asyncio
+import logging
 
 from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec, verbs
 from apiserver.handlers.common import Target, method_not_allowed, respond, write_options
+from apiserver.keys import WATCHES, WatchStream
+from apiserver.strategies.pod_rest import LogREST, follow_lines
+from minik3s.api.options import WatchOptions
+
+logger = logging.getLogger(__name__)
 
 
 async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
@@ -21,6 +31,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     rest = core.subresource(info, t.subresource or "")
     if m not in rest.verbs:
         raise method_not_allowed(m, t)
+    if m == "GET" and isinstance(rest, LogREST):
+        return await stream_log(request, core, t, rest)
     if m == "GET":
         out = rest.get(core, info, t.namespace, name)
         if isinstance(out, str):
@@ -39,3 +51,44 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
         return codec.json_response(await rest.create(core, info, t.namespace, name, body, opts),
                                    status=rest.create_status)
     raise method_not_allowed(m, t)
+
+
+async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogREST) -> web.StreamResponse:
+    """pods/log: the lines so far; with `follow`, then the pod's watch (from the resourceVersion
+    the lines were read at) until the followed container run ends, the pod is deleted, the
+    client goes away or the server shuts down (registered in WATCHES like a watch)."""
+    plan = rest.plan(core, t.info, t.namespace, t.name or "", request.query)
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain", "Cache-Control": "no-cache, private"})
+    resp.enable_chunked_encoding()
+    await resp.prepare(request)
+    watches = request.app[WATCHES]
+    stream: WatchStream | None = None
+    try:
+        await resp.write(plan.render(plan.lines))
+        if plan.follow_id is not None and not plan.exhausted:
+            opts = WatchOptions(field_selector=f"metadata.name={plan.pod}", resource_version=plan.resource_version)
+            async with asyncio.timeout(None) as deadline:
+                stream = WatchStream(resp, deadline)
+                watches.add(stream)
+                async for etype, obj in core.watch(t.info, t.namespace, opts):
+                    if etype == "BOOKMARK":
+                        continue
+                    if etype != "MODIFIED":
+                        break  # DELETED, or an ERROR (the resourceVersion expired): the run is gone
+                    lines, ended = follow_lines(obj, plan)
+                    await resp.write(plan.render(lines))
+                    if ended or plan.exhausted:
+                        break
+    except TimeoutError:
+        pass  # the server is shutting down
+    except ConnectionResetError:
+        logger.debug("log client went away path=%s", request.path)
+        return resp
+    finally:
+        if stream is not None:
+            watches.discard(stream)
+    try:
+        await resp.write_eof()
+    except (ConnectionResetError, RuntimeError):
+        logger.debug("log client went away before the end of the stream path=%s", request.path)
+    return resp

@@ -2,17 +2,24 @@
 and pods/exec|attach|portforward answering that simulated kubelets cannot stream (layer L4,
 apiserver/strategies).
 
-Upstream: pkg/registry/core/pod/storage/storage.go (BindingREST, LegacyBindingREST, LogREST)
-and eviction.go (EvictionREST, here `apiserver.strategies.eviction`).
+Upstream: pkg/registry/core/pod/storage/storage.go (BindingREST, LegacyBindingREST, LogREST),
+pkg/registry/core/pod/strategy.go (LogLocation's container choice), the kubelet's
+validateContainerLogStatus (previous/waiting errors), ValidatePodLogOptions, and
+eviction.go (EvictionREST, here `apiserver.strategies.eviction`).
 
 Data flow: handler -> `core.subresource(pods, "binding")` -> `BindingREST.create(ops, ...)` ->
 `ops.guaranteed_update(pods, ..., subresource="binding")` (the server's own trusted mutation:
-spec.nodeName and the PodScheduled condition) -> storage.
+spec.nodeName and the PodScheduled condition) -> storage. pods/log: handler ->
+`LogREST.plan(ops, ..., query)` (PodLogOptions validated, the container chosen, its lines so far
+derived from containerStatuses) -> the handler writes them and, with `follow`, feeds the pod's
+watch events to `follow_lines` until the followed run ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
 from minik3s.api import errors
@@ -113,16 +120,242 @@ class EvictionREST(Subresource):
         return await evict(ops, pods_info(ops), namespace or "", name, body)
 
 
+POD_LOG_KIND = "PodLogOptions"
+# the kubelet's timestamp prefix (CRI log format): always nine fractional digits
+_TS_FORMAT = "%Y-%m-%dT%H:%M:%S.{nanos:09d}Z"
+
+
+@dataclass(frozen=True, slots=True)
+class LogOptions:
+    """The query of `GET pods/{name}/log` (upstream's core/v1 PodLogOptions)."""
+
+    container: str = ""
+    follow: bool = False
+    previous: bool = False
+    since_seconds: int | None = None
+    since_time: datetime | None = None
+    timestamps: bool = False
+    tail_lines: int | None = None
+    limit_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    at: datetime
+    text: str
+
+
+@dataclass(slots=True)
+class LogPlan:
+    """What one log request streams: the container's lines so far (filtered by the options),
+    and, with `follow` on a running container, the containerID to follow until it exits."""
+
+    pod: str
+    container: str
+    options: LogOptions
+    lines: list[LogLine]
+    resource_version: str
+    follow_id: str | None
+    since: datetime | None
+    bytes_left: int | None = None
+
+    def render(self, lines: list[LogLine]) -> bytes:
+        """Encode `lines` (after sinceSeconds/sinceTime), cutting at limitBytes overall."""
+        out = b"".join(_encode(ln, timestamps=self.options.timestamps) for ln in lines
+                       if self.since is None or ln.at >= self.since)
+        if self.bytes_left is not None:
+            out = out[:self.bytes_left]
+            self.bytes_left -= len(out)
+        return out
+
+    @property
+    def exhausted(self) -> bool:
+        return self.bytes_left is not None and self.bytes_left <= 0
+
+
+def _encode(line: LogLine, *, timestamps: bool) -> bytes:
+    text = line.text + "\n"
+    if timestamps:
+        text = line.at.strftime(_TS_FORMAT.format(nanos=line.at.microsecond * 1000)) + " " + text
+    return text.encode()
+
+
+def _parse_time(v: str) -> datetime:
+    dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _bool(q: Mapping[str, str], key: str) -> bool:
+    v = q.get(key)
+    if v is None or v == "":
+        return False
+    if v.lower() in ("true", "1", "t"):
+        return True
+    if v.lower() in ("false", "0", "f"):
+        return False
+    raise BadRequestError(f'strconv.ParseBool: parsing "{v}": invalid syntax')
+
+
+def _int(q: Mapping[str, str], key: str) -> int | None:
+    v = q.get(key)
+    if v is None or v == "":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise BadRequestError(f'strconv.ParseInt: parsing "{v}": invalid syntax') from None
+
+
+def parse_log_options(q: Mapping[str, str], name: str) -> LogOptions:
+    """Decode and validate the query as upstream's ValidatePodLogOptions: a value that is
+    not a bool/int/time is a 400; out-of-range values are a 422 on PodLogOptions."""
+    since_time: datetime | None = None
+    if q.get("sinceTime"):
+        try:
+            since_time = _parse_time(q["sinceTime"])
+        except ValueError:
+            raise BadRequestError(f'parsing time "{q["sinceTime"]}" as "2006-01-02T15:04:05Z07:00": '
+                                  "cannot parse") from None
+    opts = LogOptions(container=q.get("container") or "", follow=_bool(q, "follow"),
+                      previous=_bool(q, "previous"), since_seconds=_int(q, "sinceSeconds"),
+                      since_time=since_time, timestamps=_bool(q, "timestamps"),
+                      tail_lines=_int(q, "tailLines"), limit_bytes=_int(q, "limitBytes"))
+    causes: list[JsonDict] = []
+    if opts.tail_lines is not None and opts.tail_lines < 0:
+        causes.append(errors.cause("tailLines", f"Invalid value: {opts.tail_lines}: must be greater than or "
+                                                "equal to 0"))
+    if opts.limit_bytes is not None and opts.limit_bytes < 1:
+        causes.append(errors.cause("limitBytes", f"Invalid value: {opts.limit_bytes}: must be greater than 0"))
+    if opts.since_seconds is not None and opts.since_time is not None:
+        causes.append(errors.cause("", "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+                                   "FieldValueForbidden"))
+    if opts.since_seconds is not None and opts.since_seconds < 1:
+        causes.append(errors.cause("sinceSeconds", f"Invalid value: {opts.since_seconds}: must be greater than 0"))
+    if causes:
+        raise errors.invalid(POD_LOG_KIND, name, causes)
+    return opts
+
+
+def pick_container(pod: JsonDict, wanted: str) -> str:
+    """Upstream's LogLocation container choice: the only container, else a 400 naming them."""
+    spec = pod.get("spec") or {}
+    name = meta_of(pod).get("name") or ""
+    containers = [str(c.get("name")) for c in spec.get("containers") or [] if isinstance(c, dict)]
+    # every container, in upstream's visiting order: init containers, containers, ephemeral ones
+    every = [str(c.get("name")) for key in ("initContainers", "containers", "ephemeralContainers")
+             for c in spec.get(key) or [] if isinstance(c, dict)]
+    if not wanted:
+        if len(containers) == 1:
+            return containers[0]
+        if not containers:
+            raise BadRequestError(f"a container name must be specified for pod {name}")
+        raise BadRequestError(f"a container name must be specified for pod {name}, choose one of: "
+                              f"[{' '.join(every)}]")
+    if wanted not in every:
+        raise BadRequestError(f"container {wanted} is not valid for pod {name}")
+    return wanted
+
+
+def _status_of(pod: JsonDict, container: str) -> JsonDict | None:
+    status = pod.get("status") or {}
+    for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(key) or []:
+            if isinstance(cs, dict) and cs.get("name") == container:
+                return cs
+    return None
+
+
+def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int) -> list[LogLine]:
+    """The simulated output of one run of a container: a line when it starts, one when it exits."""
+    meta, spec = meta_of(pod), pod.get("spec") or {}
+    text = f"minik3s: simulated container of pod {meta.get('namespace')}/{meta.get('name')} on node " \
+           f"{spec.get('nodeName') or '<none>'}"
+    if len(spec.get("containers") or []) > 1 or spec.get("initContainers"):
+        text += f" (container {container})"
+    if restart:
+        text += f" (restart {restart})"
+    run = state.get("running") or state.get("terminated") or {}
+    started = _parse_time(run["startedAt"]) if run.get("startedAt") else datetime.fromtimestamp(0, UTC)
+    lines = [LogLine(started, text)]
+    done = state.get("terminated")
+    if isinstance(done, dict):
+        finished = _parse_time(done["finishedAt"]) if done.get("finishedAt") else started
+        end = f"minik3s: container {container} exited with code {done.get('exitCode', 0)}"
+        if done.get("reason"):
+            end += f" ({done['reason']})"
+        lines.append(LogLine(finished, end))
+    return lines
+
+
+def follow_lines(pod: JsonDict, plan: LogPlan) -> tuple[list[LogLine], bool]:
+    """Lines that a newer state of the pod adds to a followed container, and whether the
+    followed run has ended (it terminated, was replaced by a restart, or vanished)."""
+    cs = _status_of(pod, plan.container)
+    if cs is None:
+        return [], True
+    state = cs.get("state") or {}
+    last = (cs.get("lastState") or {}).get("terminated")
+    restarts = int(cs.get("restartCount") or 0)
+    if cs.get("containerID") == plan.follow_id:
+        if "terminated" in state:
+            return _instance_lines(pod, plan.container, state, restarts)[1:], True
+        return [], False
+    if isinstance(last, dict) and last.get("containerID") == plan.follow_id:
+        return _instance_lines(pod, plan.container, {"terminated": last}, max(restarts - 1, 0))[1:], True
+    return [], True
+
+
 class LogREST(Subresource):
-    """pods/log: the simulated container has one line of output naming its pod and node."""
+    """pods/log: the simulated container's output, derived from its containerStatuses (a line
+    when each run starts, one when it exits: docs/kubelet-sim.md), with upstream's
+    PodLogOptions. The HTTP handler streams `plan`'s lines and, with `follow`, watches the pod
+    through `follow_lines` until the followed run ends."""
 
     name = "log"
     verbs = frozenset({"GET"})
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
+        plan = self.plan(ops, info, namespace, name, {})
+        return plan.render(plan.lines).decode()
+
+    def plan(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str,
+             query: Mapping[str, str]) -> LogPlan:
+        opts = parse_log_options(query, name)
         pod = ops.get(info, namespace, name)
-        node = (pod.get("spec") or {}).get("nodeName") or "<none>"
-        return f"minik3s: simulated container of pod {namespace}/{name} on node {node}\n"
+        container = pick_container(pod, opts.container)
+        since = opts.since_time
+        if opts.since_seconds is not None:
+            since = _parse_time(ops.now()) - timedelta(seconds=opts.since_seconds)
+        rv = str(meta_of(pod).get("resourceVersion") or "")
+        plan = LogPlan(pod=name, container=container, options=opts, lines=[], resource_version=rv,
+                       follow_id=None, since=since, bytes_left=opts.limit_bytes)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return plan  # upstream: a pod not yet on a node has an empty log
+        cs = _status_of(pod, container)
+        if cs is None:
+            raise BadRequestError(f'container "{container}" in pod "{name}" is not available')
+        state = cs.get("state") or {}
+        last = (cs.get("lastState") or {}).get("terminated")
+        restarts = int(cs.get("restartCount") or 0)
+        if opts.previous:
+            if not isinstance(last, dict) or not last.get("containerID"):
+                raise BadRequestError(f'previous terminated container "{container}" in pod "{name}" not found')
+            lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
+        elif "running" in state or "terminated" in state:
+            lines = _instance_lines(pod, container, state, restarts)
+            if opts.follow and "running" in state:
+                plan.follow_id = str(cs.get("containerID") or "")
+        elif isinstance(last, dict):
+            lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
+        else:
+            reason = (state.get("waiting") or {}).get("reason")
+            if reason:
+                raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
+            raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start - no logs yet')
+        if opts.tail_lines is not None:  # the kubelet tails first, then drops lines before `since`
+            lines = lines[-opts.tail_lines:] if opts.tail_lines else []
+        plan.lines = lines
+        return plan
 
 
 class StreamREST(Subresource):

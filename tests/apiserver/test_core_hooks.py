@@ -152,11 +152,13 @@ async def test_subresources_are_the_ones_their_kind_registers(core: ApiCore) -> 
         core.subresource(cms, "scale")
     assert "PATCH" not in core.subresource(nss, "finalize").verbs
     await core.create(pods, "default", {"metadata": {"name": "p"}, **BODIES["pods"]})
+    assert core.subresource(pods, "log").get(core, pods, "default", "p") == ""  # not on a node: empty
     assert await core.bind("default", "p", {"metadata": {"name": "p"}, "target": {"name": "n1"}}) == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
     assert core.get(pods, "default", "p")["spec"]["nodeName"] == "n1"
-    log = core.subresource(pods, "log").get(core, pods, "default", "p")
-    assert log == "minik3s: simulated container of pod default/p on node n1\n"
+    # no kubelet here: the bound pod's container has no status yet, so no log (as a kubelet answers)
+    with pytest.raises(errors.BadRequestError, match='container "c" in pod "p" is not available'):
+        core.subresource(pods, "log").get(core, pods, "default", "p")
     bindings = _info(core, "bindings")
     await core.create(pods, "default", {"metadata": {"name": "q"}, **BODIES["pods"]})
     await core.create(bindings, "default", {"metadata": {"name": "q"}, "target": {"name": "n2"}})
