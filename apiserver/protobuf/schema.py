@@ -1,10 +1,11 @@
 """Field tables for the Kubernetes protobuf messages minik3s decodes (layer L4; pure data).
 
 Written by hand from the field numbers in the upstream `.proto` definitions
-(k8s.io/api/{core,apps,batch,policy,scheduling}/v1/generated.proto,
+(k8s.io/api/{core,apps,autoscaling,batch,policy,scheduling}/v1/generated.proto,
 k8s.io/apimachinery/pkg/apis/meta/v1, api/resource, util/intstr, runtime) — not generated from
 them. They cover what kubectl 1.33 sends as protobuf (`kubectl create namespace | priorityclass |
-configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`, DELETE
+configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`,
+`kubectl autoscale`, DELETE
 bodies, evictions) with the commonly used PodSpec/Container fields. Unknown field numbers are
 skipped, as gogo-protobuf does.
 
@@ -331,6 +332,17 @@ _SPECS: dict[str, str] = {
     "TokenRequestSpec": "1 audiences s*; 4 expirationSeconds i64!; 3 boundObjectRef BoundObjectReference!",
     "BoundObjectReference": "1 kind s; 2 apiVersion s; 3 name s; 4 uid s",
     "TokenRequestStatus": "1 token s; 2 expirationTimestamp T",
+    # ---- autoscaling/v1 (`kubectl autoscale` sends v1 HPAs as protobuf) ------------------------
+    "HPAv1": "1 metadata ObjectMeta; 2 spec HPAv1Spec; 3 status HPAv1Status",
+    "HPAv1Spec": (
+        "1 scaleTargetRef CrossVersionObjectReference; 2 minReplicas i32!; 3 maxReplicas i32!; "
+        "4 targetCPUUtilizationPercentage i32!"
+    ),
+    "CrossVersionObjectReference": "1 kind s; 2 name s; 3 apiVersion s",
+    "HPAv1Status": (
+        "1 observedGeneration i64!; 2 lastScaleTime T; 3 currentReplicas i32!; 4 desiredReplicas i32!; "
+        "5 currentCPUUtilizationPercentage i32!"
+    ),
 }
 
 # (apiVersion, kind) → top-level message; kind-only entries match any apiVersion.
@@ -356,6 +368,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HPAv1",
 }
 
 SCALARS = frozenset({"s", "b", "bool", "i32", "i64", "T", "MT", "Q", "IOS", "raw", "f1"})
