@@ -654,7 +654,7 @@ class ApiCore:
                 raise errors.UnsupportedMediaTypeError(
                     'the body of the request was in an unknown format - accepted media types include: '
                     'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
-            schema = patch_meta_for(target.api_version, target.kind)
+            schema = patch_meta_for(info.api_version, info.kind)
             if schema is None:
                 raise errors.UnsupportedMediaTypeError(
                     f"strategic merge patch is not supported for {info.kind}: use application/merge-patch+json")
@@ -721,7 +721,7 @@ class ApiCore:
         stored = self._stored_info(info)
         target = stored or info  # the row whose objects are stored (and written)
         key = info.key(namespace if info.namespaced else None, name)
-        schema = patch_meta_for(target.api_version, target.kind) if info.builtin else None
+        schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
             live = self.store.get(key)
             if live is None and subresource is None:

@@ -148,5 +148,14 @@ def test_kubectl_autoscale_and_get_at_v1(minik3s_api: Any, kubectl_bin: Path) ->
     assert out[1].split()[:5] == ["kwebv1", "Deployment/kwebv1", "cpu:", "<unknown>/50%", "3"]
     got = json.loads(kubectl("get", "horizontalpodautoscalers.v1.autoscaling", "kwebv1", "-o", "json"))
     assert got["apiVersion"] == "autoscaling/v1" and got["spec"]["targetCPUUtilizationPercentage"] == 50
+    # kubectl patch sends a strategic merge patch, applied to the v1 form
+    kubectl("patch", "horizontalpodautoscalers.v1.autoscaling", "kwebv1", "-p",
+            '{"spec":{"targetCPUUtilizationPercentage":65}}')
+    with httpx.Client(base_url=minik3s_api.url) as http:
+        target = http.get(f"{V2}/kwebv1").json()["spec"]["metrics"][0]["resource"]["target"]
+        assert target == {"type": "Utilization", "averageUtilization": 65}
+    kubectl("patch", "hpa", "kwebv1", "-p", '{"spec":{"maxReplicas":8}}')  # the same, at v2
+    assert json.loads(kubectl("get", "horizontalpodautoscalers.v1.autoscaling", "kwebv1", "-o", "json"))[
+        "spec"]["maxReplicas"] == 8
     kubectl("delete", "horizontalpodautoscalers.v1.autoscaling", "kwebv1")
     kubectl("delete", "deployment", "kwebv1")
