@@ -159,3 +159,32 @@ def test_kubectl_autoscale_and_get_at_v1(minik3s_api: Any, kubectl_bin: Path) ->
         "spec"]["maxReplicas"] == 8
     kubectl("delete", "horizontalpodautoscalers.v1.autoscaling", "kwebv1")
     kubectl("delete", "deployment", "kwebv1")
+
+
+def test_status_written_at_v2_reads_at_v1_and_round_trips(minik3s_api: Any) -> None:
+    with httpx.Client(base_url=minik3s_api.url) as http:
+        assert http.post(V1, json=_v1("st", targetCPUUtilizationPercentage=50)).status_code == 201
+        cur = http.get(f"{V2}/st").json()
+        cur["status"] = {"currentReplicas": 3, "desiredReplicas": 4, "currentMetrics": [{"type": "Resource", "resource": {
+            "name": "cpu", "current": {"averageValue": "150m", "averageUtilization": 75}}}],
+            "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z",
+                            "reason": "SucceededRescale", "message": "the HPA controller was able to update"}]}
+        r = http.put(f"{V2}/st/status", json=cur)
+        assert r.status_code == 200, r.text
+        stored = r.json()
+        v1 = http.get(f"{V1}/st").json()
+        assert v1["status"] == {"currentReplicas": 3, "desiredReplicas": 4, "currentCPUUtilizationPercentage": 75}
+        ann = v1["metadata"]["annotations"]
+        assert json.loads(ann["autoscaling.alpha.kubernetes.io/conditions"]) == stored["status"]["conditions"]
+        assert json.loads(ann["autoscaling.alpha.kubernetes.io/current-metrics"]) == [{"type": "Resource", "resource": {
+            "name": "cpu", "currentAverageUtilization": 75, "currentAverageValue": "150m"}}]
+        # a v1 status write carries the annotations back into the v2 status
+        v1["status"]["desiredReplicas"] = 5
+        r = http.put(f"{V1}/st/status", json=v1)
+        assert r.status_code == 200, r.text
+        assert r.json()["status"]["desiredReplicas"] == 5
+        after = http.get(f"{V2}/st").json()
+        assert after["status"]["conditions"] == stored["status"]["conditions"]
+        assert after["status"]["currentMetrics"] == stored["status"]["currentMetrics"]
+        assert "annotations" not in after["metadata"]
+        http.delete(f"{V2}/st")
