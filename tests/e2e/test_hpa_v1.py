@@ -137,8 +137,13 @@ def test_kubectl_autoscale_and_get_at_v1(minik3s_api: Any, kubectl_bin: Path) ->
         return r.stdout
 
     kubectl("create", "deployment", "kwebv1", "--image=nginx")
-    # kubectl 1.33 posts a v2 HPA as protobuf first and falls back to autoscaling/v1 (protobuf)
+    # kubectl 1.33 posts an autoscaling/v2 HPA as protobuf (falling back to v1 only on an error)
     kubectl("autoscale", "deployment", "kwebv1", "--cpu-percent=50", "--min=3", "--max=9")
+    with httpx.Client(base_url=minik3s_api.url) as http:
+        v2 = http.get(f"{V2}/kwebv1").json()
+        assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]
+        assert (v2["spec"]["minReplicas"], v2["spec"]["maxReplicas"]) == (3, 9)
     with httpx.Client(base_url=minik3s_api.url) as http:
         v1 = http.get(f"{V1}/kwebv1").json()
         assert v1["spec"]["targetCPUUtilizationPercentage"] == 50 and v1["spec"]["minReplicas"] == 3
