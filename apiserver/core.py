@@ -299,8 +299,31 @@ class ApiCore:
             name = (obj.get("metadata") or {}).get("name") or ""
             raise errors.invalid(info.kind, name, causes, info.group)
 
+    # ------------------------------------------------------------------ served versions
+    # A ResourceInfo with `storage_version` (autoscaling/v1 HPAs) is a converted view: each verb
+    # runs on the stored version's row, with the kind's strategy converting the request body in
+    # and every object out. This is the only place the core knows about conversion.
+    def _stored_info(self, info: ResourceInfo) -> ResourceInfo | None:
+        if not info.converted:
+            return None
+        stored = self.registry.get(info.group, info.storage_version, info.resource)
+        if stored is None:
+            raise errors.NotFoundError("the server could not find the requested resource", details={})
+        return stored
+
+    def _to_storage(self, info: ResourceInfo, body: Any) -> JsonDict:
+        return self.strategy(info).convert_to_storage(info.version, self._check_type(info, body))
+
+    def _from_storage(self, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        if obj.get("kind") == "Status":
+            return obj
+        return self.strategy(info).convert_from_storage(info.version, obj)
+
     # ------------------------------------------------------------------ reads
     def get(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict:
+        stored = self._stored_info(info)
+        if stored is not None:
+            return self._from_storage(info, self._get_current(stored, namespace, name))
         return self._get_current(info, namespace, name)
 
     def compile_selectors(self, info: ResourceInfo, label_selector: str | None,
@@ -330,6 +353,11 @@ class ApiCore:
         return lambda o: all(p(o) for p in preds)
 
     def list(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> JsonDict:
+        stored = self._stored_info(info)
+        if stored is not None:
+            lst = self.list(stored, namespace, opts)
+            return {**lst, "apiVersion": info.api_version,
+                    "items": [self._from_storage(info, o) for o in lst["items"]]}
         pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
         rev = self.store.revision
@@ -389,6 +417,10 @@ class ApiCore:
     async def create(self, info: ResourceInfo, namespace: str | None, body: Any,
                      opts: WriteOptions | None = None) -> JsonDict:
         opts = opts or WriteOptions()
+        stored = self._stored_info(info)
+        if stored is not None:
+            created = await self.create(stored, namespace, self._to_storage(info, body), opts)
+            return self._from_storage(info, created)
         strategy = self.strategy(info)
         if strategy.create_via is not None:
             # a resource whose create is another storage's (POST bindings -> pods/binding)
@@ -455,6 +487,11 @@ class ApiCore:
     async def update(self, info: ResourceInfo, namespace: str | None, name: str, obj: Any,
                      opts: WriteOptions | None = None, *, subresource: str | None = None) -> JsonDict:
         opts = opts or WriteOptions()
+        stored = self._stored_info(info)
+        if stored is not None:
+            updated = await self.update(stored, namespace, name, self._to_storage(info, obj), opts,
+                                        subresource=subresource)
+            return self._from_storage(info, updated)
         obj = self._check_type(info, obj)
         meta = _meta(obj)
         if meta.get("name") not in (None, name):
@@ -609,6 +646,8 @@ class ApiCore:
         opts = opts or WriteOptions()
         if patch_type == "apply":
             return await self._apply(info, namespace, name, body, opts, subresource=subresource)
+        stored = self._stored_info(info)
+        target = stored or info  # the row whose objects are stored (and written)
         schema = None
         if patch_type == "strategic":
             if not info.builtin:
@@ -632,6 +671,8 @@ class ApiCore:
                 precondition_rv = rv_int(prv)
 
         def mutate(cur: JsonDict) -> JsonDict:
+            if stored is not None:
+                cur = self._from_storage(info, cur)  # the patch applies to the served version
             try:
                 if patch_type == "json":
                     out = apply_json_patch(cur, body)
@@ -644,23 +685,26 @@ class ApiCore:
                 raise e.to_api_error() from None
             if not isinstance(out, dict):
                 raise errors.invalid(info.kind, name, [errors.cause("", "patched object is not an object")], info.group)
-            self._check_type(info, out)
-            bad = type_error_for(info, out)
+            if stored is not None:
+                out = self._to_storage(info, out)
+            self._check_type(target, out)
+            bad = type_error_for(target, out)
             if bad:
                 # upstream decodes the patched object into the Go type: 422 on field "patch"
                 shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
                                                                    f"{bad}")])
-            self._unknown_fields(info, out, opts)
+            self._unknown_fields(target, out, opts)
             return out
 
         if subresource is not None:
-            rest = self.subresource(info, subresource)
+            rest = self.subresource(target, subresource)
             if not rest.body_is_parent:
                 # a subresource of another kind (scale): its own storage patches it
-                return await rest.patch(self, info, namespace, name, patch_type, body, opts)
-        return await self.guaranteed_update(info, namespace, name, mutate, opts, subresource=subresource,
-                                            operation="Update", precondition_rv=precondition_rv)
+                return await rest.patch(self, target, namespace, name, patch_type, body, opts)
+        patched = await self.guaranteed_update(target, namespace, name, mutate, opts, subresource=subresource,
+                                               operation="Update", precondition_rv=precondition_rv)
+        return patched if stored is None else self._from_storage(info, patched)
 
     async def _apply(self, info: ResourceInfo, namespace: str | None, name: str, body: Any, opts: WriteOptions,
                      *, subresource: str | None) -> JsonDict:
@@ -674,6 +718,8 @@ class ApiCore:
         if bmeta.get("name") not in (None, name):
             raise BadRequestError(
                 f'the name of the object ({bmeta.get("name")}) does not match the name on the URL ({name})')
+        stored = self._stored_info(info)
+        target = stored or info  # the row whose objects are stored (and written)
         key = info.key(namespace if info.namespaced else None, name)
         schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
@@ -693,15 +739,19 @@ class ApiCore:
                     continue
             if live is None:
                 raise errors.not_found(info.resource, info.group, name)
-            new = server_side_apply(deep_copy(live), body, manager=opts.field_manager, force=opts.force,
+            base = deep_copy(live) if stored is None else self._from_storage(info, live)
+            new = server_side_apply(base, body, manager=opts.field_manager, force=opts.force,
                                            schema=schema, now=self.now(), info=info, subresource=subresource)
-            self._unknown_fields(info, new, opts)
+            if stored is not None:
+                new = self._to_storage(info, new)
+            self._unknown_fields(target, new, opts)
             try:
-                return await self._write_update(info, key, live, new, WriteOptions(
+                written = await self._write_update(target, key, live, new, WriteOptions(
                     dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings),
                     subresource=subresource, expected=int(live["metadata"]["resourceVersion"]), operation="Apply")
             except RevisionMismatchError:
                 continue
+            return written if stored is None else self._from_storage(info, written)
         raise errors.conflict(info.resource, info.group, name)
 
     # ------------------------------------------------------------------ delete
@@ -710,6 +760,10 @@ class ApiCore:
         """Returns (object or Status, finished). `finished` False means the object still exists
         (graceful deletion or finalizers pending)."""
         options = options or DeleteOptions()
+        stored = self._stored_info(info)
+        if stored is not None:
+            res, finished = await self.delete(stored, namespace, name, options)
+            return self._from_storage(info, res), finished
         key = info.key(namespace if info.namespaced else None, name)
         for _ in range(MAX_UPDATE_RETRIES):
             cur = self.store.get(key)
@@ -838,6 +892,11 @@ class ApiCore:
     async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
                     ) -> AsyncIterator[tuple[str, JsonDict]]:
         """Yields (type, object). A too-old resourceVersion yields one ERROR with a 410 Status."""
+        stored = self._stored_info(info)
+        if stored is not None:
+            async for typ, obj in self.watch(stored, namespace, opts):
+                yield typ, (obj if typ in ("ERROR", "BOOKMARK") else self._from_storage(info, obj))
+            return
         pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
         rv = opts.resource_version

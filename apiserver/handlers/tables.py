@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from minik3s.api.autoscaling_v1 import V1 as HPA_V1
+from minik3s.api.autoscaling_v1 import ConversionError, hpa_v1_to_v2
 from minik3s.api.errors import BadRequestError
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_string
@@ -684,6 +686,12 @@ def format_hpa_metrics(specs: Any, statuses: Any) -> str:
 
 
 def _hpa_cells(o: JsonDict, now: datetime) -> list[Any]:
+    if o.get("apiVersion") == HPA_V1:
+        # served at autoscaling/v1: upstream prints from the internal (v2-shaped) object
+        try:
+            o = hpa_v1_to_v2(o)
+        except ConversionError:
+            pass
     spec = o.get("spec") or {}
     ref = spec.get("scaleTargetRef") or {}
     mn = spec.get("minReplicas")

@@ -204,6 +204,10 @@ def _table() -> dict[tuple[str, str], PatchMeta]:
         ("apps/v1", "DaemonSet"): root(spec=_s(**workload_spec), status=conditions_status),
         ("batch/v1", "Job"): root(spec=job_spec, status=_s(conditions=_keyed("type", list_type=""))),
         ("batch/v1", "CronJob"): root(spec=_s(jobTemplate=_s(metadata=object_meta, spec=job_spec))),
+        # spec.metrics and behavior policies are +listType=atomic (replaced); conditions merge on type.
+        # autoscaling/v1 (served converted) is patched in its v1 form, which has no lists.
+        ("autoscaling/v2", "HorizontalPodAutoscaler"): root(spec=_s(), status=conditions_status),
+        ("autoscaling/v1", "HorizontalPodAutoscaler"): root(spec=_s(), status=_s()),
         ("policy/v1", "PodDisruptionBudget"): root(
             spec=_s(selector=PatchMeta(atomic=True, struct=True, strategy="replace")),
             status=conditions_status,

@@ -1,10 +1,11 @@
 """Field tables for the Kubernetes protobuf messages minik3s decodes (layer L4; pure data).
 
 Written by hand from the field numbers in the upstream `.proto` definitions
-(k8s.io/api/{core,apps,batch,policy,scheduling}/v1/generated.proto,
+(k8s.io/api/{core,apps,autoscaling,batch,policy,scheduling}/v1/generated.proto, autoscaling/v2,
 k8s.io/apimachinery/pkg/apis/meta/v1, api/resource, util/intstr, runtime) — not generated from
 them. They cover what kubectl 1.33 sends as protobuf (`kubectl create namespace | priorityclass |
-configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`, DELETE
+configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`,
+`kubectl autoscale` (autoscaling/v2, and its v1 fallback), DELETE
 bodies, evictions) with the commonly used PodSpec/Container fields. Unknown field numbers are
 skipped, as gogo-protobuf does.
 
@@ -331,6 +332,58 @@ _SPECS: dict[str, str] = {
     "TokenRequestSpec": "1 audiences s*; 4 expirationSeconds i64!; 3 boundObjectRef BoundObjectReference!",
     "BoundObjectReference": "1 kind s; 2 apiVersion s; 3 name s; 4 uid s",
     "TokenRequestStatus": "1 token s; 2 expirationTimestamp T",
+    # ---- autoscaling/v1 (`kubectl autoscale` sends v1 HPAs as protobuf) ------------------------
+    "HPAv1": "1 metadata ObjectMeta; 2 spec HPAv1Spec; 3 status HPAv1Status",
+    "HPAv1Spec": (
+        "1 scaleTargetRef CrossVersionObjectReference; 2 minReplicas i32!; 3 maxReplicas i32!; "
+        "4 targetCPUUtilizationPercentage i32!"
+    ),
+    "CrossVersionObjectReference": "1 kind s; 2 name s; 3 apiVersion s",
+    # ---- autoscaling/v2 (what `kubectl autoscale` tries first) ------------------------------------
+    "HPAv2": "1 metadata ObjectMeta; 2 spec HPAv2Spec; 3 status HPAv2Status",
+    "HPAv2Spec": (
+        "1 scaleTargetRef CrossVersionObjectReference; 2 minReplicas i32!; 3 maxReplicas i32!; "
+        "4 metrics MetricSpec*; 5 behavior HPAv2Behavior"
+    ),
+    "MetricSpec": (
+        "1 type s; 2 object ObjectMetricSource; 3 pods PodsMetricSource; 4 resource ResourceMetricSource; "
+        "7 containerResource ContainerResourceMetricSource; 5 external ExternalMetricSource"
+    ),
+    "MetricTarget": "1 type s; 2 value Q; 3 averageValue Q; 4 averageUtilization i32!",
+    "MetricIdentifier": "1 name s; 2 selector LabelSelector",
+    "ObjectMetricSource": "1 describedObject CrossVersionObjectReference; 2 target MetricTarget; "
+                          "3 metric MetricIdentifier",
+    "PodsMetricSource": "1 metric MetricIdentifier; 2 target MetricTarget",
+    "ResourceMetricSource": "1 name s; 2 target MetricTarget",
+    "ContainerResourceMetricSource": "1 name s; 2 target MetricTarget; 3 container s",
+    "ExternalMetricSource": "1 metric MetricIdentifier; 2 target MetricTarget",
+    "HPAv2Behavior": "1 scaleUp HPAScalingRules; 2 scaleDown HPAScalingRules",
+    "HPAScalingRules": (
+        "3 stabilizationWindowSeconds i32!; 1 selectPolicy s!; 2 policies HPAScalingPolicy*; 4 tolerance Q"
+    ),
+    "HPAScalingPolicy": "1 type s; 2 value i32!; 3 periodSeconds i32!",
+    "HPAv2Status": (
+        "1 observedGeneration i64!; 2 lastScaleTime T; 3 currentReplicas i32!; 4 desiredReplicas i32!; "
+        "5 currentMetrics MetricStatus*; 6 conditions HPAv2Condition*"
+    ),
+    "MetricStatus": (
+        "1 type s; 2 object ObjectMetricStatus; 3 pods PodsMetricStatus; 4 resource ResourceMetricStatus; "
+        "7 containerResource ContainerResourceMetricStatus; 5 external ExternalMetricStatus"
+    ),
+    "MetricValueStatus": "1 value Q; 2 averageValue Q; 3 averageUtilization i32!",
+    "ObjectMetricStatus": "1 metric MetricIdentifier; 2 current MetricValueStatus; "
+                          "3 describedObject CrossVersionObjectReference",
+    "PodsMetricStatus": "1 metric MetricIdentifier; 2 current MetricValueStatus",
+    "ResourceMetricStatus": "1 name s; 2 current MetricValueStatus",
+    "ContainerResourceMetricStatus": "1 name s; 2 current MetricValueStatus; 3 container s",
+    "ExternalMetricStatus": "1 metric MetricIdentifier; 2 current MetricValueStatus",
+    "HPAv2Condition": (
+        "1 type s; 2 status s; 3 lastTransitionTime T; 4 reason s; 5 message s; 6 observedGeneration i64"
+    ),
+    "HPAv1Status": (
+        "1 observedGeneration i64!; 2 lastScaleTime T; 3 currentReplicas i32!; 4 desiredReplicas i32!; "
+        "5 currentCPUUtilizationPercentage i32!"
+    ),
 }
 
 # (apiVersion, kind) → top-level message; kind-only entries match any apiVersion.
@@ -356,6 +409,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HPAv1",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HPAv2",
 }
 
 SCALARS = frozenset({"s", "b", "bool", "i32", "i64", "T", "MT", "Q", "IOS", "raw", "f1"})

@@ -7,13 +7,17 @@ no stabilization, selectPolicy Max, max(4 pods, 100 %) per 15 s; scale down: 300
 selectPolicy Max, 100 % per 15 s). A missing `behavior` stays missing (the controller applies
 the same defaults). Validation names every field path upstream names.
 Data flow: core create/update -> default -> validate / validate_update -> storage; the HPA
-controller writes `status` through the status subresource.
+controller writes `status` through the status subresource. autoscaling/v1 is served from the
+stored v2 objects through `convert_to_storage` / `convert_from_storage`
+(minik3s.api.autoscaling_v1); a v1 body's own fields are checked with v1 field paths first.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from minik3s.api import errors
+from minik3s.api.autoscaling_v1 import ConversionError, hpa_v1_to_v2, hpa_v2_to_v1
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -81,6 +85,31 @@ class HorizontalPodAutoscalerStrategy(Strategy):
     group = "autoscaling"
     has_status = True
     tracks_generation = True
+
+    def convert_to_storage(self, version: str, obj: JsonDict) -> JsonDict:
+        if version != "v1":
+            return super().convert_to_storage(version, obj)
+        name = str(as_dict(obj.get("metadata")).get("name") or "")
+        spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
+        for path, v in (("spec.targetCPUUtilizationPercentage", spec.get("targetCPUUtilizationPercentage")),
+                        ("status.currentCPUUtilizationPercentage", status.get("currentCPUUtilizationPercentage"))):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise errors.BadRequestError(
+                    f'HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: '
+                    f"json: cannot unmarshal {type(v).__name__} into Go struct field {path} of type int32")
+        target = spec.get("targetCPUUtilizationPercentage")
+        if isinstance(target, int) and target < 1:
+            raise errors.invalid(self.kind, name, [invalid("spec.targetCPUUtilizationPercentage", target,
+                                                           "must be greater than 0")], self.group)
+        try:
+            return hpa_v1_to_v2(obj)
+        except ConversionError as e:
+            raise errors.BadRequestError(f"unable to convert autoscaling/v1 HorizontalPodAutoscaler: {e}") from None
+
+    def convert_from_storage(self, version: str, obj: JsonDict) -> JsonDict:
+        if version != "v1":
+            return super().convert_from_storage(version, obj)
+        return hpa_v2_to_v1(obj)
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")

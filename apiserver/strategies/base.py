@@ -23,7 +23,11 @@ storage), all no-ops here, so a kind overrides only what it needs:
   `deletion_started` (after that write: a CRD's cleanup of its custom objects);
 - `subresources`: the kind's own subresource storages (pods/binding, pods/eviction, pods/log,
   namespaces/finalize); `status` and `scale` come from the resources table;
-- `create_via`: a resource whose create is another storage's (POST bindings is pods/binding).
+- `create_via`: a resource whose create is another storage's (POST bindings is pods/binding);
+- `convert_to_storage` / `convert_from_storage`: for a version served by conversion (a
+  ResourceInfo with `storage_version`, e.g. autoscaling/v1 HorizontalPodAutoscalers stored as
+  v2), the request body decoded into the stored version before defaulting and validation, and a
+  stored object encoded at the requested version for every answer (get, list, watch, writes).
 """
 
 from __future__ import annotations
@@ -89,6 +93,14 @@ class Strategy:
     create_via: ClassVar[Subresource | None] = None
 
     # ---- registry hooks (see the module docstring) ---------------------------------------------
+
+    def convert_to_storage(self, version: str, obj: JsonDict) -> JsonDict:
+        """A body at served `version` as the stored version's object; may raise an ApiError."""
+        raise NotImplementedError(f"{self.kind} has no conversion from version {version}")
+
+    def convert_from_storage(self, version: str, obj: JsonDict) -> JsonDict:
+        """A stored object as served `version` returns it (a new dict: `obj` is not changed)."""
+        raise NotImplementedError(f"{self.kind} has no conversion to version {version}")
 
     def begin_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> FinishFunc | None:
         """After defaulting and admission, before validation; may reserve something (returned

@@ -114,6 +114,9 @@ class ResourceInfo:
     selectable_fields: tuple[str, ...] = ()  # CRD selectableFields jsonPaths (without leading dot)
     # create-only review resources (access reviews, whoami): answered, never stored
     virtual: bool = False
+    # a version served by conversion: objects are stored at `storage_version` (the kind's
+    # strategy converts on the way in and out); "" means this version is the stored one
+    storage_version: str = ""
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -132,6 +135,11 @@ class ResourceInfo:
     @property
     def list_kind(self) -> str:
         return f"{self.kind}List"
+
+    @property
+    def converted(self) -> bool:
+        """Served through conversion from another (stored) version of the same resource."""
+        return bool(self.storage_version) and self.storage_version != self.version
 
     @property
     def qualified(self) -> str:
@@ -249,6 +257,17 @@ def builtin_resources() -> list[ResourceInfo]:
     ]
 
 
+def converted_resources() -> list[ResourceInfo]:
+    """Further versions of built-in resources, served by converting the stored objects (not
+    in `builtin_resources`, which lists each stored resource once). The registry lists them
+    after the stored version, so the stored one stays the group's preferred version."""
+    return [
+        # autoscaling/v1 HPAs: minik3s.api.autoscaling_v1, through the HPA strategy's hooks
+        ResourceInfo("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",),
+                     ("all",), subresources=("status",), storage_version="v2"),
+    ]
+
+
 class ResourceRegistry:
     """Lookup of served resources by (group, version, resource), by kind, and by short name.
 
@@ -259,12 +278,13 @@ class ResourceRegistry:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_gr: dict[tuple[str, str], ResourceInfo] = {}
         self._listeners: list[Callable[[], None]] = []
-        for info in resources if resources is not None else builtin_resources():
+        for info in resources if resources is not None else [*builtin_resources(), *converted_resources()]:
             self.add(info, notify=False)
 
     def add(self, info: ResourceInfo, *, notify: bool = True) -> None:
         self._by_gvr[(info.group, info.version, info.resource)] = info
-        self._by_gr[(info.group, info.resource)] = info
+        if not info.converted or (info.group, info.resource) not in self._by_gr:
+            self._by_gr[(info.group, info.resource)] = info
         if notify:
             for cb in list(self._listeners):
                 cb()
@@ -273,7 +293,7 @@ class ResourceRegistry:
         self._by_gvr.pop((group, version, resource), None)
         self._by_gr.pop((group, resource), None)
         for (g, _v, r), info in self._by_gvr.items():
-            if g == group and r == resource:
+            if g == group and r == resource and ((g, r) not in self._by_gr or not info.converted):
                 self._by_gr[(g, r)] = info
         for cb in list(self._listeners):
             cb()

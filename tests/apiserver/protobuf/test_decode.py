@@ -267,3 +267,29 @@ def test_fuzz_never_raises_anything_but_protobuf_error() -> None:
 
 def test_varint_reference_value() -> None:
     assert read_varint(b"\xac\x02", 0) == (300, 2)
+
+
+def _vi(number: int, value: int) -> bytes:
+    return encode_key(number, 0) + encode_varint(value)
+
+
+def test_autoscaling_hpas_by_proto_number() -> None:
+    # k8s.io/api/autoscaling/v1: spec{1 scaleTargetRef{1 kind, 2 name}, 2 minReplicas, 3 maxReplicas,
+    # 4 targetCPUUtilizationPercentage}; v2: spec{..., 4 metrics{1 type, 4 resource{1 name,
+    # 2 target{1 type, 4 averageUtilization}}}, 5 behavior{2 scaleDown{3 stabilizationWindowSeconds}}}
+    ref = encode_len(1, b"Deployment") + encode_len(2, b"web")
+    meta = encode_len(1, encode_len(1, b"h"))
+    v1 = meta + encode_len(2, encode_len(1, ref) + _vi(2, 3) + _vi(3, 9) + _vi(4, 50))
+    assert decode_protobuf(_envelope("autoscaling/v1", "HorizontalPodAutoscaler", v1)) == {
+        "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 3, "maxReplicas": 9,
+                 "targetCPUUtilizationPercentage": 50}}
+    target = encode_len(1, b"Utilization") + _vi(4, 50)
+    metric = encode_len(1, b"Resource") + encode_len(4, encode_len(1, b"cpu") + encode_len(2, target))
+    behavior = encode_len(2, _vi(3, 30))
+    v2 = meta + encode_len(2, encode_len(1, ref) + _vi(3, 9) + encode_len(4, metric) + encode_len(5, behavior))
+    assert decode_protobuf(_envelope("autoscaling/v2", "HorizontalPodAutoscaler", v2))["spec"] == {
+        "scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 9,
+        "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": 50}}}],
+        "behavior": {"scaleDown": {"stabilizationWindowSeconds": 30}}}
