@@ -42,7 +42,6 @@ from minik3s.controllers.common import (
     get_int,
     is_deleting,
     is_pod_available,
-    make_controller_ref,
     meta,
     run_workers,
     scaled_value,
@@ -53,7 +52,7 @@ from minik3s.controllers.history import (
     owned_revisions,
     trim_history,
 )
-from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index
+from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index, pod_from_template
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -130,20 +129,15 @@ def node_should_run(ds: JsonDict, node: JsonDict) -> tuple[bool, bool]:
 
 
 def new_daemon_pod(ds: JsonDict, node_name: str, revision_hash: str) -> JsonDict:
-    m = meta(ds)
-    template = (ds.get("spec") or {}).get("template") or {}
-    tmeta = template.get("metadata") or {}
-    spec = copy.deepcopy(template.get("spec") or {})
+    """The template's pod (controller.GetPodFromTemplate) with the daemon tolerations, pinned
+    to `node_name`, labelled with the revision and template generation."""
+    pod = pod_from_template(ds, api_version="apps/v1", kind="DaemonSet")
+    spec = pod["spec"]
     spec["tolerations"] = daemon_tolerations(spec)
     pin_to_node(spec, node_name)
-    labels = dict(tmeta.get("labels") or {})
-    labels[CONTROLLER_REVISION_HASH] = revision_hash
-    labels[POD_TEMPLATE_GENERATION] = str(get_int(m, "generation"))
-    pmeta: JsonDict = {"generateName": f"{m.get('name')}-", "namespace": m.get("namespace"), "labels": labels,
-                       "ownerReferences": [make_controller_ref(ds, api_version="apps/v1", kind="DaemonSet")]}
-    if tmeta.get("annotations"):
-        pmeta["annotations"] = dict(tmeta["annotations"])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pmeta, "spec": spec}
+    pod["metadata"]["labels"].update({CONTROLLER_REVISION_HASH: revision_hash,
+                                      POD_TEMPLATE_GENERATION: str(get_int(meta(ds), "generation"))})
+    return pod
 
 
 def _hash_of(pod: JsonDict) -> str:

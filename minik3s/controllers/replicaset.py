@@ -62,10 +62,13 @@ def namespace_index(obj: JsonDict) -> list[str]:
 # --------------------------------------------------------------------------- pure parts
 
 
-def pod_from_template(rs: JsonDict, *, api_version: str = "apps/v1", kind: str = "ReplicaSet") -> JsonDict:
+def pod_from_template(rs: JsonDict, *, api_version: str = "apps/v1", kind: str = "ReplicaSet",
+                      template: JsonDict | None = None) -> JsonDict:
     """controller.GetPodFromTemplate: labels, annotations, finalizers and spec of the
-    template; generateName `<owner>-`; one controller ownerReference."""
-    template = (rs.get("spec") or {}).get("template") or {}
+    template (the owner's `spec.template` unless another is given, e.g. a StatefulSet's
+    revision); generateName `<owner>-`; one controller ownerReference."""
+    if template is None:
+        template = (rs.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
     m = meta(rs)
     pod_meta: JsonDict = {

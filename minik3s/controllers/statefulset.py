@@ -49,7 +49,7 @@ from minik3s.controllers.history import (
     owned_revisions,
     trim_history,
 )
-from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index
+from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index, pod_from_template
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -85,16 +85,19 @@ def pod_revision(pod: JsonDict) -> str:
 
 
 def new_pod(sts: JsonDict, revision: JsonDict, ordinal: int) -> JsonDict:
-    """newVersionedStatefulSetPod: the revision's template with the identity of `ordinal`."""
+    """newVersionedStatefulSetPod: the revision's template (controller.GetPodFromTemplate) with
+    the identity of `ordinal`."""
     m = meta(sts)
     spec = sts.get("spec") or {}
     template = ((revision.get("data") or {}).get("spec") or {}).get("template") or {}
-    tmeta = template.get("metadata") or {}
     name = f"{m.get('name')}-{ordinal}"
-    labels = dict(tmeta.get("labels") or {})
-    labels.update({POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal),
-                   CONTROLLER_REVISION_HASH: str(meta(revision).get("name"))})
-    pod_spec = copy.deepcopy(template.get("spec") or {})
+    pod = pod_from_template(sts, api_version="apps/v1", kind="StatefulSet", template=template)
+    base = pod["metadata"]
+    base.pop("generateName", None)
+    pod["metadata"] = pmeta = {"name": name, **base}
+    pmeta["labels"].update({POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal),
+                            CONTROLLER_REVISION_HASH: str(meta(revision).get("name"))})
+    pod_spec = pod["spec"]
     pod_spec["hostname"] = name
     if spec.get("serviceName"):
         pod_spec["subdomain"] = spec["serviceName"]
@@ -106,11 +109,7 @@ def new_pod(sts: JsonDict, revision: JsonDict, ordinal: int) -> JsonDict:
             vols.append({"name": meta(c).get("name"),
                          "persistentVolumeClaim": {"claimName": claim_name(c, name)}})
         pod_spec["volumes"] = vols
-    pmeta: JsonDict = {"name": name, "namespace": m.get("namespace"), "labels": labels,
-                       "ownerReferences": [make_controller_ref(sts, api_version="apps/v1", kind="StatefulSet")]}
-    if tmeta.get("annotations"):
-        pmeta["annotations"] = dict(tmeta["annotations"])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pmeta, "spec": pod_spec}
+    return pod
 
 
 class StatefulSetController:
