@@ -56,3 +56,8 @@ METRICS: web.AppKey[MetricsProvider | None] = web.AppKey("metrics")
 # the simulated kubelets' usage behind metrics.k8s.io; None: the group is not served (no
 # metrics-server), so discovery omits it and its paths answer 503
 USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
+
+# per-request key (request[REQUEST_USER]): the `minik3s.api.user.UserInfo` authentication
+# produced (impersonation may replace it). Unset means plain HTTP on loopback, where every
+# request is `minik3s.api.user.ADMIN` (docs/security.md).
+REQUEST_USER = "minik3s.user"

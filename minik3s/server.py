@@ -41,6 +41,7 @@ from minik3s.api.resources import (
     SERVICES,
     ResourceRegistry,
 )
+from minik3s.api.user import component_user
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
@@ -79,7 +80,7 @@ class RunningServer:
     def client_for(self, binary: str) -> LocalClient:
         """An in-process client with a component's identity (its user agent, hence the field
         manager of its writes), as that binary would connect over HTTP."""
-        return LocalClient(self.core, user_agent=default_user_agent(binary))
+        return LocalClient(self.core, user_agent=default_user_agent(binary), user=component_user(binary))
 
 
 async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 
 
 @dataclass(slots=True)
@@ -38,6 +39,8 @@ class WriteOptions:
     field_validation: str = "Warn"  # Strict | Warn | Ignore
     force: bool = False
     warnings: list[str] = field(default_factory=list)
+    # the requesting user (HTTP: the authenticated or impersonated user); None: in-process caller
+    user: UserInfo | None = None
 
 
 @dataclass(slots=True)
@@ -47,6 +50,7 @@ class DeleteOptions:
     orphan_dependents: bool | None = None
     preconditions: JsonDict | None = None
     dry_run: bool = False
+    user: UserInfo | None = None
 
     @classmethod
     def from_dict(cls, d: JsonDict | None) -> DeleteOptions:

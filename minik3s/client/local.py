@@ -26,6 +26,7 @@ from minik3s.api import errors
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 from minik3s.client.interface import PatchType, WarningLog, WatchEvent
 
 logger = logging.getLogger(__name__)
@@ -101,10 +102,12 @@ class LocalClient:
 
     shares_items = True  # list(read_only=True) and watch events hand out the stored objects
 
-    def __init__(self, core: LocalCore, *, user_agent: str, on_warning: Callable[[str], None] | None = None
-                 ) -> None:
+    def __init__(self, core: LocalCore, *, user_agent: str, on_warning: Callable[[str], None] | None = None,
+                 user: UserInfo | None = None) -> None:
         self.core = core
         self.user_agent = user_agent
+        # the identity admission sees for this component's writes (None: trusted, unnamed)
+        self.user = user
         self.default_manager = manager_from_user_agent(user_agent)
         self._on_warning = on_warning or WarningLog(logger)
 
@@ -112,7 +115,8 @@ class LocalClient:
                default_manager: bool = True) -> WriteOptions:
         manager = field_manager if field_manager is not None else (self.default_manager if default_manager
                                                                    else None)
-        return WriteOptions(dry_run=dry_run, field_manager=manager, field_validation="Warn", force=bool(force))
+        return WriteOptions(dry_run=dry_run, field_manager=manager, field_validation="Warn", force=bool(force),
+                            user=self.user)
 
     def _warn(self, opts: WriteOptions) -> None:
         for text in opts.warnings:
@@ -176,7 +180,7 @@ class LocalClient:
         info = _resolve(self.core, res)
         obj, _ = await self.core.delete(info, _ns(info, None, namespace), name, DeleteOptions(
             grace_period_seconds=grace_period_seconds, preconditions=preconditions,
-            propagation_policy=propagation_policy))
+            propagation_policy=propagation_policy, user=self.user))
         return _owned(obj)
 
     async def delete_collection(self, res: ResourceInfo, namespace: str | None = None, *,
