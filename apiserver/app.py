@@ -3,9 +3,11 @@
 `create_app(core, ...)` is a pure factory: it wires one catch-all route to
 `apiserver.handlers.dispatch`, stores its collaborators in the typed `web.AppKey`s of
 `apiserver.keys`, and cancels every open watch stream on shutdown (otherwise aiohttp's shutdown
-waits for them).
+waits for them). With `authn` settings (the TLS listener) every request is authenticated first
+(`handlers.authn`); without them (plain HTTP on loopback) no request carries a user.
 
-Data flow: request -> error middleware -> dispatch -> handlers -> `ApiCore` -> storage.
+Data flow: request -> error middleware -> authentication -> dispatch -> handlers -> `ApiCore`
+-> storage.
 """
 
 from __future__ import annotations
@@ -15,18 +17,22 @@ import asyncio
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.handlers.authn import authn_middleware
 from apiserver.handlers.dispatch import dispatch, error_middleware
 from apiserver.handlers.metrics import serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
+    AUTHN,
     CORE,
     EXPLAIN,
     METRICS,
     OPENAPI_CACHE,
     READY,
+    SERVING_NAMES,
     USAGE,
     WATCH_ENCODE_CACHE,
     WATCHES,
+    AuthnSettings,
     ExplainProvider,
     MetricsProvider,
 )
@@ -37,9 +43,13 @@ __all__ = ["READY", "create_app"]
 
 def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
-    usage: UsageProvider | None = None,
+    usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
+    serving_names: frozenset[str] | None = None,
 ) -> web.Application:
-    app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
+    """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
+    listener's certificate names, which the browser guard accepts as Host."""
+    # authentication first: the later layers (impersonation, authorization) read its user
+    app = web.Application(middlewares=[error_middleware, authn_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
     app[WATCHES] = set()
@@ -49,6 +59,8 @@ def create_app(
     app[WATCH_ENCODE_CACHE] = {}
     app[METRICS] = metrics
     app[USAGE] = usage
+    app[AUTHN] = authn
+    app[SERVING_NAMES] = serving_names
     core.crd_listeners.append(app[OPENAPI_CACHE].clear)
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)

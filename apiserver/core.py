@@ -210,6 +210,11 @@ class ApiCore:
             state = self._hook_states[cls] = cls()
         return cast(S, state)
 
+    def provide_hook_state(self, state: object) -> None:
+        """Install a hook's state made by the composition root (e.g. the persisted
+        service-account key) before `hook_state(type(state))` would make a default one."""
+        self._hook_states[type(state)] = state
+
     def resources_changed(self) -> None:
         for cb in list(self.crd_listeners):
             cb()

@@ -12,14 +12,17 @@ in `WATCHES`, which `on_shutdown` ends.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.strategies.service_account import DEFAULT_AUDIENCES
 from minik3s.api.metrics import UsageProvider
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 
 # (namespace, pod name) -> the scheduler's per-node, per-plugin verdicts, or None when unknown
 ExplainProvider = Callable[[str, str], JsonDict | None]
@@ -43,6 +46,15 @@ class WatchStream:
         self.deadline.reschedule(asyncio.get_running_loop().time())
 
 
+@dataclass(frozen=True, slots=True)
+class AuthnSettings:
+    """What the TLS listener authenticates with (`handlers.authn`): the static token files'
+    tokens (token -> user) and the API's audiences (kube-apiserver --api-audiences)."""
+
+    tokens: Mapping[str, UserInfo] = field(default_factory=lambda: MappingProxyType({}))
+    audiences: tuple[str, ...] = DEFAULT_AUDIENCES
+
+
 CORE = web.AppKey("core", ApiCore)
 WATCHES = web.AppKey("watches", set[WatchStream])
 EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
@@ -61,3 +73,9 @@ USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
 # produced (impersonation may replace it). Unset means plain HTTP on loopback, where every
 # request is `minik3s.api.user.ADMIN` (docs/security.md).
 REQUEST_USER = "minik3s.user"
+# None: plain HTTP on loopback (no authentication, every request is the admin's); else every
+# request is authenticated (apiserver.handlers.authn)
+AUTHN: web.AppKey[AuthnSettings | None] = web.AppKey("authn")
+# the names a TLS listener serves (its certificate's SANs), for the browser guard's Host check;
+# None on the plain-HTTP loopback listener
+SERVING_NAMES: web.AppKey[frozenset[str] | None] = web.AppKey("serving_names")

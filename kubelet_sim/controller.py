@@ -43,6 +43,7 @@ from minik3s.api.errors import ApiError, ConflictError, NotFoundError
 from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
+from minik3s.client.kubeconfig import ClusterAccess
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -307,12 +308,14 @@ class KubeletFleet:
             tg.create_task(self.controller.run(), name="kubelet-sim-stages")
 
 
-async def run_standalone(server_url: str, nodes_spec: str) -> None:
-    """`minik3s kubelet-sim --server URL --nodes SPEC`: the fleet as its own process over HTTP."""
+async def run_standalone(server: str | ClusterAccess, nodes_spec: str) -> None:
+    """`minik3s kubelet-sim --server URL --nodes SPEC`: the fleet as its own process over HTTP
+    (`server`: a URL, or a kubeconfig's URL and credentials)."""
     from minik3s.client.informer import SharedInformerFactory
     from minik3s.client.rest import HttpClient, default_user_agent
 
-    client = HttpClient(server_url, user_agent=default_user_agent("kubelet"))  # field manager "kubelet"
+    access = server if isinstance(server, ClusterAccess) else ClusterAccess(server)
+    client = HttpClient.for_access(access, user_agent=default_user_agent("kubelet"))  # field manager "kubelet"
     try:
         factory = SharedInformerFactory(client)
         fleet = KubeletFleet(parse_fleet(nodes_spec), client=client, informers=factory)

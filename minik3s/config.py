@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from minik3s.pki import is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
 
@@ -29,6 +31,24 @@ class ServerConfig(BaseModel):
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)
     event_ttl: float = Field(3600.0, gt=0)  # kube-apiserver --event-ttl (1h)
+    # TLS (docs/security.md): None = on unless `bind` is a loopback address; False is refused
+    # beyond loopback (plain HTTP is served on loopback only)
+    tls: bool | None = None
+    tls_san: list[str] = Field(default_factory=list)  # extra serving-certificate names (--tls-san)
+    token_auth_file: Path | None = None  # kube-apiserver --token-auth-file CSV (TLS only)
+
+    @model_validator(mode="after")
+    def _plain_http_only_on_loopback(self) -> ServerConfig:
+        if self.tls is False and not is_loopback(self.bind):
+            raise ValueError(f"bind: plain HTTP is served only on a loopback address, and {self.bind} is not one: "
+                             f"drop --no-tls (TLS with client authentication is always on beyond loopback)")
+        if self.token_auth_file is not None and not self.tls_enabled:
+            raise ValueError("token_auth_file: bearer tokens are authenticated only with TLS on (add --tls)")
+        return self
+
+    @property
+    def tls_enabled(self) -> bool:
+        return self.tls if self.tls is not None else not is_loopback(self.bind)
 
     def enabled(self, component: str) -> bool:
         return component not in self.disable

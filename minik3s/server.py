@@ -1,6 +1,10 @@
 """The composition root (layer L5): the only code that knows every component.
 
-`run(config)` opens storage, serves the API (AppRunner/TCPSite), writes the kubeconfig,
+`run(config)` makes the data dir private (0700, store and kubeconfig 0600), with TLS on
+(`config.tls_enabled`: beyond loopback always, on loopback with --tls) generates or reuses the
+certificates (`minik3s.pki`) and loads the token files, opens storage, serves the API
+(AppRunner/TCPSite, HTTPS with optional client certificates when TLS is on), writes the kubeconfig
+(with the CA and the admin's client certificate under TLS),
 builds the in-process client and the shared informer factory, then runs the components as
 named tasks in one TaskGroup — controllers, scheduler, kubelet fleet, descheduler — each
 behind a disable flag. Each component writes through its own in-process client carrying its
@@ -14,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -25,7 +31,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
+from apiserver.handlers.authn import TokenFileError, parse_token_file
+from apiserver.keys import AuthnSettings
 from apiserver.storage.sqlite_store import SqliteStore
+from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
@@ -47,6 +56,7 @@ from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
+from minik3s.pki import PRIVATE_FILE, Pki, ensure_pki, private_dir, touch_private, wanted_sans, write_private
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -76,6 +86,8 @@ class RunningServer:
     metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
     # the one clock of the API and every component (a FakeClock when embedded with simulated time)
     clock: Clock = field(default_factory=Clock)
+    # the certificates and keys when TLS is on (docs/security.md), else None
+    pki: Pki | None = None
 
     def client_for(self, binary: str) -> LocalClient:
         """An in-process client with a component's identity (its user agent, hence the field
@@ -165,12 +177,38 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
         pass
 
 
-def write_kubeconfig(config: ServerConfig, url: str) -> None:
-    doc = kubeconfig_document(url)
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = config.kubeconfig_path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
-    tmp.replace(config.kubeconfig_path)
+def write_kubeconfig(config: ServerConfig, url: str, pki: Pki | None = None) -> None:
+    """The kubeconfig (0600): with TLS it carries the server CA and the admin's client
+    certificate and key (K3s's k3s.yaml), so kubectl and every client work unchanged."""
+    if pki is not None:
+        doc = kubeconfig_document(url, ca_data=pki.server_ca_cert.read_bytes(),
+                                  client_cert_data=pki.admin_cert.read_bytes(),
+                                  client_key_data=pki.admin_key.read_bytes())
+    else:
+        doc = kubeconfig_document(url)
+    private_dir(config.data_dir)
+    write_private(config.kubeconfig_path, yaml.safe_dump(doc, sort_keys=False).encode())
+
+
+def _private_store_files(config: ServerConfig) -> None:
+    """The SQLite store and its -wal/-shm files are 0600 (SQLite creates the latter with the
+    database file's own mode; older ones are chmod-ed)."""
+    for suffix in ("", "-wal", "-shm"):
+        path = config.db_path.with_name(config.db_path.name + suffix)
+        if path.exists():
+            os.chmod(path, PRIVATE_FILE)
+
+
+def _authn_settings(config: ServerConfig, pki: Pki) -> AuthnSettings:
+    """The generated admin token file, then --token-auth-file (a later duplicate token wins)."""
+    tokens = dict(parse_token_file(pki.admin_token_file.read_text(), source=str(pki.admin_token_file)))
+    if config.token_auth_file is not None:
+        try:
+            text = config.token_auth_file.read_text()
+        except OSError as e:
+            raise TokenFileError(f"token_auth_file: cannot read {config.token_auth_file}: {e.strerror}") from None
+        tokens.update(parse_token_file(text, source=str(config.token_auth_file)))
+    return AuthnSettings(tokens=MappingProxyType(tokens))
 
 
 async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningServer:
@@ -178,12 +216,22 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     `clock` (default: the real one) is the API's and every component's time (minik3s.embed
     passes a FakeClock for simulated time)."""
     clock = clock or Clock()
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(config.data_dir)
+    touch_private(config.db_path)
+    pki: Pki | None = None
+    authn: AuthnSettings | None = None
+    if config.tls_enabled:
+        # certificates are checked against the wall clock, whatever clock the API runs on
+        pki = ensure_pki(config.data_dir, sans=wanted_sans(config.bind, config.tls_san))
+        authn = _authn_settings(config, pki)
     store = SqliteStore(config.db_path, history_window=config.history_window,
                         compact_interval=config.compact_interval)
     await store.start()
+    _private_store_files(config)
     registry = ResourceRegistry()
     core = ApiCore(store, registry, clock=clock)
+    if pki is not None:  # tokens signed with the persisted key stay valid across restarts
+        core.provide_hook_state(ServiceAccountKeys.from_pem(pki.service_key.read_bytes()))
     core.load_crds()
     # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
     # informers' reads: kube-apiserver's identity
@@ -196,18 +244,28 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder))
+    sans = wanted_sans(config.bind, config.tls_san) if pki is not None else None
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
+                     authn=authn, serving_names=frozenset(sans) if sans is not None else None)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
-    site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
-    await site.start()
+    site = web.TCPSite(runner, config.bind, config.port, reuse_address=True,
+                       ssl_context=pki.server_context() if pki is not None else None)
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        await store.close()
+        raise
     port = config.port
     server = getattr(site, "_server", None)
     if server is not None and server.sockets:
         port = server.sockets[0].getsockname()[1]
     host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
-    url = f"http://{host}:{port}"
-    write_kubeconfig(config, url)
+    if ":" in host:
+        host = f"[{host}]"
+    url = f"{'https' if pki is not None else 'http'}://{host}:{port}"
+    write_kubeconfig(config, url, pki)
     # The object graph is JSON trees (no reference cycles) that live as long as the store holds
     # them: objects loaded at start are frozen out of the cyclic GC, and collections run less
     # often, so full passes over 100k stored objects do not stall requests for 100+ ms.
@@ -216,7 +274,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     gc.set_threshold(50_000, 50, 100)
     app[READY].set()
     informers = SharedInformerFactory(client)
-    rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics, clock=clock)
+    rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics, clock=clock, pki=pki)
     rs.components = holder
     return rs
 

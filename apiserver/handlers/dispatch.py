@@ -24,7 +24,7 @@ from apiserver.handlers.common import (
 from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, READY, USAGE
+from apiserver.keys import CORE, READY, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError, MethodNotAllowedError
@@ -92,25 +92,33 @@ def _is_loopback(name: str) -> bool:
 
 
 def browser_guard(request: web.Request) -> None:
-    """What keeps a web page from driving the plain-HTTP loopback API (no TLS, no auth here).
+    """What keeps a web page from driving the API.
 
-    - On a loopback listener, the Host must be a loopback name or the listener's address:
-      another name means a DNS-rebinding page (403).
-    - A request carrying a non-loopback Origin comes from another site's page (403).
+    - On the plain-HTTP loopback listener (no TLS, no auth), the Host must be a loopback name or
+      the listener's address: another name means a DNS-rebinding page (403). On a TLS listener
+      (`SERVING_NAMES` set) the Host may also be any name of its serving certificate (the bind
+      address and every --tls-san).
+    - A request carrying an Origin that is neither loopback nor (on TLS) one of those names
+      comes from another site's page (403).
     - POST/PUT/PATCH bodies typed text/plain, multipart/form-data or form-urlencoded are what a
       page can send without a preflight; upstream decodes none of them (415)."""
     sock = request.transport.get_extra_info("sockname") if request.transport is not None else None
     local = str(sock[0]) if isinstance(sock, tuple) and sock else ""
-    if local and _is_loopback(local):
-        host = _host_name(request.headers.get("Host", ""))
-        if host and not _is_loopback(host) and host != local:
+    names = request.app[SERVING_NAMES] or frozenset()
+    host = _host_name(request.headers.get("Host", ""))
+    if host and not _is_loopback(host) and host != local and host not in names:
+        if request.app[SERVING_NAMES] is not None:
+            raise errors.ForbiddenError(
+                f'Host "{host}" is not allowed: this API answers only requests addressed to a name of its '
+                f'serving certificate ({", ".join(sorted(names))})')
+        if local and _is_loopback(local):
             raise errors.ForbiddenError(
                 f'Host "{host}" is not allowed: this API listens on a loopback address and answers only '
                 f'requests addressed to localhost or {local} (DNS rebinding protection)')
     origin = request.headers.get("Origin")
     if origin is not None:
         name = _host_name(origin.split("://", 1)[-1].split("/", 1)[0]) if "://" in origin else origin
-        if not _is_loopback(name):
+        if not _is_loopback(name) and name not in names:
             raise errors.ForbiddenError(
                 f'Origin "{origin}" is not allowed: requests from web pages of other sites are refused')
     if request.method in ("POST", "PUT", "PATCH") and codec.media_type(request) in _SIMPLE_CONTENT_TYPES \

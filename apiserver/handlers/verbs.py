@@ -12,6 +12,7 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
+from apiserver.handlers.authn import token_review
 from apiserver.handlers.common import (
     Target,
     bool_param,
@@ -61,6 +62,8 @@ async def create(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
             body = codec.decode_object(raw, codec.media_type(request))
         except errors.UnsupportedMediaTypeError:
             body = {}
+        if t.info.group == "authentication.k8s.io" and t.info.kind == "TokenReview":
+            return codec.json_response(token_review(request, t.info, body), status=201)
         return codec.json_response(review(t.info, body), status=201)
     body = codec.decode_object(raw, codec.media_type(request))
     if opts.field_manager is None:

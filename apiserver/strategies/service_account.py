@@ -1,37 +1,55 @@
-"""ServiceAccount strategy and serviceaccounts/{name}/token, the TokenRequest subresource
-(layer L4, apiserver; upstream pkg/registry/core/serviceaccount/storage/token.go).
+"""ServiceAccount strategy, serviceaccounts/{name}/token (the TokenRequest subresource) and the
+service-account token authenticator (layer L4, apiserver; upstream
+pkg/registry/core/serviceaccount/storage/token.go, pkg/serviceaccount/{jwt,claims}.go).
 
 DELETE answers the deleted ServiceAccount (ReturnDeletedObject). POST .../token takes an
 authentication.k8s.io/v1 TokenRequest: `spec.expirationSeconds` defaults to 3600 and must be
 at least 600 (10 minutes) and at most 2^32; empty `spec.audiences` become the server's own
 (`https://kubernetes.default.svc.cluster.local`, `k3s`); a boundObjectRef must name an existing
 Pod or Secret of the namespace. The answer (201) is the request with `status.token` and
-`status.expirationTimestamp`. The token is a JWT with upstream's claims (iss, sub
-`system:serviceaccount:<ns>:<name>`, aud, iat, nbf, exp, jti, `kubernetes.io`), signed HS256
-with a key the registry keeps for its lifetime (upstream signs RS256 with the service-account
-key; minik3s has no TokenReview yet, so nothing verifies it).
+`status.expirationTimestamp`. The token is a JWT signed RS256 with the service-account key
+(`ServiceAccountKeys`, hook state: the composition root provides the persisted
+`server/tls/service.key`; without one, e.g. a bare in-process API in tests, a key is made once
+per registry), `kid` the key's upstream key id, and upstream's claims: iss, sub
+`system:serviceaccount:<ns>:<name>`, aud, iat, nbf, exp, jti and `kubernetes.io` (namespace,
+serviceaccount name+uid, the bound pod or secret name+uid, and the pod's node name+uid).
+
+`authenticate_token(ops, token, audiences=)` is the other half (what kube-apiserver's
+service-account JWT authenticator does): the signature with the same key, the issuer, iat/nbf/
+exp against the server's clock, an audience in common with the API's, and that the
+ServiceAccount — and the bound pod or secret, when the token names one — still exists with the
+same uid. The user is `system:serviceaccount:<ns>:<name>` (uid: the ServiceAccount's) in
+`system:serviceaccounts` and `system:serviceaccounts:<ns>`, with the pod's name/uid and the
+token id as `extra` (`authentication.kubernetes.io/pod-name`, `pod-uid`, `node-name`,
+`node-uid`, `credential-id`).
 
 Data flow: handler -> `core.subresource(serviceaccounts, "token")` -> `TokenREST.create(ops,...)`
 -> reads the ServiceAccount (404 when missing) -> the signed token; nothing is stored.
+Authentication: HTTP layer (bearer token) or a TokenReview -> `authenticate_token` -> reads the
+ServiceAccount/pod/secret -> `UserInfo` or `TokenError`.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
-import hmac
 import json
-import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from minik3s.api import errors
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.api.user import AUTHENTICATED, UserInfo
 from minik3s.api.validation import invalid, not_supported, required
 from minik3s.utils.clock import parse_time, rfc3339
 
@@ -43,26 +61,72 @@ DEFAULT_AUDIENCES = ("https://kubernetes.default.svc.cluster.local", "k3s")
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
 MAX_EXPIRATION = 1 << 32
+SA_PREFIX = "system:serviceaccount:"
+SA_GROUP = "system:serviceaccounts"
+EXTRA_PREFIX = "authentication.kubernetes.io/"
 
 
-class SigningKey:
-    """Per-registry HS256 key (hook state), made once per server run."""
+class TokenError(Exception):
+    """A bearer token that is not (or no longer) a valid service-account token; the message is
+    what a TokenReview's status.error says."""
 
-    def __init__(self) -> None:
-        self.key = secrets.token_bytes(32)
-        self.kid = hashlib.sha256(self.key).hexdigest()[:16]
+
+class ServiceAccountKeys:
+    """The service-account signing key (hook state). `ServiceAccountKeys()` makes a fresh RSA
+    2048 key (a bare in-process API); the composition root provides the persisted one with
+    `from_pem`. `kid` is upstream's key id: base64url(SHA-256(PKIX DER public key))."""
+
+    def __init__(self, key: rsa.RSAPrivateKey | None = None) -> None:
+        self.private = key or rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.public = self.private.public_key()
+        der = self.public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        self.kid = _b64(hashlib.sha256(der).digest())
+
+    @classmethod
+    def from_pem(cls, pem: bytes) -> ServiceAccountKeys:
+        key = serialization.load_pem_private_key(pem, password=None)
+        if not isinstance(key, rsa.RSAPrivateKey):
+            raise ValueError("the service-account key must be an RSA private key")
+        return cls(key)
 
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
-def sign_jwt(claims: JsonDict, key: SigningKey) -> str:
-    header = {"alg": "HS256", "kid": key.kid, "typ": "JWT"}
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_jwt(claims: JsonDict, keys: ServiceAccountKeys) -> str:
+    header = {"alg": "RS256", "kid": keys.kid}
     head = _b64(json.dumps(header, separators=(",", ":")).encode())
     body = _b64(json.dumps(claims, separators=(",", ":")).encode())
-    sig = hmac.new(key.key, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    sig = keys.private.sign(f"{head}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
     return f"{head}.{body}.{_b64(sig)}"
+
+
+def verified_claims(token: str, keys: ServiceAccountKeys) -> JsonDict | None:
+    """The claims of a JWT this server signed, or None when it is not one of ours (not a JWT,
+    another issuer, another key, a bad signature): the caller tries its other authenticators."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        header = json.loads(_unb64(parts[0]))
+        claims = json.loads(_unb64(parts[1]))
+        sig = _unb64(parts[2])
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    if not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") != "RS256":
+        return None
+    if claims.get("iss") != ISSUER:
+        return None
+    try:
+        keys.public.verify(sig, f"{parts[0]}.{parts[1]}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    except InvalidSignature:
+        return None
+    return claims
 
 
 def _validate_token_request(spec: JsonDict) -> list[JsonDict]:
@@ -125,13 +189,16 @@ class TokenREST(Subresource):
         if bound is not None:
             kind_key = str(bound.get("kind", "")).lower()
             private[kind_key] = {"name": bound["name"], "uid": bound.get("uid", "")}
+            node = bound.get("node")
+            if node is not None:  # a pod's node (ServiceAccountTokenPodNodeInfo, on since v1.30)
+                private["node"] = node
         iat = int(now.timestamp())
         claims: JsonDict = {
             "aud": list(spec["audiences"]), "exp": int(exp.timestamp()), "iat": iat, "iss": ISSUER,
             "jti": str(uuid.UUID(int=ops.rng.getrandbits(128), version=4)), "kubernetes.io": private,
             "nbf": iat, "sub": f"system:serviceaccount:{namespace}:{name}",
         }
-        token = sign_jwt(claims, ops.hook_state(SigningKey))
+        token = sign_jwt(claims, ops.hook_state(ServiceAccountKeys))
         meta = req.get("metadata")
         req["metadata"] = {**(meta if isinstance(meta, dict) else {}), "name": name, "namespace": namespace, "creationTimestamp": None}
         req["status"] = {"token": token, "expirationTimestamp": rfc3339(exp)}
@@ -150,10 +217,84 @@ class TokenREST(Subresource):
         if ref.get("uid") and ref["uid"] != uid:
             raise errors.ConflictError(f'the UID in the bound object reference ({ref["uid"]}) does not match '
                                        f'the UID in record. The object might have been deleted and then recreated')
-        return {"kind": kind, "name": ref["name"], "uid": uid}
+        out: JsonDict = {"kind": kind, "name": ref["name"], "uid": uid}
+        node_name = (obj.get("spec") or {}).get("nodeName") if kind == "Pod" else None
+        if node_name:
+            nodes = ops.registry.get("", "v1", "nodes")
+            assert nodes is not None
+            try:
+                node = ops.get(nodes, None, str(node_name))
+                out["node"] = {"name": node_name, "uid": (node.get("metadata") or {}).get("uid", "")}
+            except errors.NotFoundError:
+                pass
+        return out
 
 
 class ServiceAccountStrategy(Strategy):
     kind = "ServiceAccount"
     return_deleted_object = True
     subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType({"token": TokenREST()})
+
+
+def _bound_live(ops: RegistryOps, resource: str, namespace: str | None, ref: Any, what: str) -> JsonDict:
+    """The object a claim names, checked to exist with the claimed uid (upstream's messages)."""
+    if not isinstance(ref, dict) or not ref.get("name"):
+        raise TokenError(f"service account token claims an invalid {what} reference")
+    info = ops.registry.get("", "v1", resource)
+    assert info is not None
+    where = f"{namespace}/{ref['name']}" if namespace else str(ref["name"])
+    try:
+        obj = ops.get(info, namespace, str(ref["name"]))
+    except errors.NotFoundError:
+        raise TokenError(f"{what} {where} has been deleted") from None
+    uid = (obj.get("metadata") or {}).get("uid", "")
+    if ref.get("uid") != uid:
+        raise TokenError(f"{what} UID ({uid}) does not match claim ({ref.get('uid')})")
+    return obj
+
+
+def authenticate_token(ops: RegistryOps, token: str, *, audiences: Sequence[str] = DEFAULT_AUDIENCES
+                       ) -> UserInfo | None:
+    """The service account a bound token of this server names (see the module docstring), None
+    when the token is not one of ours, `TokenError` when it is ours but no longer valid."""
+    claims = verified_claims(token, ops.hook_state(ServiceAccountKeys))
+    if claims is None:
+        return None
+    now = parse_time(ops.now())
+    assert now is not None
+    t = int(now.timestamp())
+    exp, nbf = claims.get("exp"), claims.get("nbf")
+    if not isinstance(exp, int) or t > exp:
+        raise TokenError("service account token has expired")
+    if isinstance(nbf, int) and t < nbf:
+        raise TokenError("service account token is not valid yet")
+    aud = claims.get("aud")
+    token_auds = [aud] if isinstance(aud, str) else [a for a in aud or [] if isinstance(a, str)]
+    if not set(token_auds) & set(audiences):
+        raise TokenError(f"token audiences {json.dumps(token_auds)} is invalid for the target audiences "
+                         f"{json.dumps(list(audiences))}")
+    private = claims.get("kubernetes.io")
+    sub = str(claims.get("sub") or "")
+    if not isinstance(private, dict) or not sub.startswith(SA_PREFIX) or sub.count(":") != 3:
+        raise TokenError("service account token claims are malformed")
+    namespace, name = sub[len(SA_PREFIX):].split(":", 1)
+    sa_ref = private.get("serviceaccount")
+    if private.get("namespace") != namespace or not isinstance(sa_ref, dict) or sa_ref.get("name") != name:
+        raise TokenError("service account token claims are malformed")
+    sa = _bound_live(ops, "serviceaccounts", namespace, sa_ref, "service account")
+    extra: dict[str, tuple[str, ...]] = {}
+    if "pod" in private:
+        pod = _bound_live(ops, "pods", namespace, private["pod"], "pod")
+        extra[EXTRA_PREFIX + "pod-name"] = (str(private["pod"]["name"]),)
+        extra[EXTRA_PREFIX + "pod-uid"] = (str((pod.get("metadata") or {}).get("uid", "")),)
+    if "secret" in private:
+        _bound_live(ops, "secrets", namespace, private["secret"], "secret")
+    node = private.get("node")
+    if isinstance(node, dict) and node.get("name"):
+        extra[EXTRA_PREFIX + "node-name"] = (str(node["name"]),)
+        if node.get("uid"):
+            extra[EXTRA_PREFIX + "node-uid"] = (str(node["uid"]),)
+    if claims.get("jti"):
+        extra[EXTRA_PREFIX + "credential-id"] = (f"JTI={claims['jti']}",)
+    return UserInfo(sub, uid=str((sa.get("metadata") or {}).get("uid", "")),
+                    groups=(SA_GROUP, f"{SA_GROUP}:{namespace}", AUTHENTICATED), extra=MappingProxyType(extra))

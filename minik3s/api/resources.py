@@ -227,6 +227,7 @@ def builtin_resources() -> list[ResourceInfo]:
           verbs=("create",), virtual=True),
         R("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False,
           verbs=("create",), virtual=True, has_spec=False),
+        R("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=("create",), virtual=True),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
           ("crd", "crds"), subresources=("status",)),
         R("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, has_spec=False),

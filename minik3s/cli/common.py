@@ -1,8 +1,8 @@
 """What every `minik3s` command shares (layer L5, CLI): the event-loop runner, logging set-up
 and the client flags (`--server`, `--kubeconfig`) with their resolution.
 
-Data flow: argparse flags + KUBECONFIG -> `server_url` (through `minik3s.client.kubeconfig`)
--> the command's `HttpClient`; `run_async(main)` runs the command's coroutine until it ends or
+Data flow: argparse flags + KUBECONFIG -> `cluster_access` (through `minik3s.client.kubeconfig`:
+URL, CA, client certificate, token) -> the command's `HttpClient.for_access`; `run_async(main)` runs the command's coroutine until it ends or
 SIGTERM/SIGINT cancels it.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from minik3s.client.kubeconfig import resolve_server_url
+from minik3s.client.kubeconfig import ClusterAccess, KubeconfigError, resolve_access, resolve_server_url
 
 DEFAULT_KUBECONFIG = Path(".minik3s") / "kubeconfig.yaml"  # what `minik3s server` writes by default
 
@@ -69,3 +69,17 @@ def server_url(args: argparse.Namespace) -> str:
         raise SystemExit("minik3s: no API server given: pass --server URL or --kubeconfig FILE "
                          "(or run from the directory holding .minik3s/)")
     return url
+
+
+def cluster_access(args: argparse.Namespace) -> ClusterAccess:
+    """The server and credentials: --server (or the kubeconfig's), with the kubeconfig's CA,
+    client certificate and token (--kubeconfig, KUBECONFIG, ./.minik3s/kubeconfig.yaml)."""
+    try:
+        access = resolve_access(server=getattr(args, "server", None), kubeconfig=getattr(args, "kubeconfig", None),
+                                environ=os.environ, default=DEFAULT_KUBECONFIG)
+    except KubeconfigError as e:
+        raise SystemExit(f"minik3s: invalid kubeconfig: {e}") from None
+    if access is None:
+        raise SystemExit("minik3s: no API server given: pass --server URL or --kubeconfig FILE "
+                         "(or run from the directory holding .minik3s/)")
+    return access

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from minik3s.cli.common import client_args, run_async, server_url
+from minik3s.cli.common import client_args, cluster_access, run_async
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
@@ -26,11 +26,11 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     from scheduler.config import load_config
     from scheduler.scheduler import Scheduler
 
-    url = server_url(args)
+    access = cluster_access(args)
     cfg = load_config(Path(args.scheduler_config)) if args.scheduler_config else None
 
     async def main() -> None:
-        client = HttpClient(url, user_agent=default_user_agent("kube-scheduler"))
+        client = HttpClient.for_access(access, user_agent=default_user_agent("kube-scheduler"))
         informers = SharedInformerFactory(client)
         sched = Scheduler(cfg, client=client, informers=informers)
         try:
@@ -46,18 +46,18 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
 def cmd_kubelet_sim(args: argparse.Namespace) -> int:
     from kubelet_sim.controller import run_standalone
 
-    url = server_url(args)
-    return run_async(lambda: run_standalone(url, args.nodes))
+    access = cluster_access(args)
+    return run_async(lambda: run_standalone(access, args.nodes))
 
 
 def cmd_node(args: argparse.Namespace) -> int:
     from kubelet_sim.node_agent import fail_node, recover_node
     from minik3s.client.rest import HttpClient
 
-    url = server_url(args)
+    access = cluster_access(args)
 
     async def main() -> None:
-        client = HttpClient(url)
+        client = HttpClient.for_access(access)
         try:
             if args.action == "fail":
                 await fail_node(client, args.name)
@@ -75,10 +75,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from minik3s.cli.render import render_explain
     from minik3s.client.rest import HttpClient
 
-    url = server_url(args)
+    access = cluster_access(args)
 
     async def main() -> int:
-        client = HttpClient(url)
+        client = HttpClient.for_access(access)
         try:
             doc = await client.request("GET", f"/debug/minik3s/explain/namespaces/{args.namespace}/pods/{args.name}")
         finally:

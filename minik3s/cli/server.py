@@ -56,6 +56,14 @@ def add_parser(sub: Any) -> None:
                    help="revisions of change history kept for watch resumption (default 100000)")
     s.add_argument("--compact-interval", type=float, default=60.0,
                    help="seconds between history compactions (default 60)")
+    s.add_argument("--tls", action=argparse.BooleanOptionalAction, default=None,
+                   help="serve HTTPS with client authentication (default: on unless --bind is a loopback address; "
+                        "--no-tls is refused beyond loopback)")
+    s.add_argument("--tls-san", action="append", default=None, metavar="NAME",
+                   help="an extra host name or IP address of the serving certificate (repeatable)")
+    s.add_argument("--token-auth-file", "--token-file", dest="token_auth_file", default=None, metavar="FILE",
+                   help="static bearer tokens, CSV token,user,uid,\"group1,group2\" (kube-apiserver "
+                        "--token-auth-file; TLS only)")
     s.set_defaults(func=cmd_server)
 
 
@@ -75,7 +83,9 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
                            disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
-                           history_window=args.history_window, compact_interval=args.compact_interval)
+                           history_window=args.history_window, compact_interval=args.compact_interval,
+                           tls=args.tls, tls_san=list(args.tls_san or []),
+                           token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
         raise SystemExit(f"minik3s: invalid configuration: {e}") from None
 

@@ -2,7 +2,9 @@
 
 Used by components running out of process (`minik3s scheduler --server URL`,
 `minik3s kubelet-sim --server URL`), by the CLI and by tests. Non-2xx answers are parsed as
-`Status` objects and raised as the shared `ApiError` hierarchy.
+`Status` objects and raised as the shared `ApiError` hierarchy. A `ClusterAccess` (from a
+kubeconfig, `minik3s.client.kubeconfig`) supplies the TLS material — the CA to trust, the client
+certificate to present — and a bearer token sent as `Authorization: Bearer`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from minik3s.api.errors import ApiError, ServiceUnavailableError
 from minik3s.api.resources import PODS, ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import PATCH_CONTENT_TYPES, PatchType, WarningLog, WatchEvent
+from minik3s.client.kubeconfig import ClusterAccess
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +83,17 @@ class HttpClient:
     `user_agent` is the identity the server sees (`default_user_agent("kube-scheduler")`); writes
     without an explicit `field_manager` are recorded under its binary name. `on_warning` gets
     each `Warning` header text of a response (kubectl prints them as `Warning: ...`); by default
-    each is logged once per client at WARNING (`WarningLog`).
+    each is logged once per client at WARNING (`WarningLog`). `access`: the CA, client
+    certificate and bearer token to use (for `base_url`; `HttpClient.for_access` takes its URL).
     """
 
     def __init__(self, base_url: str, *, session: aiohttp.ClientSession | None = None,
                  connection_limit: int = 64, user_agent: str | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> None:
+                 on_warning: Callable[[str], None] | None = None, access: ClusterAccess | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self._access = access
+        self._ssl = access.ssl_context() if access is not None else None
+        self._server_hostname = access.tls_server_name if access is not None else None
         self._session = session
         self._own_session = session is None
         self._limit = connection_limit
@@ -95,12 +102,20 @@ class HttpClient:
 
     shares_items = False  # every object is decoded from the response: the caller owns it
 
+    @classmethod
+    def for_access(cls, access: ClusterAccess, **kw: Any) -> HttpClient:
+        """A client for `access.server` with its credentials."""
+        return cls(access.server, access=access, **kw)
+
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
+            headers = {"User-Agent": self._ua, "Accept": "application/json"}
+            if self._access is not None and self._access.token:
+                headers["Authorization"] = f"Bearer {self._access.token}"
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._limit),
-                headers={"User-Agent": self._ua, "Accept": "application/json"},
+                connector=aiohttp.TCPConnector(limit=self._limit, ssl=self._ssl if self._ssl is not None else True),
+                headers=headers,
                 json_serialize=lambda o: orjson.dumps(o).decode(),
             )
         return self._session
@@ -124,7 +139,7 @@ class HttpClient:
             headers["Content-Type"] = content_type
         try:
             async with self.session.request(method, self.base_url + path, params=params, data=data,
-                                            headers=headers) as resp:
+                                            headers=headers, server_hostname=self._server_hostname) as resp:
                 for header in resp.headers.getall("Warning", ()):
                     for text in warning_texts(header):
                         self._on_warning(text)
@@ -280,7 +295,8 @@ class _HttpWatch:
         try:
             self._resp = await self._client.session.get(
                 self._client.base_url + self._path, params=self._params, headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=None, sock_read=None))
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
+                server_hostname=self._client._server_hostname)
         except aiohttp.ClientConnectionError as e:
             raise ServerUnreachableError(f"cannot reach the API server: {e}", url=self._client.base_url) from e
         resp = self._resp

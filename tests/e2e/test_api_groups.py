@@ -288,7 +288,7 @@ def test_token_request_over_http(http: httpx.Client, ns: str) -> None:
 
 def _claims(token: str) -> dict[str, Any]:
     head, body, sig = token.split(".")
-    assert json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))["alg"] == "HS256"
+    assert json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))["alg"] == "RS256"
     assert sig
     return dict(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))))
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minik3s.api.errors import ApiError
-from minik3s.cli.common import run_async, server_url
+from minik3s.cli.common import cluster_access, run_async
 from minik3s.cli.kubectl.api import Api
 from minik3s.cli.kubectl.apply import run_apply
 from minik3s.cli.kubectl.delete import run_delete
@@ -36,11 +36,11 @@ def _bool(v: str) -> bool:
 
 def _cmd(run: Callable[..., Any]) -> Callable[[argparse.Namespace], int]:
     def func(args: argparse.Namespace) -> int:
-        url = server_url(args)
+        access = cluster_access(args)
         err_pal = Palette.for_stream(sys.stderr)
 
         async def main() -> int:
-            client = HttpClient(url, user_agent=default_user_agent("minik3s-cli"))
+            client = HttpClient.for_access(access, user_agent=default_user_agent("minik3s-cli"))
             api = Api(client)
             try:
                 disc = await Discovery.load(api)
