@@ -17,6 +17,11 @@ simulated node of the fleet is Ready -> hands the cluster over. `stop()` cancels
 closes the HTTP client, the API listener and SQLite, then removes the temporary data dir (when
 `data_dir=None`); in sync mode it also stops the loop and joins its thread.
 
+TLS: by default the API serves plain HTTP on loopback (every request is the admin's, as through
+`kubectl proxy`); `tls=True` serves HTTPS with the generated CA and authenticates every request,
+and the kubeconfig (`kubeconfig_path`) carries the CA and the admin's client certificate, as a
+`minik3s server --tls` writes it; `client` uses it.
+
 Time: `simulated_time=True` gives the API and every component one `FakeClock`; then
 `advance_time(s)` moves node heartbeats, lease expiry (node monitor grace period), graceful
 deletion, pod stage delays, controller resyncs and the descheduler interval without sleeping.
@@ -43,6 +48,7 @@ from minik3s import server as server_mod
 from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import NODES, ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.client.kubeconfig import access_from_document
 from minik3s.client.rest import HttpClient, default_user_agent
 from minik3s.config import COMPONENTS, ServerConfig
 from minik3s.utils.clock import Clock, FakeClock
@@ -112,6 +118,8 @@ class Cluster:
         simulated_time: bool = False,
         ready_timeout: float = DEFAULT_READY_TIMEOUT,
         user_agent: str = "minik3s-embed",
+        tls: bool = False,
+        tls_san: Sequence[str] = (),
     ) -> None:
         unknown = sorted(set(disable) - set(COMPONENTS))
         if unknown:
@@ -128,6 +136,8 @@ class Cluster:
         self._disable = set(disable)
         self._ready_timeout = ready_timeout
         self._user_agent = user_agent
+        self._tls = tls
+        self._tls_san = list(tls_san)
         self.clock: Clock = FakeClock() if simulated_time else Clock()
         self.simulated_time = simulated_time
         self.data_dir: Path | None = None
@@ -152,13 +162,18 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        """The API's base URL, e.g. http://127.0.0.1:40123."""
+        """The API's base URL, e.g. http://127.0.0.1:40123 (https://... with `tls=True`)."""
         return self._server().url
 
     @property
     def kubeconfig_path(self) -> Path:
         """A kubeconfig for kubectl, the `kubernetes` client and `minik3s` (context `minik3s`)."""
         return self._server().config.kubeconfig_path
+
+    @property
+    def tls(self) -> bool:
+        """True when the API serves HTTPS and authenticates every request (`Cluster(tls=True)`)."""
+        return self._server().pki is not None
 
     @property
     def kubeconfig(self) -> Path:
@@ -205,7 +220,8 @@ class Cluster:
             nodes=_fleet_spec(self._nodes, self._zones, data_dir),
             scheduler_config=self._scheduler_config, descheduler_policy=self._descheduler_policy,
             descheduling_interval=self._descheduling_interval,
-            node_monitor_grace_period=self._grace, disable=self._disable)
+            node_monitor_grace_period=self._grace, disable=self._disable,
+            tls=self._tls or None, tls_san=self._tls_san)
         # invalid configuration fails here, naming the field, as `minik3s server` does
         if config.enabled("scheduler") and config.scheduler_config is not None:
             from scheduler.config import load_config
@@ -225,7 +241,10 @@ class Cluster:
         self._rs = rs = await server_mod.start(config, clock=self.clock)
         for name, fn in server_mod.build_components(rs):
             self._tasks.append(asyncio.get_running_loop().create_task(self._supervise(name, fn), name=f"minik3s-{name}"))
-        self._client = HttpClient(rs.url, user_agent=default_user_agent(self._user_agent))
+        # the client reaches the API as any kubeconfig user would: with TLS, the written
+        # kubeconfig's CA and admin client certificate
+        access = access_from_document(yaml.safe_load(config.kubeconfig_path.read_text()) or {})
+        self._client = HttpClient(rs.url, user_agent=default_user_agent(self._user_agent), access=access)
         await self._wait_ready(expected)
         logger.info("minik3s cluster ready url=%s nodes=%d", rs.url, len(expected))
 

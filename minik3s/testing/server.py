@@ -2,7 +2,9 @@
 
 The process is the same entry point users run (`python -m minik3s server`), so tests exercise
 the real thing. The URL is read from the server's ready line on stdout; stderr goes to
-`<data_dir>/server.log` for post-mortems.
+`<data_dir>/server.log` for post-mortems. `tls=True` starts it with `--tls` (HTTPS, every
+request authenticated); `kubeconfig` then carries the CA and the admin's client certificate,
+and `ca_path`/`admin_cert` name the generated files for other clients (httpx, curl).
 
     with ServerProcess(tmp_path, nodes="0") as srv:
         httpx.get(srv.url + "/readyz")
@@ -29,8 +31,10 @@ class ServerProcess:
         args: list[str] | tuple[str, ...] = (),
         env: dict[str, str] | None = None,
         log_level: str = "WARNING",
+        tls: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.tls = tls
         self.nodes = str(nodes)
         self.args = list(args)
         self.env = env
@@ -43,6 +47,17 @@ class ServerProcess:
     @property
     def kubeconfig(self) -> Path:
         return self.data_dir / "kubeconfig.yaml"
+
+    @property
+    def ca_path(self) -> Path:
+        """The CA of the serving certificate (with `tls=True`)."""
+        return self.data_dir / "server" / "tls" / "server-ca.crt"
+
+    @property
+    def admin_cert(self) -> tuple[Path, Path]:
+        """The admin's client certificate and key (CN system:admin, O system:masters)."""
+        tls = self.data_dir / "server" / "tls"
+        return tls / "client-admin.crt", tls / "client-admin.key"
 
     @property
     def log_path(self) -> Path:
@@ -65,6 +80,7 @@ class ServerProcess:
             str(self.data_dir),
             "--nodes",
             self.nodes,
+            *(["--tls"] if self.tls else []),
             *self.args,
         ]
         env = dict(os.environ)
