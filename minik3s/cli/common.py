@@ -77,6 +77,8 @@ def cluster_access(args: argparse.Namespace) -> ClusterAccess:
     try:
         access = resolve_access(server=getattr(args, "server", None), kubeconfig=getattr(args, "kubeconfig", None),
                                 environ=os.environ, default=DEFAULT_KUBECONFIG)
+        if access is not None:
+            access.ssl_context()  # unusable TLS material fails here, as a message
     except KubeconfigError as e:
         raise SystemExit(f"minik3s: invalid kubeconfig: {e}") from None
     if access is None:

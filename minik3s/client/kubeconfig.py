@@ -79,7 +79,10 @@ class ClusterAccess:
         system's CAs), presents the client certificate when there is one."""
         if not self.server.startswith("https://"):
             return None
-        ctx = ssl.create_default_context(cadata=self.ca_data.decode() if self.ca_data else None)
+        try:
+            ctx = ssl.create_default_context(cadata=self.ca_data.decode("utf-8", "replace") if self.ca_data else None)
+        except ssl.SSLError as e:
+            raise KubeconfigError(f"certificate-authority: not a PEM certificate ({e.reason or e})") from None
         if self.insecure_skip_tls_verify:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
@@ -92,7 +95,11 @@ class ClusterAccess:
                     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                     with os.fdopen(fd, "wb") as f:
                         f.write(data)
-                ctx.load_cert_chain(cert, key)
+                try:
+                    ctx.load_cert_chain(cert, key)
+                except ssl.SSLError as e:
+                    raise KubeconfigError(f"client-certificate/client-key: not a usable PEM key pair "
+                                          f"({e.reason or e})") from None
         return ctx
 
 

@@ -237,3 +237,19 @@ def test_data_dir_and_every_secret_file_are_private(srv: ServerProcess) -> None:
     assert len(files) == 10
     for f in files:
         assert mode(f) == 0o600, f
+
+
+def test_minik3s_cli_reaches_the_tls_server_with_the_kubeconfig(srv: ServerProcess, tmp_path: Path) -> None:
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "minik3s", "get", "namespaces", "--kubeconfig", str(srv.kubeconfig)],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "kube-system" in r.stdout
+    broken = tmp_path / "no-creds.yaml"
+    doc = yaml.safe_load(srv.kubeconfig.read_text())
+    doc["users"][0]["user"] = {}
+    broken.write_text(yaml.safe_dump(doc))
+    r = subprocess.run([sys.executable, "-m", "minik3s", "get", "namespaces", "--kubeconfig", str(broken)],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode != 0 and "Unauthorized" in r.stderr

@@ -92,3 +92,54 @@ def test_default_warning_handler_logs_each_text_once(caplog: pytest.LogCaptureFi
     # remembered up to the limit; a text beyond it is logged every time rather than dropped
     assert [r.getMessage() for r in caplog.records] == [
         "server warning: a", "server warning: b", "server warning: c", "server warning: c"]
+
+
+# ---- credentials (ClusterAccess) ----------------------------------------------------------------
+
+from minik3s.client.kubeconfig import ClusterAccess, KubeconfigError, access_from_document, resolve_access  # noqa: E402
+
+
+def test_access_reads_inline_data_of_the_current_contexts_cluster_and_user(tmp_path: Path) -> None:
+    doc = kubeconfig_document("https://127.0.0.1:6443", ca_data=b"CA", client_cert_data=b"CERT",
+                              client_key_data=b"KEY", token="tok")
+    path = tmp_path / "kc.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    access = resolve_access(server=None, kubeconfig=str(path), environ={})
+    assert access == ClusterAccess("https://127.0.0.1:6443", ca_data=b"CA", client_cert_data=b"CERT",
+                                   client_key_data=b"KEY", token="tok")
+
+
+def test_access_reads_files_relative_to_the_kubeconfig_and_server_flag_keeps_credentials(tmp_path: Path) -> None:
+    (tmp_path / "ca.crt").write_bytes(b"CA")
+    (tmp_path / "tok").write_text("file-token\n")
+    doc = {"current-context": "c", "contexts": [{"name": "c", "context": {"cluster": "x", "user": "u"}}],
+           "clusters": [{"name": "other", "cluster": {"server": "https://other:1"}},
+                        {"name": "x", "cluster": {"server": "https://x:1", "certificate-authority": "ca.crt",
+                                                  "insecure-skip-tls-verify": True, "tls-server-name": "api"}}],
+           "users": [{"name": "u", "user": {"tokenFile": "tok"}}]}
+    path = tmp_path / "kc.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    access = resolve_access(server="https://override:2", kubeconfig=str(path), environ={})
+    assert access == ClusterAccess("https://override:2", ca_data=b"CA", token="file-token",
+                                   insecure_skip_tls_verify=True, tls_server_name="api")
+    assert resolve_access(server=None, kubeconfig=str(path), environ={}, token="flag") == ClusterAccess(
+        "https://x:1", ca_data=b"CA", token="flag", insecure_skip_tls_verify=True, tls_server_name="api")
+
+
+@pytest.mark.parametrize(("user", "message"), [
+    pytest.param({"client-certificate-data": "%%%"}, "client-certificate-data is not valid base64", id="bad-base64"),
+    pytest.param({"client-key": "missing.key"}, "client-key: cannot read missing.key", id="missing-file"),
+    pytest.param({"tokenFile": "missing"}, "tokenFile: cannot read missing", id="missing-token-file"),
+])
+def test_unusable_credentials_are_a_clear_error(tmp_path: Path, user: dict[str, str], message: str) -> None:
+    doc = {"clusters": [{"name": "x", "cluster": {"server": "https://x:1"}}], "users": [{"name": "u", "user": user}]}
+    with pytest.raises(KubeconfigError, match=message):
+        access_from_document(doc, base=tmp_path)
+
+
+def test_plain_http_access_has_no_ssl_context_and_https_trusts_the_given_ca() -> None:
+    assert ClusterAccess("http://127.0.0.1:1").ssl_context() is None
+    with pytest.raises(KubeconfigError, match="certificate-authority: not a PEM certificate"):
+        ClusterAccess("https://127.0.0.1:1", ca_data=b"not a pem").ssl_context()
+    with pytest.raises(KubeconfigError, match="client-certificate/client-key: not a usable PEM key pair"):
+        ClusterAccess("https://127.0.0.1:1", client_cert_data=b"x", client_key_data=b"y").ssl_context()
