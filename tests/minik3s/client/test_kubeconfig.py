@@ -1,6 +1,7 @@
 """Kubeconfig resolution (minik3s.client.kubeconfig) and the CLI's use of it: `--server` wins,
 then the first existing file of `--kubeconfig`, `KUBECONFIG` (a path list) and the default path,
-and in it the current context's cluster; nothing found is a clear CLI error. Also the client's
+and in it the current context's cluster; nothing found is a clear CLI error. The credentials
+(`ClusterAccess`: CA, client certificate, token) come from the current context's user. Also the client's
 small wire helpers: `Warning` header parsing and the default (deduplicating) warning log."""
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import yaml
 
 from minik3s.cli.common import server_url
 from minik3s.client.interface import WarningLog
-from minik3s.client.kubeconfig import kubeconfig_document, resolve_server_url
+from minik3s.client.kubeconfig import (
+    ClusterAccess,
+    KubeconfigError,
+    access_from_document,
+    kubeconfig_document,
+    resolve_access,
+    resolve_server_url,
+)
 from minik3s.client.rest import warning_texts
 
 
@@ -96,7 +104,6 @@ def test_default_warning_handler_logs_each_text_once(caplog: pytest.LogCaptureFi
 
 # ---- credentials (ClusterAccess) ----------------------------------------------------------------
 
-from minik3s.client.kubeconfig import ClusterAccess, KubeconfigError, access_from_document, resolve_access  # noqa: E402
 
 
 def test_access_reads_inline_data_of_the_current_contexts_cluster_and_user(tmp_path: Path) -> None:
