@@ -48,8 +48,10 @@ def create_app(
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
-    # authentication first: the later layers (impersonation, authorization) read its user
-    app = web.Application(middlewares=[error_middleware, authn_middleware], client_max_size=4 * 1024 * 1024,
+    # authentication first: the later layers (impersonation, authorization) read its user;
+    # the plain-HTTP loopback listener has none (no per-request cost)
+    middlewares = [error_middleware, *([authn_middleware] if authn is not None else [])]
+    app = web.Application(middlewares=middlewares, client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
     app[WATCHES] = set()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minik3s.pki import is_loopback
+from minik3s.pki import is_ip_or_dns_name, is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
 
@@ -36,6 +36,15 @@ class ServerConfig(BaseModel):
     tls: bool | None = None
     tls_san: list[str] = Field(default_factory=list)  # extra serving-certificate names (--tls-san)
     token_auth_file: Path | None = None  # kube-apiserver --token-auth-file CSV (TLS only)
+
+    @field_validator("tls_san")
+    @classmethod
+    def _sans_are_names_or_addresses(cls, sans: list[str]) -> list[str]:
+        for san in sans:
+            if not is_ip_or_dns_name(san):
+                raise ValueError(f"{san!r} is neither an IP address nor a DNS name (lower-case letters, digits, "
+                                 f"'-' and '.', optionally starting with '*.')")
+        return sans
 
     @model_validator(mode="after")
     def _plain_http_only_on_loopback(self) -> ServerConfig:

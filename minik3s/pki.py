@@ -34,6 +34,7 @@ import io
 import ipaddress
 import logging
 import os
+import re
 import secrets
 import socket
 import ssl
@@ -71,6 +72,21 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def is_ip_or_dns_name(name: str) -> bool:
+    """What a certificate SAN may be: an IP address, or a DNS name (RFC 1123 labels, case
+    insensitive, at most 253 characters, a leading `*.` wildcard allowed)."""
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+        return True
+    except ValueError:
+        pass
+    n = name.lower().removeprefix("*.")
+    return 0 < len(n) <= 253 and all(_DNS_LABEL.fullmatch(label) for label in n.split("."))
 
 
 def private_dir(path: Path) -> Path:
@@ -131,7 +147,9 @@ class Pki:
     def server_context(self) -> ssl.SSLContext:
         """The listener's context: the serving certificate; client certificates are optional and,
         when offered, must chain to the client CA (kube-apiserver's --client-ca-file)."""
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        # a bare server context: only the client CA is trusted (create_default_context would add
+        # the system's CAs, and any certificate they issued would name its own user)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ctx.load_cert_chain(self.serving_cert, self.serving_key)
         ctx.load_verify_locations(cafile=str(self.client_ca_cert))
@@ -151,7 +169,8 @@ def wanted_sans(bind: str, extra: list[str] | tuple[str, ...] = (), *, hostname:
     host = hostname if hostname is not None else socket.gethostname()
     for n in (bind, *LOOPBACK_SANS, host, *SERVICE_NAMES, *extra):
         n = n.strip().strip("[]").lower()
-        if not n or n in ("0.0.0.0", "::") or n in names:
+        # a host name a certificate cannot carry (e.g. with '_') is left out, not fatal
+        if not n or n in ("0.0.0.0", "::") or n in names or not is_ip_or_dns_name(n):
             continue
         names.append(n)
     return names

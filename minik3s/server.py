@@ -220,9 +220,11 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     touch_private(config.db_path)
     pki: Pki | None = None
     authn: AuthnSettings | None = None
+    sans: list[str] | None = None
     if config.tls_enabled:
+        sans = wanted_sans(config.bind, config.tls_san)
         # certificates are checked against the wall clock, whatever clock the API runs on
-        pki = ensure_pki(config.data_dir, sans=wanted_sans(config.bind, config.tls_san))
+        pki = ensure_pki(config.data_dir, sans=sans)
         authn = _authn_settings(config, pki)
     store = SqliteStore(config.db_path, history_window=config.history_window,
                         compact_interval=config.compact_interval)
@@ -244,7 +246,6 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    sans = wanted_sans(config.bind, config.tls_san) if pki is not None else None
     app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
                      authn=authn, serving_names=frozenset(sans) if sans is not None else None)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)

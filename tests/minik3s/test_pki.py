@@ -13,7 +13,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pydantic import ValidationError
 
 from minik3s.config import ServerConfig
-from minik3s.pki import Pki, cert_sans, ensure_pki, is_loopback, wanted_sans
+from minik3s.pki import Pki, cert_sans, ensure_pki, is_ip_or_dns_name, is_loopback, wanted_sans
 
 
 def _mode(p: Path) -> int:
@@ -84,6 +84,7 @@ def test_wildcard_bind_is_not_a_san_and_names_are_deduplicated() -> None:
     assert wanted_sans("0.0.0.0", ["LOCALHOST", "box"], hostname="box")[:4] == ["localhost", "127.0.0.1", "::1", "box"]
     assert wanted_sans("::", hostname="h").count("::1") == 1
     assert wanted_sans("192.168.1.5", hostname="h")[0] == "192.168.1.5"
+    assert "my_host" not in wanted_sans("127.0.0.1", hostname="my_host")  # not a DNS name: left out
 
 
 @pytest.mark.parametrize(("host", "loopback"), [
@@ -102,3 +103,22 @@ def test_tls_is_on_beyond_loopback_and_plain_http_there_is_refused() -> None:
         ServerConfig(bind="0.0.0.0", tls=False)
     with pytest.raises(ValidationError, match="bearer tokens are authenticated only with TLS on"):
         ServerConfig(bind="127.0.0.1", token_auth_file=Path("t.csv"))
+
+
+def test_listener_trusts_only_the_client_ca(tmp_path: Path) -> None:
+    pki = ensure_pki(tmp_path, sans=["localhost"])
+    trusted = pki.server_context().get_ca_certs()
+    client_ca = _cert(pki.client_ca_cert).subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+    assert [dict(rdn[0] for rdn in c["subject"])["commonName"] for c in trusted] == [client_ca]
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    ("api.example.com", True), ("*.example.com", True), ("10.0.0.1", True), ("fd00::1", True), ("Host-1", True),
+    ("", False), ("bad_name", False), ("-x.example", False), ("a..b", False), ("ünicode.example", False),
+    ("http://x", False),
+])
+def test_san_must_be_an_address_or_dns_name(name: str, ok: bool) -> None:
+    assert is_ip_or_dns_name(name) is ok
+    if not ok:
+        with pytest.raises(ValidationError, match="is neither an IP address nor a DNS name"):
+            ServerConfig(tls=True, tls_san=[name])
