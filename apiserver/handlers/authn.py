@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -113,14 +112,18 @@ def authenticate_bearer(core: ApiCore, settings: AuthnSettings, token: str, *,
     if static is not None:
         # audience-agnostic: good for the API's own audiences only (WrapAudienceAgnosticToken)
         common = [a for a in want if a in settings.audiences]
-        if not common:
-            raise TokenError(f"token audiences {json.dumps(list(settings.audiences))} is invalid for the target "
-                             f"audiences {json.dumps(want)}")
+        if not common:  # not for these audiences: as if unknown
+            raise TokenError(INVALID_TOKEN)
         return _with_authenticated(static), common
-    user = authenticate_token(core, token, audiences=want)
-    if user is None:
+    try:
+        found = authenticate_token(core, token, audiences=want)
+    except TokenError as e:
+        # upstream aggregates the authenticators' errors: the service-account one and the
+        # bearer-token default ("[invalid bearer token, service account token has expired]")
+        raise TokenError(f"[{INVALID_TOKEN}, {e}]") from None
+    if found is None:
         raise TokenError(INVALID_TOKEN)
-    return user, [a for a in want if a in settings.audiences] or want
+    return found
 
 
 def authenticate_request(request: web.Request, settings: AuthnSettings) -> UserInfo:
@@ -175,7 +178,7 @@ def token_review(request: web.Request, info: ResourceInfo, body: Any) -> JsonDic
     if token is not None and not isinstance(token, str):
         raise errors.BadRequestError("spec.token must be a string")
     if not token:
-        raise errors.BadRequestError("token is required for TokenReview in authentication.k8s.io")
+        raise errors.BadRequestError("token is required for TokenReview in authentication")
     auds = spec.get("audiences")
     if auds is not None and (not isinstance(auds, list) or not all(isinstance(a, str) for a in auds)):
         raise errors.BadRequestError("spec.audiences must be a list of strings")

@@ -16,9 +16,11 @@ serviceaccount name+uid, the bound pod or secret name+uid, and the pod's node na
 
 `authenticate_token(ops, token, audiences=)` is the other half (what kube-apiserver's
 service-account JWT authenticator does): the signature with the same key, the issuer, iat/nbf/
-exp against the server's clock, an audience in common with the API's, and that the
-ServiceAccount — and the bound pod or secret, when the token names one — still exists with the
-same uid. The user is `system:serviceaccount:<ns>:<name>` (uid: the ServiceAccount's) in
+exp against the server's clock (with go-jose's one-minute leeway), an audience in common with
+the API's, and that the ServiceAccount — and the bound secret, pod or (node-bound) node — still
+exists with the same uid and was not deleted more than the leeway ago; the messages are
+upstream's (`service account token has expired`, `serviceaccounts "x" not found`,
+`service account token has been invalidated`, ...). The user is `system:serviceaccount:<ns>:<name>` (uid: the ServiceAccount's) in
 `system:serviceaccounts` and `system:serviceaccounts:<ns>`, with the pod's name/uid and the
 token id as `extra` (`authentication.kubernetes.io/pod-name`, `pod-uid`, `node-name`,
 `node-uid`, `credential-id`).
@@ -236,65 +238,107 @@ class ServiceAccountStrategy(Strategy):
     subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType({"token": TokenREST()})
 
 
-def _bound_live(ops: RegistryOps, resource: str, namespace: str | None, ref: Any, what: str) -> JsonDict:
-    """The object a claim names, checked to exist with the claimed uid (upstream's messages)."""
+LEEWAY = 60  # go-jose's jwt.DefaultLeeway: exp/nbf/iat and deletions are judged with a minute's slack
+INVALIDATED = "service account token has been invalidated"
+
+
+def _ref(private: JsonDict, key: str) -> JsonDict | None:
+    ref = private.get(key)
+    if ref is None:
+        return None
     if not isinstance(ref, dict) or not ref.get("name"):
-        raise TokenError(f"service account token claims an invalid {what} reference")
+        raise TokenError("service account token claims could not be validated due to unexpected validation error")
+    return ref
+
+
+def _core_info(ops: RegistryOps, resource: str) -> ResourceInfo:
     info = ops.registry.get("", "v1", resource)
     assert info is not None
-    where = f"{namespace}/{ref['name']}" if namespace else str(ref["name"])
+    return info
+
+
+def _deleted_before(obj: JsonDict, cutoff: int) -> bool:
+    ts = parse_time((obj.get("metadata") or {}).get("deletionTimestamp"))
+    return ts is not None and int(ts.timestamp()) < cutoff
+
+
+def _bound(ops: RegistryOps, resource: str, namespace: str | None, ref: JsonDict, what: str,
+           cutoff: int) -> JsonDict:
+    """A bound pod/secret/node the claims name, alive with the claimed uid (upstream's messages)."""
     try:
-        obj = ops.get(info, namespace, str(ref["name"]))
+        obj = ops.get(_core_info(ops, resource), namespace, str(ref["name"]))
     except errors.NotFoundError:
-        raise TokenError(f"{what} {where} has been deleted") from None
+        raise TokenError(INVALIDATED) from None
     uid = (obj.get("metadata") or {}).get("uid", "")
     if ref.get("uid") != uid:
-        raise TokenError(f"{what} UID ({uid}) does not match claim ({ref.get('uid')})")
+        raise TokenError(f"{what} UID ({uid}) does not match service account {what} ref claim ({ref.get('uid')})")
+    if _deleted_before(obj, cutoff):
+        raise TokenError(INVALIDATED)
     return obj
 
 
+def _go_quote_list(values: Sequence[str]) -> str:
+    """Go's %q of a []string: `["a" "b"]`."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
+
+
 def authenticate_token(ops: RegistryOps, token: str, *, audiences: Sequence[str] = DEFAULT_AUDIENCES
-                       ) -> UserInfo | None:
-    """The service account a bound token of this server names (see the module docstring), None
-    when the token is not one of ours, `TokenError` when it is ours but no longer valid."""
+                       ) -> tuple[UserInfo, list[str]] | None:
+    """The service account a bound token of this server names and the audiences it is good for
+    (those of `audiences` the token carries; see the module docstring), None
+    when the token is not one of ours, `TokenError` with upstream's message (pkg/serviceaccount
+    claims.go `Validate`, jwt.go) when it is ours but not valid (any more)."""
     claims = verified_claims(token, ops.hook_state(ServiceAccountKeys))
     if claims is None:
         return None
     now = parse_time(ops.now())
     assert now is not None
     t = int(now.timestamp())
-    exp, nbf = claims.get("exp"), claims.get("nbf")
-    if not isinstance(exp, int) or t > exp:
+    exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
+    if not isinstance(exp, int) or t > exp + LEEWAY:
         raise TokenError("service account token has expired")
-    if isinstance(nbf, int) and t < nbf:
+    if isinstance(nbf, int) and t < nbf - LEEWAY:
         raise TokenError("service account token is not valid yet")
+    if isinstance(iat, int) and t < iat - LEEWAY:
+        raise TokenError("service account token is issued in the future")
     aud = claims.get("aud")
     token_auds = [aud] if isinstance(aud, str) else [a for a in aud or [] if isinstance(a, str)]
     if not set(token_auds) & set(audiences):
-        raise TokenError(f"token audiences {json.dumps(token_auds)} is invalid for the target audiences "
-                         f"{json.dumps(list(audiences))}")
+        raise TokenError(f"token audiences {_go_quote_list(token_auds)} is invalid for the target audiences "
+                         f"{_go_quote_list(audiences)}")
     private = claims.get("kubernetes.io")
     sub = str(claims.get("sub") or "")
     if not isinstance(private, dict) or not sub.startswith(SA_PREFIX) or sub.count(":") != 3:
-        raise TokenError("service account token claims are malformed")
+        raise TokenError("service account token claims could not be validated due to unexpected validation error")
     namespace, name = sub[len(SA_PREFIX):].split(":", 1)
-    sa_ref = private.get("serviceaccount")
-    if private.get("namespace") != namespace or not isinstance(sa_ref, dict) or sa_ref.get("name") != name:
-        raise TokenError("service account token claims are malformed")
-    sa = _bound_live(ops, "serviceaccounts", namespace, sa_ref, "service account")
+    sa_ref = _ref(private, "serviceaccount")
+    if private.get("namespace") != namespace or sa_ref is None or sa_ref.get("name") != name:
+        raise TokenError("service account token claims could not be validated due to unexpected validation error")
+    cutoff = t - LEEWAY  # things deleted before now - leeway are gone
+    try:
+        sa = ops.get(_core_info(ops, "serviceaccounts"), namespace, name)
+    except errors.NotFoundError as e:
+        raise TokenError(e.message) from None  # serviceaccounts "<name>" not found
+    sa_uid = (sa.get("metadata") or {}).get("uid", "")
+    if sa_uid != sa_ref.get("uid"):
+        raise TokenError(f"service account UID ({sa_uid}) does not match claim ({sa_ref.get('uid')})")
+    if _deleted_before(sa, cutoff):
+        raise TokenError(f"service account {namespace}/{name} has been deleted")
     extra: dict[str, tuple[str, ...]] = {}
-    if "pod" in private:
-        pod = _bound_live(ops, "pods", namespace, private["pod"], "pod")
-        extra[EXTRA_PREFIX + "pod-name"] = (str(private["pod"]["name"]),)
-        extra[EXTRA_PREFIX + "pod-uid"] = (str((pod.get("metadata") or {}).get("uid", "")),)
-    if "secret" in private:
-        _bound_live(ops, "secrets", namespace, private["secret"], "secret")
-    node = private.get("node")
-    if isinstance(node, dict) and node.get("name"):
-        extra[EXTRA_PREFIX + "node-name"] = (str(node["name"]),)
-        if node.get("uid"):
-            extra[EXTRA_PREFIX + "node-uid"] = (str(node["uid"]),)
+    secret_ref, pod_ref, node_ref = _ref(private, "secret"), _ref(private, "pod"), _ref(private, "node")
+    if secret_ref is not None:
+        _bound(ops, "secrets", namespace, secret_ref, "secret", cutoff)
+    if pod_ref is not None:
+        _bound(ops, "pods", namespace, pod_ref, "pod", cutoff)
+        extra[EXTRA_PREFIX + "pod-name"] = (str(pod_ref["name"]),)
+        extra[EXTRA_PREFIX + "pod-uid"] = (str(pod_ref.get("uid", "")),)
+    if node_ref is not None:
+        if pod_ref is None:  # a node-bound token lives as long as its node
+            _bound(ops, "nodes", None, node_ref, "node", cutoff)
+        extra[EXTRA_PREFIX + "node-name"] = (str(node_ref["name"]),)
+        extra[EXTRA_PREFIX + "node-uid"] = (str(node_ref.get("uid", "")),)
     if claims.get("jti"):
         extra[EXTRA_PREFIX + "credential-id"] = (f"JTI={claims['jti']}",)
-    return UserInfo(sub, uid=str((sa.get("metadata") or {}).get("uid", "")),
-                    groups=(SA_GROUP, f"{SA_GROUP}:{namespace}", AUTHENTICATED), extra=MappingProxyType(extra))
+    user = UserInfo(sub, uid=str(sa_uid), groups=(SA_GROUP, f"{SA_GROUP}:{namespace}", AUTHENTICATED),
+                    extra=MappingProxyType(extra))
+    return user, [a for a in audiences if a in token_auds]
