@@ -218,3 +218,21 @@ def test_plain():
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
     assert minik3s_dirs() <= before_dirs
+
+
+def test_tls_marker_gives_an_https_cluster_the_fixtures_reach_with_the_kubeconfig(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+import httpx
+import pytest
+from kubernetes import client
+
+@pytest.mark.minik3s(nodes=1, tls=True)
+def test_tls(minik3s_cluster, k8s_client, kubeconfig):
+    assert minik3s_cluster.url.startswith("https://") and minik3s_cluster.tls
+    assert "certificate-authority-data" in kubeconfig.read_text()
+    names = [n.metadata.name for n in client.CoreV1Api(k8s_client).list_node().items]
+    assert names == ["node-1"]
+    ca = str(minik3s_cluster.data_dir / "server" / "tls" / "server-ca.crt")
+    assert httpx.get(minik3s_cluster.url + "/api/v1/nodes", verify=ca).status_code == 401
+""")
+    result.assert_outcomes(passed=1)
