@@ -10,6 +10,7 @@ import ssl
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,3 +82,40 @@ def test_loopback_default_is_plain_http_with_private_files(minik3s_server_factor
     assert stat.S_IMODE(srv.data_dir.stat().st_mode) == 0o700
     for name in ("state.db", "state.db-wal", "state.db-shm", "kubeconfig.yaml"):
         assert stat.S_IMODE((srv.data_dir / name).stat().st_mode) == 0o600, name
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    pytest.param(None, "token_auth_file: cannot read", id="missing-file"),
+    pytest.param("tok,alice\n", "line 1: token file must have at least 3 columns (token,user,uid), found 2",
+                 id="two-columns"),
+])
+def test_unusable_token_file_refuses_to_start(tmp_path: Path, content: str | None, message: str) -> None:
+    tokens = tmp_path / "tokens.csv"
+    if content is not None:
+        tokens.write_text(content)
+    r = subprocess.run([sys.executable, "-m", "minik3s", "server", "--tls", "--token-auth-file", str(tokens),
+                        "--port", "0", "--data-dir", str(tmp_path / "d"), "--nodes", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "minik3s: invalid configuration:" in r.stderr and message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_standalone_kubelet_sim_joins_a_tls_server_with_the_kubeconfig(minik3s_server_factory: Factory) -> None:
+    srv = minik3s_server_factory(*API_ONLY, tls=True)
+    ctx = ssl.create_default_context(cafile=str(srv.ca_path))
+    ctx.load_cert_chain(*srv.admin_cert)
+    proc = subprocess.Popen([sys.executable, "-m", "minik3s", "kubelet-sim", "--kubeconfig", str(srv.kubeconfig),
+                             "--nodes", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        with httpx.Client(base_url=srv.url, verify=ctx, timeout=10) as admin:
+            deadline = time.monotonic() + 30
+            names: list[str] = []
+            while time.monotonic() < deadline and not names:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                names = [n["metadata"]["name"] for n in admin.get("/api/v1/nodes").json()["items"]]
+                time.sleep(0.1)  # polling a condition, bounded by the deadline
+            assert names == ["node-1"]
+    finally:
+        proc.terminate()
+        proc.wait(20)

@@ -1,6 +1,7 @@
 """The request authenticators apart from TLS: the static token file format (kube-apiserver's
---token-auth-file), the x509 subject -> user mapping, and bearer tokens against the real
-in-process API (static tokens first, then service-account tokens; audiences)."""
+--token-auth-file), the x509 subject -> user mapping, bearer tokens against the real
+in-process API (static tokens first, then service-account tokens; audiences), and the
+authenticated user handed to the core in the write/delete options."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from apiserver.handlers.authn import (
     TokenFileError,
@@ -16,11 +18,12 @@ from apiserver.handlers.authn import (
     parse_token_file,
     user_from_peercert,
 )
-from apiserver.keys import AuthnSettings
+from apiserver.handlers.common import delete_options, write_options
+from apiserver.keys import REQUEST_USER, AuthnSettings
 from apiserver.strategies.service_account import TokenError
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import SERVICEACCOUNTS
-from minik3s.api.user import UserInfo
+from minik3s.api.user import ADMIN, UserInfo
 
 
 def test_token_file_rows_become_users_with_their_groups() -> None:
@@ -79,3 +82,11 @@ async def test_bearer_tokens_static_then_service_account(real_api: Any) -> None:
     await real_api.delete(SERVICEACCOUNTS, "bot", "default")
     with pytest.raises(TokenError, match=r'^\[invalid bearer token, serviceaccounts "bot" not found\]$'):
         authenticate_bearer(core, settings, tr["status"]["token"])
+
+
+def test_the_request_user_reaches_write_and_delete_options() -> None:
+    alice = UserInfo("alice", groups=("dev", "system:authenticated"))
+    req = make_mocked_request("POST", "/api/v1/namespaces/default/configmaps")
+    assert write_options(req).user is ADMIN and delete_options(req, b"").user is ADMIN  # plain loopback
+    req[REQUEST_USER] = alice
+    assert write_options(req).user is alice and delete_options(req, b"").user is alice
