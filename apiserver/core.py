@@ -54,6 +54,7 @@ from apiserver.strategies import (
 )
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
+from apiserver.webhooks import Attributes, WebhookAdmission
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
@@ -133,6 +134,13 @@ def go_map_repr(v: Any) -> str:
     return str(v)
 
 
+def _admission_namespace(info: ResourceInfo, meta: JsonDict) -> str:
+    """admission.Attributes' namespace: the object's, or a namespace's own name (as upstream)."""
+    if info.group == "" and info.resource == "namespaces":
+        return str(meta.get("name") or "")
+    return str(meta.get("namespace") or "") if info.namespaced else ""
+
+
 class _Lookup:
     """Read access to current objects for admission (sync, from the store's memory)."""
 
@@ -174,6 +182,8 @@ class ApiCore:
         self.crd_listeners: list[Callable[[], None]] = []
         # per-registry state of the kinds' hooks (RegistryOps.hook_state), keyed by its type
         self._hook_states: dict[type, object] = {}
+        # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
+        self.webhooks = WebhookAdmission(store, registry, rng=self.rng)
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -471,6 +481,7 @@ class ApiCore:
         try:
             self._validate(info, obj, strategy.validate(obj))
             record_managed_fields(info, None, obj, opts, "Update", self.now())
+            obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
             if opts.dry_run:
                 return obj
             try:
@@ -584,6 +595,7 @@ class ApiCore:
                     f"deleted, found new finalizers []string{{{listed}}}", "FieldValueForbidden")]
         self._validate(info, new, causes)
         record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
+        new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
                 return new
@@ -732,7 +744,7 @@ class ApiCore:
                 if info.namespaced:
                     nm["namespace"] = namespace
                 opts2 = WriteOptions(dry_run=opts.dry_run, field_manager=None, field_validation=opts.field_validation,
-                                     warnings=opts.warnings)
+                                     warnings=opts.warnings, user=opts.user)
                 try:
                     return await self.create(info, namespace, new, opts2)
                 except errors.AlreadyExistsError:
@@ -747,7 +759,7 @@ class ApiCore:
             self._unknown_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
-                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings),
+                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings, user=opts.user),
                     subresource=subresource, expected=int(live["metadata"]["resourceVersion"]), operation="Apply")
             except RevisionMismatchError:
                 continue
@@ -771,6 +783,7 @@ class ApiCore:
                 raise errors.not_found(info.resource, info.group, name)
             # admission on DELETE: NamespaceLifecycle refuses to delete default/kube-system/kube-public
             await admit(info.group, info.kind, "DELETE", cur, None, self.lookup)
+            await self._delete_webhooks(info, cur, options)
             try:
                 return await self._delete_once(info, key, cur, options)
             except RevisionMismatchError:
@@ -887,6 +900,45 @@ class ApiCore:
             items.append(res if res.get("kind") != "Status" else obj)
         return {"kind": info.list_kind, "apiVersion": info.api_version,
                 "metadata": {"resourceVersion": str(self.store.revision)}, "items": items}
+
+    # ------------------------------------------------------------------ admission webhooks
+    # Called after the kind's defaulting, built-in admission, validation and managedFields (so,
+    # as upstream, fields a mutating webhook sets are owned by no manager); the kind's
+    # validation runs again on an object a webhook changed. `apiserver.webhooks` has the rules.
+    async def _admission_webhooks(self, info: ResourceInfo, operation: str, obj: JsonDict, old: JsonDict | None,
+                                  opts: WriteOptions, *, subresource: str | None = None) -> JsonDict:
+        meta = obj.get("metadata") or {}
+        wire: JsonDict = {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                          "apiVersion": "meta.k8s.io/v1"}
+        if opts.dry_run:
+            wire["dryRun"] = ["All"]
+        if opts.field_manager:
+            wire["fieldManager"] = opts.field_manager
+        attrs = Attributes(info, operation, str(meta.get("name") or ""), _admission_namespace(info, meta), obj, old,
+                           wire, dry_run=opts.dry_run, subresource=subresource or "", user=opts.user,
+                           warnings=opts.warnings)
+        if await self.webhooks.mutate(attrs) and attrs.obj is not None:
+            obj = attrs.obj
+            if subresource is None:
+                strategy = self.strategy(info)
+                self._validate(info, obj, strategy.validate(obj) if old is None else strategy.validate_update(obj, old))
+        await self.webhooks.validate(attrs)
+        return obj
+
+    async def _delete_webhooks(self, info: ResourceInfo, cur: JsonDict, options: DeleteOptions) -> None:
+        meta = cur.get("metadata") or {}
+        wire: JsonDict = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+        for k, v in (("gracePeriodSeconds", options.grace_period_seconds), ("preconditions", options.preconditions),
+                     ("orphanDependents", options.orphan_dependents),
+                     ("propagationPolicy", options.propagation_policy)):
+            if v is not None:
+                wire[k] = v
+        if options.dry_run:
+            wire["dryRun"] = ["All"]
+        attrs = Attributes(info, "DELETE", str(meta.get("name") or ""), _admission_namespace(info, meta), None, cur,
+                           wire, dry_run=options.dry_run, user=options.user)
+        await self.webhooks.mutate(attrs)
+        await self.webhooks.validate(attrs)
 
     # ------------------------------------------------------------------ watch
     async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
