@@ -23,6 +23,7 @@ from multidict import MultiMapping
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.tables import to_table
+from apiserver.keys import REQUEST_USER
 from apiserver.strategies import decode_error
 from apiserver.strategies.rest import rv_int
 from apiserver.strategies.schema import delete_options_type_error
@@ -31,6 +32,7 @@ from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError,
 from minik3s.api.options import DeleteOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.api.user import ADMIN, UserInfo
 from minik3s.api.validation import forbidden, not_supported
 
 # /api/v1/namespaces/<name>/<sub> names the namespace's own subresource, not a namespaced list
@@ -192,7 +194,14 @@ def write_options(request: web.Request) -> WriteOptions:
     if fm is not None and len(fm) > 128:
         raise errors.invalid("", "", [errors.cause("fieldManager", "Too long: may not be more than 128 bytes",
                                                    "FieldValueTooLong")])
-    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")))
+    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
+                        user=request_user(request))
+
+
+def request_user(request: web.Request) -> UserInfo:
+    """The requesting user authentication set; unset is plain HTTP on loopback: the admin."""
+    user = request.get(REQUEST_USER)
+    return user if isinstance(user, UserInfo) else ADMIN
 
 
 def default_manager(request: web.Request) -> str:
@@ -216,9 +225,11 @@ def delete_options(request: web.Request, raw: bytes) -> DeleteOptions:
     if q.getall("dryRun", []):
         body["dryRun"] = ["All"]
     try:
-        return DeleteOptions.from_dict(body)
+        opts = DeleteOptions.from_dict(body)
     except (TypeError, ValueError, AttributeError):
         raise BadRequestError("invalid DeleteOptions") from None
+    opts.user = request_user(request)
+    return opts
 
 
 def check_decodable(info: ResourceInfo, body: Any) -> None:
