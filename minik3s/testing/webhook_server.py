@@ -79,10 +79,10 @@ def make_ca_and_cert(dns_names: Sequence[str] = ()) -> tuple[bytes, bytes, bytes
 
 
 class WebhookServer:
-    """A running HTTPS webhook on 127.0.0.1 (an ephemeral port). `hold` makes every call wait
+    """A running HTTPS webhook on 127.0.0.1 (`port`, or an ephemeral one). `hold` makes every call wait
     (up to 30 s, or until `stop`) before answering, to let a webhook time out."""
 
-    def __init__(self, answer: Answer = allow, *, dns_names: Sequence[str] = ()) -> None:
+    def __init__(self, answer: Answer = allow, *, dns_names: Sequence[str] = (), port: int = 0) -> None:
         self.answer = answer
         self.hold = False
         self.reviews: list[tuple[str, JsonDict]] = []
@@ -124,7 +124,7 @@ class WebhookServer:
                 except OSError:
                     return  # the API server gave up (timeout)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
@@ -138,6 +138,10 @@ class WebhookServer:
         """The AdmissionReview requests received (at `path`, without the query)."""
         with self._lock:
             return [r.get("request") or {} for p, r in self.reviews if path is None or p.split("?", 1)[0] == path]
+
+    def release(self) -> None:
+        """Let held calls (and every later one) answer."""
+        self._released.set()
 
     def start(self) -> WebhookServer:
         self._thread.start()

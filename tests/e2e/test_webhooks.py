@@ -6,8 +6,10 @@ selector, DELETE, dry-run and caBundle behaviour, and the AdmissionReview the we
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,6 +33,7 @@ minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=
 
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "webhooks" / "webhook.py"
 
 
 @pytest.fixture
@@ -149,8 +152,20 @@ def test_failure_policy_with_the_webhook_down_and_timing_out(http: httpx.Client,
     r = http.post(f"/api/v1/namespaces/{wns}/pods", json=pod("c"))
     assert time.monotonic() - t0 < 5
     assert r.status_code == 500 and r.json()["message"].endswith("?timeout=1s\": context deadline exceeded")
-    # the slow webhook does not hold up other requests
+    # a webhook call in flight does not hold up other requests
+    http.patch(f"{VWC}/slow-{wns}", json=[{"op": "replace", "path": "/webhooks/0/timeoutSeconds", "value": 20}],
+               headers={"Content-Type": "application/json-patch+json"}).raise_for_status()
+    pending: list[httpx.Response] = []
+    t = threading.Thread(target=lambda: pending.append(http.post(f"/api/v1/namespaces/{wns}/pods", json=pod("d"))))
+    t.start()
+    wait_for(lambda: any(r["name"] == "d" for r in hook.requests("/slow")), timeout=10)
+    t0 = time.monotonic()
     assert http.get(f"/api/v1/namespaces/{wns}/pods").status_code == 200
+    assert http.post(f"/api/v1/namespaces/{wns}/configmaps", json={"metadata": {"name": "cm"}}).status_code == 201
+    assert time.monotonic() - t0 < 2 and t.is_alive()
+    hook.release()
+    t.join(20)
+    assert pending[0].status_code == 201
 
 
 def test_selectors_exclude(http: httpx.Client, wns: str, hook: WebhookServer) -> None:
@@ -209,3 +224,34 @@ def test_bad_ca_bundle_fails_closed(http: httpx.Client, wns: str, hook: WebhookS
     assert r.json()["message"].endswith("x509: certificate signed by unknown authority")
     assert hook.requests() == []
     wait_for(lambda: http.get(f"/api/v1/namespaces/{wns}/pods").json()["items"] == [], timeout=5)
+
+
+def _example() -> Any:
+    spec = importlib.util.spec_from_file_location("webhook_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_example_as_its_docstring_says(http: httpx.Client, kubectl_bin: Path, minik3s_cluster: Cluster) -> None:
+    example = _example()
+    ns = f"demo-{uuid.uuid4().hex[:6]}"
+    with WebhookServer(example.answer) as server:
+        k = kubectl(kubectl_bin, minik3s_cluster, "apply", "-f", "-", stdin=example.manifest(server))
+        assert k.returncode == 0, k.stderr
+        try:
+            assert kubectl(kubectl_bin, minik3s_cluster, "create", "namespace", ns).returncode == 0
+            assert kubectl(kubectl_bin, minik3s_cluster, "label", "namespace", ns,
+                           "webhook-example=enabled").returncode == 0
+            k = kubectl(kubectl_bin, minik3s_cluster, "run", "web", "-n", ns, "--image", "nginx")
+            assert k.returncode == 1
+            assert ('Error from server (Forbidden): admission webhook "pinned-images.webhook.example.com" denied '
+                    'the request: container "web" uses image "nginx" without a pinned tag') in k.stderr
+            k = kubectl(kubectl_bin, minik3s_cluster, "run", "web", "-n", ns, "--image", "nginx:1.27")
+            assert k.returncode == 0, k.stderr
+            labels = http.get(f"/api/v1/namespaces/{ns}/pods/web").json()["metadata"]["labels"]
+            assert labels == {"run": "web", "example.com/admitted-by": "webhook"}
+        finally:
+            http.delete(f"{MWC}/example-label")
+            http.delete(f"{VWC}/example-pinned-images")
