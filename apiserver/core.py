@@ -907,6 +907,8 @@ class ApiCore:
     # validation runs again on an object a webhook changed. `apiserver.webhooks` has the rules.
     async def _admission_webhooks(self, info: ResourceInfo, operation: str, obj: JsonDict, old: JsonDict | None,
                                   opts: WriteOptions, *, subresource: str | None = None) -> JsonDict:
+        if subresource is not None and not self.subresource(info, subresource).body_is_parent:
+            return obj  # the storage's own write of the parent (pods/binding): admitted as its CREATE
         meta = obj.get("metadata") or {}
         wire: JsonDict = {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
                           "apiVersion": "meta.k8s.io/v1"}
@@ -924,6 +926,19 @@ class ApiCore:
                 self._validate(info, obj, strategy.validate(obj) if old is None else strategy.validate_update(obj, old))
         await self.webhooks.validate(attrs)
         return obj
+
+    async def _subresource_webhooks(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
+                                    body: JsonDict, opts: WriteOptions) -> JsonDict:
+        group, _, version = str(body["apiVersion"]).rpartition("/")
+        wire: JsonDict = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+        if opts.dry_run:
+            wire["dryRun"] = ["All"]
+        attrs = Attributes(info, "CREATE", name, (namespace or "") if info.namespaced else "", body, None, wire,
+                           dry_run=opts.dry_run, subresource=sub, user=opts.user, warnings=opts.warnings,
+                           object_kind={"group": group, "version": version, "kind": str(body["kind"])})
+        await self.webhooks.mutate(attrs)
+        await self.webhooks.validate(attrs)
+        return attrs.obj if attrs.obj is not None else body
 
     async def _delete_webhooks(self, info: ResourceInfo, cur: JsonDict, options: DeleteOptions) -> None:
         meta = cur.get("metadata") or {}
@@ -1022,14 +1037,25 @@ class ApiCore:
     async def bind(self, namespace: str, name: str, binding: Any, opts: WriteOptions | None = None) -> JsonDict:
         """pods/binding: set spec.nodeName once."""
         pods = self._builtin_info("", "pods")
-        return await self.subresource(pods, "binding").create(self, pods, namespace, name, binding,
-                                                              opts or WriteOptions())
+        if isinstance(binding, dict):
+            binding = {"apiVersion": "v1", "kind": "Binding", **binding}
+        return await self.subresource_create(pods, namespace, name, "binding", binding, opts or WriteOptions())
 
     async def evict(self, namespace: str, name: str, eviction: Any) -> JsonDict:
         """pods/eviction with PodDisruptionBudget checks (pkg/registry/core/pod/storage/eviction.go)."""
         pods = self._builtin_info("", "pods")
-        return await self.subresource(pods, "eviction").create(self, pods, namespace, name, eviction,
-                                                               WriteOptions())
+        if isinstance(eviction, dict):
+            eviction = {"apiVersion": "policy/v1", "kind": "Eviction", **eviction}
+        return await self.subresource_create(pods, namespace, name, "eviction", eviction, WriteOptions())
+
+    async def subresource_create(self, info: ResourceInfo, namespace: str | None, name: str, sub: str, body: Any,
+                                 opts: WriteOptions) -> JsonDict:
+        """POST <resource>/<name>/<sub> (pods/binding, pods/eviction): admission webhooks see a
+        CREATE of the subresource with the posted object (its own kind), then its storage runs."""
+        rest = self.subresource(info, sub)
+        if isinstance(body, dict) and not rest.body_is_parent and body.get("kind") and body.get("apiVersion"):
+            body = await self._subresource_webhooks(info, namespace, name, sub, body, opts)
+        return await rest.create(self, info, namespace, name, body, opts)
 
     def get_scale(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict:
         out = self.subresource(info, "scale").get(self, info, namespace, name)

@@ -40,6 +40,8 @@ class Attributes:
     subresource: str = ""
     user: UserInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    # the object's group/version/kind when it is not the resource's (pods/eviction: policy/v1 Eviction)
+    object_kind: JsonDict | None = None
 
     @property
     def user_info(self) -> UserInfo:

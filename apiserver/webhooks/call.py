@@ -115,10 +115,10 @@ def review_request(attrs: Attributes, matched: ResourceInfo, *, uid: uuid.UUID, 
                    obj: JsonDict | None, old: JsonDict | None) -> JsonDict:
     """AdmissionReview with the request (admission/v1 AdmissionRequest). `matched` is the
     resource version the webhook is called with; `obj`/`old` are in that version."""
-    req: JsonDict = {"uid": str(uid), "kind": _gvk(matched), "resource": _gvr(matched)}
+    req: JsonDict = {"uid": str(uid), "kind": attrs.object_kind or _gvk(matched), "resource": _gvr(matched)}
     if attrs.subresource:
         req["subResource"] = attrs.subresource
-    req["requestKind"] = _gvk(attrs.info)
+    req["requestKind"] = attrs.object_kind or _gvk(attrs.info)
     req["requestResource"] = _gvr(attrs.info)
     if attrs.subresource:
         req["requestSubResource"] = attrs.subresource

@@ -172,7 +172,10 @@ class WebhookAdmission:
             raise internal("the patched object is not an object")
         if inv.resource is not attrs.info:
             out = strategy_for_resource(inv.resource).convert_to_storage(inv.resource.version, out)
-        out["apiVersion"], out["kind"] = attrs.info.api_version, attrs.info.kind
+        if attrs.object_kind is None:
+            out["apiVersion"], out["kind"] = attrs.info.api_version, attrs.info.kind
+        else:
+            out["apiVersion"], out["kind"] = cur.get("apiVersion"), cur.get("kind")
         if out == cur:
             return False
         attrs.obj = out

@@ -420,3 +420,32 @@ async def test_service_without_endpoints_fails_with_upstreams_text(core: ApiCore
     assert e.value.message == (
         'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: Post '
         '"https://hook.default.svc:443/v?timeout=10s": no endpoints available for service "hook"')
+
+
+# ------------------------------------------------------------------------------------ subresource creates
+async def test_eviction_is_a_create_of_pods_eviction_with_the_eviction(core: ApiCore, server: WebhookServer) -> None:
+    server.answer = lambda _p, _r: {"allowed": False, "status": {"code": 429, "reason": "TooManyRequests",
+                                                                 "message": "not now"}}
+    await _configure(core, "validating", "e", _hook("evict.example.com", server, "/e",
+                                                    [_rule(["pods/eviction"], ops=["CREATE"])]))
+    await _pod(core)
+    with pytest.raises(errors.ApiError) as e:
+        await core.evict("default", "p", {"metadata": {"name": "p", "namespace": "default"}})
+    assert (e.value.code, e.value.message) == (429, 'admission webhook "evict.example.com" denied the request: not now')
+    [req] = server.requests()
+    assert req["kind"] == req["requestKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert req["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+    assert (req["subResource"], req["operation"], req["name"]) == ("eviction", "CREATE", "p")
+    assert req["object"]["kind"] == "Eviction" and req["oldObject"] is None
+    assert core.get(_info(core, "pods"), "default", "p")["metadata"].get("deletionTimestamp") is None
+
+
+async def test_binding_is_a_create_of_pods_binding_not_an_update(core: ApiCore, server: WebhookServer) -> None:
+    await core.create(_info(core, "nodes"), None, {"metadata": {"name": "n1"}})
+    await _configure(core, "validating", "b", _hook("bind.example.com", server, "/b",
+                                                    [_rule(["pods/binding", "pods"], ops=["*"])]))
+    await _pod(core)
+    await core.bind("default", "p", {"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}})
+    assert core.get(_info(core, "pods"), "default", "p")["spec"]["nodeName"] == "n1"
+    got = [(r["operation"], r.get("subResource", ""), r["kind"]["kind"]) for r in server.requests()]
+    assert got == [("CREATE", "", "Pod"), ("CREATE", "binding", "Binding")]
