@@ -52,6 +52,7 @@ from apiserver.strategies import (
     type_error_for,
     unknown_fields_for,
 )
+from apiserver.strategies.admissionregistration import WebhookConfigurationGeneration
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
 from apiserver.webhooks import Attributes, WebhookAdmission
@@ -183,7 +184,8 @@ class ApiCore:
         # per-registry state of the kinds' hooks (RegistryOps.hook_state), keyed by its type
         self._hook_states: dict[type, object] = {}
         # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
-        self.webhooks = WebhookAdmission(store, registry, rng=self.rng)
+        self.webhooks = WebhookAdmission(store, registry, rng=self.rng,
+                                         generation=lambda: self.hook_state(WebhookConfigurationGeneration).value)
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -907,6 +909,8 @@ class ApiCore:
     # validation runs again on an object a webhook changed. `apiserver.webhooks` has the rules.
     async def _admission_webhooks(self, info: ResourceInfo, operation: str, obj: JsonDict, old: JsonDict | None,
                                   opts: WriteOptions, *, subresource: str | None = None) -> JsonDict:
+        if not self.webhooks.active():
+            return obj
         if subresource is not None and not self.subresource(info, subresource).body_is_parent:
             return obj  # the storage's own write of the parent (pods/binding): admitted as its CREATE
         meta = obj.get("metadata") or {}
@@ -941,6 +945,8 @@ class ApiCore:
         return attrs.obj if attrs.obj is not None else body
 
     async def _delete_webhooks(self, info: ResourceInfo, cur: JsonDict, options: DeleteOptions) -> None:
+        if not self.webhooks.active():
+            return
         meta = cur.get("metadata") or {}
         wire: JsonDict = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
         for k, v in (("gracePeriodSeconds", options.grace_period_seconds), ("preconditions", options.preconditions),
@@ -1053,7 +1059,8 @@ class ApiCore:
         """POST <resource>/<name>/<sub> (pods/binding, pods/eviction): admission webhooks see a
         CREATE of the subresource with the posted object (its own kind), then its storage runs."""
         rest = self.subresource(info, sub)
-        if isinstance(body, dict) and not rest.body_is_parent and body.get("kind") and body.get("apiVersion"):
+        if (self.webhooks.active() and isinstance(body, dict) and not rest.body_is_parent and body.get("kind")
+                and body.get("apiVersion")):
             body = await self._subresource_webhooks(info, namespace, name, sub, body, opts)
         return await rest.create(self, info, namespace, name, body, opts)
 

@@ -18,9 +18,11 @@ Data flow: core create/update -> default -> validate / validate_update -> storag
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     duplicate,
@@ -33,6 +35,7 @@ from minik3s.api.validation import (
 )
 
 from .base import Strategy, as_dict, as_list
+from .rest import RegistryOps
 
 GROUP = "admissionregistration.k8s.io"
 SIDE_EFFECTS = ("None", "NoneOnDryRun")
@@ -243,9 +246,27 @@ def _validate_webhook(w: Any, path: str, *, mutating: bool) -> list[JsonDict]:
     return errs
 
 
+@dataclass(slots=True)
+class WebhookConfigurationGeneration:
+    """Committed writes of webhook configurations so far (per registry, `RegistryOps.hook_state`):
+    the webhook dispatcher (apiserver.webhooks) re-reads the configurations only when it moved."""
+
+    value: int = 0
+
+
 class _WebhookConfigurationStrategy(Strategy):
     group = GROUP
     mutating = False
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+        return obj
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
 
     def _default(self, obj: JsonDict) -> None:
         for w in as_list(obj.get("webhooks")):

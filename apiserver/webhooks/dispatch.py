@@ -26,6 +26,7 @@ import asyncio
 import logging
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from apiserver.patch import PatchError
@@ -71,11 +72,17 @@ class WebhookAdmission:
 
     __slots__ = ("_registry", "_rng", "_source", "_store")
 
-    def __init__(self, store: Store, registry: ResourceRegistry, *, rng: random.Random | None = None) -> None:
+    def __init__(self, store: Store, registry: ResourceRegistry, *, rng: random.Random | None = None,
+                 generation: Callable[[], int] | None = None) -> None:
         self._store = store
         self._registry = registry
         self._rng = rng or random.Random()
-        self._source = WebhookSource(store)
+        # generation(): committed configuration writes so far (None: look at the store each time)
+        self._source = WebhookSource(store, generation)
+
+    def active(self) -> bool:
+        """Whether any webhook configuration exists (the per-write fast path: two bisections)."""
+        return self._source.any()
 
     # ------------------------------------------------------------------ matching
     def _equivalents(self, info: ResourceInfo) -> list[ResourceInfo]:

@@ -449,3 +449,21 @@ async def test_binding_is_a_create_of_pods_binding_not_an_update(core: ApiCore, 
     assert core.get(_info(core, "pods"), "default", "p")["spec"]["nodeName"] == "n1"
     got = [(r["operation"], r.get("subResource", ""), r["kind"]["kind"]) for r in server.requests()]
     assert got == [("CREATE", "", "Pod"), ("CREATE", "binding", "Binding")]
+
+
+async def test_configuration_changes_apply_to_the_next_request(core: ApiCore, server: WebhookServer) -> None:
+    server.answer = lambda _p, _r: {"allowed": False}
+    cfg = _info(core, "validatingwebhookconfigurations", GROUP)
+    await _configure(core, "validating", "v", _hook("v.example.com", server, "/v", [_rule(["configmaps"])]))
+    cms = _info(core, "configmaps")
+    with pytest.raises(errors.ApiError, match="denied the request"):
+        await core.create(cms, "default", {"metadata": {"name": "a"}})
+    # a new resource in the rules is matched at once
+    await core.patch(cfg, None, "v", "json", [{"op": "replace", "path": "/webhooks/0/rules/0/resources",
+                                                "value": ["secrets"]}])
+    await core.create(cms, "default", {"metadata": {"name": "a"}})
+    with pytest.raises(errors.ApiError, match="denied the request"):
+        await core.create(_info(core, "secrets"), "default", {"metadata": {"name": "s"}})
+    await core.delete(cfg, None, "v")
+    await core.create(_info(core, "secrets"), "default", {"metadata": {"name": "s"}})
+    assert [r["resource"]["resource"] for r in server.requests()] == ["configmaps", "secrets"]
