@@ -1,12 +1,15 @@
-"""The webhook configurations, read from the store per request and compiled once per
-resourceVersion (layer L4, apiserver.webhooks).
+"""The webhook configurations, read from the store and compiled once per resourceVersion
+(layer L4, apiserver.webhooks).
 
 Why: upstream's webhook source is an informer over the configurations; here the store's
-memory is the informer. A request costs one key-range lookup per configuration kind and, when
-nothing changed, a tuple comparison; parsed selectors and TLS contexts are built once.
+memory is the informer. A write costs one integer comparison while no configuration was
+written (the configuration strategy counts its committed writes:
+`strategies.admissionregistration.WebhookConfigurationGeneration`); after a configuration
+write, one key-range lookup per kind and a (name, resourceVersion) comparison decide whether
+to recompile. Parsed selectors and TLS contexts are built once per compiled webhook.
 
-Data flow: store.list(<prefix>) -> (name, resourceVersion) fingerprint -> cached `Webhook`
-list, in upstream's order (configurations by name, webhooks in their order).
+Data flow: generation moved? -> store.list(<prefix>) -> fingerprint -> cached `Webhook` list,
+in upstream's order (configurations by name, webhooks in their order).
 """
 
 from __future__ import annotations
