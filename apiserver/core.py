@@ -924,11 +924,34 @@ class ApiCore:
                            wire, dry_run=opts.dry_run, subresource=subresource or "", user=opts.user,
                            warnings=opts.warnings)
         if await self.webhooks.mutate(attrs) and attrs.obj is not None:
-            obj = attrs.obj
-            if subresource is None:
-                strategy = self.strategy(info)
-                self._validate(info, obj, strategy.validate(obj) if old is None else strategy.validate_update(obj, old))
+            obj = self._after_mutation(info, obj, attrs.obj, old, subresource)
+            attrs.obj = obj
         await self.webhooks.validate(attrs)
+        return obj
+
+    def _after_mutation(self, info: ResourceInfo, before: JsonDict, obj: JsonDict, old: JsonDict | None,
+                        subresource: str | None) -> JsonDict:
+        """What upstream's storage does after mutating admission (BeforeCreate / BeforeUpdate):
+        system metadata and managedFields as they were, the kind's prepare step (status reset on
+        create, generation from the spec) and validation, on the object the webhooks changed."""
+        bm, nm = before.get("metadata") or {}, _meta(obj)
+        for k in ("name", "namespace", "uid", "creationTimestamp", "resourceVersion", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "managedFields"):
+            if k in bm:
+                nm[k] = bm[k]
+            else:
+                nm.pop(k, None)
+        strategy = self.strategy(info)
+        if old is None:
+            strategy.prepare_for_create(obj)
+            causes = strategy.validate(obj)
+        elif subresource is None:
+            strategy.prepare_for_update(obj, old)
+            causes = strategy.validate_update(obj, old)
+        else:
+            causes = self.subresource(info, subresource).prepare_update(strategy, obj, old)
+        _drop_empty_meta(nm)
+        self._validate(info, obj, causes)
         return obj
 
     async def _subresource_webhooks(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,

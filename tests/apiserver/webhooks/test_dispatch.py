@@ -467,3 +467,30 @@ async def test_configuration_changes_apply_to_the_next_request(core: ApiCore, se
     await core.delete(cfg, None, "v")
     await core.create(_info(core, "secrets"), "default", {"metadata": {"name": "s"}})
     assert [r["resource"]["resource"] for r in server.requests()] == ["configmaps", "secrets"]
+
+
+async def test_mutation_cannot_change_system_fields_or_status(core: ApiCore, server: WebhookServer) -> None:
+    server.answer = lambda _p, _r: json_patch([
+        {"op": "replace", "path": "/metadata/uid", "value": "forged"},
+        {"op": "replace", "path": "/metadata/name", "value": "renamed"},
+        {"op": "add", "path": "/status", "value": {"phase": "Running"}},
+        {"op": "add", "path": "/metadata/annotations", "value": {"kept": "yes"}}])
+    await _configure(core, "mutating", "m", _hook("m.example.com", server, "/m", [_rule(["pods"])]))
+    created = await _pod(core)
+    meta = created["metadata"]
+    assert (meta["name"], meta["annotations"]) == ("p", {"kept": "yes"})
+    assert meta["uid"] != "forged" and created["status"].get("phase") == "Pending"
+
+
+async def test_spec_mutation_on_update_bumps_generation(core: ApiCore, server: WebhookServer) -> None:
+    deps = _info(core, "deployments", "apps")
+    body = {"metadata": {"name": "d"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    created = await core.create(deps, "default", body)
+    assert created["metadata"]["generation"] == 1
+    server.answer = lambda _p, _r: json_patch([{"op": "replace", "path": "/spec/replicas", "value": 5}])
+    await _configure(core, "mutating", "m", _hook("m.example.com", server, "/m",
+                                                  [_rule(["deployments"], ops=["UPDATE"], groups=["apps"])]))
+    # a label-only change by the user; the webhook changes the spec
+    out = await core.patch(deps, "default", "d", "merge", {"metadata": {"labels": {"x": "y"}}})
+    assert (out["spec"]["replicas"], out["metadata"]["generation"]) == (5, 2)
