@@ -104,11 +104,12 @@ def _gvr(info: ResourceInfo) -> JsonDict:
 
 
 def review_version(hook: Webhook) -> str:
-    """The first of the webhook's admissionReviewVersions this server speaks."""
+    """The first of the webhook's admissionReviewVersions this server speaks (validation
+    requires one; a stored configuration without fails the call, per failurePolicy)."""
     for v in hook.review_versions:
         if v in REVIEW_VERSIONS:
             return v
-    return "v1"
+    raise CallingWebhookError(hook.name, "webhook does not accept known AdmissionReview versions")
 
 
 def review_request(attrs: Attributes, matched: ResourceInfo, *, uid: uuid.UUID, version: str,
