@@ -52,8 +52,10 @@ from apiserver.strategies import (
     type_error_for,
     unknown_fields_for,
 )
+from apiserver.strategies.admissionregistration import WebhookConfigurationGeneration
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
+from apiserver.webhooks import Attributes, WebhookAdmission
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
@@ -133,6 +135,13 @@ def go_map_repr(v: Any) -> str:
     return str(v)
 
 
+def _admission_namespace(info: ResourceInfo, meta: JsonDict) -> str:
+    """admission.Attributes' namespace: the object's, or a namespace's own name (as upstream)."""
+    if info.group == "" and info.resource == "namespaces":
+        return str(meta.get("name") or "")
+    return str(meta.get("namespace") or "") if info.namespaced else ""
+
+
 class _Lookup:
     """Read access to current objects for admission (sync, from the store's memory)."""
 
@@ -174,6 +183,9 @@ class ApiCore:
         self.crd_listeners: list[Callable[[], None]] = []
         # per-registry state of the kinds' hooks (RegistryOps.hook_state), keyed by its type
         self._hook_states: dict[type, object] = {}
+        # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
+        self.webhooks = WebhookAdmission(store, registry, rng=self.rng,
+                                         generation=lambda: self.hook_state(WebhookConfigurationGeneration).value)
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -476,6 +488,7 @@ class ApiCore:
         try:
             self._validate(info, obj, strategy.validate(obj))
             record_managed_fields(info, None, obj, opts, "Update", self.now())
+            obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
             if opts.dry_run:
                 return obj
             try:
@@ -589,6 +602,7 @@ class ApiCore:
                     f"deleted, found new finalizers []string{{{listed}}}", "FieldValueForbidden")]
         self._validate(info, new, causes)
         record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
+        new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
                 return new
@@ -737,7 +751,7 @@ class ApiCore:
                 if info.namespaced:
                     nm["namespace"] = namespace
                 opts2 = WriteOptions(dry_run=opts.dry_run, field_manager=None, field_validation=opts.field_validation,
-                                     warnings=opts.warnings)
+                                     warnings=opts.warnings, user=opts.user)
                 try:
                     return await self.create(info, namespace, new, opts2)
                 except errors.AlreadyExistsError:
@@ -752,7 +766,7 @@ class ApiCore:
             self._unknown_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
-                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings),
+                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings, user=opts.user),
                     subresource=subresource, expected=int(live["metadata"]["resourceVersion"]), operation="Apply")
             except RevisionMismatchError:
                 continue
@@ -776,6 +790,7 @@ class ApiCore:
                 raise errors.not_found(info.resource, info.group, name)
             # admission on DELETE: NamespaceLifecycle refuses to delete default/kube-system/kube-public
             await admit(info.group, info.kind, "DELETE", cur, None, self.lookup)
+            await self._delete_webhooks(info, cur, options)
             try:
                 return await self._delete_once(info, key, cur, options)
             except RevisionMismatchError:
@@ -893,6 +908,87 @@ class ApiCore:
         return {"kind": info.list_kind, "apiVersion": info.api_version,
                 "metadata": {"resourceVersion": str(self.store.revision)}, "items": items}
 
+    # ------------------------------------------------------------------ admission webhooks
+    # Called after the kind's defaulting, built-in admission, validation and managedFields (so,
+    # as upstream, fields a mutating webhook sets are owned by no manager); the kind's
+    # validation runs again on an object a webhook changed. `apiserver.webhooks` has the rules.
+    async def _admission_webhooks(self, info: ResourceInfo, operation: str, obj: JsonDict, old: JsonDict | None,
+                                  opts: WriteOptions, *, subresource: str | None = None) -> JsonDict:
+        if not self.webhooks.active():
+            return obj
+        if subresource is not None and not self.subresource(info, subresource).body_is_parent:
+            return obj  # the storage's own write of the parent (pods/binding): admitted as its CREATE
+        meta = obj.get("metadata") or {}
+        wire: JsonDict = {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                          "apiVersion": "meta.k8s.io/v1"}
+        if opts.dry_run:
+            wire["dryRun"] = ["All"]
+        if opts.field_manager:
+            wire["fieldManager"] = opts.field_manager
+        attrs = Attributes(info, operation, str(meta.get("name") or ""), _admission_namespace(info, meta), obj, old,
+                           wire, dry_run=opts.dry_run, subresource=subresource or "", user=opts.user,
+                           warnings=opts.warnings)
+        if await self.webhooks.mutate(attrs) and attrs.obj is not None:
+            obj = self._after_mutation(info, obj, attrs.obj, old, subresource)
+            attrs.obj = obj
+        await self.webhooks.validate(attrs)
+        return obj
+
+    def _after_mutation(self, info: ResourceInfo, before: JsonDict, obj: JsonDict, old: JsonDict | None,
+                        subresource: str | None) -> JsonDict:
+        """What upstream's storage does after mutating admission (BeforeCreate / BeforeUpdate):
+        system metadata and managedFields as they were, the kind's prepare step (status reset on
+        create, generation from the spec) and validation, on the object the webhooks changed."""
+        bm, nm = before.get("metadata") or {}, _meta(obj)
+        for k in ("name", "namespace", "uid", "creationTimestamp", "resourceVersion", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "managedFields"):
+            if k in bm:
+                nm[k] = bm[k]
+            else:
+                nm.pop(k, None)
+        strategy = self.strategy(info)
+        if old is None:
+            strategy.prepare_for_create(obj)
+            causes = strategy.validate(obj)
+        elif subresource is None:
+            strategy.prepare_for_update(obj, old)
+            causes = strategy.validate_update(obj, old)
+        else:
+            causes = self.subresource(info, subresource).prepare_update(strategy, obj, old)
+        _drop_empty_meta(nm)
+        self._validate(info, obj, causes)
+        return obj
+
+    async def _subresource_webhooks(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
+                                    body: JsonDict, opts: WriteOptions) -> JsonDict:
+        group, _, version = str(body["apiVersion"]).rpartition("/")
+        wire: JsonDict = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+        if opts.dry_run:
+            wire["dryRun"] = ["All"]
+        attrs = Attributes(info, "CREATE", name, (namespace or "") if info.namespaced else "", body, None, wire,
+                           dry_run=opts.dry_run, subresource=sub, user=opts.user, warnings=opts.warnings,
+                           object_kind={"group": group, "version": version, "kind": str(body["kind"])})
+        await self.webhooks.mutate(attrs)
+        await self.webhooks.validate(attrs)
+        return attrs.obj if attrs.obj is not None else body
+
+    async def _delete_webhooks(self, info: ResourceInfo, cur: JsonDict, options: DeleteOptions) -> None:
+        if not self.webhooks.active():
+            return
+        meta = cur.get("metadata") or {}
+        wire: JsonDict = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+        for k, v in (("gracePeriodSeconds", options.grace_period_seconds), ("preconditions", options.preconditions),
+                     ("orphanDependents", options.orphan_dependents),
+                     ("propagationPolicy", options.propagation_policy)):
+            if v is not None:
+                wire[k] = v
+        if options.dry_run:
+            wire["dryRun"] = ["All"]
+        attrs = Attributes(info, "DELETE", str(meta.get("name") or ""), _admission_namespace(info, meta), None, cur,
+                           wire, dry_run=options.dry_run, user=options.user)
+        await self.webhooks.mutate(attrs)
+        await self.webhooks.validate(attrs)
+
     # ------------------------------------------------------------------ watch
     async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
                     ) -> AsyncIterator[tuple[str, JsonDict]]:
@@ -975,14 +1071,26 @@ class ApiCore:
     async def bind(self, namespace: str, name: str, binding: Any, opts: WriteOptions | None = None) -> JsonDict:
         """pods/binding: set spec.nodeName once."""
         pods = self._builtin_info("", "pods")
-        return await self.subresource(pods, "binding").create(self, pods, namespace, name, binding,
-                                                              opts or WriteOptions())
+        if isinstance(binding, dict):
+            binding = {"apiVersion": "v1", "kind": "Binding", **binding}
+        return await self.subresource_create(pods, namespace, name, "binding", binding, opts or WriteOptions())
 
     async def evict(self, namespace: str, name: str, eviction: Any) -> JsonDict:
         """pods/eviction with PodDisruptionBudget checks (pkg/registry/core/pod/storage/eviction.go)."""
         pods = self._builtin_info("", "pods")
-        return await self.subresource(pods, "eviction").create(self, pods, namespace, name, eviction,
-                                                               WriteOptions())
+        if isinstance(eviction, dict):
+            eviction = {"apiVersion": "policy/v1", "kind": "Eviction", **eviction}
+        return await self.subresource_create(pods, namespace, name, "eviction", eviction, WriteOptions())
+
+    async def subresource_create(self, info: ResourceInfo, namespace: str | None, name: str, sub: str, body: Any,
+                                 opts: WriteOptions) -> JsonDict:
+        """POST <resource>/<name>/<sub> (pods/binding, pods/eviction): admission webhooks see a
+        CREATE of the subresource with the posted object (its own kind), then its storage runs."""
+        rest = self.subresource(info, sub)
+        if (self.webhooks.active() and isinstance(body, dict) and not rest.body_is_parent and body.get("kind")
+                and body.get("apiVersion")):
+            body = await self._subresource_webhooks(info, namespace, name, sub, body, opts)
+        return await rest.create(self, info, namespace, name, body, opts)
 
     def get_scale(self, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict:
         out = self.subresource(info, "scale").get(self, info, namespace, name)

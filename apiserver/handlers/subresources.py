@@ -48,7 +48,7 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if m == "PUT":
         return codec.json_response(await rest.update(core, info, t.namespace, name, body, opts))
     if m == "POST":
-        return codec.json_response(await rest.create(core, info, t.namespace, name, body, opts),
+        return codec.json_response(await core.subresource_create(info, t.namespace, name, rest.name, body, opts),
                                    status=rest.create_status)
     raise method_not_allowed(m, t)
 

@@ -8,14 +8,21 @@ matchPolicy Equivalent, empty namespace/object selectors, timeoutSeconds 10, rul
 service port 443 and (mutating) reinvocationPolicy Never.
 ValidatingAdmissionPolicy: matchConstraints.resourceRules and at least one validation or
 audit annotation; each validation has an expression. Binding: policyName and at least one of
-Deny/Warn/Audit. Stored only: no webhook is called and no CEL is evaluated.
+Deny/Warn/Audit. The webhooks are called by `apiserver.webhooks`; ValidatingAdmissionPolicies are stored only
+(no CEL is evaluated). Rules follow upstream's validateRuleWithOperations (a `*` stands alone
+among operations, groups, versions; `*/*`, `*`, `*/x` exclude overlapping resources), client
+URLs ValidateWebhookURL (https, a host, no user info, query or fragment), service references
+ValidateWebhookService (name, namespace, port 1-65535, a path starting with "/").
 Data flow: core create/update -> default -> validate / validate_update -> storage.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     duplicate,
@@ -23,10 +30,12 @@ from minik3s.api.validation import (
     is_dns1123_subdomain,
     not_supported,
     required,
+    too_many,
     validate_label_selector,
 )
 
 from .base import Strategy, as_dict, as_list
+from .rest import RegistryOps
 
 GROUP = "admissionregistration.k8s.io"
 SIDE_EFFECTS = ("None", "NoneOnDryRun")
@@ -36,6 +45,95 @@ MATCH_POLICIES = ("Equivalent", "Exact")
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 SCOPES = ("*", "Cluster", "Namespaced")
 ACTIONS = ("Audit", "Deny", "Warn")
+REINVOCATION_POLICIES = ("IfNeeded", "Never")
+
+
+def _wildcard_alone(values: list[Any], path: str, what: str) -> list[JsonDict]:
+    if len(values) > 1 and "*" in values:
+        return [invalid(path, values, f"if '*' is present, must not specify other {what}")]
+    return []
+
+
+def _validate_resources(resources: list[Any], path: str) -> list[JsonDict]:
+    """validateResources: `*/*` alone; `*` excludes other main resources; `*/x` excludes `y/x`;
+    `r/*` excludes `r/x`."""
+    errs: list[JsonDict] = []
+    if not resources:
+        return [required(path)]
+    subs_of_all: set[str] = set()
+    mains_all_subs: set[str] = set()
+    has_all = "*/*" in resources
+    has_main_all = "*" in resources
+    for r in resources:
+        res, _, sub = str(r).partition("/")
+        if res == "*" and sub:
+            subs_of_all.add(sub)
+        if sub == "*":
+            mains_all_subs.add(res)
+    for i, r in enumerate(resources):
+        r = str(r)
+        if not r:
+            errs.append(required(f"{path}[{i}]"))
+            continue
+        if has_all and r != "*/*":
+            errs.append(invalid(f"{path}", resources, "if '*/*' is present, must not specify other resources"))
+            return errs
+        res, _, sub = r.partition("/")
+        if has_main_all and res != "*" and not sub:
+            errs.append(invalid(f"{path}", resources,
+                                "if '*' is present, must not specify other resources without subresources"))
+            return errs
+        if sub and res != "*" and sub in subs_of_all:
+            errs.append(invalid(f"{path}[{i}]", r, f"if '*/{sub}' is present, must not specify {r}"))
+        if sub and sub != "*" and res in mains_all_subs:
+            errs.append(invalid(f"{path}[{i}]", r, f"if '{res}/*' is present, must not specify {r}"))
+    return errs
+
+
+def _validate_url(url: str, path: str) -> list[JsonDict]:
+    """ValidateWebhookURL with https required."""
+    try:
+        u = urlsplit(url)
+    except ValueError as e:
+        return [invalid(path, url, f"must be a valid URL: {e}")]
+    errs: list[JsonDict] = []
+    if u.scheme != "https":
+        errs.append(invalid(path, url, "'https' is the only allowed URL scheme"))
+    if not u.hostname:
+        errs.append(invalid(path, url, "host must be specified"))
+    if u.username is not None or u.password is not None:
+        errs.append(invalid(path, url, "user information is not permitted in the URL"))
+    if u.fragment or url.endswith("#"):
+        errs.append(invalid(path, url, "fragments are not permitted in the URL"))
+    if u.query or "?" in url:
+        errs.append(invalid(path, url, "query parameters are not permitted in the URL"))
+    return errs
+
+
+def _validate_service(svc: JsonDict, path: str) -> list[JsonDict]:
+    """ValidateWebhookService."""
+    errs: list[JsonDict] = []
+    for f in ("name", "namespace"):
+        if not svc.get(f):
+            errs.append(required(f"{path}.{f}", f"service {f} is required"))
+    port = svc.get("port")
+    if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535):
+        errs.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    p = svc.get("path")
+    if p is None or str(p) in ("", "/"):
+        return errs
+    p = str(p)
+    if not p.startswith("/"):
+        errs.append(invalid(f"{path}.path", p, "must start with a '/'"))
+    check = p[1:]
+    if check.endswith("/"):
+        check = check[:-1]
+    for j, seg in enumerate(check.split("/")):
+        if not seg:
+            errs.append(invalid(f"{path}.path", p, f"segment[{j}] may not be empty"))
+            continue
+        errs.extend(invalid(f"{path}.path", p, f"segment[{j}]: {m}") for m in is_dns1123_subdomain(seg))
+    return errs
 
 
 def _default_rules(rules: Any) -> None:
@@ -63,9 +161,16 @@ def _validate_rules(rules: Any, path: str) -> list[JsonDict]:
     for i, r in enumerate(as_list(rules)):
         rp = f"{path}[{i}]"
         r = as_dict(r)
-        for f in ("operations", "apiGroups", "apiVersions", "resources"):
+        for f in ("operations", "apiGroups", "apiVersions"):
             if not as_list(r.get(f)):
                 errs.append(required(f"{rp}.{f}"))
+        errs.extend(_wildcard_alone(as_list(r.get("operations")), f"{rp}.operations", "operations"))
+        errs.extend(_wildcard_alone(as_list(r.get("apiGroups")), f"{rp}.apiGroups", "API groups"))
+        errs.extend(_wildcard_alone(as_list(r.get("apiVersions")), f"{rp}.apiVersions", "API versions"))
+        for j, v in enumerate(as_list(r.get("apiVersions"))):
+            if not v:
+                errs.append(required(f"{rp}.apiVersions[{j}]"))
+        errs.extend(_validate_resources(as_list(r.get("resources")), f"{rp}.resources"))
         for j, op in enumerate(as_list(r.get("operations"))):
             if op not in OPERATIONS:
                 errs.append(not_supported(f"{rp}.operations[{j}]", op, OPERATIONS))
@@ -75,7 +180,7 @@ def _validate_rules(rules: Any, path: str) -> list[JsonDict]:
     return errs
 
 
-def _validate_webhook(w: Any, path: str) -> list[JsonDict]:
+def _validate_webhook(w: Any, path: str, *, mutating: bool) -> list[JsonDict]:
     w = as_dict(w)
     errs: list[JsonDict] = []
     name = str(w.get("name") or "")
@@ -90,21 +195,43 @@ def _validate_webhook(w: Any, path: str) -> list[JsonDict]:
     cc = as_dict(w.get("clientConfig"))
     if (cc.get("url") is None) == (cc.get("service") is None):
         errs.append(required(f"{path}.clientConfig", "exactly one of url or service is required"))
-    elif cc.get("url") is not None and not str(cc["url"]).startswith("https://"):
-        errs.append(invalid(f"{path}.clientConfig.url", cc["url"], "'https' is the only allowed URL scheme"))
+    elif cc.get("url") is not None:
+        errs.extend(_validate_url(str(cc["url"]), f"{path}.clientConfig.url"))
     elif cc.get("service") is not None:
-        svc = as_dict(cc["service"])
-        for f in ("namespace", "name"):
-            if not svc.get(f):
-                errs.append(required(f"{path}.clientConfig.service.{f}"))
+        errs.extend(_validate_service(as_dict(cc["service"]), f"{path}.clientConfig.service"))
     se = w.get("sideEffects")
     if not se:
         errs.append(required(f"{path}.sideEffects", "must specify one of " + ", ".join(SIDE_EFFECTS)))
     elif se not in SIDE_EFFECTS:
         errs.append(not_supported(f"{path}.sideEffects", se, SIDE_EFFECTS))
     versions = as_list(w.get("admissionReviewVersions"))
-    if not any(v in REVIEW_VERSIONS for v in versions):
-        errs.append(required(f"{path}.admissionReviewVersions", "must specify one of " + ", ".join(REVIEW_VERSIONS)))
+    vpath = f"{path}.admissionReviewVersions"
+    if not versions:
+        errs.append(required(vpath, "must specify one of " + ", ".join(REVIEW_VERSIONS)))
+    else:
+        seen: set[str] = set()
+        for j, v in enumerate(versions):
+            if v in seen:
+                errs.append(invalid(f"{vpath}[{j}]", v, "duplicate version"))
+            seen.add(str(v))
+        if not any(v in REVIEW_VERSIONS for v in versions):
+            errs.append(invalid(vpath, versions, "must include at least one of " + ", ".join(REVIEW_VERSIONS)))
+    if mutating and w.get("reinvocationPolicy") not in REINVOCATION_POLICIES:
+        errs.append(not_supported(f"{path}.reinvocationPolicy", w.get("reinvocationPolicy"), REINVOCATION_POLICIES))
+    mc_names: set[str] = set()
+    for j, mc in enumerate(as_list(w.get("matchConditions"))):
+        mc = as_dict(mc)
+        mpath = f"{path}.matchConditions[{j}]"
+        mname = str(mc.get("name") or "")
+        if not mname:
+            errs.append(required(f"{mpath}.name"))
+        elif mname in mc_names:
+            errs.append(duplicate(f"{mpath}.name", mname))
+        mc_names.add(mname)
+        if not mc.get("expression"):
+            errs.append(required(f"{mpath}.expression"))
+    if len(as_list(w.get("matchConditions"))) > 64:
+        errs.append(too_many(f"{path}.matchConditions", len(as_list(w.get("matchConditions"))), 64))
     if w.get("failurePolicy") not in FAILURE_POLICIES:
         errs.append(not_supported(f"{path}.failurePolicy", w.get("failurePolicy"), FAILURE_POLICIES))
     if w.get("matchPolicy") not in MATCH_POLICIES:
@@ -119,9 +246,27 @@ def _validate_webhook(w: Any, path: str) -> list[JsonDict]:
     return errs
 
 
+@dataclass(slots=True)
+class WebhookConfigurationGeneration:
+    """Committed writes of webhook configurations so far (per registry, `RegistryOps.hook_state`):
+    the webhook dispatcher (apiserver.webhooks) re-reads the configurations only when it moved."""
+
+    value: int = 0
+
+
 class _WebhookConfigurationStrategy(Strategy):
     group = GROUP
     mutating = False
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+        return obj
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
 
     def _default(self, obj: JsonDict) -> None:
         for w in as_list(obj.get("webhooks")):
@@ -132,7 +277,7 @@ class _WebhookConfigurationStrategy(Strategy):
         errs: list[JsonDict] = []
         names: set[str] = set()
         for i, w in enumerate(as_list(obj.get("webhooks"))):
-            errs.extend(_validate_webhook(w, f"webhooks[{i}]"))
+            errs.extend(_validate_webhook(w, f"webhooks[{i}]", mutating=self.mutating))
             name = str(as_dict(w).get("name") or "")
             if name and name in names:
                 errs.append(duplicate(f"webhooks[{i}].name", name))

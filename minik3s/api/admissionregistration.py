@@ -1,7 +1,8 @@
 """admissionregistration.k8s.io/v1 wire types: Validating/MutatingWebhookConfiguration,
 ValidatingAdmissionPolicy and its Binding (layer L2, upstream k8s.io/api/admissionregistration/v1).
 
-Stored and validated only: minik3s does not call webhooks nor evaluate CEL policies yet.
+The webhooks are called by `apiserver.webhooks` (docs/security.md "Admission webhooks");
+ValidatingAdmissionPolicies are stored and validated only (no CEL is evaluated).
 """
 
 from __future__ import annotations
