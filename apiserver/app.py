@@ -5,7 +5,7 @@
 `apiserver.keys`, and cancels every open watch stream on shutdown (otherwise aiohttp's shutdown
 waits for them).
 
-Data flow: request -> error middleware -> dispatch -> handlers -> `ApiCore` -> storage.
+Data flow: request -> error middleware -> impersonation -> dispatch (authorization first) -> handlers -> `ApiCore` -> storage.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import asyncio
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.handlers.authz import impersonation_middleware
 from apiserver.handlers.dispatch import dispatch, error_middleware
 from apiserver.handlers.metrics import serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
+    AUTHORIZER,
     CORE,
     EXPLAIN,
     METRICS,
@@ -30,6 +32,7 @@ from apiserver.keys import (
     ExplainProvider,
     MetricsProvider,
 )
+from apiserver.rbac import Authorizer
 from minik3s.api.metrics import UsageProvider
 
 __all__ = ["READY", "create_app"]
@@ -39,9 +42,11 @@ def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
     usage: UsageProvider | None = None,
 ) -> web.Application:
-    app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
+    # impersonation runs after authentication (it replaces the authenticated user)
+    app = web.Application(middlewares=[error_middleware, impersonation_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
+    app[AUTHORIZER] = Authorizer(core.store, core.registry)
     app[WATCHES] = set()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.rbac import Authorizer
 from minik3s.api.metrics import UsageProvider
 from minik3s.api.types import JsonDict
 
@@ -61,3 +62,6 @@ USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
 # produced (impersonation may replace it). Unset means plain HTTP on loopback, where every
 # request is `minik3s.api.user.ADMIN` (docs/security.md).
 REQUEST_USER = "minik3s.user"
+# the RBAC authorizer over the core's store (apiserver.rbac): dispatch, impersonation and the
+# access reviews ask it
+AUTHORIZER = web.AppKey("authorizer", Authorizer)

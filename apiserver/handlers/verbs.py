@@ -12,6 +12,7 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
+from apiserver.handlers.authz import request_user
 from apiserver.handlers.common import (
     Target,
     bool_param,
@@ -27,8 +28,8 @@ from apiserver.handlers.common import (
     write_options,
 )
 from apiserver.handlers.watch import watch
+from apiserver.keys import AUTHORIZER
 from apiserver.reviews import review
-from minik3s.api import errors
 from minik3s.api.options import ListOptions
 
 
@@ -55,13 +56,10 @@ async def create(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
     opts = write_options(request)
     raw = await codec.read_body(request)
     if t.info.virtual:
-        # reviews are answered from the kind alone: their attributes do not change the answer
-        # (every request is an admin's), so a protobuf review we have no field table for is fine
-        try:
-            body = codec.decode_object(raw, codec.media_type(request))
-        except errors.UnsupportedMediaTypeError:
-            body = {}
-        return codec.json_response(review(t.info, body), status=201)
+        # reviews are answered from the authorizer for the request's user, never stored
+        body = codec.decode_object(raw, codec.media_type(request))
+        return codec.json_response(review(t.info, body, user=request_user(request),
+                                          authorizer=request.app[AUTHORIZER], namespace=t.namespace), status=201)
     body = codec.decode_object(raw, codec.media_type(request))
     if opts.field_manager is None:
         opts.field_manager = default_manager(request)
