@@ -76,49 +76,62 @@ class Decision:
 # ---- rule matching (upstream rbac.RuleAllows and the rbacv1helpers matchers) ------------------
 
 
-def _strs(v: object) -> list[str]:
-    return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+def _strs(v: object) -> tuple[str, ...]:
+    return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
 
 
-def verb_matches(rule: JsonDict, verb: str) -> bool:
-    return any(v == "*" or v == verb for v in _strs(rule.get("verbs")))
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One PolicyRule, read once per policy snapshot (not per request)."""
 
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    resource_names: tuple[str, ...]
+    non_resource_urls: tuple[str, ...]
 
-def api_group_matches(rule: JsonDict, group: str) -> bool:
-    return any(g == "*" or g == group for g in _strs(rule.get("apiGroups")))
+    @classmethod
+    def from_wire(cls, rule: JsonDict) -> Rule:
+        return cls(_strs(rule.get("verbs")), _strs(rule.get("apiGroups")), _strs(rule.get("resources")),
+                   _strs(rule.get("resourceNames")), _strs(rule.get("nonResourceURLs")))
 
+    def verb_matches(self, verb: str) -> bool:
+        return "*" in self.verbs or verb in self.verbs
 
-def resource_matches(rule: JsonDict, combined: str, subresource: str) -> bool:
-    """`combined` is `resource` or `resource/subresource`."""
-    for r in _strs(rule.get("resources")):
-        if r == "*" or r == combined:
-            return True
-        if subresource and len(r) == len(subresource) + 2 and r.startswith("*/") and r.endswith(subresource):
-            return True
-    return False
+    def api_group_matches(self, group: str) -> bool:
+        return "*" in self.api_groups or group in self.api_groups
 
+    def resource_matches(self, combined: str, subresource: str) -> bool:
+        """`combined` is `resource` or `resource/subresource`."""
+        for r in self.resources:
+            if r == "*" or r == combined:
+                return True
+            if subresource and len(r) == len(subresource) + 2 and r.startswith("*/") and r.endswith(subresource):
+                return True
+        return False
 
-def resource_name_matches(rule: JsonDict, name: str) -> bool:
-    names = _strs(rule.get("resourceNames"))
-    return not names or name in names
+    def resource_name_matches(self, name: str) -> bool:
+        return not self.resource_names or name in self.resource_names
 
+    def non_resource_url_matches(self, path: str) -> bool:
+        for u in self.non_resource_urls:
+            if u == "*" or u == path:
+                return True
+            if u.endswith("*") and path.startswith(u[:-1]):
+                return True
+        return False
 
-def non_resource_url_matches(rule: JsonDict, path: str) -> bool:
-    for u in _strs(rule.get("nonResourceURLs")):
-        if u == "*" or u == path:
-            return True
-        if u.endswith("*") and path.startswith(u[:-1]):
-            return True
-    return False
+    def allows(self, attrs: Attributes) -> bool:
+        if attrs.resource_request:
+            combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+            return (self.verb_matches(attrs.verb) and self.api_group_matches(attrs.api_group)
+                    and self.resource_matches(combined, attrs.subresource)
+                    and self.resource_name_matches(attrs.name))
+        return self.verb_matches(attrs.verb) and self.non_resource_url_matches(attrs.path)
 
 
 def rule_allows(attrs: Attributes, rule: JsonDict) -> bool:
-    if attrs.resource_request:
-        combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-        return (verb_matches(rule, attrs.verb) and api_group_matches(rule, attrs.api_group)
-                and resource_matches(rule, combined, attrs.subresource)
-                and resource_name_matches(rule, attrs.name))
-    return verb_matches(rule, attrs.verb) and non_resource_url_matches(rule, attrs.path)
+    return Rule.from_wire(rule).allows(attrs)
 
 
 # ---- service-account user names (upstream serviceaccount.MakeUsername / SplitUsername) --------
@@ -151,7 +164,7 @@ class Grant:
     rules it grants (or why they could not be read)."""
 
     describe: str
-    rules: tuple[JsonDict, ...]
+    rules: tuple[Rule, ...]
     error: str = ""
 
 
@@ -164,8 +177,8 @@ class _Binding:
 
 @dataclass(slots=True)
 class _Snapshot:
-    cluster_roles: dict[str, JsonDict] = field(default_factory=dict)
-    roles: dict[tuple[str, str], JsonDict] = field(default_factory=dict)
+    cluster_roles: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+    roles: dict[tuple[str, str], tuple[Rule, ...]] = field(default_factory=dict)
     # subject key ("u:<name>" or "g:<group>") -> bindings naming it, per namespace ("" = cluster)
     index: dict[tuple[str, str], list[_Binding]] = field(default_factory=dict)
 
@@ -208,9 +221,9 @@ def _describe_subject(s: JsonDict, binding_ns: str) -> str:
     return f'{kind} "{name}"'
 
 
-def _rules(obj: JsonDict | None) -> tuple[JsonDict, ...]:
+def _rules(obj: JsonDict | None) -> tuple[Rule, ...]:
     rules = (obj or {}).get("rules")
-    return tuple(r for r in rules if isinstance(r, dict)) if isinstance(rules, list) else ()
+    return tuple(Rule.from_wire(r) for r in rules if isinstance(r, dict)) if isinstance(rules, list) else ()
 
 
 class Authorizer:
@@ -242,9 +255,9 @@ class Authorizer:
         by_resource: dict[str, list[JsonDict]] = {
             info.resource: self._store.list(info.list_prefix(None))[0] for info in self._infos}
         for obj in by_resource.get("clusterroles", []):
-            snap.cluster_roles[str(obj["metadata"]["name"])] = obj
+            snap.cluster_roles[str(obj["metadata"]["name"])] = _rules(obj)
         for obj in by_resource.get("roles", []):
-            snap.roles[(str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"]))] = obj
+            snap.roles[(str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"]))] = _rules(obj)
         for obj in by_resource.get("clusterrolebindings", []):
             snap.add_binding(_Binding((0, "", str(obj["metadata"]["name"])), obj, ""))
         for obj in by_resource.get("rolebindings", []):
@@ -303,12 +316,12 @@ class Authorizer:
             role = snap.cluster_roles.get(role_name)
             if role is None:
                 return Grant(describe, (), f'clusterrole.rbac.authorization.k8s.io "{role_name}" not found')
-            return Grant(describe, _rules(role))
+            return Grant(describe, role)
         if kind == "Role" and b.namespace:
             nsrole = snap.roles.get((b.namespace, role_name))
             if nsrole is None:
                 return Grant(describe, (), f'role.rbac.authorization.k8s.io "{role_name}" not found')
-            return Grant(describe, _rules(nsrole))
+            return Grant(describe, nsrole)
         return Grant(describe, (), f'unsupported role reference kind: "{kind}"')
 
     # -- decisions
@@ -321,7 +334,7 @@ class Authorizer:
                 errs.append(g.error)
                 continue
             for rule in g.rules:
-                if rule_allows(attrs, rule):
+                if rule.allows(attrs):
                     return Decision(True, f"RBAC: allowed by {g.describe}")
         if not errs:
             return Decision(False)
@@ -336,14 +349,14 @@ class Authorizer:
             if g.error:
                 errs.append(g.error)
             for rule in g.rules:
-                verbs = _strs(rule.get("verbs"))
-                if _strs(rule.get("resources")):
-                    rr: JsonDict = {"verbs": verbs}
-                    for k in ("apiGroups", "resources", "resourceNames"):
-                        if _strs(rule.get(k)):
-                            rr[k] = _strs(rule.get(k))
+                if rule.resources:
+                    rr: JsonDict = {"verbs": list(rule.verbs)}
+                    for k, v in (("apiGroups", rule.api_groups), ("resources", rule.resources),
+                                 ("resourceNames", rule.resource_names)):
+                        if v:
+                            rr[k] = list(v)
                     resource.append(rr)
-                if _strs(rule.get("nonResourceURLs")):
-                    non_resource.append({"verbs": verbs, "nonResourceURLs": _strs(rule.get("nonResourceURLs"))})
+                if rule.non_resource_urls:
+                    non_resource.append({"verbs": list(rule.verbs), "nonResourceURLs": list(rule.non_resource_urls)})
         err = "" if not errs else errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
         return resource, non_resource, err

@@ -177,14 +177,21 @@ def _valid_sa(namespace: str, name: str) -> bool:
 def impersonated_user(request: web.Request, requester: UserInfo) -> UserInfo | None:
     """The user the impersonation headers ask for, after checking the requester may act as each
     part; None when the request carries no impersonation header."""
-    h = request.headers
-    wanted_user = h.get("Impersonate-User", "")
-    groups_given = h.getall("Impersonate-Group", [])
+    wanted_user, uid = "", ""
+    groups_given: list[str] = []
     extras: dict[str, list[str]] = {}
-    for k, v in h.items():
-        if k.lower().startswith(_EXTRA_PREFIX):
-            extras.setdefault(unquote(k.lower()[len(_EXTRA_PREFIX):]), []).append(v)
-    uid = h.get("Impersonate-Uid", "")
+    for k, v in request.headers.items():  # one pass; most requests carry no Impersonate-* header
+        if len(k) < 15 or k[:12].lower() != "impersonate-":
+            continue
+        kl = k.lower()
+        if kl == "impersonate-user":
+            wanted_user = wanted_user or v
+        elif kl == "impersonate-group":
+            groups_given.append(v)
+        elif kl == "impersonate-uid":
+            uid = uid or v
+        elif kl.startswith(_EXTRA_PREFIX):
+            extras.setdefault(unquote(kl[len(_EXTRA_PREFIX):]), []).append(v)
     if not wanted_user and not groups_given and not extras and not uid:
         return None
     if not wanted_user:
@@ -237,7 +244,6 @@ async def impersonation_middleware(
     requester = request_user(request)
     user = impersonated_user(request, requester)
     if user is not None:
-        logger.debug("impersonation requester=%s user=%s groups=%s", requester.username, user.username,
-                     ",".join(user.groups))
+        logger.debug("impersonation requester=%s user=%s groups=%s", requester.username, user.username, user.groups)
         request[REQUEST_USER] = user
     return await handler(request)
