@@ -207,6 +207,7 @@ def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups]}
     return [
         crb("cluster-admin", "cluster-admin", ["system:masters"]),
+        crb("system:monitoring", "system:monitoring", ["system:monitoring"]),
         crb("system:discovery", "system:discovery", ["system:authenticated"]),
         crb("system:basic-user", "system:basic-user", ["system:authenticated"]),
         crb("system:public-info-viewer", "system:public-info-viewer",

@@ -144,6 +144,9 @@ def test_forbidden_bytes_for_subresources_and_paths(http: httpx.Client, ns: str)
     # discovery and health are granted to every authenticated user by the bootstrap policy
     assert http.get("/apis", headers=h).status_code == 200
     assert http.get("/healthz", headers=h).status_code == 200
+    r = http.get("/metrics", headers=h)
+    assert r.status_code == 403 and r.json()["message"] == 'forbidden: User "erin" cannot get path "/metrics"'
+    assert http.get("/metrics", headers={**h, "Impersonate-Group": "system:monitoring"}).status_code == 200
     # watch=true is the watch verb
     r = http.get(f"/api/v1/namespaces/{ns}/configmaps?watch=true", headers=h)
     assert r.status_code == 403 and 'cannot watch resource "configmaps"' in r.json()["message"]
