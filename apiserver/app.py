@@ -32,10 +32,14 @@ from apiserver.keys import (
     ExplainProvider,
     MetricsProvider,
 )
-from apiserver.rbac import Authorizer
+from apiserver.rbac import Authorizer, EscalationCheck
 from minik3s.api.metrics import UsageProvider
 
 __all__ = ["READY", "create_app"]
+
+
+async def _close_authorizer(app: web.Application) -> None:
+    app[AUTHORIZER].close()  # its store watchers
 
 
 def create_app(
@@ -47,6 +51,9 @@ def create_app(
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
     app[AUTHORIZER] = Authorizer(core.store, core.registry)
+    # RBAC's escalation prevention on role/binding writes (once per core)
+    core.write_guards[:] = [g for g in core.write_guards if not isinstance(g, EscalationCheck)]
+    core.write_guards.append(EscalationCheck(app[AUTHORIZER]))
     app[WATCHES] = set()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
@@ -58,4 +65,5 @@ def create_app(
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_shutdown.append(close_watches)
+    app.on_cleanup.append(_close_authorizer)
     return app

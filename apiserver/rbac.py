@@ -32,10 +32,13 @@ RoleBindings, each sorted by name).
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
 from apiserver.storage.interface import Store, Watcher
+from minik3s.api.errors import ForbiddenError
+from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 from minik3s.api.user import MASTERS, UserInfo
@@ -273,6 +276,10 @@ class Authorizer:
         self.rebuilds += 1
         return snap
 
+    def snapshot(self) -> _Snapshot:
+        """The current policy (rebuilt first when it changed)."""
+        return self._fresh()
+
     def close(self) -> None:
         for w in self._watchers:
             w.close()
@@ -360,3 +367,165 @@ class Authorizer:
                     non_resource.append({"verbs": list(rule.verbs), "nonResourceURLs": list(rule.non_resource_urls)})
         err = "" if not errs else errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
         return resource, non_resource, err
+
+
+# ---- escalation prevention on RBAC writes (upstream pkg/registry/rbac/*/policybased and
+# ---- rbac/validation.ConfirmNoEscalation) --------------------------------------------------------
+
+
+def _breakdown(rule: Rule) -> list[Rule]:
+    """upstream BreakdownRule: one rule per (group, resource, verb[, name]) and (url, verb)."""
+    out: list[Rule] = []
+    for g in rule.api_groups:
+        for r in rule.resources:
+            for v in rule.verbs:
+                if rule.resource_names:
+                    out.extend(Rule((v,), (g,), (r,), (n,), ()) for n in rule.resource_names)
+                else:
+                    out.append(Rule((v,), (g,), (r,), (), ()))
+    for u in rule.non_resource_urls:
+        for v in rule.verbs:
+            out.append(Rule((v,), (), (), (), (u,)))
+    return out
+
+
+def _resources_cover(owner: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    if "*" in owner:
+        return True
+    for path in wanted:
+        if path in owner:
+            continue
+        if "/" not in path or "*/" + path.split("/", 1)[1] not in owner:
+            return False
+    return True
+
+
+def _urls_cover(owner: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    return all(any(o == w or (o.endswith("*") and w.startswith(o.rstrip("*"))) for o in owner) for w in wanted)
+
+
+def rule_covers(owner: Rule, sub: Rule) -> bool:
+    """upstream ruleCovers: does `owner` grant everything the atomic rule `sub` does?"""
+    verbs = "*" in owner.verbs or all(v in owner.verbs for v in sub.verbs)
+    groups = "*" in owner.api_groups or all(g in owner.api_groups for g in sub.api_groups)
+    if sub.resource_names:
+        names = not owner.resource_names or all(n in owner.resource_names for n in sub.resource_names)
+    else:
+        names = not owner.resource_names
+    return (verbs and groups and _resources_cover(owner.resources, sub.resources) and names
+            and _urls_cover(owner.non_resource_urls, sub.non_resource_urls))
+
+
+def _go_quoted(values: tuple[str, ...] | list[str]) -> str:
+    """Go's %q of a []string: `["a" "b"]`."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
+
+
+def _compact_string(r: Rule) -> str:
+    """upstream rbacv1helpers.CompactString."""
+    parts = [f"{label}:{_go_quoted(v)}" for label, v in (
+        ("APIGroups", r.api_groups), ("Resources", r.resources), ("NonResourceURLs", r.non_resource_urls),
+        ("ResourceNames", r.resource_names), ("Verbs", r.verbs)) if v]
+    return "{" + ", ".join(parts) + "}"
+
+
+def _compact(missing: list[Rule]) -> list[Rule]:
+    """upstream CompactRules: single group/resource(/name) rules that differ only by verb merge."""
+    out: list[Rule] = []
+    simple: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+    for r in missing:
+        if len(r.api_groups) == 1 and len(r.resources) == 1 and len(r.resource_names) <= 1 and not r.non_resource_urls:
+            simple.setdefault((r.api_groups[0], r.resources[0], r.resource_names), []).extend(r.verbs)
+        else:
+            out.append(r)
+    out.extend(Rule(tuple(verbs), (g,), (res,), names, ()) for (g, res, names), verbs in simple.items())
+    return out
+
+
+_GC_FIELDS = ("ownerReferences", "finalizers", "managedFields", "resourceVersion", "generation")
+_RBAC_WRITES = {"roles": "Role", "clusterroles": "ClusterRole", "rolebindings": "RoleBinding",
+                "clusterrolebindings": "ClusterRoleBinding"}
+
+
+def _only_gc_fields_changed(new: JsonDict, old: JsonDict) -> bool:
+    """upstream IsOnlyMutatingGCFields (with the server-managed metadata set aside as well)."""
+    def strip(o: JsonDict) -> JsonDict:
+        meta = {k: v for k, v in (o.get("metadata") or {}).items() if k not in _GC_FIELDS}
+        return {**{k: v for k, v in o.items() if k not in ("metadata", "status")}, "metadata": meta}
+    return strip(new) == strip(old)
+
+
+class EscalationCheck:
+    """The write guard `create_app` registers on the core: a user may create or change a Role or
+    ClusterRole only with every rule it grants (or the `escalate` verb on it), and a binding
+    only with the bound role's rules (or `bind` on that role). Only writes the HTTP layer
+    authorized are checked (`WriteOptions.authorize`): system:masters and the in-process
+    components are trusted, as they bypass authorization altogether. A refusal is upstream's 403:
+    `roles.rbac.authorization.k8s.io "r" is forbidden: user "bob" (groups=["system:authenticated"])
+    is attempting to grant RBAC permissions not currently held:` + one compact rule per line."""
+
+    def __init__(self, authorizer: Authorizer) -> None:
+        self._authz = authorizer
+
+    def __call__(self, info: ResourceInfo, obj: JsonDict, old: JsonDict | None, opts: WriteOptions) -> None:
+        user = opts.user
+        if (not opts.authorize or user is None or info.group != RBAC_GROUP or info.resource not in _RBAC_WRITES
+                or MASTERS in user.groups):
+            return
+        if old is not None and _only_gc_fields_changed(obj, old):
+            return
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        namespace = str(meta.get("namespace") or "") if info.namespaced else ""
+        if info.resource in ("roles", "clusterroles"):
+            # the request's own attributes, as upstream's RoleEscalationAuthorized (a create names none)
+            escalate = Attributes(user=user, verb="escalate", resource_request=True, api_group=RBAC_GROUP,
+                                  api_version=info.version, resource=info.resource,
+                                  name=name if old is not None else "", namespace=namespace)
+            if self._authz.authorize(escalate).allowed:
+                return
+            self._confirm(info, name, user, namespace, _rules(obj))
+            return
+        ref = obj.get("roleRef") or {}
+        kind, role_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+        if kind in ("Role", "ClusterRole"):
+            bind = Attributes(user=user, verb="bind", resource_request=True, api_group=str(ref.get("apiGroup") or ""),
+                              resource="roles" if kind == "Role" else "clusterroles", name=role_name,
+                              namespace=namespace)
+            if self._authz.authorize(bind).allowed:
+                return
+        snap = self._authz.snapshot()
+        if kind == "ClusterRole" and role_name in snap.cluster_roles:
+            rules = snap.cluster_roles[role_name]
+        elif kind == "Role" and (namespace, role_name) in snap.roles:
+            rules = snap.roles[(namespace, role_name)]
+        else:
+            what = "clusterrole" if kind == "ClusterRole" else "role"
+            raise _forbidden_write(info, name, f'{what}.rbac.authorization.k8s.io "{role_name}" not found'
+                                   if kind in ("Role", "ClusterRole") else f'unsupported role reference kind: "{kind}"')
+        self._confirm(info, name, user, namespace, rules)
+
+    def _confirm(self, info: ResourceInfo, name: str, user: UserInfo, namespace: str, rules: tuple[Rule, ...]
+                 ) -> None:
+        owner: list[Rule] = []
+        errs: list[str] = []
+        for g in self._authz.grants(user, namespace):
+            owner.extend(g.rules)
+            if g.error:
+                errs.append(g.error)
+        missing = [sub for r in rules for sub in _breakdown(r) if not any(rule_covers(o, sub) for o in owner)]
+        if not missing:
+            return
+        lines = sorted({_compact_string(r) for r in _compact(missing)})
+        msg = (f'user "{user.username}" (groups={_go_quoted(user.groups)}) is attempting to grant RBAC permissions '
+               "not currently held:\n" + "\n".join(lines))
+        if errs:
+            msg += f"; resolution errors: [{', '.join(errs)}]"
+        raise _forbidden_write(info, name, msg)
+
+
+def _forbidden_write(info: ResourceInfo, name: str, msg: str) -> ForbiddenError:
+    details: JsonDict = {"name": name, "group": info.group, "kind": info.resource} if name else {
+        "group": info.group, "kind": info.resource}
+    prefix = f'{info.resource}.{info.group} "{name}"' if name else f"{info.resource}.{info.group}"
+    return ForbiddenError(f"{prefix} is forbidden: {msg}", details=details)

@@ -23,6 +23,7 @@ from multidict import MultiMapping
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.tables import to_table
+from apiserver.keys import REQUEST_USER
 from apiserver.strategies import decode_error
 from apiserver.strategies.rest import rv_int
 from apiserver.strategies.schema import delete_options_type_error
@@ -31,6 +32,7 @@ from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError,
 from minik3s.api.options import DeleteOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 from minik3s.api.validation import forbidden, not_supported
 
 # /api/v1/namespaces/<name>/<sub> names the namespace's own subresource, not a namespaced list
@@ -192,7 +194,9 @@ def write_options(request: web.Request) -> WriteOptions:
     if fm is not None and len(fm) > 128:
         raise errors.invalid("", "", [errors.cause("fieldManager", "Too long: may not be more than 128 bytes",
                                                    "FieldValueTooLong")])
-    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")))
+    user = request.get(REQUEST_USER)  # set by authentication / impersonation; None on plain loopback
+    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
+                        user=user if isinstance(user, UserInfo) else None, authorize=isinstance(user, UserInfo))
 
 
 def default_manager(request: web.Request) -> str:

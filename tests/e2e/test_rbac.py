@@ -229,3 +229,17 @@ def test_admin_role_shows_aggregated_rules(kubectl, http: httpx.Client) -> None:
     assert {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
             "verbs": ["get", "list", "watch", "create", "delete", "deletecollection", "patch", "update"]} in rules
     assert any("pods" in r.get("resources", []) and "get" in r["verbs"] for r in rules)  # from view via edit
+
+
+def test_escalation_is_refused_over_http(kubectl, http: httpx.Client, ns: str) -> None:
+    r = http.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", json={
+        "metadata": {"name": "role-writer"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["create"]},
+                  {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})
+    assert r.status_code == 201, r.text
+    kubectl("create", "rolebinding", "role-writer", "--role=role-writer", "--user=hank", "-n", ns)
+    kubectl("create", "role", "reader", "--verb=get", "--resource=pods", "-n", ns, "--as", "hank")
+    r = kubectl("create", "role", "deleter", "--verb=get,delete", "--resource=pods", "-n", ns, "--as", "hank", ok=False)
+    assert ('roles.rbac.authorization.k8s.io "deleter" is forbidden: user "hank" (groups=["system:authenticated"]) '
+            "is attempting to grant RBAC permissions not currently held:\n"
+            '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}') in r.stderr
