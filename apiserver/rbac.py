@@ -442,6 +442,7 @@ def _compact(missing: list[Rule]) -> list[Rule]:
     return out
 
 
+_FULL_AUTHORITY = (Rule(("*",), ("*",), ("*",), (), ()), Rule(("*",), (), (), (), ("*",)))
 _GC_FIELDS = ("ownerReferences", "finalizers", "managedFields", "resourceVersion", "generation")
 _RBAC_WRITES = {"roles": "Role", "clusterroles": "ClusterRole", "rolebindings": "RoleBinding",
                 "clusterrolebindings": "ClusterRoleBinding"}
@@ -472,8 +473,6 @@ class EscalationCheck:
         if (not opts.authorize or user is None or info.group != RBAC_GROUP or info.resource not in _RBAC_WRITES
                 or MASTERS in user.groups):
             return
-        if old is not None and _only_gc_fields_changed(obj, old):
-            return
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or "")
         namespace = str(meta.get("namespace") or "") if info.namespaced else ""
@@ -484,7 +483,16 @@ class EscalationCheck:
                                   name=name if old is not None else "", namespace=namespace)
             if self._authz.authorize(escalate).allowed:
                 return
+            agg = obj.get("aggregationRule")
+            if info.resource == "clusterroles" and agg is not None and (old is None or old.get("aggregationRule") != agg):
+                # an aggregationRule can gather anything: setting one takes * on everything
+                if self._missing(user, "", _FULL_AUTHORITY)[0]:
+                    raise _forbidden_write(info, name, "must have cluster-admin privileges to use the aggregationRule")
+            if old is not None and _only_gc_fields_changed(obj, old):
+                return
             self._confirm(info, name, user, namespace, _rules(obj))
+            return
+        if old is not None and _only_gc_fields_changed(obj, old):
             return
         ref = obj.get("roleRef") or {}
         kind, role_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
@@ -505,15 +513,20 @@ class EscalationCheck:
                                    if kind in ("Role", "ClusterRole") else f'unsupported role reference kind: "{kind}"')
         self._confirm(info, name, user, namespace, rules)
 
-    def _confirm(self, info: ResourceInfo, name: str, user: UserInfo, namespace: str, rules: tuple[Rule, ...]
-                 ) -> None:
+    def _missing(self, user: UserInfo, namespace: str, rules: tuple[Rule, ...]) -> tuple[list[Rule], list[str]]:
+        """upstream Covers: the atomic rules of `rules` that the user's own rules do not cover, and
+        the errors met resolving the user's rules."""
         owner: list[Rule] = []
         errs: list[str] = []
         for g in self._authz.grants(user, namespace):
             owner.extend(g.rules)
             if g.error:
                 errs.append(g.error)
-        missing = [sub for r in rules for sub in _breakdown(r) if not any(rule_covers(o, sub) for o in owner)]
+        return [sub for r in rules for sub in _breakdown(r) if not any(rule_covers(o, sub) for o in owner)], errs
+
+    def _confirm(self, info: ResourceInfo, name: str, user: UserInfo, namespace: str, rules: tuple[Rule, ...]
+                 ) -> None:
+        missing, errs = self._missing(user, namespace, rules)
         if not missing:
             return
         lines = sorted({_compact_string(r) for r in _compact(missing)})

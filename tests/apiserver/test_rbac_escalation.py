@@ -148,3 +148,21 @@ COVER_CASES = [
 @pytest.mark.parametrize(("owner", "sub", "covered"), COVER_CASES)
 def test_rule_covers(owner: JsonDict, sub: JsonDict, covered: bool) -> None:
     assert rule_covers(Rule.from_wire(owner), Rule.from_wire(sub)) is covered
+
+
+async def test_aggregation_rule_needs_full_authority(guarded: ApiCore) -> None:
+    crs, crbs = _info(guarded, "clusterroles"), _info(guarded, "clusterrolebindings")
+    # carol may write clusterroles and holds get pods cluster-wide
+    await guarded.create(crs, None, {"metadata": {"name": "carol"}, "rules": [
+        {"apiGroups": [RBAC], "resources": ["clusterroles"], "verbs": ["create", "update"]},
+        _rule(["get"], ["pods"])]})
+    await guarded.create(crbs, None, {"metadata": {"name": "carol"}, "subjects": [
+        {"kind": "User", "apiGroup": RBAC, "name": "carol"}],
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "carol"}})
+    carol = UserInfo("carol", groups=(AUTHENTICATED,))
+    await guarded.create(crs, None, {"metadata": {"name": "plain"}, "rules": [_rule(["get"], ["pods"])]}, _as(carol))
+    with pytest.raises(ForbiddenError) as e:
+        await guarded.create(crs, None, {"metadata": {"name": "agg"}, "rules": [], "aggregationRule": {
+            "clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}, _as(carol))
+    assert e.value.message == ('clusterroles.rbac.authorization.k8s.io "agg" is forbidden: must have cluster-admin '
+                               "privileges to use the aggregationRule")
