@@ -6,8 +6,8 @@
 waits for them). With `authn` settings (the TLS listener) every request is authenticated first
 (`handlers.authn`); without them (plain HTTP on loopback) no request carries a user.
 
-Data flow: request -> error middleware -> authentication -> dispatch -> handlers -> `ApiCore`
--> storage.
+Data flow: request -> error middleware -> authentication -> impersonation -> dispatch
+(authorization first) -> handlers -> `ApiCore` -> storage.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers.authn import authn_middleware
+from apiserver.handlers.authz import impersonation_middleware
 from apiserver.handlers.dispatch import dispatch, error_middleware
 from apiserver.handlers.metrics import serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
     AUTHN,
+    AUTHORIZER,
     CORE,
     EXPLAIN,
     METRICS,
@@ -36,9 +38,14 @@ from apiserver.keys import (
     ExplainProvider,
     MetricsProvider,
 )
+from apiserver.rbac import Authorizer, EscalationCheck
 from minik3s.api.metrics import UsageProvider
 
 __all__ = ["READY", "create_app"]
+
+
+async def _close_authorizer(app: web.Application) -> None:
+    app[AUTHORIZER].close()  # its store watchers
 
 
 def create_app(
@@ -48,12 +55,16 @@ def create_app(
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
-    # authentication first: the later layers (impersonation, authorization) read its user;
-    # the plain-HTTP loopback listener has none (no per-request cost)
-    middlewares = [error_middleware, *([authn_middleware] if authn is not None else [])]
+    # authentication first: impersonation (which replaces the authenticated user) and
+    # authorization read its user; the plain-HTTP loopback listener has none (no per-request cost)
+    middlewares = [error_middleware, *([authn_middleware] if authn is not None else []), impersonation_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
+    app[AUTHORIZER] = Authorizer(core.store, core.registry)
+    # RBAC's escalation prevention on role/binding writes (once per core)
+    core.write_guards[:] = [g for g in core.write_guards if not isinstance(g, EscalationCheck)]
+    core.write_guards.append(EscalationCheck(app[AUTHORIZER]))
     app[WATCHES] = set()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
@@ -67,4 +78,5 @@ def create_app(
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_shutdown.append(close_watches)
+    app.on_cleanup.append(_close_authorizer)
     return app

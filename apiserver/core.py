@@ -74,6 +74,7 @@ BOOKMARK_INTERVAL = 30.0
 
 Selector = Callable[[JsonDict], bool]
 S = TypeVar("S")
+WriteGuard = Callable[[ResourceInfo, JsonDict, "JsonDict | None", WriteOptions], None]
 # subresources any kind serves when the resources table lists them
 GENERIC_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType({"status": STATUS, "scale": SCALE})
 
@@ -181,6 +182,9 @@ class ApiCore:
         self.bookmark_interval = BOOKMARK_INTERVAL  # idle seconds before a BOOKMARK (when allowed)
         self._now_str = ""
         self.crd_listeners: list[Callable[[], None]] = []
+        # checks on every create/update of the main resource before validation: (info, new, old
+        # or None, opts) -> raise an ApiError to refuse (create_app adds RBAC's escalation check)
+        self.write_guards: list[WriteGuard] = []
         # per-registry state of the kinds' hooks (RegistryOps.hook_state), keyed by its type
         self._hook_states: dict[type, object] = {}
         # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
@@ -486,6 +490,8 @@ class ApiCore:
         finish = strategy.begin_create(self, info, obj)
         committed = False
         try:
+            for guard in self.write_guards:
+                guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
             record_managed_fields(info, None, obj, opts, "Update", self.now())
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
@@ -600,6 +606,9 @@ class ApiCore:
                 causes = [*causes, errors.cause(
                     "metadata.finalizers", "Forbidden: no new finalizers can be added if the object is being "
                     f"deleted, found new finalizers []string{{{listed}}}", "FieldValueForbidden")]
+        if subresource is None:
+            for guard in self.write_guards:
+                guard(info, new, old, opts)
         self._validate(info, new, causes)
         record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
@@ -751,7 +760,8 @@ class ApiCore:
                 if info.namespaced:
                     nm["namespace"] = namespace
                 opts2 = WriteOptions(dry_run=opts.dry_run, field_manager=None, field_validation=opts.field_validation,
-                                     warnings=opts.warnings, user=opts.user)
+                                     warnings=opts.warnings, user=opts.user,
+                                     authorize=opts.authorize)
                 try:
                     return await self.create(info, namespace, new, opts2)
                 except errors.AlreadyExistsError:
@@ -766,7 +776,8 @@ class ApiCore:
             self._unknown_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
-                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings, user=opts.user),
+                    dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings, user=opts.user,
+                    authorize=opts.authorize),
                     subresource=subresource, expected=int(live["metadata"]["resourceVersion"]), operation="Apply")
             except RevisionMismatchError:
                 continue

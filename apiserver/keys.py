@@ -19,6 +19,7 @@ from types import MappingProxyType
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.rbac import Authorizer
 from apiserver.strategies.service_account import DEFAULT_AUDIENCES
 from minik3s.api.metrics import UsageProvider
 from minik3s.api.types import JsonDict
@@ -79,3 +80,6 @@ AUTHN: web.AppKey[AuthnSettings | None] = web.AppKey("authn")
 # the names a TLS listener serves (its certificate's SANs), for the browser guard's Host check;
 # None on the plain-HTTP loopback listener
 SERVING_NAMES: web.AppKey[frozenset[str] | None] = web.AppKey("serving_names")
+# the RBAC authorizer over the core's store (apiserver.rbac): dispatch, impersonation and the
+# access reviews ask it
+AUTHORIZER = web.AppKey("authorizer", Authorizer)

@@ -96,8 +96,9 @@ class RunningServer:
 
 
 async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> None:
-    """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap; minik3s stores but
-    does not enforce them) and a local APIService per built-in group-version (autoregistration)."""
+    """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
+    authorizer enforces on authenticated and impersonated requests) and a local APIService per
+    built-in group-version (autoregistration)."""
     for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles()),
                        (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings())):
         for obj in objs:

@@ -194,8 +194,9 @@ def write_options(request: web.Request) -> WriteOptions:
     if fm is not None and len(fm) > 128:
         raise errors.invalid("", "", [errors.cause("fieldManager", "Too long: may not be more than 128 bytes",
                                                    "FieldValueTooLong")])
+    user = request.get(REQUEST_USER)  # set by authentication / impersonation; unset on plain loopback
     return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
-                        user=request_user(request))
+                        user=request_user(request), authorize=isinstance(user, UserInfo))
 
 
 def default_manager(request: web.Request) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from apiserver.handlers import codec, discovery, metrics_api, verbs
+from apiserver.handlers.authz import authorize_request
 from apiserver.handlers.common import (
     check_acceptable,
     method_not_allowed,
@@ -132,6 +133,7 @@ def browser_guard(request: web.Request) -> None:
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
     browser_guard(request)
+    authorize_request(request)  # RBAC, when authentication or impersonation named a user
     parts = [p for p in request.path.split("/") if p]
     method = request.method
     if not parts:

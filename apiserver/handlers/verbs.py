@@ -22,14 +22,15 @@ from apiserver.handlers.common import (
     delete_options,
     int_param,
     method_not_allowed,
+    request_user,
     respond,
     table,
     wants_table,
     write_options,
 )
 from apiserver.handlers.watch import watch
+from apiserver.keys import AUTHORIZER
 from apiserver.reviews import review
-from minik3s.api import errors
 from minik3s.api.options import ListOptions
 
 
@@ -56,15 +57,13 @@ async def create(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
     opts = write_options(request)
     raw = await codec.read_body(request)
     if t.info.virtual:
-        # reviews are answered from the kind alone: their attributes do not change the answer
-        # (every request is an admin's), so a protobuf review we have no field table for is fine
-        try:
-            body = codec.decode_object(raw, codec.media_type(request))
-        except errors.UnsupportedMediaTypeError:
-            body = {}
+        # reviews are answered for the request's user (access reviews from the authorizer,
+        # TokenReview from the authenticators), never stored
+        body = codec.decode_object(raw, codec.media_type(request))
         if t.info.group == "authentication.k8s.io" and t.info.kind == "TokenReview":
             return codec.json_response(token_review(request, t.info, body), status=201)
-        return codec.json_response(review(t.info, body), status=201)
+        return codec.json_response(review(t.info, body, user=request_user(request),
+                                          authorizer=request.app[AUTHORIZER], namespace=t.namespace), status=201)
     body = codec.decode_object(raw, codec.media_type(request))
     if opts.field_manager is None:
         opts.field_manager = default_manager(request)

@@ -332,6 +332,20 @@ _SPECS: dict[str, str] = {
     "TokenRequestSpec": "1 audiences s*; 4 expirationSeconds i64!; 3 boundObjectRef BoundObjectReference!",
     "BoundObjectReference": "1 kind s; 2 apiVersion s; 3 name s; 4 uid s",
     "TokenRequestStatus": "1 token s; 2 expirationTimestamp T",
+    # ---- authorization.k8s.io/v1 and SelfSubjectReview (`kubectl auth can-i | whoami`) ----------
+    # (SubjectAccessReviewSpec.extra, a map of ExtraValue messages, is not decoded)
+    "SelfSubjectAccessReview": "1 metadata ObjectMeta; 2 spec SelfSubjectAccessReviewSpec",
+    "SelfSubjectAccessReviewSpec": "1 resourceAttributes ResourceAttributes!; 2 nonResourceAttributes NonResourceAttributes!",
+    "ResourceAttributes": "1 namespace s; 2 verb s; 3 group s; 4 version s; 5 resource s; 6 subresource s; 7 name s",
+    "NonResourceAttributes": "1 path s; 2 verb s",
+    "SubjectAccessReview": "1 metadata ObjectMeta; 2 spec SubjectAccessReviewSpec",
+    "SubjectAccessReviewSpec": (
+        "1 resourceAttributes ResourceAttributes!; 2 nonResourceAttributes NonResourceAttributes!; 3 user s; "
+        "4 groups s*; 6 uid s"
+    ),
+    "SelfSubjectRulesReview": "1 metadata ObjectMeta; 2 spec SelfSubjectRulesReviewSpec",
+    "SelfSubjectRulesReviewSpec": "1 namespace s",
+    "SelfSubjectReview": "1 metadata ObjectMeta",
     # ---- autoscaling/v1 (`kubectl autoscale` sends v1 HPAs as protobuf) ------------------------
     "HPAv1": "1 metadata ObjectMeta; 2 spec HPAv1Spec; 3 status HPAv1Status",
     "HPAv1Spec": (
@@ -409,6 +423,11 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): "SubjectAccessReview",
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "SubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HPAv1",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HPAv2",
 }

@@ -41,6 +41,9 @@ class WriteOptions:
     warnings: list[str] = field(default_factory=list)
     # the requesting user (HTTP: the authenticated or impersonated user); None: in-process caller
     user: UserInfo | None = None
+    # True when the HTTP layer authorized `user` (authentication or impersonation named it): the
+    # write is then subject to RBAC's escalation prevention too; in-process components are not
+    authorize: bool = False
 
 
 @dataclass(slots=True)

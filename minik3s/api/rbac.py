@@ -1,8 +1,9 @@
 """rbac.authorization.k8s.io/v1 wire types: Role, ClusterRole, RoleBinding, ClusterRoleBinding
 (layer L2, upstream k8s.io/api/rbac/v1).
 
-They are stored, validated and listed as upstream does; minik3s does not authorize requests
-with them (every client is treated as cluster-admin until authentication exists).
+They are stored, validated and listed as upstream does, and the RBAC authorizer
+(apiserver.rbac) decides requests from them; the bootstrap policy below is what
+kube-apiserver reconciles at start (plugin/pkg/auth/authorizer/rbac/bootstrappolicy).
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ _VIEW_APPS = ["controllerrevisions", "daemonsets", "daemonsets/status", "deploym
 
 def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, list[str]]:
     return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+
+
+def _named(verbs: list[str], groups: list[str], resources: list[str], names: list[str]) -> dict[str, list[str]]:
+    return {**_rule(verbs, groups, resources), "resourceNames": names}
 
 
 def _cluster_role(name: str, rules: list[dict[str, list[str]]], *, labels: dict[str, str] | None = None,
@@ -150,21 +155,51 @@ def bootstrap_cluster_roles() -> list[dict[str, object]]:
             _rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"], ["leases"])]),
         _cluster_role("system:kube-scheduler", [
             _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["create"], ["coordination.k8s.io"], ["leases"]),
+            _named(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-scheduler"]),
+            _rule(["create"], [""], ["endpoints"]),
+            _named(["get", "update"], [""], ["endpoints"], ["kube-scheduler"]),
+            _rule(_READ, [""], ["nodes"]),
+            _rule(["get", "list", "watch", "delete"], [""], ["pods"]),
             _rule(["create"], [""], ["pods/binding", "bindings"]),
             _rule(["patch", "update"], [""], ["pods/status"]),
-            _rule(["get", "list", "watch"], ["", "apps", "policy", "storage.k8s.io"],
-                  ["nodes", "pods", "namespaces", "replicasets", "statefulsets", "poddisruptionbudgets",
-                   "persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes", "csidrivers",
-                   "csistoragecapacities"]),
-            _rule(["create", "get", "update"], ["coordination.k8s.io"], ["leases"])]),
+            _rule(_READ, [""], ["services", "replicationcontrollers"]),
+            _rule(_READ, ["apps", "extensions"], ["replicasets"]),
+            _rule(_READ, ["apps"], ["statefulsets"]),
+            _rule(_READ, ["policy"], ["poddisruptionbudgets"]),
+            _rule(_READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+            _rule(_READ, ["storage.k8s.io"], ["csinodes"]),
+            _rule(_READ, ["storage.k8s.io"], ["csidrivers"]),
+            _rule(_READ, ["storage.k8s.io"], ["csistoragecapacities"])]),
+        _cluster_role("system:volume-scheduler", [
+            _rule(_READ + ["update"], [""], ["persistentvolumes"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule(_READ + ["update"], [""], ["persistentvolumeclaims"])]),
+        # kube-controller-manager's own identity: shared informers everywhere plus what it needs
+        # to mint per-controller service accounts (the controllers then act as those upstream)
         _cluster_role("system:kube-controller-manager", [
-            _rule(["*"], ["*"], ["*"])]),
+            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["create"], ["coordination.k8s.io"], ["leases"]),
+            _named(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-controller-manager"]),
+            _rule(["create"], [""], ["endpoints"]),
+            _named(["get", "update"], [""], ["endpoints"], ["kube-controller-manager"]),
+            _rule(["create"], [""], ["secrets", "serviceaccounts"]),
+            _rule(["delete"], [""], ["secrets"]),
+            _rule(["get"], [""], ["namespaces", "secrets", "serviceaccounts", "configmaps"]),
+            _rule(["update"], [""], ["secrets", "serviceaccounts"]),
+            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+            _rule(["list", "watch"], ["*"], ["*"]),
+            _rule(["create"], [""], ["serviceaccounts/token"])]),
     ]
 
 
 def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
     """Upstream's default bindings: cluster-admin to system:masters, discovery and basic-user
-    to system:authenticated, public-info-viewer to everyone."""
+    to system:authenticated, public-info-viewer to everyone, the scheduler's and the
+    controller manager's roles to their users, system:node without subjects."""
     def crb(name: str, role: str, groups: list[str]) -> dict[str, object]:
         return {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding",
                 "metadata": {"name": name, "labels": dict(BOOTSTRAP_LABELS), "annotations": dict(AUTOUPDATE)},
@@ -172,6 +207,7 @@ def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups]}
     return [
         crb("cluster-admin", "cluster-admin", ["system:masters"]),
+        crb("system:monitoring", "system:monitoring", ["system:monitoring"]),
         crb("system:discovery", "system:discovery", ["system:authenticated"]),
         crb("system:basic-user", "system:basic-user", ["system:authenticated"]),
         crb("system:public-info-viewer", "system:public-info-viewer",
@@ -180,4 +216,8 @@ def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-scheduler"}]},
         crb("system:kube-controller-manager", "system:kube-controller-manager", []) | {"subjects": [
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-controller-manager"}]},
+        crb("system:volume-scheduler", "system:volume-scheduler", []) | {"subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-scheduler"}]},
+        # kept without subjects since v1.8: nodes are authorized by the Node authorizer upstream
+        {k: v for k, v in crb("system:node", "system:node", []).items() if k != "subjects"},
     ]

@@ -225,6 +225,8 @@ def builtin_resources() -> list[ResourceInfo]:
           verbs=("create",), virtual=True),
         R("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
           verbs=("create",), virtual=True),
+        R("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True,
+          verbs=("create",), virtual=True),
         R("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False,
           verbs=("create",), virtual=True, has_spec=False),
         R("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=("create",), virtual=True),

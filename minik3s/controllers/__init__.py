@@ -25,7 +25,7 @@ ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
-    "horizontalpodautoscaling",
+    "horizontalpodautoscaling", "clusterrole-aggregation",
 )
 
 
@@ -63,6 +63,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
                     ) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Build the enabled controllers (registering their informers) and return
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
+    from minik3s.controllers.clusterrole_aggregation import ClusterRoleAggregationController
     from minik3s.controllers.cronjob import CronJobController
     from minik3s.controllers.daemonset import DaemonSetController
     from minik3s.controllers.deployment import DeploymentController
@@ -141,6 +142,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
         hpa = HorizontalPodAutoscalerController(client, informers, usage=c.usage, clock=clock,
                                                 sync_period=c.horizontal_pod_autoscaler_sync_period)
         out.append(("horizontalpodautoscaling", lambda: hpa.run()))
+    if on("clusterrole-aggregation"):
+        cra = ClusterRoleAggregationController(client, informers)
+        out.append(("clusterrole-aggregation", lambda: cra.run()))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))

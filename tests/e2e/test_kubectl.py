@@ -816,12 +816,12 @@ def test_watch_stays_open_until_timeout_seconds(kubectl):
 
 
 def test_auth_can_i_and_whoami_answer_as_admin(kubectl):
-    # no authentication or authorization: every request is a cluster admin's, and the review
-    # APIs say so (kubectl sends these reviews as protobuf)
+    # plain HTTP on loopback: every request is system:admin's (system:masters), and the review
+    # APIs say so (kubectl sends these reviews as protobuf); RBAC itself: tests/e2e/test_rbac.py
     assert kubectl("auth", "can-i", "create", "pods").stdout.strip() == "yes"
     assert kubectl("auth", "can-i", "delete", "nodes", "--all-namespaces").stdout.strip() == "yes"
     who = kubectl("auth", "whoami").stdout
-    assert "minik3s-admin" in who and "system:masters" in who
+    assert "system:admin" in who and "system:masters" in who
 
 
 def test_version_endpoint_is_1_33(kubectl):
