@@ -73,7 +73,7 @@ USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
 # per-request key (request[REQUEST_USER]): the `minik3s.api.user.UserInfo` authentication
 # produced (impersonation may replace it). Unset means plain HTTP on loopback, where every
 # request is `minik3s.api.user.ADMIN` (docs/security.md).
-REQUEST_USER = "minik3s.user"
+REQUEST_USER = web.RequestKey("minik3s.user", UserInfo)
 # None: plain HTTP on loopback (no authentication, every request is the admin's); else every
 # request is authenticated (apiserver.handlers.authn)
 AUTHN: web.AppKey[AuthnSettings | None] = web.AppKey("authn")

@@ -18,6 +18,8 @@ from minik3s.client.rest import HttpClient
 from minik3s.embed import Cluster
 from minik3s.testing.builders import make_pod
 
+SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[Cluster]:
@@ -49,10 +51,12 @@ async def test_service_account_token_expires_on_the_servers_clock(cluster: Clust
     bot = HttpClient.for_access(ClusterAccess(cluster.url, ca_data=(cluster.data_dir / "server/tls/server-ca.crt")
                                               .read_bytes(), token=token))
     try:
-        assert (await bot.get(SERVICEACCOUNTS, "bot", "default"))["metadata"]["name"] == "bot"
+        # whoami: allowed to every authenticated user (system:basic-user), so it shows authentication alone
+        who = await bot.request("POST", SSR, body={"kind": "SelfSubjectReview"})
+        assert who["status"]["userInfo"]["username"] == "system:serviceaccount:default:bot"
         await cluster.advance_time(600 + 61)  # past exp and go-jose's one-minute leeway
         with pytest.raises(UnauthorizedError, match="Unauthorized"):
-            await bot.get(SERVICEACCOUNTS, "bot", "default")
+            await bot.request("POST", SSR, body={"kind": "SelfSubjectReview"})
     finally:
         await bot.close()
 
@@ -63,7 +67,9 @@ async def test_pod_bound_token_dies_with_the_pod(cluster: Cluster) -> None:
     token = await _token(cluster, "bot", {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web"}})
     auth = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(base_url=cluster.url, verify=_ca(cluster)) as c:
-        assert (await c.get("/api/v1/namespaces/default/pods/web", headers=auth)).status_code == 200
+        who = await c.post(SSR, headers=auth, json={"kind": "SelfSubjectReview"})
+        assert who.status_code == 201, who.text
+        assert who.json()["status"]["userInfo"]["extra"]["authentication.kubernetes.io/pod-name"] == ["web"]
         await cluster.client.delete(PODS, "web", "default", grace_period_seconds=0)
-        r = await c.get("/api/v1/namespaces/default/pods", headers=auth)
+        r = await c.post(SSR, headers=auth, json={"kind": "SelfSubjectReview"})
         assert r.status_code == 401 and r.json()["message"] == "Unauthorized"

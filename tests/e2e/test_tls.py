@@ -150,9 +150,19 @@ def test_bad_and_unknown_tokens_are_401_not_anonymous(anon: httpx.Client) -> Non
 
 def test_static_tokens_authenticate(srv: ServerProcess, anon: httpx.Client, admin: httpx.Client) -> None:
     admin_token = srv.data_dir.joinpath("server", "cred", "admin-token.csv").read_text().split(",")[0]
-    for token in (admin_token, ALICE_TOKEN):
-        r = anon.get("/api/v1/namespaces", headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 200, r.text
+    r = anon.get("/api/v1/namespaces", headers={"Authorization": f"Bearer {admin_token}"})
+    assert r.status_code == 200, r.text
+    # alice is authenticated (RBAC then refuses her: she is bound to nothing) ...
+    r = anon.get("/api/v1/namespaces", headers={"Authorization": f"Bearer {ALICE_TOKEN}"})
+    assert r.status_code == 403, r.text
+    assert r.json()["message"] == ('namespaces is forbidden: User "alice" cannot list resource "namespaces" '
+                                   'in API group "" at the cluster scope')
+    # ... and whoami (system:basic-user, granted to system:authenticated) names her
+    who = anon.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", headers={"Authorization": f"Bearer {ALICE_TOKEN}"},
+                    json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert who.status_code == 201, who.text
+    assert who.json()["status"]["userInfo"] == {"username": "alice", "uid": "uid-alice",
+                                                "groups": ["dev", "ops", "system:authenticated"]}
     review = admin.post("/apis/authentication.k8s.io/v1/tokenreviews",
                         json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
                               "spec": {"token": ALICE_TOKEN}})
@@ -168,7 +178,27 @@ def test_service_account_token_authenticates_until_the_account_is_deleted(anon: 
     sa = admin.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "bot"}}).json()
     token = _token(admin, ns, "bot")
     auth = {"Authorization": f"Bearer {token}"}
-    assert anon.get(f"/api/v1/namespaces/{ns}/serviceaccounts/bot", headers=auth).status_code == 200
+    # authenticated, bound to nothing: RBAC refuses (403, not 401)
+    r = anon.get(f"/api/v1/namespaces/{ns}/pods", headers=auth)
+    assert r.status_code == 403, r.text
+    assert r.json()["message"] == (f'pods is forbidden: User "system:serviceaccount:{ns}:bot" cannot list '
+                                   f'resource "pods" in API group "" in the namespace "{ns}"')
+    # a Role that allows get pods: the token can get but not delete (upstream's message)
+    admin.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", json={
+        "metadata": {"name": "pod-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}).raise_for_status()
+    admin.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings", json={
+        "metadata": {"name": "bot-reads"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                       "name": "pod-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "bot", "namespace": ns}]}).raise_for_status()
+    admin.post(f"/api/v1/namespaces/{ns}/pods", json={
+        "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}).raise_for_status()
+    assert anon.get(f"/api/v1/namespaces/{ns}/pods/p", headers=auth).status_code == 200
+    r = anon.delete(f"/api/v1/namespaces/{ns}/pods/p", headers=auth)
+    assert r.status_code == 403, r.text
+    assert r.json()["message"] == (f'pods "p" is forbidden: User "system:serviceaccount:{ns}:bot" cannot delete '
+                                   f'resource "pods" in API group "" in the namespace "{ns}"')
+    assert admin.get(f"/api/v1/namespaces/{ns}/pods/p").status_code == 200
     review = admin.post("/apis/authentication.k8s.io/v1/tokenreviews", json={"spec": {"token": token}}).json()
     assert review["status"]["authenticated"] is True
     user = review["status"]["user"]
