@@ -133,10 +133,6 @@ class Rule:
         return self.verb_matches(attrs.verb) and self.non_resource_url_matches(attrs.path)
 
 
-def rule_allows(attrs: Attributes, rule: JsonDict) -> bool:
-    return Rule.from_wire(rule).allows(attrs)
-
-
 # ---- service-account user names (upstream serviceaccount.MakeUsername / SplitUsername) --------
 
 
