@@ -62,6 +62,7 @@ from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteO
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.selectors import parse_field_selector, parse_label_selector
 from minik3s.api.types import JsonDict
+from minik3s.api.user import APISERVER
 from minik3s.utils.clock import Clock, rfc3339
 
 logger = logging.getLogger(__name__)
@@ -487,6 +488,7 @@ class ApiCore:
         strategy.default(obj)
         await admit(info.group, info.kind, "CREATE", obj, None, self.lookup)
         strategy.prepare_for_create(obj)
+        strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)
         committed = False
         try:

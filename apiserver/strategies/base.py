@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from minik3s.api.options import DeleteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 from minik3s.api.validation import validate_object_meta
 
 from .rest import FinishFunc, RegistryOps, Subresource
@@ -118,6 +119,10 @@ class Strategy:
     async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
         """After an update (of the object or a subresource) committed."""
         return None
+
+    def record_requester(self, obj: JsonDict, user: UserInfo) -> None:
+        """On create, after `prepare_for_create`: kinds that record who asked (upstream reads
+        the request's user from its context) write it into the object. Default: nothing."""
 
     def graceful_delete_seconds(self, obj: JsonDict, options: DeleteOptions) -> int | None:
         """CheckGracefulDelete: the grace period a DELETE gives this object, or None (no

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from minik3s.api.types import JsonDict
+from minik3s.api.user import UserInfo
 from minik3s.api.validation import (
     duplicate,
     invalid,
@@ -32,8 +33,6 @@ from minik3s.api.validation import (
 from .base import Strategy, as_dict, as_list
 from .rest import Subresource, UpdateRules, UpdateSubresource
 
-ADMIN_USER = "minik3s-admin"
-ADMIN_GROUPS = ["system:masters", "system:authenticated"]
 KEY_USAGES = (
     "any", "cert sign", "client auth", "code signing", "content commitment", "crl sign", "data encipherment",
     "decipher only", "digital signature", "email protection", "encipher only", "ipsec end system",
@@ -143,14 +142,13 @@ class CertificateSigningRequestStrategy(Strategy):
     has_status = True
     subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType({"approval": ApprovalREST()})
 
-    def prepare_for_create(self, obj: JsonDict) -> None:
-        super().prepare_for_create(obj)
+    def record_requester(self, obj: JsonDict, user: UserInfo) -> None:
+        # upstream's PrepareForCreate: the requester's identity, whatever the body said
         spec = obj.get("spec")
         if isinstance(spec, dict):
-            spec["username"] = ADMIN_USER
-            spec["groups"] = list(ADMIN_GROUPS)
-            spec.pop("uid", None)
-            spec.pop("extra", None)
+            for key in ("username", "uid", "groups", "extra"):
+                spec.pop(key, None)
+            spec.update(user.to_wire())
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = as_dict(obj.get("spec"))

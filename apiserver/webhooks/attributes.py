@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
-from minik3s.api.user import MASTERS, UserInfo
+from minik3s.api.user import APISERVER, UserInfo
 
 # kube-apiserver's own loopback identity, the user of an in-process call that named none
-APISERVER_USER = UserInfo("system:apiserver", uid="", groups=(MASTERS, "system:authenticated"))
+APISERVER_USER = APISERVER
 
 CREATE = "CREATE"
 UPDATE = "UPDATE"

@@ -47,6 +47,8 @@ class UserInfo:
 # K3s's admin identity: the written kubeconfig's user, in system:masters
 ADMIN = UserInfo("system:admin", groups=(MASTERS, AUTHENTICATED))
 ANONYMOUS = UserInfo("system:anonymous", groups=(UNAUTHENTICATED,))
+# who an in-process write without an identity is (kube-apiserver's loopback client)
+APISERVER = UserInfo("system:apiserver", groups=(MASTERS, AUTHENTICATED))
 
 # identities of the embedded components (upstream's names for the same binaries)
 _COMPONENTS = {

@@ -247,7 +247,23 @@ def test_csr_approval_subresource(http: httpx.Client) -> None:
                                        "signerName": "example.com/signer", "usages": ["client auth"]}})
     assert r.status_code == 201, r.text
     csr = r.json()
-    assert csr["spec"]["username"] == "minik3s-admin"
+    # the requester's identity (plain loopback: the admin), whatever the body says
+    assert (csr["spec"]["username"], csr["spec"]["groups"]) == ("system:admin", ["system:masters", "system:authenticated"])
+    r = http.post(base, headers={"Impersonate-User": "carol", "Impersonate-Group": "team"},
+                  json={"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                        "metadata": {"name": "c2"},
+                        "spec": {"request": base64.b64encode(pem.encode()).decode(), "username": "mallory",
+                                 "signerName": "example.com/signer", "usages": ["client auth"]}})
+    # carol may not create CSRs (403) -- impersonating the admin's group lets the write through
+    assert r.status_code == 403, r.text
+    r = http.post(base, headers={"Impersonate-User": "carol", "Impersonate-Group": "system:masters"},
+                  json={"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                        "metadata": {"name": "c2"},
+                        "spec": {"request": base64.b64encode(pem.encode()).decode(), "username": "mallory",
+                                 "signerName": "example.com/signer", "usages": ["client auth"]}})
+    assert r.status_code == 201, r.text
+    assert (r.json()["spec"]["username"], r.json()["spec"]["groups"]) == ("carol", ["system:masters",
+                                                                              "system:authenticated"])
     csr["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "Test"}]}
     csr["spec"]["signerName"] = "example.com/other"  # ignored by /approval
     r = http.put(f"{base}/c1/approval", json=csr)
