@@ -34,7 +34,9 @@ import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+import orjson
 
 from apiserver.patch.errors import ApplyConflictError, PatchError
 from apiserver.patch.json_patch import json_equal
@@ -534,6 +536,11 @@ def _created_tree(
             if not isinstance(v, (dict, list)):
                 children[pe] = {}  # a scalar: a member without children (most fields)
                 continue
+            if root and below is None and k != "metadata":
+                node = _top_level_node(v, child(k))
+                if node is not None:
+                    children[pe] = node
+                continue
             sub = _created_tree(v, child(k), below, metadata=root and k == "metadata")
             if sub is not None:
                 children[pe] = _field_node(*sub) if isinstance(v, dict) else _node(*sub)
@@ -552,6 +559,51 @@ def _created_tree(
         member = not root and not meta.always_present
         return (children, member) if children or member else None
     return None if root else ({}, True)
+
+
+class _Same:
+    """A cache key part comparing by identity (schema nodes are unhashable dataclasses); it
+    holds the node, so the id cannot be reused while a cache entry refers to it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: PatchMeta) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+@functools.lru_cache(maxsize=512)
+def _encoded_top_level_node(meta: _Same, data: bytes) -> bytes | None:
+    """The fieldsV1 node of one top-level field (e.g. `spec`) whose JSON encoding is `data`, as
+    JSON, or None when nothing in it is recorded. A pure function of its arguments, memoised:
+    the pods one controller creates share their spec byte for byte (same template, same
+    defaults), so the walk runs once per distinct spec instead of once per create."""
+    value = orjson.loads(data)
+    sub = _created_tree(value, meta.obj, None)
+    if sub is None:
+        return None
+    return orjson.dumps(_field_node(*sub) if isinstance(value, dict) else _node(*sub))
+
+
+def _top_level_node(value: dict[str, Any] | list[Any], meta: PatchMeta) -> dict[str, Any] | None:
+    """`_created_tree` + `_field_node`/`_node` for a top-level field with nothing stripped below
+    it, through the memo keyed by the field's exact JSON bytes (equal bytes, equal value, equal
+    tree; the key never loses information, so a hit is always right). Every call returns a fresh
+    tree the caller may own. A value orjson cannot encode takes the direct walk."""
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        sub = _created_tree(value, meta, None)
+        if sub is None:
+            return None
+        return _field_node(*sub) if isinstance(value, dict) else _node(*sub)
+    encoded = _encoded_top_level_node(_Same(meta), data)
+    return None if encoded is None else cast(dict[str, Any], orjson.loads(encoded))
 
 
 def _field_node(children: dict[str, Any], member: bool) -> dict[str, Any]:

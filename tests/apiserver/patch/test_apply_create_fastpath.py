@@ -97,3 +97,33 @@ def test_create_fast_path_matches_general_algorithm(obj, reset):
     fast = update_managed_fields(None, obj, manager="m", now="T", reset_fields=reset)
     assert obj == before  # input untouched
     assert fast["metadata"].get("managedFields", []) == general(obj, reset=reset)
+
+
+def _fields_v1(obj: dict) -> dict:
+    out = update_managed_fields(None, obj, manager="m", now="T", reset_fields=("status",))
+    return out["metadata"]["managedFields"][0]["fieldsV1"]
+
+
+def test_memoised_spec_tree_is_a_fresh_copy_per_create():
+    first = _fields_v1(POD)
+    first["f:spec"]["f:containers"].clear()  # a caller owning its object may change it
+    second = _fields_v1(POD)
+    assert second["f:spec"]["f:containers"]  # the memo was not shared with the first caller
+    assert second == general(POD, reset=("status",))[0]["fieldsV1"]
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda s: s["containers"][1].update(name="other"), id="keyed-list-key-changes"),
+    pytest.param(lambda s: s["containers"][0]["env"].append({"name": "C"}), id="list-item-added"),
+    pytest.param(lambda s: s["containers"][0].update(ports=[{"containerPort": 80, "protocol": "UDP"}]),
+                 id="key-default-overridden"),
+    pytest.param(lambda s: s.update(nodeSelector={"zone": "a"}), id="empty-map-filled"),
+    pytest.param(lambda s: s.update(priority=2**70), id="integer-orjson-cannot-encode"),
+    pytest.param(lambda s: s.update(restartPolicy="Never"), id="only-a-scalar-value-differs"),
+])
+def test_memo_never_answers_for_a_different_spec(change):
+    _fields_v1(POD)  # warm the memo with the unchanged spec
+    other = copy.deepcopy(POD)
+    change(other["spec"])
+    assert update_managed_fields(None, other, manager="m", now="T", reset_fields=("status",))[
+        "metadata"]["managedFields"] == general(other, reset=("status",))
