@@ -815,7 +815,7 @@ class ApiCore:
         if policy not in (None, "Background", "Foreground", "Orphan"):
             raise errors.invalid("DeleteOptions", "", [errors.cause(
                 "propagationPolicy", f'Unsupported value: "{policy}": supported values: "Foreground", '
-                '"Background", "Orphan", "nil"', "FieldValueNotSupported")])
+                '"Background", "Orphan", "nil"', "FieldValueNotSupported")], "meta.k8s.io")
         already = bool(meta.get("deletionTimestamp"))
         finalizers = list(meta.get("finalizers") or [])
         add_fin: str | None = None
