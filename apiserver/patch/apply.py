@@ -145,7 +145,22 @@ def _walk_set(value: Any, meta: PatchMeta, path: Path, out: FieldSet) -> None:
 
 
 def encode_fields(fields: FieldSet) -> dict[str, Any]:
-    """A field set in the FieldsV1 JSON encoding."""
+    """A field set in the FieldsV1 JSON encoding (a fresh tree the caller owns). Memoised on
+    the set: the entries of one manager on objects of one shape (every pod's PodScheduled
+    condition by kube-scheduler, the creator's fields of a ReplicaSet's pods) encode alike."""
+    key = frozenset(fields)
+    try:
+        return cast(dict[str, Any], orjson.loads(_encoded_fields(key)))
+    except TypeError:  # nested deeper than orjson encodes: the store refuses such an object anyway
+        return _fields_tree(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_fields(fields: frozenset[Path]) -> bytes:
+    return orjson.dumps(_fields_tree(fields))
+
+
+def _fields_tree(fields: frozenset[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     for path in sorted(fields):
         node = root
@@ -168,6 +183,24 @@ def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_fields(fields_v1: Any) -> FieldSet:
+    """The field set of a FieldsV1 tree (a fresh set the caller may change). Memoised on the
+    tree's JSON bytes, for the same reason as `encode_fields`; a tree orjson cannot encode is
+    walked directly."""
+    if not isinstance(fields_v1, dict):
+        return set()
+    try:
+        data = orjson.dumps(fields_v1)
+    except TypeError:
+        return _walk_fields(fields_v1)
+    return set(_decoded_fields(data))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded_fields(data: bytes) -> frozenset[Path]:
+    return frozenset(_walk_fields(orjson.loads(data)))
+
+
+def _walk_fields(fields_v1: dict[str, Any]) -> FieldSet:
     out: FieldSet = set()
 
     def walk(node: dict[str, Any], path: Path) -> None:
@@ -182,8 +215,7 @@ def decode_fields(fields_v1: Any) -> FieldSet:
             else:
                 out.add(p)
 
-    if isinstance(fields_v1, dict):
-        walk(fields_v1, ())
+    walk(fields_v1, ())
     return out
 
 
@@ -596,13 +628,12 @@ def _top_level_node(value: dict[str, Any] | list[Any], meta: PatchMeta) -> dict[
     tree; the key never loses information, so a hit is always right). Every call returns a fresh
     tree the caller may own. A value orjson cannot encode takes the direct walk."""
     try:
-        data = orjson.dumps(value)
-    except TypeError:
+        encoded = _encoded_top_level_node(_Same(meta), orjson.dumps(value))
+    except TypeError:  # e.g. nested deeper than orjson encodes
         sub = _created_tree(value, meta, None)
         if sub is None:
             return None
         return _field_node(*sub) if isinstance(value, dict) else _node(*sub)
-    encoded = _encoded_top_level_node(_Same(meta), data)
     return None if encoded is None else cast(dict[str, Any], orjson.loads(encoded))
 
 

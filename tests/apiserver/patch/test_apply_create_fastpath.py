@@ -10,6 +10,8 @@ import pytest
 from apiserver.patch.apply import (
     _record_update,
     _without_managed_fields,
+    decode_fields,
+    encode_fields,
     encode_managed_fields,
     update_managed_fields,
 )
@@ -127,3 +129,26 @@ def test_memo_never_answers_for_a_different_spec(change):
     change(other["spec"])
     assert update_managed_fields(None, other, manager="m", now="T", reset_fields=("status",))[
         "metadata"]["managedFields"] == general(other, reset=("status",))
+
+
+def test_values_nested_deeper_than_orjson_encodes_take_the_direct_walk():
+    deep: dict = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"deep": deep, "x": 1}}
+    out = update_managed_fields(None, obj, manager="m", now="T")
+    assert out["metadata"]["managedFields"] == general(obj, reset=())
+    # the update path (decode + encode of the same deep set) gives the same entry again
+    again = update_managed_fields(out, copy.deepcopy(out), manager="m", now="T")
+    assert again["metadata"]["managedFields"] == out["metadata"]["managedFields"]
+
+
+def test_memoised_encode_and_decode_hand_out_fresh_values():
+    tree = _fields_v1(POD)
+    fields = decode_fields(tree)
+    fields.clear()  # callers change the set they get (entry.fields -= changed)
+    again = decode_fields(tree)
+    assert again and encode_fields(again) == tree
+    first = encode_fields(again)
+    first["f:spec"].clear()
+    assert encode_fields(again) == tree
