@@ -11,6 +11,10 @@ Shapes (issue "API server", 2-core machine):
   request's own latency (an upper bound on delivery lag).
 - In-process: the same creates through the in-process transport (`LocalClient`) against an
   in-process server, 32 concurrent coroutines.
+- CPU per create: the server process's CPU time (user + system, from /proc) over the HTTP load
+  divided by the creates it served (wrk's requests + the probes), and this process's CPU time
+  over the in-process creates divided by their number (the SQLite writer thread included).
+  Unlike creates/s, these barely move with what else the machine runs.
 
 Run: python -m bench.bench_api [--seconds 10] [--runs 3]
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import shutil
 import statistics
@@ -66,15 +71,22 @@ def _ms(v: str, unit: str) -> float:
     return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc/<pid>/stat (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def parse_wrk(out: str) -> dict:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     lat = {int(p): _ms(v, u) for p, v, u in re.findall(r"^\s+(\d+)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)}
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return {"creates_per_s": rps, "p50_ms": lat.get(50), "p99_ms": lat.get(99),
+    return {"creates_per_s": rps, "p50_ms": lat.get(50), "p99_ms": lat.get(99), "requests": total,
             "non_2xx": int(non2xx.group(1)) if non2xx else 0}
 
 
-async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
+async def http_run(url: str, seconds: float, wrk: str | None, server_pid: int | None = None) -> dict:
     conn = aiohttp.TCPConnector(limit=CONCURRENCY + NS + 8)
     async with aiohttp.ClientSession(connector=conn) as s:
         for k in range(NS):
@@ -132,6 +144,7 @@ async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
                 i += 1
 
         t0 = time.perf_counter()
+        cpu0 = proc_cpu_seconds(server_pid) if server_pid else 0.0
         probe_task = asyncio.create_task(probe())
         if wrk:
             with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
@@ -147,8 +160,11 @@ async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
             await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
             elapsed = time.perf_counter() - t0
             result = {"creates_per_s": created / elapsed, "p50_ms": pct(lat, 50) * 1000,
-                      "p99_ms": pct(lat, 99) * 1000, "load": "aiohttp"}
+                      "p99_ms": pct(lat, 99) * 1000, "requests": created, "load": "aiohttp"}
         await probe_task
+        if server_pid:
+            served = result["requests"] - result.get("non_2xx", 0) + probes
+            result["server_cpu_us_per_create"] = (proc_cpu_seconds(server_pid) - cpu0) / max(served, 1) * 1e6
         await asyncio.sleep(1.0)
         for w in watchers:
             w.cancel()
@@ -179,11 +195,14 @@ async def inproc_run(n: int) -> dict:
                     lat.append(time.perf_counter() - t0)
 
             t0 = time.perf_counter()
+            cpu0 = time.process_time()
             await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
             elapsed = time.perf_counter() - t0
+            cpu = time.process_time() - cpu0
         finally:
             await server.stop(rs)
-    return {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000}
+    return {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000,
+            "cpu_us_per_create": cpu / n * 1e6}
 
 
 def main() -> None:
@@ -207,7 +226,8 @@ def main() -> None:
                                                   "--disable", "kubelet"])
             srv.start()
             try:
-                http_runs.append(run(http_run(srv.url, args.seconds, wrk)))
+                pid = srv.proc.pid if srv.proc is not None else None
+                http_runs.append(run(http_run(srv.url, args.seconds, wrk, pid)))
             finally:
                 srv.stop()
         local_runs.append(run(inproc_run(args.inproc_pods)))
