@@ -15,6 +15,9 @@ Shapes (issue "API server", 2-core machine):
   divided by the creates it served (wrk's requests + the probes), and this process's CPU time
   over the in-process creates divided by their number (the SQLite writer thread included).
   Unlike creates/s, these barely move with what else the machine runs.
+- In-process status patches: then a strategic-merge `pods/status` patch adding a condition to
+  each of the first `--status-patches` pods (a kubelet's or the scheduler's write: managedFields
+  update, patch engine, decoding, status reset), 32 concurrent; CPU per patch as above.
 
 Run: python -m bench.bench_api [--seconds 10] [--runs 3]
 """
@@ -174,7 +177,7 @@ async def http_run(url: str, seconds: float, wrk: str | None, server_pid: int | 
     return result
 
 
-async def inproc_run(n: int) -> dict:
+async def inproc_run(n: int, status_patches: int = 0) -> dict:
     from minik3s import server
     from minik3s.config import ServerConfig
 
@@ -199,10 +202,25 @@ async def inproc_run(n: int) -> dict:
             await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
             elapsed = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
+            m = min(status_patches, n)
+            patch = {"status": {"conditions": [{"type": "PodScheduled", "status": "True",
+                                                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+            targets = iter(range(m))
+
+            async def patcher() -> None:
+                for i in targets:
+                    await c.patch(PODS, f"p-{i}", patch, f"b{i % NS}", patch_type="strategic", subresource="status")
+
+            cpu1, t1 = time.process_time(), time.perf_counter()
+            await asyncio.gather(*(patcher() for _ in range(CONCURRENCY)))
+            patch_cpu, patch_elapsed = time.process_time() - cpu1, time.perf_counter() - t1
         finally:
             await server.stop(rs)
-    return {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000,
-            "cpu_us_per_create": cpu / n * 1e6}
+    out = {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000,
+           "cpu_us_per_create": cpu / n * 1e6}
+    if m:
+        out.update({"status_patches_per_s": m / patch_elapsed, "cpu_us_per_status_patch": patch_cpu / m * 1e6})
+    return out
 
 
 def main() -> None:
@@ -210,6 +228,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--inproc-pods", type=int, default=20000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--status-patches", type=int, default=5000, help="in-process pods/status patches after the creates")
     ap.add_argument("--no-wrk", action="store_true", help="use the Python load generator even if wrk exists")
     args = ap.parse_args()
     wrk = None if args.no_wrk else shutil.which("wrk")
@@ -230,7 +249,7 @@ def main() -> None:
                 http_runs.append(run(http_run(srv.url, args.seconds, wrk, pid)))
             finally:
                 srv.stop()
-        local_runs.append(run(inproc_run(args.inproc_pods)))
+        local_runs.append(run(inproc_run(args.inproc_pods, args.status_patches)))
 
     def med(runs: list[dict], k: str) -> float | str:
         vals = [r[k] for r in runs]

@@ -445,7 +445,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     # --- gang-aware preemption ----------------------------------------------------------------
 
     def _gang_demand(self, pod: PodInfo) -> GangDemand | None:
-        """Ask the profile's gang plugins (any PostFilter plugin with `gang_demand(pod)`)."""
+        """Ask the profile's gang plugins through the handle (`GangDemandPlugin`s at PostFilter)."""
         return self.handle.gang_demand(pod) if self.handle is not None else None
 
     async def plan_gang_preemption(
