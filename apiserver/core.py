@@ -36,7 +36,11 @@ from apiserver.patch import PatchError
 from apiserver.patch.json_patch import apply_json_patch
 from apiserver.patch.managed import record_managed_fields, server_side_apply
 from apiserver.patch.merge_patch import apply_merge_patch
-from apiserver.patch.strategic_merge import apply_strategic_merge_patch, patch_meta_for
+from apiserver.patch.strategic_merge import (
+    apply_strategic_merge_patch,
+    patch_meta_for,
+    patched_top_level_fields,
+)
 from apiserver.storage.interface import (
     KeyExistsError,
     KeyNotFoundError,
@@ -718,7 +722,9 @@ class ApiCore:
             if stored is not None:
                 out = self._to_storage(info, out)
             self._check_type(target, out)
-            bad = type_error_for(target, out)
+            # fields the patch cannot have changed are the stored object's, checked when written
+            only = patched_top_level_fields(body) if stored is None and isinstance(body, dict) else None
+            bad = type_error_for(target, out, only=only)
             if bad:
                 # upstream decodes the patched object into the Go type: 422 on field "patch"
                 shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
@@ -848,7 +854,7 @@ class ApiCore:
         if policy not in (None, "Background", "Foreground", "Orphan"):
             raise errors.invalid("DeleteOptions", "", [errors.cause(
                 "propagationPolicy", f'Unsupported value: "{policy}": supported values: "Foreground", '
-                '"Background", "Orphan", "nil"', "FieldValueNotSupported")])
+                '"Background", "Orphan", "nil"', "FieldValueNotSupported")], "meta.k8s.io")
         already = bool(meta.get("deletionTimestamp"))
         finalizers = list(meta.get("finalizers") or [])
         add_fin: str | None = None

@@ -11,6 +11,13 @@ Shapes (issue "API server", 2-core machine):
   request's own latency (an upper bound on delivery lag).
 - In-process: the same creates through the in-process transport (`LocalClient`) against an
   in-process server, 32 concurrent coroutines.
+- CPU per create: the server process's CPU time (user + system, from /proc) over the HTTP load
+  divided by the creates it served (wrk's requests + the probes), and this process's CPU time
+  over the in-process creates divided by their number (the SQLite writer thread included).
+  Unlike creates/s, these barely move with what else the machine runs.
+- In-process status patches: then a strategic-merge `pods/status` patch adding a condition to
+  each of the first `--status-patches` pods (a kubelet's or the scheduler's write: managedFields
+  update, patch engine, decoding, status reset), 32 concurrent; CPU per patch as above.
 
 Run: python -m bench.bench_api [--seconds 10] [--runs 3]
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import shutil
 import statistics
@@ -66,15 +74,22 @@ def _ms(v: str, unit: str) -> float:
     return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc/<pid>/stat (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def parse_wrk(out: str) -> dict:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     lat = {int(p): _ms(v, u) for p, v, u in re.findall(r"^\s+(\d+)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)}
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return {"creates_per_s": rps, "p50_ms": lat.get(50), "p99_ms": lat.get(99),
+    return {"creates_per_s": rps, "p50_ms": lat.get(50), "p99_ms": lat.get(99), "requests": total,
             "non_2xx": int(non2xx.group(1)) if non2xx else 0}
 
 
-async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
+async def http_run(url: str, seconds: float, wrk: str | None, server_pid: int | None = None) -> dict:
     conn = aiohttp.TCPConnector(limit=CONCURRENCY + NS + 8)
     async with aiohttp.ClientSession(connector=conn) as s:
         for k in range(NS):
@@ -132,6 +147,7 @@ async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
                 i += 1
 
         t0 = time.perf_counter()
+        cpu0 = proc_cpu_seconds(server_pid) if server_pid else 0.0
         probe_task = asyncio.create_task(probe())
         if wrk:
             with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
@@ -147,8 +163,11 @@ async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
             await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
             elapsed = time.perf_counter() - t0
             result = {"creates_per_s": created / elapsed, "p50_ms": pct(lat, 50) * 1000,
-                      "p99_ms": pct(lat, 99) * 1000, "load": "aiohttp"}
+                      "p99_ms": pct(lat, 99) * 1000, "requests": created, "load": "aiohttp"}
         await probe_task
+        if server_pid:
+            served = result["requests"] - result.get("non_2xx", 0) + probes
+            result["server_cpu_us_per_create"] = (proc_cpu_seconds(server_pid) - cpu0) / max(served, 1) * 1e6
         await asyncio.sleep(1.0)
         for w in watchers:
             w.cancel()
@@ -158,7 +177,7 @@ async def http_run(url: str, seconds: float, wrk: str | None) -> dict:
     return result
 
 
-async def inproc_run(n: int) -> dict:
+async def inproc_run(n: int, status_patches: int = 0) -> dict:
     from minik3s import server
     from minik3s.config import ServerConfig
 
@@ -179,11 +198,29 @@ async def inproc_run(n: int) -> dict:
                     lat.append(time.perf_counter() - t0)
 
             t0 = time.perf_counter()
+            cpu0 = time.process_time()
             await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
             elapsed = time.perf_counter() - t0
+            cpu = time.process_time() - cpu0
+            m = min(status_patches, n)
+            patch = {"status": {"conditions": [{"type": "PodScheduled", "status": "True",
+                                                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+            targets = iter(range(m))
+
+            async def patcher() -> None:
+                for i in targets:
+                    await c.patch(PODS, f"p-{i}", patch, f"b{i % NS}", patch_type="strategic", subresource="status")
+
+            cpu1, t1 = time.process_time(), time.perf_counter()
+            await asyncio.gather(*(patcher() for _ in range(CONCURRENCY)))
+            patch_cpu, patch_elapsed = time.process_time() - cpu1, time.perf_counter() - t1
         finally:
             await server.stop(rs)
-    return {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000}
+    out = {"creates_per_s": n / elapsed, "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000,
+           "cpu_us_per_create": cpu / n * 1e6}
+    if m:
+        out.update({"status_patches_per_s": m / patch_elapsed, "cpu_us_per_status_patch": patch_cpu / m * 1e6})
+    return out
 
 
 def main() -> None:
@@ -191,6 +228,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--inproc-pods", type=int, default=20000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--status-patches", type=int, default=5000, help="in-process pods/status patches after the creates")
     ap.add_argument("--no-wrk", action="store_true", help="use the Python load generator even if wrk exists")
     args = ap.parse_args()
     wrk = None if args.no_wrk else shutil.which("wrk")
@@ -207,10 +245,11 @@ def main() -> None:
                                                   "--disable", "kubelet"])
             srv.start()
             try:
-                http_runs.append(run(http_run(srv.url, args.seconds, wrk)))
+                pid = srv.proc.pid if srv.proc is not None else None
+                http_runs.append(run(http_run(srv.url, args.seconds, wrk, pid)))
             finally:
                 srv.stop()
-        local_runs.append(run(inproc_run(args.inproc_pods)))
+        local_runs.append(run(inproc_run(args.inproc_pods, args.status_patches)))
 
     def med(runs: list[dict], k: str) -> float | str:
         vals = [r[k] for r in runs]

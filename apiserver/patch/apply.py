@@ -34,7 +34,9 @@ import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+import orjson
 
 from apiserver.patch.errors import ApplyConflictError, PatchError
 from apiserver.patch.json_patch import json_equal
@@ -143,7 +145,22 @@ def _walk_set(value: Any, meta: PatchMeta, path: Path, out: FieldSet) -> None:
 
 
 def encode_fields(fields: FieldSet) -> dict[str, Any]:
-    """A field set in the FieldsV1 JSON encoding."""
+    """A field set in the FieldsV1 JSON encoding (a fresh tree the caller owns). Memoised on
+    the set: the entries of one manager on objects of one shape (every pod's PodScheduled
+    condition by kube-scheduler, the creator's fields of a ReplicaSet's pods) encode alike."""
+    key = frozenset(fields)
+    try:
+        return cast(dict[str, Any], orjson.loads(_encoded_fields(key)))
+    except TypeError:  # nested deeper than orjson encodes: the store refuses such an object anyway
+        return _fields_tree(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_fields(fields: frozenset[Path]) -> bytes:
+    return orjson.dumps(_fields_tree(fields))
+
+
+def _fields_tree(fields: frozenset[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     for path in sorted(fields):
         node = root
@@ -166,6 +183,24 @@ def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_fields(fields_v1: Any) -> FieldSet:
+    """The field set of a FieldsV1 tree (a fresh set the caller may change). Memoised on the
+    tree's JSON bytes, for the same reason as `encode_fields`; a tree orjson cannot encode is
+    walked directly."""
+    if not isinstance(fields_v1, dict):
+        return set()
+    try:
+        data = orjson.dumps(fields_v1)
+    except TypeError:
+        return _walk_fields(fields_v1)
+    return set(_decoded_fields(data))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded_fields(data: bytes) -> frozenset[Path]:
+    return frozenset(_walk_fields(orjson.loads(data)))
+
+
+def _walk_fields(fields_v1: dict[str, Any]) -> FieldSet:
     out: FieldSet = set()
 
     def walk(node: dict[str, Any], path: Path) -> None:
@@ -180,8 +215,7 @@ def decode_fields(fields_v1: Any) -> FieldSet:
             else:
                 out.add(p)
 
-    if isinstance(fields_v1, dict):
-        walk(fields_v1, ())
+    walk(fields_v1, ())
     return out
 
 
@@ -534,6 +568,11 @@ def _created_tree(
             if not isinstance(v, (dict, list)):
                 children[pe] = {}  # a scalar: a member without children (most fields)
                 continue
+            if root and below is None and k != "metadata":
+                node = _top_level_node(v, child(k))
+                if node is not None:
+                    children[pe] = node
+                continue
             sub = _created_tree(v, child(k), below, metadata=root and k == "metadata")
             if sub is not None:
                 children[pe] = _field_node(*sub) if isinstance(v, dict) else _node(*sub)
@@ -552,6 +591,50 @@ def _created_tree(
         member = not root and not meta.always_present
         return (children, member) if children or member else None
     return None if root else ({}, True)
+
+
+class _Same:
+    """A cache key part comparing by identity (schema nodes are unhashable dataclasses); it
+    holds the node, so the id cannot be reused while a cache entry refers to it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: PatchMeta) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+@functools.lru_cache(maxsize=512)
+def _encoded_top_level_node(meta: _Same, data: bytes) -> bytes | None:
+    """The fieldsV1 node of one top-level field (e.g. `spec`) whose JSON encoding is `data`, as
+    JSON, or None when nothing in it is recorded. A pure function of its arguments, memoised:
+    the pods one controller creates share their spec byte for byte (same template, same
+    defaults), so the walk runs once per distinct spec instead of once per create."""
+    value = orjson.loads(data)
+    sub = _created_tree(value, meta.obj, None)
+    if sub is None:
+        return None
+    return orjson.dumps(_field_node(*sub) if isinstance(value, dict) else _node(*sub))
+
+
+def _top_level_node(value: dict[str, Any] | list[Any], meta: PatchMeta) -> dict[str, Any] | None:
+    """`_created_tree` + `_field_node`/`_node` for a top-level field with nothing stripped below
+    it, through the memo keyed by the field's exact JSON bytes (equal bytes, equal value, equal
+    tree; the key never loses information, so a hit is always right). Every call returns a fresh
+    tree the caller may own. A value orjson cannot encode takes the direct walk."""
+    try:
+        encoded = _encoded_top_level_node(_Same(meta), orjson.dumps(value))
+    except TypeError:  # e.g. nested deeper than orjson encodes
+        sub = _created_tree(value, meta, None)
+        if sub is None:
+            return None
+        return _field_node(*sub) if isinstance(value, dict) else _node(*sub)
+    return None if encoded is None else cast(dict[str, Any], orjson.loads(encoded))
 
 
 def _field_node(children: dict[str, Any], member: bool) -> dict[str, Any]:

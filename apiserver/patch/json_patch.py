@@ -42,6 +42,15 @@ def _go_type(value: Any) -> str:
     return "null"
 
 
+def json_copy(doc: Any) -> Any:
+    """A deep copy of a JSON value (a stored object): an orjson round trip, several times faster
+    than copy.deepcopy on these trees; a value orjson cannot encode takes copy.deepcopy."""
+    try:
+        return orjson.loads(orjson.dumps(doc))
+    except TypeError:
+        return copy.deepcopy(doc)
+
+
 def json_equal(a: Any, b: Any) -> bool:
     """Deep JSON equality: numbers compare by value (1 == 1.0) but booleans are not numbers."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -201,7 +210,7 @@ def apply_json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
             f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}",
             code=413,
         )
-    result: Any = copy.deepcopy(doc)
+    result: Any = json_copy(doc)
     copied = 0
     for op in ops:
         kind = op.get("op")

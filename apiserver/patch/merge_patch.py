@@ -14,6 +14,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from apiserver.patch.json_patch import json_copy
+
 
 def merge_patch_value(target: Any, patch: Any) -> Any:
     """RFC 7386 MergePatch(Target, Patch) on any JSON values; never mutates its inputs."""
@@ -34,4 +36,4 @@ def apply_merge_patch(doc: dict[str, Any], patch: Any) -> Any:
     A non-object patch replaces the document, as the RFC says; the handler then rejects a
     result that is not an object.
     """
-    return merge_patch_value(copy.deepcopy(doc), patch)
+    return merge_patch_value(json_copy(doc), patch)

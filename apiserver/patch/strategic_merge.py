@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from apiserver.patch.errors import PatchError
-from apiserver.patch.json_patch import json_equal
+from apiserver.patch.json_patch import json_copy, json_equal
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -470,6 +470,18 @@ def _merge_list(original: list[Any], patch: list[Any], meta: PatchMeta) -> list[
     return _normalize_order(merged, items, server, key)
 
 
+def patched_top_level_fields(patch: dict[str, Any]) -> frozenset[str]:
+    """The top-level fields a merge or strategic merge patch can change: its keys, and the
+    field a `$setElementOrder/<f>` / `$deleteFromPrimitiveList/<f>` directive names. Every other
+    top-level field of the result is the target's own. Example:
+    `{"status": {...}, "$setElementOrder/spec": [...]}` -> {"status", "$setElementOrder/spec", "spec"}."""
+    out = set(patch)
+    for k in patch:
+        if k.startswith("$") and "/" in k:
+            out.add(k.split("/", 1)[1])
+    return frozenset(out)
+
+
 def apply_strategic_merge_patch(doc: dict[str, Any], patch: Any, schema: PatchMeta) -> dict[str, Any]:
     """Apply a strategic merge patch to a copy of `doc` using the kind's `schema`.
 
@@ -479,4 +491,4 @@ def apply_strategic_merge_patch(doc: dict[str, Any], patch: Any, schema: PatchMe
     """
     if not isinstance(patch, dict):
         raise PatchError("Invalid JSON document", code=400)
-    return _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema)
+    return _merge_map(json_copy(doc), copy.deepcopy(patch), schema)

@@ -21,6 +21,7 @@ Adding a kind = its strategy (here, registered in `_builtin`) + a row of the res
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 
 from minik3s.api.resources import ResourceInfo
@@ -204,10 +205,17 @@ def strategy_for_resource(info: ResourceInfo) -> Strategy:
     return strategy_for(info.group, info.kind, resource=info)
 
 
-def type_error_for(info: ResourceInfo, obj: object) -> str | None:
-    """Go's `json: cannot unmarshal ...` for the first wrongly typed value (built-in kinds), or None."""
+def type_error_for(info: ResourceInfo, obj: object, *, only: Collection[str] | None = None) -> str | None:
+    """Go's `json: cannot unmarshal ...` for the first wrongly typed value (built-in kinds), or None.
+
+    `only` limits the walk to these top-level fields, for a patched object whose other fields
+    are the stored object's own (decoded and checked when they were written): the patch's
+    fields are walked whole, so every value the request brought is still checked, and the
+    first error found is the one the full walk would report."""
     if not info.builtin or not isinstance(obj, dict):
         return None
+    if only is not None:
+        obj = {k: v for k, v in obj.items() if k in only}
     return type_error(info.group, info.kind, obj)
 
 

@@ -32,11 +32,11 @@ storage), all no-ops here, so a kind overrides only what it needs:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from apiserver.patch.json_patch import json_copy
 from minik3s.api.options import DeleteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -193,7 +193,7 @@ class Strategy:
         copy_meta_fields(new, old, IMMUTABLE_META)
         if self.has_status:
             if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
+                new["status"] = json_copy(old["status"])
             else:
                 new.pop("status", None)
         self._prepare_for_update(new, old)
@@ -214,7 +214,7 @@ class Strategy:
                 del new[k]
         for k, v in old.items():
             if k not in _TOP_LEVEL_META:
-                new[k] = copy.deepcopy(v)
+                new[k] = json_copy(v)
         copy_meta_fields(new, old, IMMUTABLE_META + self._status_reset_meta())
 
     def _status_reset_meta(self) -> tuple[str, ...]:

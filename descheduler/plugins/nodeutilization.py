@@ -13,14 +13,15 @@ every resource; each eviction moves the pod's requests out of both.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from descheduler import podutil
-from descheduler.framework.interface import EvictOptions, EvictResult, Handle, PluginArgs
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import EvictOptions, Handle, PluginArgs
 from minik3s.api.helpers.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
 from minik3s.api.types import JsonDict
 
@@ -161,6 +162,7 @@ async def evict_from_sources(
     """`actual`: measured usage per pod (metricsUtilization); an evicted pod then frees what it uses."""
     available = headroom(dests, use_high=use_high)
     dest_nodes = [d.node for d in dests]
+    opts = EvictOptions(profile, strategy)
     for src in sources:
         if not all(v > 0 for v in available.values()):
             break
@@ -170,27 +172,43 @@ async def evict_from_sources(
                 and (pod_filter is None or pod_filter(p))
                 and any(podutil.pod_tolerates_all_taints(p, n) for n in dest_nodes)]
         logger.debug("evicting pods from node node=%s evictable=%d usage=%s", src.name, len(pods), src.usage)
-        evicted_here = 0
-        for pod in podutil.sort_by_priority_low_first(pods):
-            if not keep_going(src) or not all(v > 0 for v in available.values()):
-                break
-            if node_limit is not None and evicted_here >= node_limit:
-                break
-            res = await handle.evict(pod, EvictOptions(profile, strategy))
-            if res is EvictResult.TOTAL_LIMIT:
+        drain = _Drain(src, available, keep_going=keep_going, node_limit=node_limit, actual=actual)
+        if await evict_until_limit(handle, [drain.take(podutil.sort_by_priority_low_first(pods))], opts,
+                                   on_evicted=drain.evicted):
+            return
+
+
+@dataclass(slots=True)
+class _Drain:
+    """One source node being drained: which pods still go (`take`: while the node is over its
+    target, the destinations have room and the plugin's per-node limit allows) and what an
+    eviction frees (`evicted`: the pod's requests, or its measured usage, leave the source
+    and the destinations' headroom)."""
+
+    src: NodeUsage
+    available: dict[str, int]
+    keep_going: Callable[[NodeUsage], bool]
+    node_limit: int | None
+    actual: dict[tuple[str, str], dict[str, int]] | None
+    evicted_here: int = 0
+
+    def take(self, pods: list[JsonDict]) -> Iterator[JsonDict]:
+        for pod in pods:
+            if not self.keep_going(self.src) or not all(v > 0 for v in self.available.values()):
                 return
-            if res in (EvictResult.NODE_LIMIT,):
-                break
-            if res is not EvictResult.EVICTED:
-                continue
-            evicted_here += 1
-            req = pod_requests(pod) if actual is None else actual.get(
-                (str(podutil.meta(pod).get("namespace") or ""), str(podutil.meta(pod).get("name") or "")), {})
-            for r in src.usage:
-                amount = 1 if r == PODS else req.get(r, 0)
-                src.usage[r] -= amount
-                if r in available:
-                    available[r] -= amount
+            if self.node_limit is not None and self.evicted_here >= self.node_limit:
+                return
+            yield pod
+
+    def evicted(self, pod: JsonDict) -> None:
+        self.evicted_here += 1
+        req = pod_requests(pod) if self.actual is None else self.actual.get(
+            (str(podutil.meta(pod).get("namespace") or ""), str(podutil.meta(pod).get("name") or "")), {})
+        for r in self.src.usage:
+            amount = 1 if r == PODS else req.get(r, 0)
+            self.src.usage[r] -= amount
+            if r in self.available:
+                self.available[r] -= amount
 
 
 def thresholds_args_repr(t: dict[str, Any]) -> str:

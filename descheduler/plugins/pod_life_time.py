@@ -12,7 +12,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import each_alone, evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
@@ -65,7 +66,6 @@ class PodLifeTime(DeschedulePlugin):
                 if self.handle.filter(pod):
                     candidates.append((created.timestamp(), pod))
         candidates.sort(key=lambda c: c[0])
-        for _, pod in candidates:
-            if await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False)) is EvictResult.TOTAL_LIMIT:
-                break
+        await evict_until_limit(self.handle, each_alone(pod for _, pod in candidates),
+                                EvictOptions(profile, self.NAME, relocates=False))
         return SUCCESS

@@ -16,11 +16,11 @@ from typing import ClassVar
 from pydantic import Field
 
 from descheduler import podutil
+from descheduler.framework.evict_loop import evict_until_limit
 from descheduler.framework.interface import (
     SUCCESS,
     BalancePlugin,
     EvictOptions,
-    EvictResult,
     PluginArgs,
     Status,
 )
@@ -70,11 +70,7 @@ class RemoveDuplicates(BalancePlugin):
                 continue
             total = sum(len(v) for v in per_node.values())
             upper = math.ceil(total / len(targets))
-            for pods in per_node.values():
-                for pod in pods[upper:]:
-                    res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
-                    if res is EvictResult.TOTAL_LIMIT:
-                        return SUCCESS
-                    if res is EvictResult.NODE_LIMIT:
-                        break
+            groups = (pods[upper:] for pods in per_node.values())
+            if await evict_until_limit(self.handle, groups, EvictOptions(profile, self.NAME)):
+                return SUCCESS
         return SUCCESS

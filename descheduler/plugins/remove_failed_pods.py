@@ -7,12 +7,14 @@ Args also `namespaces`, `labelSelector`, `includingInitContainers`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from pydantic import Field
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from descheduler.plugins.pod_life_time import pod_states
 from minik3s.api.types import JsonDict
@@ -60,16 +62,13 @@ class RemoveFailedPods(DeschedulePlugin):
         a = self.args
         assert isinstance(a, RemoveFailedPodsArgs)
         selector = a.selector()
-        for node in nodes:
-            name = str(podutil.meta(node).get("name"))
-            for pod in self.handle.pods_on_node(name, include_terminated=True):
+
+        def candidates(node: JsonDict) -> Iterator[JsonDict]:
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name")), include_terminated=True):
                 if not self._matches(pod, a) or not podutil.namespace_allowed(pod, a.namespaces):
                     continue
-                if not podutil.labels_match(selector, podutil.meta(pod).get("labels")) or not self.handle.filter(pod):
-                    continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False))
-                if res is EvictResult.TOTAL_LIMIT:
-                    return SUCCESS
-                if res is EvictResult.NODE_LIMIT:
-                    break
+                if podutil.labels_match(selector, podutil.meta(pod).get("labels")) and self.handle.filter(pod):
+                    yield pod
+
+        await evict_until_limit(self.handle, map(candidates, nodes), EvictOptions(profile, self.NAME, relocates=False))
         return SUCCESS

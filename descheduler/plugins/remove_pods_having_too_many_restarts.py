@@ -7,12 +7,14 @@ Args also `namespaces`, `labelSelector`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from descheduler.plugins.pod_life_time import pod_states
 from minik3s.api.types import JsonDict
@@ -38,9 +40,9 @@ class RemovePodsHavingTooManyRestarts(DeschedulePlugin):
         a = self.args
         assert isinstance(a, RemovePodsHavingTooManyRestartsArgs)
         selector = a.selector()
-        for node in nodes:
-            name = str(podutil.meta(node).get("name"))
-            for pod in self.handle.pods_on_node(name):
+
+        def candidates(node: JsonDict) -> Iterator[JsonDict]:
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name"))):
                 if restarts(pod, init=a.including_init_containers) < a.pod_restart_threshold:
                     continue
                 if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
@@ -48,11 +50,8 @@ class RemovePodsHavingTooManyRestarts(DeschedulePlugin):
                     continue
                 if a.states and not pod_states(pod, init=a.including_init_containers, ephemeral=False) & set(a.states):
                     continue
-                if not self.handle.filter(pod):
-                    continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME, relocates=False))
-                if res is EvictResult.TOTAL_LIMIT:
-                    return SUCCESS
-                if res is EvictResult.NODE_LIMIT:
-                    break
+                if self.handle.filter(pod):
+                    yield pod
+
+        await evict_until_limit(self.handle, map(candidates, nodes), EvictOptions(profile, self.NAME, relocates=False))
         return SUCCESS

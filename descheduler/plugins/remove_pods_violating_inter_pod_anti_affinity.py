@@ -7,10 +7,12 @@ counts against the rest. Args: `namespaces`, `labelSelector`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
@@ -67,24 +69,29 @@ class RemovePodsViolatingInterPodAntiAffinity(DeschedulePlugin):
         for n in nodes:
             for p in self.handle.pods_on_node(str(podutil.meta(n).get("name"))):
                 placed.append((p, n))
-        for n in nodes:
-            if self.handle.total_limit_reached():
-                break
+
+        def candidates(n: JsonDict) -> Iterator[JsonDict]:
             name = str(podutil.meta(n).get("name"))
             for pod in podutil.sort_by_priority_low_first(self.handle.pods_on_node(name)):
                 if self.handle.node_limit_reached(name):
-                    break
+                    return
                 if not required_anti_affinity_terms(pod) or not podutil.namespace_allowed(pod, a.namespaces):
                     continue
                 if not podutil.labels_match(selector, podutil.meta(pod).get("labels")):
                     continue
-                if not self._violates(pod, placed, node=n) or not self.handle.filter(pod):
-                    continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
-                if res is EvictResult.EVICTED:
-                    placed = [(p, pn) for p, pn in placed if p is not pod]
-                elif res is EvictResult.TOTAL_LIMIT:
-                    return SUCCESS
-                elif res is EvictResult.NODE_LIMIT:
-                    break
+                # `placed` is read when the loop asks for the next pod: earlier evictions count
+                if self._violates(pod, placed, node=n) and self.handle.filter(pod):
+                    yield pod
+
+        def groups() -> Iterator[Iterator[JsonDict]]:
+            for n in nodes:
+                if self.handle.total_limit_reached():
+                    return
+                yield candidates(n)
+
+        def evicted(pod: JsonDict) -> None:
+            nonlocal placed
+            placed = [(p, pn) for p, pn in placed if p is not pod]
+
+        await evict_until_limit(self.handle, groups(), EvictOptions(profile, self.NAME), on_evicted=evicted)
         return SUCCESS

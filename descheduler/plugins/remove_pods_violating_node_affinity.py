@@ -9,12 +9,14 @@ Args also `namespaces`, `labelSelector`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from minik3s.api.helpers.node_affinity import (
     pod_matches_node_selector_and_affinity,
@@ -58,18 +60,15 @@ class RemovePodsViolatingNodeAffinity(DeschedulePlugin):
         a = self.args
         assert isinstance(a, RemovePodsViolatingNodeAffinityArgs)
         selector = a.selector()
-        for kind in a.node_affinity_type:
-            for node in nodes:
-                name = str(podutil.meta(node).get("name"))
-                for pod in self.handle.pods_on_node(name):
-                    if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
-                            selector, podutil.meta(pod).get("labels")):
-                        continue
-                    if not self._should_evict(pod, node, nodes=nodes, kind=kind) or not self.handle.filter(pod):
-                        continue
-                    res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
-                    if res is EvictResult.TOTAL_LIMIT:
-                        return SUCCESS
-                    if res is EvictResult.NODE_LIMIT:
-                        break
+
+        def candidates(node: JsonDict, kind: str) -> Iterator[JsonDict]:
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name"))):
+                if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
+                        selector, podutil.meta(pod).get("labels")):
+                    continue
+                if self._should_evict(pod, node, nodes=nodes, kind=kind) and self.handle.filter(pod):
+                    yield pod
+
+        groups = (candidates(node, kind) for kind in a.node_affinity_type for node in nodes)
+        await evict_until_limit(self.handle, groups, EvictOptions(profile, self.NAME))
         return SUCCESS

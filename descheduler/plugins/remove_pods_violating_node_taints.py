@@ -7,12 +7,14 @@ Args also `namespaces`, `labelSelector`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from pydantic import Field, model_validator
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import evict_until_limit
+from descheduler.framework.interface import SUCCESS, DeschedulePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from minik3s.api.helpers.taints import (
     NO_SCHEDULE,
@@ -61,20 +63,17 @@ class RemovePodsViolatingNodeTaints(DeschedulePlugin):
         a = self.args
         assert isinstance(a, RemovePodsViolatingNodeTaintsArgs)
         selector = a.selector()
-        for node in nodes:
-            name = str(podutil.meta(node).get("name"))
+
+        def candidates(node: JsonDict) -> Iterator[JsonDict]:
             taints = (node.get("spec") or {}).get("taints") or []
-            for pod in self.handle.pods_on_node(name):
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name"))):
                 if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
                         selector, podutil.meta(pod).get("labels")):
                     continue
                 if find_untolerated_taint(taints, pod_tolerations(pod), self._considered) is None:
                     continue
-                if not self.handle.filter(pod):
-                    continue
-                res = await self.handle.evict(pod, EvictOptions(profile, self.NAME))
-                if res is EvictResult.TOTAL_LIMIT:
-                    return SUCCESS
-                if res is EvictResult.NODE_LIMIT:
-                    break
+                if self.handle.filter(pod):
+                    yield pod
+
+        await evict_until_limit(self.handle, map(candidates, nodes), EvictOptions(profile, self.NAME))
         return SUCCESS

@@ -24,7 +24,8 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from descheduler import podutil
-from descheduler.framework.interface import SUCCESS, BalancePlugin, EvictOptions, EvictResult, Status
+from descheduler.framework.evict_loop import each_alone, evict_until_limit
+from descheduler.framework.interface import SUCCESS, BalancePlugin, EvictOptions, Status
 from descheduler.plugins.common import SelectorArgs
 from minik3s.api.helpers.node_affinity import pod_matches_node_selector_and_affinity
 from minik3s.api.selectors import label_selector_from_dict
@@ -80,13 +81,10 @@ class RemovePodsViolatingTopologySpreadConstraint(BalancePlugin):
                     self._balance_constraint(c, sel, owner=pod, ns_pods=ns_pods, nodes=nodes,
                                              pods_by_node=pods_by_node, to_evict=to_evict)
         selector = a.selector()
-        for pod in to_evict.values():
-            if not podutil.labels_match(selector, podutil.meta(pod).get("labels")):
-                continue
-            if self.handle.node_limit_reached(podutil.node_name(pod)):
-                continue
-            if await self.handle.evict(pod, EvictOptions(profile, self.NAME)) is EvictResult.TOTAL_LIMIT:
-                break
+        chosen = (pod for pod in to_evict.values()
+                  if podutil.labels_match(selector, podutil.meta(pod).get("labels"))
+                  and not self.handle.node_limit_reached(podutil.node_name(pod)))
+        await evict_until_limit(self.handle, each_alone(chosen), EvictOptions(profile, self.NAME))
         return SUCCESS
 
     def _balance_constraint(self, c: JsonDict, sel: JsonDict, *, owner: JsonDict, ns_pods: list[JsonDict],

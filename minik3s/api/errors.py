@@ -183,21 +183,57 @@ def cause(field: str, message: str, reason: str = "FieldValueInvalid") -> JsonDi
     return {"reason": reason, "message": message, "field": field}
 
 
-def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> InvalidError:
-    """Build upstream's 422: `<Kind> "<name>" is invalid: <field>: <message>, ...`.
+def go_quote(text: str) -> str:
+    """Go's `%q` of a string (strconv.Quote): double quotes, backslash escapes for `"`, `\\` and
+    the C escapes, `\\xNN`/`\\uNNNN` for other unprintable characters; printable Unicode kept.
+    Example: `a"b` -> `"a\\"b"`; a tab -> `"\\t"`."""
+    out = ['"']
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
 
-    Each cause message is rendered as upstream field.Error does, e.g.
-    `spec.containers: Required value` or `metadata.name: Invalid value: "A": a lowercase RFC 1123 ...`.
+
+_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+               "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def qualified_kind(kind: str, group: str) -> str:
+    """`Pod` or `Deployment.apps`: a GroupKind as upstream prints it (schema.GroupKind.String)."""
+    return f"{kind}.{group}" if group else kind
+
+
+def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> InvalidError:
+    """Build upstream's 422 (apierrors.NewInvalid): `<Kind>.<group> "<name>" is invalid: <errors>`,
+    the group omitted for the core group (`Pod "p" is invalid: ...`, `Deployment.apps "d" is
+    invalid: ...`), the name as Go's `%q`.
+
+    The errors are the causes rendered as upstream field.Error does (`spec.containers: Required
+    value`, `metadata.name: Invalid value: "A": a lowercase RFC 1123 ...`), aggregated as
+    `ErrorList.ToAggregate` does: repeated messages once, one error bare, several in `[a, b]`;
+    with no causes the message ends at "is invalid".
     """
-    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
-    if len(parts) == 1:
-        summary = parts[0]
-    else:
-        summary = "[" + ", ".join(parts) + "]"
+    parts: list[str] = []
+    for c in causes:
+        part = f"{c['field']}: {c['message']}" if c.get("field") else str(c["message"])
+        if part not in parts:
+            parts.append(part)
+    message = f"{qualified_kind(kind, group)} {go_quote(name)} is invalid"
+    if parts:
+        message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
     details: JsonDict = {"name": name, "kind": kind, "causes": causes}
     if group:
         details["group"] = group
-    return InvalidError(f'{kind} "{name}" is invalid: {summary}', details=details)
+    return InvalidError(message, details=details)
 
 
 def qualified(resource: str, group: str) -> str:

@@ -13,24 +13,31 @@ references and its dependents. Two queues drive it, as upstream:
 - orphan: an owner deleted with propagationPolicy Orphan (the API server put the `orphan`
   finalizer on it): the owner reference is removed from each dependent, then the finalizer.
 
-Watched kinds: the built-in namespaced kinds that carry ownerReferences here (pods,
-replicasets, deployments, statefulsets, daemonsets, jobs, cronjobs, controllerrevisions,
-configmaps, secrets, services, endpoints, PVCs, serviceaccounts, PDBs, leases) plus nodes and
-namespaces as possible owners. Custom resources are not tracked: an owner of a kind the
-collector does not know is treated as present (never a reason to delete).
+Watched kinds, as upstream's `GetDeletableResources` + monitors: every built-in resource that
+supports list, watch and delete (one version per resource, events excluded as upstream ignores
+them), and every custom resource: the collector watches the CustomResourceDefinitions and runs
+one monitor (an informer it owns) per established CRD, on its preferred served version
+(Kubernetes version priority: v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > other names), started when
+the CRD is established and stopped when it goes. So an object owned by a custom resource is
+collected when that owner is deleted (Background, Foreground and Orphan as for any kind), and a
+custom resource owned by a built-in object likewise. An owner of a kind never served is treated
+as present (upstream retries on its REST-mapping error and never deletes because of it); a kind
+whose CRD was removed stays resolvable, so its former objects read as absent (404).
 
-Data flow: informers -> graph updates (synchronous, in the handler) -> keys (uids) on the
-two queues -> workers -> patch / delete through the Client.
+Data flow: informers (built-in) / own monitors (custom resources, from the CRD informer) ->
+graph updates (synchronous, in the handler) -> keys (uids) on the two queues -> workers ->
+patch / delete through the Client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 
 from minik3s.api.errors import ConflictError, NotFoundError
-from minik3s.api.resources import ResourceInfo, builtin_resources
+from minik3s.api.resources import CRDS, ResourceInfo, builtin_resources
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer, SharedInformerFactory
 from minik3s.client.interface import Client
@@ -43,13 +50,66 @@ logger = logging.getLogger(__name__)
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
-DEFAULT_GC_RESOURCES = (
-    "pods", "replicasets.apps", "deployments.apps", "statefulsets.apps", "daemonsets.apps",
-    "controllerrevisions.apps", "jobs.batch", "cronjobs.batch", "configmaps", "secrets", "services",
-    "endpoints", "endpointslices.discovery.k8s.io", "persistentvolumeclaims", "serviceaccounts", "poddisruptionbudgets.policy",
-    "leases.coordination.k8s.io", "replicationcontrollers", "nodes", "namespaces",
-    "persistentvolumes",
-)
+# kube-controller-manager's garbage collector ignores events (GarbageCollectorController's
+# GCIgnoredResources); every other deletable resource is watched
+MONITOR_SYNC_TIMEOUT = 30.0  # seconds the first monitors may take to list before the workers start
+IGNORED_RESOURCES = frozenset({"events", "events.events.k8s.io"})
+_DELETABLE_VERBS = frozenset({"list", "watch", "delete"})
+
+
+def deletable_builtin_resources() -> list[ResourceInfo]:
+    """Built-in resources the collector watches: list + watch + delete, not virtual, not ignored,
+    one entry per resource (the stored version, not one served by conversion)."""
+    out: dict[str, ResourceInfo] = {}
+    for r in builtin_resources():
+        if r.virtual or r.converted or r.qualified in IGNORED_RESOURCES or not _DELETABLE_VERBS <= set(r.verbs):
+            continue
+        out.setdefault(r.qualified, r)
+    return list(out.values())
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key for Kubernetes' version priority (smaller first): GA before beta before alpha,
+    higher numbers first within each, then versions not of that form alphabetically.
+    Example: sorted(["v1beta1", "foo", "v2", "v1", "v1alpha1", "v10beta3"]) by this key ->
+    v2, v1, v10beta3, v1beta1, v1alpha1, foo."""
+    m = _KUBE_VERSION.fullmatch(version)
+    if m is None:
+        return (3, 0, 0, version)
+    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
+    rank = {"": 0, "beta": 1, "alpha": 2}[stage or ""]
+    return (rank, -major, -minor, "")
+
+
+_KUBE_VERSION = re.compile(r"v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?")
+
+
+def crd_monitor_resource(crd: JsonDict) -> ResourceInfo | None:
+    """The resource the collector watches for an established CRD (its served version of highest
+    priority), or None while the CRD is not established or serves no version."""
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+        return None
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    group, plural, kind = spec.get("group") or "", names.get("plural") or "", names.get("kind") or ""
+    served = [str(v.get("name")) for v in spec.get("versions") or [] if v.get("served", True) and v.get("name")]
+    if not (group and plural and kind and served):
+        return None
+    version = min(served, key=version_priority)
+    subs = next((v.get("subresources") or {} for v in spec.get("versions") or [] if v.get("name") == version), {})
+    return ResourceInfo(group, version, plural, kind, spec.get("scope", "Namespaced") == "Namespaced",
+                        subresources=tuple(n for n in ("status", "scale") if n in subs),
+                        singular=names.get("singular") or kind.lower(), builtin=False)
+
+
+@dataclass(slots=True)
+class _Monitor:
+    """A custom resource's informer, owned by the collector (upstream `monitor`)."""
+
+    res: ResourceInfo
+    informer: Informer
+    task: asyncio.Task[None]
 
 
 @dataclass(slots=True)
@@ -84,8 +144,7 @@ class GarbageCollector:
         self._client = client
         self._clock = clock or Clock()
         if resources is None:
-            by_q = {r.qualified: r for r in builtin_resources()}
-            resources = [by_q[q] for q in DEFAULT_GC_RESOURCES if q in by_q]
+            resources = deletable_builtin_resources()
         self._resources = resources
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {
             (r.group, r.kind): r for r in builtin_resources()}
@@ -97,6 +156,14 @@ class GarbageCollector:
             inf = informers.informer(res)
             self._informers.append(inf)
             self._watch(inf, res)
+        # custom resources: one monitor per established CRD, kept in step with the CRD informer
+        self._crds = informers.informer(CRDS)
+        self._crds_changed = asyncio.Event()
+        self._crds.add_handler(on_add=lambda _o: self._crds_changed.set(),
+                               on_update=lambda _o, _n: self._crds_changed.set(),
+                               on_delete=lambda _o: self._crds_changed.set())
+        self.monitors: dict[tuple[str, str], _Monitor] = {}  # (group, plural) -> monitor
+        self._tg: asyncio.TaskGroup | None = None
 
     def _watch(self, inf: Informer, res: ResourceInfo) -> None:
         def on_add(obj: JsonDict) -> None:
@@ -205,15 +272,97 @@ class GarbageCollector:
     # ---- run
 
     async def run(self, workers: int = 5) -> None:
-        for inf in self._informers:
+        for inf in (*self._informers, self._crds):
             await inf.wait_for_sync()
         logger.info("%s: caches synced", self.NAME)
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(run_workers(self.attempt_to_delete, self.process_attempt_to_delete,
-                                       workers=workers, name=f"{self.NAME}-delete"), name=f"{self.NAME}-delete")
-            tg.create_task(run_workers(self.attempt_to_orphan, self.process_orphan,
-                                       workers=max(1, workers // 2), name=f"{self.NAME}-orphan"),
-                           name=f"{self.NAME}-orphan")
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                self.sync_monitors()
+                await self._wait_for_monitors()
+                tg.create_task(self._follow_crds(), name=f"{self.NAME}-crds")
+                self._start_workers(tg, workers)
+        finally:
+            self._tg = None
+
+    # ---- custom-resource monitors (GarbageCollector.resyncMonitors, driven by CRD events)
+
+    async def _wait_for_monitors(self) -> None:
+        """Before the workers start, let the custom-resource monitors fill the graph (upstream
+        waits for every monitor; a monitor that cannot list in time is waited for no longer)."""
+        try:
+            async with asyncio.timeout(MONITOR_SYNC_TIMEOUT):
+                for mon in list(self.monitors.values()):
+                    await mon.informer.wait_for_sync()
+        except TimeoutError:
+            logger.warning("%s: custom resource monitors not synced after %.0fs; starting anyway", self.NAME,
+                           MONITOR_SYNC_TIMEOUT)
+
+    async def _follow_crds(self) -> None:
+        while True:
+            await self._crds_changed.wait()
+            self._crds_changed.clear()
+            self.sync_monitors()
+
+    def sync_monitors(self) -> None:
+        """Start a monitor for each established CRD without one (or whose served resource
+        changed), stop those whose CRD is gone. Objects of a stopped monitor leave the graph
+        as if deleted, so their dependents are re-checked."""
+        tg = self._tg
+        if tg is None:
+            return
+        wanted: dict[tuple[str, str], ResourceInfo] = {}
+        for crd in self._crds.store.list():
+            res = crd_monitor_resource(crd)
+            if res is not None:
+                wanted[(res.group, res.resource)] = res
+        for key, mon in list(self.monitors.items()):
+            res = wanted.get(key)
+            if res is not None and (res.version, res.kind, res.namespaced) == (
+                    mon.res.version, mon.res.kind, mon.res.namespaced):
+                continue
+            mon.task.cancel()
+            del self.monitors[key]
+            logger.info("%s: stopped monitor resource=%s/%s", self.NAME, mon.res.qualified, mon.res.version)
+            for obj in mon.informer.store.list():
+                self._removed(mon.res, obj)
+        for key, res in wanted.items():
+            if key in self.monitors:
+                continue
+            inf = Informer(self._client, res)
+            self._watch(inf, res)
+            # the kind stays resolvable after its CRD goes (its objects then read as absent)
+            self._by_kind[(res.group, res.kind)] = res
+            task = tg.create_task(inf.run(), name=f"{self.NAME}-monitor-{res.qualified}")
+            self.monitors[key] = _Monitor(res, inf, task)
+            logger.info("%s: started monitor resource=%s/%s", self.NAME, res.qualified, res.version)
+        self._resolve_virtual_owners()
+
+    def _resolve_virtual_owners(self) -> None:
+        """Owners first seen when their kind was not served (no resource) get one once a monitor
+        serves the kind, and their dependents are re-checked (upstream: the attempt that failed
+        on the REST mapping succeeds on a retry after discovery caught up)."""
+        for node in list(self.graph.values()):
+            if not node.virtual or node.res is not None:
+                continue
+            for dep_uid in node.dependents:
+                dep = self.graph.get(dep_uid)
+                ref = next((r for r in dep.owners if r.get("uid") == node.uid), None) if dep is not None else None
+                res = self._res_for(ref) if ref is not None else None
+                if dep is None or res is None:
+                    continue
+                node.res = res
+                node.namespace = dep.namespace if res.namespaced else ""
+                for d in node.dependents:
+                    self.attempt_to_delete.add(d)
+                break
+
+    def _start_workers(self, tg: asyncio.TaskGroup, workers: int) -> None:
+        tg.create_task(run_workers(self.attempt_to_delete, self.process_attempt_to_delete,
+                                   workers=workers, name=f"{self.NAME}-delete"), name=f"{self.NAME}-delete")
+        tg.create_task(run_workers(self.attempt_to_orphan, self.process_orphan,
+                                   workers=max(1, workers // 2), name=f"{self.NAME}-orphan"),
+                       name=f"{self.NAME}-orphan")
 
     # ---- attempt to delete
 

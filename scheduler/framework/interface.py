@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Sequence
+import random
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from minik3s.api.types import JsonDict
+from minik3s.utils.clock import Clock
 
 if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState
@@ -215,8 +217,21 @@ class ClusterEventWithHint:
     hint_fn: Any = None
 
 
+@dataclass(slots=True)
+class GangDemand:
+    """What a gang plugin tells preemption about a preemptor's gang: its name (for messages),
+    how many members must still be placed, the preemptor included (minMember minus the members
+    already assumed or bound), and the gang's other pending members, in the order to try them."""
+
+    group: str
+    need: int
+    siblings: list[PodInfo]
+
+
 class Handle(Protocol):
-    """What the framework offers plugins (upstream framework.Handle)."""
+    """What the framework offers plugins (upstream framework.Handle, with its PodNominator and
+    EventRecorder, plus the PreFilter/Filter runners preemption simulates with). The runtime's
+    `Framework` implements it; mypy checks every plugin's use of it against this seam."""
 
     def snapshot(self) -> Any:
         """The current cycle's Snapshot: `.node_infos()` list, `.get(name)`, `.have_pods_with_affinity()`,
@@ -240,6 +255,55 @@ class Handle(Protocol):
     @property
     def informers(self) -> Any:
         """Shared informer factory (namespaces for namespaceSelector, PodGroups, ...)."""
+
+    @property
+    def clock(self) -> Clock:
+        """The scheduler's clock (fake in tests): timestamps plugins write, timeouts they keep."""
+
+    @property
+    def rng(self) -> random.Random | None:
+        """The scheduler's random source (None: the plugin seeds its own, deterministically)."""
+
+    @property
+    def scheduler_name(self) -> str:
+        """The profile's schedulerName (upstream names it in preemption's DisruptionTarget message)."""
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """Run `coro` as a task named `name`, owned by the scheduler and cancelled with it
+        (upstream: a goroutine the plugin starts, e.g. preemption's prepareCandidateAsync)."""
+
+    def record_event(self, obj: JsonDict, type_: str, reason: str, action: str, message: str, *,
+                     related: JsonDict | None = None) -> None:
+        """Emit an Event about `obj` (upstream EventRecorder.Eventf); a no-op without a recorder."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to `node_name` (upstream PodNominator.NominatedPodsForNode)."""
+
+    def nominated_node_name(self, uid: str) -> str:
+        """The node the scheduler has nominated pod `uid` to in memory, before the API shows it
+        ("" when none)."""
+
+    def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Nominate `pod` to `node_name` in memory (upstream PodNominator.AddNominatedPod)."""
+
+    def run_pre_filter(self, state: CycleState, pi: PodInfo,
+                       nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Every PreFilter plugin of the profile: (merged result, status, plugins that narrowed)."""
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pi: PodInfo, node: NodeInfo) -> Status:
+        """Every Filter plugin on `node`, counting pods nominated there (preemption's dry runs)."""
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: PodInfo,
+                                         pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        """PreFilterExtensions.AddPod of every PreFilter plugin (a simulated placement)."""
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: PodInfo,
+                                            pod_to_remove: PodInfo, node: NodeInfo) -> Status:
+        """PreFilterExtensions.RemovePod of every PreFilter plugin (a simulated eviction)."""
+
+    def gang_demand(self, pod: PodInfo) -> GangDemand | None:
+        """The gang `pod` belongs to as the profile's gang plugin (a `GangDemandPlugin` at
+        PostFilter) sees it, for gang-aware preemption; None outside a gang or without one."""
 
 
 class Plugin:
@@ -303,6 +367,15 @@ class FilterPlugin(Plugin):
 
 class PostFilterPlugin(Plugin):
     async def post_filter(self, state: CycleState, pod: PodInfo, filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        raise NotImplementedError
+
+
+class GangDemandPlugin(Plugin):
+    """A PostFilter plugin that knows gangs answers DefaultPreemption through
+    `Handle.gang_demand`: how many of the preemptor's gang must still be placed and which
+    pending siblings may take the places (minik3s: preemption frees room for the whole gang)."""
+
+    def gang_demand(self, pod: PodInfo) -> GangDemand | None:
         raise NotImplementedError
 
 

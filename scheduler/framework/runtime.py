@@ -37,6 +37,8 @@ from scheduler.framework.interface import (
     EnqueueExtensions,
     EventResource,
     FilterPlugin,
+    GangDemand,
+    GangDemandPlugin,
     NodeScore,
     PermitPlugin,
     Plugin,
@@ -325,6 +327,24 @@ class Framework:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to `node_name` (by preemption), for PostFilter plugins."""
         return list(self.nominator.nominated_pods_for_node(node_name)) if self.nominator is not None else []
+
+    def nominated_node_name(self, uid: str) -> str:
+        """The in-memory nomination of pod `uid` ("" without one or without a nominator)."""
+        return self.nominator.nominated_node(uid) if self.nominator is not None else ""
+
+    def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Nominate `pod` to `node_name` in memory; a no-op without a nominator."""
+        if self.nominator is not None:
+            self.nominator.add(pod, node_name)
+
+    def gang_demand(self, pod: PodInfo) -> GangDemand | None:
+        """Asks the profile's PostFilter plugins that know gangs, in order; the first answer wins."""
+        for pl in self.post_filter_plugins:
+            if isinstance(pl, GangDemandPlugin):
+                demand = pl.gang_demand(pod)
+                if demand is not None:
+                    return demand
+        return None
 
     def run_filter_plugins(self, state: CycleState, pi: PodInfo, node: NodeInfo) -> Status:
         """Handle form of `run_filter` for plugins: Success instead of None when the node passes."""

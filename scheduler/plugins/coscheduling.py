@@ -43,6 +43,8 @@ from scheduler.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
     EventResource,
+    GangDemand,
+    GangDemandPlugin,
     Handle,
     PermitPlugin,
     PostFilterPlugin,
@@ -57,7 +59,6 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.default_preemption import GangDemand
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
 
@@ -97,8 +98,8 @@ def ref_of(x: Any) -> GroupRef | None:
     return ref
 
 
-class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, ReservePlugin, PermitPlugin,
-                 EnqueueExtensions):
+class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemandPlugin, ReservePlugin,
+                 PermitPlugin, EnqueueExtensions):
     """The gang extension points, for the APIs in `APIS`."""
 
     APIS: ClassVar[tuple[GangApi, ...]] = ()

@@ -29,13 +29,13 @@ only on its deletion), so the preemptor's retries fail Filter and are not eligib
 again ("a terminating pod on the nominated node") until the victims are gone; the AssignedPod
 Delete event then requeues it through NodeResourcesFit's hint, and it binds.
 
-What the framework handle must offer (besides Handle): `run_filter_plugins_with_nominated_pods(state,
-pod_info, node_info) -> Status`, `run_pre_filter_extension_remove_pod(state, pod_info, victim_info,
-node_info) -> Status`, `run_pre_filter_extension_add_pod(...) -> Status`; optional:
-`nominated_pods_for_node(node_name) -> list[PodInfo]`, `rng` (random.Random), `scheduler_name`,
-`spawn(coro, name)` (owner of the preemption task; else the plugin tracks it itself),
-`activate(pods, gated_by=...)` (requeue), `record_event(obj, type, reason, action, message,
-related=...)`, `clock`.
+What it uses of the framework `Handle` (all declared there, implemented by the runtime): the
+snapshot, `run_pre_filter`, `run_filter_plugins_with_nominated_pods` and the PreFilter extensions
+(`run_pre_filter_extension_add_pod` / `_remove_pod`) for the dry runs, the nominator
+(`nominated_pods_for_node`, `nominated_node_name`, `add_nominated_pod`), `gang_demand`, `spawn`
+(the scheduler owns the preemption task), `activate`, `record_event`, `client`, `informers`,
+`clock`, `rng` and `scheduler_name`. Without a handle (a plugin built alone, e.g. to compute
+candidate counts) only the pure helpers work.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -62,6 +62,8 @@ from scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
     EventResource,
+    GangDemand,
+    Handle,
     PostFilterPlugin,
     PostFilterResult,
     PreEnqueuePlugin,
@@ -111,17 +113,6 @@ class Candidate:
     name: str
     victims: list[PodInfo]
     num_pdb_violations: int
-
-
-@dataclass(slots=True)
-class GangDemand:
-    """What a gang plugin tells preemption about a preemptor's gang: its name (for messages),
-    how many members must still be placed, the preemptor included (minMember minus the members
-    already assumed or bound), and the gang's other pending members, in the order to try them."""
-
-    group: str
-    need: int
-    siblings: list[PodInfo]
 
 
 @dataclass(slots=True)
@@ -228,23 +219,29 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     NAME = names.DEFAULT_PREEMPTION
     Args = DefaultPreemptionArgs
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         if isinstance(args, dict):
             args = DefaultPreemptionArgs.model_validate(args)
         super().__init__(args or DefaultPreemptionArgs(), handle)
-        self._h: Any = handle  # the preemption handle described in the module docstring
-        rng = getattr(handle, "rng", None) if handle is not None else None
+        rng = handle.rng if handle is not None else None
         self._rng: random.Random = rng if isinstance(rng, random.Random) else random.Random(0)
         self._pdb_store: Any = None
         # preemptors whose victim handling is still running (upstream Evaluator.preempting)
         self._preempting: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        informers = getattr(handle, "informers", None) if handle is not None else None
+        informers = handle.informers if handle is not None else None
         if informers is not None:
             try:
                 self._pdb_store = informers.informer(PODDISRUPTIONBUDGETS).store
             except Exception:  # noqa: BLE001 - without PDBs every victim counts as non-violating
                 logger.debug("no PodDisruptionBudget informer; preemption ignores PDBs")
+
+    @property
+    def _h(self) -> Handle:
+        """The framework handle; everything past the pure helpers needs one."""
+        if self.handle is None:
+            raise RuntimeError("DefaultPreemption needs a framework handle")
+        return self.handle
 
     # --- PreEnqueue: hold a preemptor while its preemption runs ------------------------------
 
@@ -276,9 +273,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
 
     def _nominated_in_memory(self, uid: str) -> str:
         """A nomination the scheduler holds before the API shows it (a gang sibling's)."""
-        nominator = getattr(self.handle, "nominator", None) if self.handle is not None else None
-        fn = getattr(nominator, "nominated_node", None)
-        return str(fn(uid) or "") if callable(fn) else ""
+        return self.handle.nominated_node_name(uid) if self.handle is not None else ""
 
     def _snapshot_get(self, name: str) -> NodeInfo | None:
         snap = self.handle.snapshot() if self.handle is not None else None
@@ -312,10 +307,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     ) -> tuple[list[PodInfo], int, Status]:
         """`node` and `state` are private copies; both are mutated during the dry run. Pods
         whose uid is in `protected` (a gang's members placed by the simulation) are no victims."""
-        h = self._h
         potential = [p for p in node.pods if p.priority < pod.priority and p.uid not in protected]
         if not potential:
             return [], 0, Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
+        h = self._h
         for p in potential:
             node.remove_pod(p.uid)
             st = h.run_pre_filter_extension_remove_pod(state, pod, p, node)
@@ -450,14 +445,8 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     # --- gang-aware preemption ----------------------------------------------------------------
 
     def _gang_demand(self, pod: PodInfo) -> GangDemand | None:
-        """Ask the profile's gang plugins (any PostFilter plugin with `gang_demand(pod)`)."""
-        for pl in getattr(self.handle, "post_filter_plugins", None) or ():
-            fn = getattr(pl, "gang_demand", None)
-            if callable(fn):
-                d = fn(pod)
-                if isinstance(d, GangDemand):
-                    return d
-        return None
+        """Ask the profile's gang plugins through the handle (`GangDemandPlugin`s at PostFilter)."""
+        return self.handle.gang_demand(pod) if self.handle is not None else None
 
     async def plan_gang_preemption(
         self, pod: PodInfo, best: Candidate, demand: GangDemand, all_nodes: Sequence[NodeInfo]
@@ -525,14 +514,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         h = self._h
         state = CycleState()
         nodes = [node(n) for n in order]
-        run_pre_filter = getattr(h, "run_pre_filter", None)
-        if callable(run_pre_filter):
-            result, st, _ = run_pre_filter(state, sib, nodes)
-            if not st.is_success():
-                return None
-            allowed = result.node_names if result is not None else None
-        else:
-            allowed = None
+        result, st, _ = h.run_pre_filter(state, sib, nodes)
+        if not st.is_success():
+            return None
+        allowed = result.node_names if result is not None else None
         # the simulation's evictions and placements, as the PreFilter state must see them
         for name, v in removed:
             if not h.run_pre_filter_extension_remove_pod(state, sib, v, node(name)).is_success():
@@ -565,10 +550,8 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         self._preempting.update(p.pod.uid for p in plan)
         # nominate the siblings in memory at once, so the gang's own next members neither
         # plan a second preemption nor take each other's places before the API patches land
-        nominator = getattr(self.handle, "nominator", None)
-        if nominator is not None:
-            for p in plan[1:]:
-                nominator.add(p.pod, p.node)
+        for p in plan[1:]:
+            self._h.add_nominated_pod(p.pod, p.node)
         coro = self._run_gang_preemption(list(plan), pod)
         self._spawn(coro, f"preemption:{pod.key}")
 
@@ -602,9 +585,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             failed = True
         finally:
             self._preempting.difference_update(p.pod.uid for p in plan)
-        activate = getattr(self.handle, "activate", None) if self.handle is not None else None
-        if callable(activate):
-            activate([p.pod.pod for p in plan], gated_by=None if failed else self.NAME)
+        self._h.activate([p.pod.pod for p in plan], gated_by=None if failed else self.NAME)
 
     # --- carrying it out (asynchronously, upstream prepareCandidateAsync) --------------------
 
@@ -618,10 +599,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         self._preempting.add(pod.uid)
         self._spawn(self._run_preemption(c, pod), f"preemption:{pod.key}")
 
-    def _spawn(self, coro: Any, name: str) -> None:
-        spawn = getattr(self.handle, "spawn", None) if self.handle is not None else None
-        if callable(spawn):
-            spawn(coro, name)
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        if self.handle is not None:
+            self.handle.spawn(coro, name)
             return
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self._tasks.add(task)
@@ -662,12 +642,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         event can requeue it (upstream's ordering). Returns whether every call succeeded."""
         ok = True
         logger.info("preemption started preemptor=%s node=%s victims=%d", pod.key, c.name, len(c.victims))
-        nominated_fn = getattr(self.handle, "nominated_pods_for_node", None)
         lower: list[PodInfo] = []
         nodes = sorted({c.name, *(node_of or {}).values()})
-        if callable(nominated_fn):
-            for n in nodes:
-                lower += [p for p in nominated_fn(n) if p.priority < pod.priority and p.uid != pod.uid]
+        for n in nodes:
+            lower += [p for p in self._h.nominated_pods_for_node(n) if p.priority < pod.priority and p.uid != pod.uid]
         if lower:
             try:
                 await self._clear_nominated_node_name(lower)
@@ -709,16 +687,15 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         return ok and head_ok
 
     def _activate(self, pod: PodInfo, *, only_gated: bool) -> None:
-        activate = getattr(self.handle, "activate", None) if self.handle is not None else None
-        if callable(activate):
-            activate([pod.pod], gated_by=self.NAME if only_gated else None)
+        if self.handle is not None:
+            self.handle.activate([pod.pod], gated_by=self.NAME if only_gated else None)
 
     async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
         """One victim: a Permit-waiting pod is rejected; any other gets the DisruptionTarget
         condition (a strategic-merge status patch keyed by condition type, so concurrent status
         writes survive), is deleted with its own grace period, and gets a `Preempted` event."""
         h = self._h
-        waiting = h.get_waiting_pod(victim.uid) if hasattr(h, "get_waiting_pod") else None
+        waiting = h.get_waiting_pod(victim.uid)
         if waiting is not None:
             waiting.reject(self.NAME, "preempted")
             logger.info(
@@ -728,9 +705,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 c.name,
             )
         else:
-            scheduler_name = preemptor.spec.get("schedulerName") or getattr(
-                h, "scheduler_name", "default-scheduler"
-            )
+            scheduler_name = preemptor.spec.get("schedulerName") or h.scheduler_name
             cond: JsonDict = {
                 "type": DISRUPTION_TARGET,
                 "status": "True",
@@ -767,20 +742,17 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 logger.debug("victim already deleted victim=%s", victim.key)
                 return
             logger.info("preempted victim=%s preemptor=%s node=%s", victim.key, preemptor.key, c.name)
-        record = getattr(h, "record_event", None)
-        if callable(record):
-            record(
-                victim.pod,
-                "Normal",
-                REASON_PREEMPTED,
-                "Preempting",
-                f"Preempted by pod {preemptor.uid} on node {c.name}",
-                related=preemptor.pod,
-            )
+        h.record_event(
+            victim.pod,
+            "Normal",
+            REASON_PREEMPTED,
+            "Preempting",
+            f"Preempted by pod {preemptor.uid} on node {c.name}",
+            related=preemptor.pod,
+        )
 
     def _now(self) -> str:
-        clock = getattr(self.handle, "clock", None) if self.handle is not None else None
-        now = clock.now() if clock is not None else datetime.now(UTC)
+        now = self.handle.clock.now() if self.handle is not None else datetime.now(UTC)
         return rfc3339(now)
 
     async def _clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None:

@@ -67,7 +67,7 @@ class PodGroupManager:
         self.apis = frozenset(apis)
         self.handle = handle
         informers = handle.informers if handle is not None else None
-        self.clock = clock or getattr(handle, "clock", None) or Clock()
+        self.clock = clock or (handle.clock if handle is not None else Clock())
         self._pods: Any = None
         self._groups: dict[GangApi, Any] = {}
         self._queues: Any = None

@@ -269,8 +269,8 @@ def test_official_client_reads_runtime_class_and_pod_overhead(cluster_factory):
             nodev1.patch_runtime_class("gvisor", {"handler": "runc"})
         status = json.loads(ei.value.body)
         assert ei.value.status == 422 and status["reason"] == "Invalid"
-        assert status["message"].endswith(
-            '"gvisor" is invalid: handler: Invalid value: "runc": field is immutable'
+        assert status["message"] == (
+            'RuntimeClass.node.k8s.io "gvisor" is invalid: handler: Invalid value: "runc": field is immutable'
         )
         assert status["details"]["causes"] == [
             {

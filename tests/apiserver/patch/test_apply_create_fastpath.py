@@ -10,6 +10,8 @@ import pytest
 from apiserver.patch.apply import (
     _record_update,
     _without_managed_fields,
+    decode_fields,
+    encode_fields,
     encode_managed_fields,
     update_managed_fields,
 )
@@ -97,3 +99,56 @@ def test_create_fast_path_matches_general_algorithm(obj, reset):
     fast = update_managed_fields(None, obj, manager="m", now="T", reset_fields=reset)
     assert obj == before  # input untouched
     assert fast["metadata"].get("managedFields", []) == general(obj, reset=reset)
+
+
+def _fields_v1(obj: dict) -> dict:
+    out = update_managed_fields(None, obj, manager="m", now="T", reset_fields=("status",))
+    return out["metadata"]["managedFields"][0]["fieldsV1"]
+
+
+def test_memoised_spec_tree_is_a_fresh_copy_per_create():
+    first = _fields_v1(POD)
+    first["f:spec"]["f:containers"].clear()  # a caller owning its object may change it
+    second = _fields_v1(POD)
+    assert second["f:spec"]["f:containers"]  # the memo was not shared with the first caller
+    assert second == general(POD, reset=("status",))[0]["fieldsV1"]
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda s: s["containers"][1].update(name="other"), id="keyed-list-key-changes"),
+    pytest.param(lambda s: s["containers"][0]["env"].append({"name": "C"}), id="list-item-added"),
+    pytest.param(lambda s: s["containers"][0].update(ports=[{"containerPort": 80, "protocol": "UDP"}]),
+                 id="key-default-overridden"),
+    pytest.param(lambda s: s.update(nodeSelector={"zone": "a"}), id="empty-map-filled"),
+    pytest.param(lambda s: s.update(priority=2**70), id="integer-orjson-cannot-encode"),
+    pytest.param(lambda s: s.update(restartPolicy="Never"), id="only-a-scalar-value-differs"),
+])
+def test_memo_never_answers_for_a_different_spec(change):
+    _fields_v1(POD)  # warm the memo with the unchanged spec
+    other = copy.deepcopy(POD)
+    change(other["spec"])
+    assert update_managed_fields(None, other, manager="m", now="T", reset_fields=("status",))[
+        "metadata"]["managedFields"] == general(other, reset=("status",))
+
+
+def test_values_nested_deeper_than_orjson_encodes_take_the_direct_walk():
+    deep: dict = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"deep": deep, "x": 1}}
+    out = update_managed_fields(None, obj, manager="m", now="T")
+    assert out["metadata"]["managedFields"] == general(obj, reset=())
+    # the update path (decode + encode of the same deep set) gives the same entry again
+    again = update_managed_fields(out, copy.deepcopy(out), manager="m", now="T")
+    assert again["metadata"]["managedFields"] == out["metadata"]["managedFields"]
+
+
+def test_memoised_encode_and_decode_hand_out_fresh_values():
+    tree = _fields_v1(POD)
+    fields = decode_fields(tree)
+    fields.clear()  # callers change the set they get (entry.fields -= changed)
+    again = decode_fields(tree)
+    assert again and encode_fields(again) == tree
+    first = encode_fields(again)
+    first["f:spec"].clear()
+    assert encode_fields(again) == tree

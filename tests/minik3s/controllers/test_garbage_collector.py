@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 
 from minik3s.api.errors import NotFoundError
-from minik3s.api.resources import CONFIGMAPS, DEPLOYMENTS, REPLICASETS
+from minik3s.api.resources import CONFIGMAPS, CRDS, DEPLOYMENTS, REPLICASETS, ResourceInfo
 from minik3s.controllers.deployment import DeploymentController
-from minik3s.controllers.garbage_collector import GarbageCollector
+from minik3s.controllers.garbage_collector import (
+    GarbageCollector,
+    crd_monitor_resource,
+    deletable_builtin_resources,
+)
 from minik3s.controllers.replicaset import ReplicaSetController
 
 
@@ -93,3 +97,130 @@ async def test_dangling_owner_references(harness, second_owner_exists):
         await harness.eventually(stripped, what="dangling reference removed")
     else:
         await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent collected")
+
+
+# ---- custom resources: the collector follows CRDs and watches their kinds as any other kind
+
+GADGETS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, builtin=False)
+CLUSTER_GADGETS = ResourceInfo("example.com", "v1", "clustergadgets", "ClusterGadget", False, builtin=False)
+
+
+def gadget_crd(res: ResourceInfo, *, versions: tuple[str, ...] = ("v1",)) -> dict:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{res.resource}.{res.group}"},
+        "spec": {"group": res.group, "scope": "Namespaced" if res.namespaced else "Cluster",
+                 "names": {"plural": res.resource, "singular": res.kind.lower(), "kind": res.kind},
+                 "versions": [{"name": v, "served": True, "storage": v == versions[0],
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                                              "x-kubernetes-preserve-unknown-fields": True}}}
+                              for v in versions]},
+    }
+
+
+async def with_gadget_kind(harness, gc, res: ResourceInfo = GADGETS) -> None:
+    await harness.client.create(CRDS, gadget_crd(res))
+
+    async def monitored():
+        mon = gc.monitors.get((res.group, res.resource))
+        return mon is not None and mon.informer.has_synced
+
+    await harness.eventually(monitored, what=f"monitor for {res.qualified}")
+
+
+def owned_by(obj: dict) -> list[dict]:
+    m = obj["metadata"]
+    return [{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": m["name"], "uid": m["uid"],
+             "blockOwnerDeletion": True}]
+
+
+async def gadget_with_dependent(harness) -> tuple[dict, dict]:
+    owner = await harness.client.create(GADGETS, {"apiVersion": "example.com/v1", "kind": "Gadget",
+                                                  "metadata": {"name": "g"}}, "default")
+    dep = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "dep", "ownerReferences": owned_by(owner)}},
+                                      "default")
+    return owner, dep
+
+
+@pytest.mark.parametrize("policy", ["Background", None])
+async def test_dependent_of_a_deleted_custom_resource_is_collected(harness, policy):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    await harness.client.delete(GADGETS, "g", "default", propagation_policy=policy)
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent of the Gadget collected")
+
+
+async def test_foreground_custom_resource_waits_for_its_dependents(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    out = await harness.client.delete(GADGETS, "g", "default", propagation_policy="Foreground")
+    assert "foregroundDeletion" in out["metadata"]["finalizers"]
+
+    async def both_gone():
+        return await gone(harness, CONFIGMAPS, "dep") and await gone(harness, GADGETS, "g")
+
+    await harness.eventually(both_gone, what="foreground deletion of the Gadget finished")
+
+
+async def test_orphaned_dependents_of_a_custom_resource_survive(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    await harness.client.delete(GADGETS, "g", "default", propagation_policy="Orphan")
+    await harness.eventually(lambda: gone(harness, GADGETS, "g"), what="Gadget deleted after orphaning")
+    dep = await harness.client.get(CONFIGMAPS, "dep", "default")
+    assert not dep["metadata"].get("ownerReferences")
+
+
+async def test_custom_resource_owned_by_a_builtin_object_is_collected(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc, CLUSTER_GADGETS)
+    owner = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, "default")
+    await harness.client.create(CLUSTER_GADGETS, {"apiVersion": "example.com/v1", "kind": "ClusterGadget",
+                                                  "metadata": {"name": "cg", "ownerReferences": owned_by(owner)}})
+    await harness.client.delete(CONFIGMAPS, "owner", "default")
+    await harness.eventually(lambda: gone(harness, CLUSTER_GADGETS, "cg", None), what="ClusterGadget collected")
+
+
+async def test_dependent_of_a_kind_served_later_is_checked_once_the_kind_is_served(harness):
+    gc = start_all(harness, with_workloads=False)
+    ghost = [{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "never", "uid": "0000-never"}]
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "dep", "ownerReferences": ghost}}, "default")
+    live = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, "default")
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "control", "ownerReferences": owned_by(
+        {**live, "apiVersion": "v1", "kind": "ConfigMap"})}}, "default")
+
+    async def seen():  # the collector has looked at both dependents
+        return {"dep", "control"} <= {n.name for n in gc.graph.values() if not n.virtual}
+
+    await harness.eventually(seen, what="dependents in the graph")
+    # an owner of a kind nobody serves counts as present: the dependent stays
+    assert not await gone(harness, CONFIGMAPS, "dep")
+    await with_gadget_kind(harness, gc)
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dangling Gadget owner noticed")
+    assert not await gone(harness, CONFIGMAPS, "control")
+
+
+@pytest.mark.parametrize(("versions", "preferred"), [
+    pytest.param(("v1",), "v1", id="single"),
+    pytest.param(("v1beta1", "v1", "v2alpha1"), "v1", id="ga-before-alpha-of-a-higher-major"),
+    pytest.param(("v1alpha1", "v1beta2", "v1beta1"), "v1beta2", id="highest-beta"),
+    pytest.param(("foo", "v1alpha1"), "v1alpha1", id="kube-versions-before-other-names"),
+    pytest.param(("zeta", "alpha"), "alpha", id="other-names-alphabetical"),
+])
+def test_monitor_watches_the_preferred_served_version(versions, preferred):
+    crd = gadget_crd(GADGETS, versions=versions)
+    assert crd_monitor_resource(crd) is None  # not established yet
+    crd["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
+    res = crd_monitor_resource(crd)
+    assert res is not None and (res.group, res.version, res.resource, res.kind, res.namespaced) == (
+        "example.com", preferred, "gadgets", "Gadget", True)
+
+
+def test_builtin_watch_set_is_every_deletable_resource_but_events():
+    watched = {r.qualified for r in deletable_builtin_resources()}
+    assert {"pods", "configmaps", "roles.rbac.authorization.k8s.io", "ingresses.networking.k8s.io",
+            "horizontalpodautoscalers.autoscaling", "customresourcedefinitions.apiextensions.k8s.io"} <= watched
+    assert not watched & {"events", "events.events.k8s.io", "bindings", "tokenreviews.authentication.k8s.io"}

@@ -1,0 +1,51 @@
+"""minik3s.api.errors.invalid renders upstream's NewInvalid message byte for byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from minik3s.api import errors
+
+
+def cause(field: str, message: str) -> dict:
+    return {"reason": "FieldValueInvalid", "field": field, "message": message}
+
+
+@pytest.mark.parametrize(("kind", "group", "name", "causes", "message"), [
+    pytest.param("Pod", "", "p", [cause("spec.containers", "Required value")],
+                 'Pod "p" is invalid: spec.containers: Required value', id="core-group-bare-kind"),
+    pytest.param("Deployment", "apps", "x", [cause("spec.replicas", "Invalid value: -1: must be greater than or "
+                                                                   "equal to 0")],
+                 'Deployment.apps "x" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal '
+                 "to 0", id="group-suffix"),
+    pytest.param("Widget", "example.com", "w", [cause("a", "A"), cause("b", "B")],
+                 'Widget.example.com "w" is invalid: [a: A, b: B]', id="several-errors-bracketed"),
+    pytest.param("Pod", "", "p", [cause("a", "A"), cause("a", "A"), cause("b", "B")],
+                 'Pod "p" is invalid: [a: A, b: B]', id="repeated-error-once-as-ToAggregate"),
+    pytest.param("Pod", "", "p", [cause("a", "A"), cause("a", "A")],
+                 'Pod "p" is invalid: a: A', id="duplicates-collapse-to-one-bare-error"),
+    pytest.param("ConfigMap", "", "c", [], 'ConfigMap "c" is invalid', id="no-errors-no-colon"),
+    pytest.param("Pod", "", 'a"b\tc', [cause("metadata.name", "x")],
+                 'Pod "a\\"b\\tc" is invalid: metadata.name: x', id="name-quoted-as-go-percent-q"),
+    pytest.param("", "", "", [cause("patch", "Invalid value")], ' "" is invalid: patch: Invalid value',
+                 id="empty-group-kind-as-patch-errors"),
+])
+def test_invalid_message(kind, group, name, causes, message):
+    err = errors.invalid(kind, name, causes, group)
+    assert err.message == message
+    status = err.to_status()
+    assert status["code"] == 422 and status["reason"] == "Invalid" and status["message"] == message
+    assert status["details"]["kind"] == kind and status["details"]["causes"] == causes
+    assert status["details"].get("group") == (group or None)
+
+
+@pytest.mark.parametrize(("text", "quoted"), [
+    pytest.param("plain", '"plain"', id="plain"),
+    pytest.param('q"\\', '"q\\"\\\\"', id="quote-and-backslash"),
+    pytest.param("\n\r\t\x07\x08\x0c\x0b", '"\\n\\r\\t\\a\\b\\f\\v"', id="c-escapes"),
+    pytest.param("\x01\x7f", '"\\x01\\x7f"', id="ascii-control-as-hex"),
+    pytest.param("ä日", '"ä日"', id="printable-unicode-kept"),
+    pytest.param("\u200b", '"\\u200b"', id="unprintable-unicode-as-u"),
+])
+def test_go_quote(text, quoted):
+    assert errors.go_quote(text) == quoted
