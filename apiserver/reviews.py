@@ -41,7 +41,7 @@ _NON_RESOURCE_FIELDS = (("Path", "path"), ("Verb", "verb"))
 
 
 def _invalid(info: ResourceInfo, causes: list[JsonDict]) -> Exception:
-    err = invalid(f"{info.kind}.{info.group}", "", causes, info.group)
+    err = invalid(info.kind, "", causes, info.group)
     err.details["kind"] = info.kind
     return err
 
