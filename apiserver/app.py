@@ -24,11 +24,13 @@ from apiserver.keys import (
     METRICS,
     OPENAPI_CACHE,
     READY,
+    SERVING,
     USAGE,
     WATCH_ENCODE_CACHE,
     WATCHES,
     ExplainProvider,
     MetricsProvider,
+    ServingLimits,
 )
 from minik3s.api.metrics import UsageProvider
 
@@ -37,11 +39,12 @@ __all__ = ["READY", "create_app"]
 
 def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
-    usage: UsageProvider | None = None,
+    usage: UsageProvider | None = None, limits: ServingLimits | None = None,
 ) -> web.Application:
     app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
+    app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()

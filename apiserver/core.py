@@ -24,7 +24,7 @@ import copy
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -890,7 +890,7 @@ class ApiCore:
 
     # ------------------------------------------------------------------ watch
     async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
-                    ) -> AsyncIterator[tuple[str, JsonDict]]:
+                    ) -> AsyncGenerator[tuple[str, JsonDict], None]:
         """Yields (type, object). A too-old resourceVersion yields one ERROR with a 410 Status."""
         stored = self._stored_info(info)
         if stored is not None:

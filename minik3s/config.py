@@ -29,6 +29,12 @@ class ServerConfig(BaseModel):
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)
     event_ttl: float = Field(3600.0, gt=0)  # kube-apiserver --event-ttl (1h)
+    # connection and request bounds (apiserver.serving, apiserver.keys.ServingLimits)
+    min_request_timeout: float = Field(1800.0, gt=0)  # kube-apiserver --min-request-timeout
+    request_timeout: float = Field(60.0, gt=0)  # kube-apiserver --request-timeout (body reads)
+    read_header_timeout: float = Field(32.0, gt=0)  # kube-apiserver's http.Server ReadHeaderTimeout
+    idle_timeout: float = Field(90.0, gt=0)  # kube-apiserver's http.Server IdleTimeout
+    watch_send_timeout: float = Field(10.0, gt=0)  # a watch whose client reads nothing this long is closed
 
     def enabled(self, component: str) -> bool:
         return component not in self.disable

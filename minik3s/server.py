@@ -25,6 +25,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
+from apiserver.keys import ServingLimits
+from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
@@ -196,15 +198,19 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder))
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+    limits = ServingLimits(min_request_timeout=config.min_request_timeout, request_timeout=config.request_timeout,
+                           watch_send_timeout=config.watch_send_timeout)
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
+                     limits=limits)
+    # keepalive_timeout: kube-apiserver's IdleTimeout; the site bounds the first request's headers;
+    # lingering_time: how long an unread rest of a body is drained after the answer (apiserver.serving)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=config.idle_timeout,
+                           lingering_time=LINGERING_TIME)
     await runner.setup()
-    site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
+    site = HeaderTimeoutSite(runner, config.bind, config.port, header_timeout=config.read_header_timeout,
+                             reuse_address=True)
     await site.start()
-    port = config.port
-    server = getattr(site, "_server", None)
-    if server is not None and server.sockets:
-        port = server.sockets[0].getsockname()[1]
+    port = site.port
     host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
     url = f"http://{host}:{port}"
     write_kubeconfig(config, url)

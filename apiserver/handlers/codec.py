@@ -8,6 +8,7 @@ Bodies over 3 MiB are refused with 413 before they are read whole, as kube-apise
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -15,8 +16,14 @@ import orjson
 import yaml
 from aiohttp import web
 
+from apiserver.keys import SERVING
 from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
-from minik3s.api.errors import BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError
+from minik3s.api.errors import (
+    BadRequestError,
+    RequestEntityTooLargeError,
+    TimeoutError_,
+    UnsupportedMediaTypeError,
+)
 
 MAX_BODY = 3 * 1024 * 1024
 
@@ -53,14 +60,24 @@ async def read_body(request: web.Request) -> bytes:
                                          details={"causes": [{"message": f"limit is {MAX_BODY}"}]})
     chunks: list[bytes] = []
     total = 0
-    while True:
-        chunk = await request.content.read(65536)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > MAX_BODY:
-            raise RequestEntityTooLargeError("the server has received a request that is too large")
-        chunks.append(chunk)
+    # kube-apiserver's timeout filter bounds a non-long-running request (and so the reading of
+    # its body; its http.Server has no ReadTimeout): a body still arriving then is a 504
+    limit = request.app[SERVING].request_timeout
+    try:
+        async with asyncio.timeout(limit):
+            while True:
+                chunk = await request.content.read(65536)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > MAX_BODY:
+                    raise RequestEntityTooLargeError("the server has received a request that is too large")
+                chunks.append(chunk)
+    except TimeoutError:
+        # aiohttp answers, then reads and drops what is left of the body for a short lingering
+        # time and closes the connection (an unfinished body is never parsed as a request)
+        raise TimeoutError_("Timeout: request did not complete within requested timeout - context deadline "
+                            "exceeded") from None
     return b"".join(chunks)
 
 

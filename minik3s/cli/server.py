@@ -56,6 +56,18 @@ def add_parser(sub: Any) -> None:
                    help="revisions of change history kept for watch resumption (default 100000)")
     s.add_argument("--compact-interval", type=float, default=60.0,
                    help="seconds between history compactions (default 60)")
+    s.add_argument("--min-request-timeout", type=_duration_seconds, default=1800.0,
+                   help="a watch without timeoutSeconds ends after a random time in [t, 2t) "
+                        "(kube-apiserver's flag; default 1800 s)")
+    s.add_argument("--request-timeout", type=_duration_seconds, default=60.0,
+                   help="longest time a request body may take to arrive, then 504 (default 1m)")
+    s.add_argument("--read-header-timeout", type=_duration_seconds, default=32.0,
+                   help="a new connection must send its request headers within this (kube-apiserver: 32s)")
+    s.add_argument("--idle-timeout", type=_duration_seconds, default=90.0,
+                   help="an idle keep-alive connection is closed after this (kube-apiserver: 90s)")
+    s.add_argument("--watch-send-timeout", type=_duration_seconds, default=10.0,
+                   help="a watch whose client reads nothing for this long while events wait is closed "
+                        "(default 10s)")
     s.set_defaults(func=cmd_server)
 
 
@@ -75,7 +87,10 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
                            disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
-                           history_window=args.history_window, compact_interval=args.compact_interval)
+                           history_window=args.history_window, compact_interval=args.compact_interval,
+                           min_request_timeout=args.min_request_timeout, request_timeout=args.request_timeout,
+                           read_header_timeout=args.read_header_timeout, idle_timeout=args.idle_timeout,
+                           watch_send_timeout=args.watch_send_timeout)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
         raise SystemExit(f"minik3s: invalid configuration: {e}") from None
 
