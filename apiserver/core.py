@@ -48,9 +48,10 @@ from apiserver.storage.interface import (
 from apiserver.strategies import (
     Strategy,
     admit,
+    normalize_quantities_for,
+    prune_unknown_for,
     strategy_for_resource,
     type_error_for,
-    unknown_fields_for,
 )
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
@@ -282,17 +283,26 @@ class ApiCore:
         obj["kind"] = info.kind
         return obj
 
-    def _unknown_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
-        if opts.field_validation == "Ignore":
+    def _decode_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
+        """What decoding into upstream's Go types does to a request's object: drop what the
+        schema does not specify and write quantities canonically (always); then
+        fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
+        body's decoder found come first, as upstream lists them."""
+        fields = prune_unknown_for(info, obj)
+        normalize_quantities_for(info, obj)
+        if opts.field_validation == "Ignore" or not (fields or opts.duplicate_fields):
             return
-        fields = unknown_fields_for(info, obj)
-        if not fields:
-            return
+        dups = opts.duplicate_fields
+        if dups and info.builtin and fields:
+            # a typed decoder reports a field both unknown and duplicated only as unknown
+            unknown_keys = {f.rsplit(".", 1)[-1].split("[", 1)[0] for f in fields}
+            dups = [d for d in dups if d[0] not in unknown_keys]
+        msgs = [*(m for _, m in dups), *(f'unknown field "{f}"' for f in fields)]
         if opts.field_validation == "Strict":
-            msg = ", ".join(f'unknown field "{f}"' for f in fields)
-            raise BadRequestError(f"strict decoding error: {msg}")
-        for f in fields:
-            opts.warnings.append(f'unknown field "{f}"')
+            raise BadRequestError(f"strict decoding error: {', '.join(msgs)}")
+        for m in msgs:
+            if m not in opts.warnings:
+                opts.warnings.append(m)
 
     def _validate(self, info: ResourceInfo, obj: JsonDict, causes: list[JsonDict]) -> None:
         if causes:
@@ -452,7 +462,7 @@ class ApiCore:
         if not isinstance(name, str):
             raise errors.invalid(info.kind, "", [errors.cause("metadata.name", "Invalid value: must be a string")],
                                  info.group)
-        self._unknown_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts)
         if meta.get("resourceVersion"):
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
@@ -500,7 +510,7 @@ class ApiCore:
         if info.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise BadRequestError("the namespace of the provided object does not match the namespace sent on the "
                                   "request")
-        self._unknown_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts)
         rv = meta.get("resourceVersion")
         expected = rv_int(rv) if rv else None
         key = info.key(namespace if info.namespaced else None, name)
@@ -694,7 +704,7 @@ class ApiCore:
                 shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
                                                                    f"{bad}")])
-            self._unknown_fields(target, out, opts)
+            self._decode_fields(target, out, opts)
             return out
 
         if subresource is not None:
@@ -744,7 +754,7 @@ class ApiCore:
                                            schema=schema, now=self.now(), info=info, subresource=subresource)
             if stored is not None:
                 new = self._to_storage(info, new)
-            self._unknown_fields(target, new, opts)
+            self._decode_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
                     dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings),

@@ -39,6 +39,9 @@ class WriteOptions:
     field_validation: str = "Warn"  # Strict | Warn | Ignore
     force: bool = False
     warnings: list[str] = field(default_factory=list)
+    # duplicate keys the request body's decoder saw: (key, message as upstream's strict decoder
+    # words it: `duplicate field "x"`, YAML `line 3: key "x" already set in map`)
+    duplicate_fields: list[tuple[str, str]] = field(default_factory=list)
     # the requesting user (HTTP: the authenticated or impersonated user); None: in-process caller
     user: UserInfo | None = None
 
