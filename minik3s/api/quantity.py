@@ -109,6 +109,14 @@ _NANO = 10**9
 
 
 def canonical_quantity(value: str | int | float) -> str:
+    """See `_canonical`; values repeat endlessly ("100m", "1Gi"), so each is computed once."""
+    if isinstance(value, bool):
+        raise QuantityError("quantity must be a string or a number")
+    return _canonical(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _canonical(value: str | int | float) -> str:
     """The string upstream's `Quantity.String()` serialises a parsed quantity as (its
     CanonicalizeBytes). Raises QuantityError for what does not parse.
 
