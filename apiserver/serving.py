@@ -23,6 +23,7 @@ How the bounds map onto aiohttp:
   likewise drains a little of an unread body before it closes the connection.
 - header size: aiohttp's per-line limits (`create_app`'s `max_line_size`/`max_field_size`);
   a longer line is answered 400 by aiohttp's parser.
+- what the parser refuses is answered with a Status body (`_StatusErrors`), not plain text.
 
 Data flow: accept -> `_HeaderDeadline` (counts nothing once the first header block is complete)
 -> aiohttp's `RequestHandler` -> the app.
@@ -34,7 +35,12 @@ import asyncio
 import logging
 from ssl import SSLContext
 
+import orjson
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+from minik3s.api.errors import ApiError, BadRequestError
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +49,38 @@ READ_HEADER_TIMEOUT = 32.0
 # IdleTimeout "matches http.DefaultTransport keep-alive timeout"
 IDLE_TIMEOUT = 90.0
 LINGERING_TIME = 2.0
+
+
+class _StatusErrors(RequestHandler):
+    """aiohttp's request handler, answering what its HTTP parser refused (a malformed request
+    line, header or chunk size, an unknown method, an over-long line) with a Status body rather
+    than plain text. The status code stays the parser's 400: llhttp refuses methods outside its
+    list (`FOO`) before anything is routed, where Go's server would route them and
+    kube-apiserver answer 405; methods llhttp knows but the API does not serve (TRACE, OPTIONS,
+    PROPFIND, ...) are routed and get the 405 Status."""
+
+    __slots__ = ()
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        resp = super().handle_error(request, status, exc, message)
+        if status >= 500 or not isinstance(resp, web.Response) or not isinstance(resp.body, bytes):
+            return resp
+        lines = resp.body.decode("utf-8", "replace").strip().splitlines()
+        text = lines[0].rstrip(":") if lines else "bad request"
+        err = BadRequestError(f"the request could not be parsed: {text}") if status == 400 else \
+            ApiError(text, code=status, reason="BadRequest")
+        out = web.Response(body=orjson.dumps(err.to_status()) + b"\n", status=status, content_type="application/json")
+        out.force_close()
+        return out
+
+
+def _with_status_errors(handler: RequestHandler) -> RequestHandler:
+    # aiohttp builds the handler (with the runner's and the app's settings); only its error
+    # answers change, so the instance takes the subclass (same slots, no state of its own)
+    if type(handler) is RequestHandler:
+        handler.__class__ = _StatusErrors
+    return handler
 
 
 class _HeaderDeadline(asyncio.Protocol):
@@ -138,6 +176,6 @@ class HeaderTimeoutSite(web.BaseSite):
         assert server is not None  # BaseSite's constructor checked it
         timeout = self._header_timeout
         self._listener = await asyncio.get_running_loop().create_server(
-            lambda: _HeaderDeadline(server(), timeout), self._host, self._port,
+            lambda: _HeaderDeadline(_with_status_errors(server()), timeout), self._host, self._port,
             ssl=self._ssl_context, backlog=self._backlog, reuse_address=self._reuse_address)
         self._server = self._listener  # BaseSite.stop closes it
