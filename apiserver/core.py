@@ -921,6 +921,8 @@ class ApiCore:
         except TooOldError as e:
             yield "ERROR", errors.too_old(e.requested, e.oldest).to_status()
             return
+        if pred is None and opts.ready_probe is not None:
+            opts.ready_probe(watcher.ready)
         return_gen = self._watch_events(watcher, initial, pred, opts, from_rev)
         async for ev in return_gen:
             yield ev

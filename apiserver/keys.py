@@ -25,8 +25,9 @@ from minik3s.api.types import JsonDict
 ExplainProvider = Callable[[str, str], JsonDict | None]
 # the Prometheus text exposition of the components' metrics (the composition root's registry)
 MetricsProvider = Callable[[], bytes]
-# (event type, resourceVersion): a resourceVersion names one object state cluster-wide
-WatchEncodeKey = tuple[str, str | None]
+# (event type, resourceVersion, apiVersion served): a resourceVersion names one object state
+# cluster-wide; a converted view (autoscaling/v1 HPAs of stored v2 objects) encodes it differently
+WatchEncodeKey = tuple[str, str | None, str]
 
 
 @dataclass(slots=True, eq=False)

@@ -2,7 +2,9 @@
 
 Data flow: `core.watch` yields (type, object) -> encoded once per event state and shared by
 every watcher through `WATCH_ENCODE_CACHE` (or rendered as a Table row for `as=Table`) ->
-`StreamSender` -> the chunked response. The stream registers a `WatchStream` in `WATCHES` so
+`StreamSender` -> the chunked response. Events already at hand (an unfiltered watch whose store
+watcher has more buffered: a group commit publishes several at once) are joined into one write,
+so a watcher costs one write per wakeup, not one per event. The stream registers a `WatchStream` in `WATCHES` so
 server shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds`
 (default: a random time in [t, 2t) for `ServingLimits.min_request_timeout` t, as
 kube-apiserver's `--min-request-timeout`) or when the client goes away.
@@ -23,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,6 +41,8 @@ from minik3s.api.options import WatchOptions
 logger = logging.getLogger(__name__)
 
 ENCODE_CACHE_MAX = 8192
+# events at hand are joined into one write up to this many bytes
+FLUSH_BYTES = 64 * 1024
 # chunk-size line and CRLFs aiohttp adds around each chunk
 _CHUNK_OVERHEAD = 16
 
@@ -101,6 +106,8 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         allow_bookmarks=bool_param(q.get("allowWatchBookmarks")),
                         timeout_seconds=float(timeout) if timeout else None,
                         send_initial_events=bool_param(q.get("sendInitialEvents")))
+    probe: list[Callable[[], bool]] = []
+    opts.ready_probe = probe.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)
     table = wants_table(request)
@@ -116,6 +123,8 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
     encode_cache = request.app[WATCH_ENCODE_CACHE]
     stream: WatchStream | None = None
     sender: StreamSender | None = None
+    pending: list[bytes] = []
+    pending_size = 0
     try:
         async with asyncio.timeout(duration) as deadline:
             stream = WatchStream(resp, deadline)
@@ -134,7 +143,7 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         bm = {"kind": t.info.kind, "apiVersion": t.info.api_version, **obj}
                         line = orjson.dumps({"type": etype, "object": bm}) + b"\n"
                     else:
-                        ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"))
+                        ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"), t.info.api_version)
                         cached = encode_cache.get(ck)
                         if cached is None:
                             cached = orjson.dumps({"type": etype, "object": obj}) + b"\n"
@@ -142,7 +151,19 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                                 encode_cache.clear()
                             encode_cache[ck] = cached
                         line = cached
+                    if probe and pending_size < FLUSH_BYTES and probe[0]():
+                        # the next event is at hand: one write (one syscall) for the run of them
+                        pending.append(line)
+                        pending_size += len(line)
+                        continue
+                    if pending:
+                        pending.append(line)
+                        line = b"".join(pending)
+                        pending.clear()
+                        pending_size = 0
                     await sender.send(line)
+                if pending:  # the watch ended (overflow, expiry) with events still held
+                    await sender.send(b"".join(pending))
     except TimeoutError:
         if sender is not None and sender.stalled:
             sender.abort(request.path)
