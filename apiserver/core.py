@@ -730,6 +730,10 @@ class ApiCore:
                 f'the name of the object ({bmeta.get("name")}) does not match the name on the URL ({name})')
         stored = self._stored_info(info)
         target = stored or info  # the row whose objects are stored (and written)
+        if stored is None:
+            # the apply configuration is decoded as upstream decodes it into the typed object
+            # before merging: unknown fields never reach the merge or managedFields
+            self._decode_fields(info, body, opts)
         key = info.key(namespace if info.namespaced else None, name)
         schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):

@@ -205,3 +205,19 @@ async def test_custom_resources_are_pruned_by_their_structural_schema(core: ApiC
                                                "metadata": {"name": "w2"}, "spec": {"nope": 1}},
                           WriteOptions(field_validation="Strict"))
     assert e.value.message == 'strict decoding error: unknown field "spec.nope"'
+
+
+async def test_server_side_apply_never_manages_unknown_fields(core: ApiCore) -> None:
+    cms = res(core, "", "v1", "configmaps")
+    for value in ("1", "2"):  # the create, then an update through apply
+        opts = WriteOptions(field_manager="me")
+        out = await core.patch(cms, "default", "a", "apply", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": value},
+            "bogus": {"y": 1}}, opts)
+        assert opts.warnings == ['unknown field "bogus"']
+        assert "bogus" not in out and out["data"] == {"x": value}
+        assert [m["fieldsV1"] for m in out["metadata"]["managedFields"]] == [{"f:data": {"f:x": {}}}]
+    with pytest.raises(BadRequestError):
+        await core.patch(cms, "default", "a", "apply", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                        "metadata": {"name": "a"}, "bogus": 1},
+                         WriteOptions(field_manager="me", field_validation="Strict"))
