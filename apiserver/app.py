@@ -30,6 +30,7 @@ from apiserver.keys import (
     METRICS,
     OPENAPI_CACHE,
     READY,
+    SERVING,
     SERVING_NAMES,
     USAGE,
     WATCH_ENCODE_CACHE,
@@ -37,6 +38,7 @@ from apiserver.keys import (
     AuthnSettings,
     ExplainProvider,
     MetricsProvider,
+    ServingLimits,
 )
 from apiserver.rbac import Authorizer, EscalationCheck
 from minik3s.api.metrics import UsageProvider
@@ -51,7 +53,7 @@ async def _close_authorizer(app: web.Application) -> None:
 def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
     usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
-    serving_names: frozenset[str] | None = None,
+    serving_names: frozenset[str] | None = None, limits: ServingLimits | None = None,
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
@@ -65,6 +67,7 @@ def create_app(
     # RBAC's escalation prevention on role/binding writes (once per core)
     core.write_guards[:] = [g for g in core.write_guards if not isinstance(g, EscalationCheck)]
     core.write_guards.append(EscalationCheck(app[AUTHORIZER]))
+    app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()

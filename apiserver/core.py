@@ -24,7 +24,7 @@ import copy
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -52,9 +52,10 @@ from apiserver.storage.interface import (
 from apiserver.strategies import (
     Strategy,
     admit,
+    normalize_quantities_for,
+    prune_unknown_for,
     strategy_for_resource,
     type_error_for,
-    unknown_fields_for,
 )
 from apiserver.strategies.admissionregistration import WebhookConfigurationGeneration
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
@@ -308,17 +309,26 @@ class ApiCore:
         obj["kind"] = info.kind
         return obj
 
-    def _unknown_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
-        if opts.field_validation == "Ignore":
+    def _decode_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
+        """What decoding into upstream's Go types does to a request's object: drop what the
+        schema does not specify and write quantities canonically (always); then
+        fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
+        body's decoder found come first, as upstream lists them."""
+        fields = prune_unknown_for(info, obj)
+        normalize_quantities_for(info, obj)
+        if opts.field_validation == "Ignore" or not (fields or opts.duplicate_fields):
             return
-        fields = unknown_fields_for(info, obj)
-        if not fields:
-            return
+        dups = opts.duplicate_fields
+        if dups and info.builtin and fields:
+            # a typed decoder reports a field both unknown and duplicated only as unknown
+            unknown_keys = {f.rsplit(".", 1)[-1].split("[", 1)[0] for f in fields}
+            dups = [d for d in dups if d[0] not in unknown_keys]
+        msgs = [*(m for _, m in dups), *(f'unknown field "{f}"' for f in fields)]
         if opts.field_validation == "Strict":
-            msg = ", ".join(f'unknown field "{f}"' for f in fields)
-            raise BadRequestError(f"strict decoding error: {msg}")
-        for f in fields:
-            opts.warnings.append(f'unknown field "{f}"')
+            raise BadRequestError(f"strict decoding error: {', '.join(msgs)}")
+        for m in msgs:
+            if m not in opts.warnings:
+                opts.warnings.append(m)
 
     def _validate(self, info: ResourceInfo, obj: JsonDict, causes: list[JsonDict]) -> None:
         if causes:
@@ -478,7 +488,7 @@ class ApiCore:
         if not isinstance(name, str):
             raise errors.invalid(info.kind, "", [errors.cause("metadata.name", "Invalid value: must be a string")],
                                  info.group)
-        self._unknown_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts)
         if meta.get("resourceVersion"):
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
@@ -530,7 +540,7 @@ class ApiCore:
         if info.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise BadRequestError("the namespace of the provided object does not match the namespace sent on the "
                                   "request")
-        self._unknown_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts)
         rv = meta.get("resourceVersion")
         expected = rv_int(rv) if rv else None
         key = info.key(namespace if info.namespaced else None, name)
@@ -730,7 +740,7 @@ class ApiCore:
                 shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
                                                                    f"{bad}")])
-            self._unknown_fields(target, out, opts)
+            self._decode_fields(target, out, opts)
             return out
 
         if subresource is not None:
@@ -756,6 +766,10 @@ class ApiCore:
                 f'the name of the object ({bmeta.get("name")}) does not match the name on the URL ({name})')
         stored = self._stored_info(info)
         target = stored or info  # the row whose objects are stored (and written)
+        if stored is None:
+            # the apply configuration is decoded as upstream decodes it into the typed object
+            # before merging: unknown fields never reach the merge or managedFields
+            self._decode_fields(info, body, opts)
         key = info.key(namespace if info.namespaced else None, name)
         schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
@@ -781,7 +795,7 @@ class ApiCore:
                                            schema=schema, now=self.now(), info=info, subresource=subresource)
             if stored is not None:
                 new = self._to_storage(info, new)
-            self._unknown_fields(target, new, opts)
+            self._decode_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
                     dry_run=opts.dry_run, field_manager=None, warnings=opts.warnings, user=opts.user,
@@ -1010,7 +1024,7 @@ class ApiCore:
 
     # ------------------------------------------------------------------ watch
     async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
-                    ) -> AsyncIterator[tuple[str, JsonDict]]:
+                    ) -> AsyncGenerator[tuple[str, JsonDict], None]:
         """Yields (type, object). A too-old resourceVersion yields one ERROR with a 410 Status."""
         stored = self._stored_info(info)
         if stored is not None:
@@ -1031,6 +1045,8 @@ class ApiCore:
         except TooOldError as e:
             yield "ERROR", errors.too_old(e.requested, e.oldest).to_status()
             return
+        if pred is None and opts.ready_probe is not None:
+            opts.ready_probe(watcher.ready)
         return_gen = self._watch_events(watcher, initial, pred, opts, from_rev)
         async for ev in return_gen:
             yield ev

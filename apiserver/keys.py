@@ -29,8 +29,9 @@ from minik3s.api.user import UserInfo
 ExplainProvider = Callable[[str, str], JsonDict | None]
 # the Prometheus text exposition of the components' metrics (the composition root's registry)
 MetricsProvider = Callable[[], bytes]
-# (event type, resourceVersion): a resourceVersion names one object state cluster-wide
-WatchEncodeKey = tuple[str, str | None]
+# (event type, resourceVersion, apiVersion served): a resourceVersion names one object state
+# cluster-wide; a converted view (autoscaling/v1 HPAs of stored v2 objects) encodes it differently
+WatchEncodeKey = tuple[str, str | None, str]
 
 
 @dataclass(slots=True, eq=False)
@@ -56,7 +57,29 @@ class AuthnSettings:
     audiences: tuple[str, ...] = DEFAULT_AUDIENCES
 
 
+@dataclass(frozen=True, slots=True)
+class ServingLimits:
+    """How long requests and connections may take, as kube-apiserver's HTTP server bounds them.
+
+    - `min_request_timeout`: a watch without `timeoutSeconds` ends after a random time in
+      [t, 2t) (kube-apiserver `--min-request-timeout`, 1800 s), so watchers spread their re-lists.
+    - `request_timeout`: reading a request body may take at most this long (the 504 of
+      kube-apiserver's `--request-timeout`, 60 s, for requests that are not long-running).
+    - `watch_send_buffer`: bytes a watch may have queued in its connection's user-space send
+      buffer; the kernel's send buffer of a watch socket is capped at the same size.
+    - `watch_send_timeout`: a watch whose client accepts none of those bytes for this long,
+      while an event waits to be sent, cannot keep up and is closed (upstream's cacher
+      terminates a watcher whose buffer stays full); the client re-lists and re-watches.
+    """
+
+    min_request_timeout: float = 1800.0
+    request_timeout: float = 60.0
+    watch_send_buffer: int = 256 * 1024
+    watch_send_timeout: float = 10.0
+
+
 CORE = web.AppKey("core", ApiCore)
+SERVING = web.AppKey("serving", ServingLimits)
 WATCHES = web.AppKey("watches", set[WatchStream])
 EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
 READY = web.AppKey("ready", asyncio.Event)

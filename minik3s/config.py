@@ -36,6 +36,12 @@ class ServerConfig(BaseModel):
     tls: bool | None = None
     tls_san: list[str] = Field(default_factory=list)  # extra serving-certificate names (--tls-san)
     token_auth_file: Path | None = None  # kube-apiserver --token-auth-file CSV (TLS only)
+    # connection and request bounds (apiserver.serving, apiserver.keys.ServingLimits)
+    min_request_timeout: float = Field(1800.0, gt=0)  # kube-apiserver --min-request-timeout
+    request_timeout: float = Field(60.0, gt=0)  # kube-apiserver --request-timeout (body reads)
+    read_header_timeout: float = Field(32.0, gt=0)  # kube-apiserver's http.Server ReadHeaderTimeout
+    idle_timeout: float = Field(90.0, gt=0)  # kube-apiserver's http.Server IdleTimeout
+    watch_send_timeout: float = Field(10.0, gt=0)  # a watch whose client reads nothing this long is closed
 
     @field_validator("tls_san")
     @classmethod

@@ -32,7 +32,8 @@ from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.handlers.authn import TokenFileError, parse_token_file
-from apiserver.keys import AuthnSettings
+from apiserver.keys import AuthnSettings, ServingLimits
+from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
 from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.apiregistration import local_apiservice, local_available_status
@@ -247,22 +248,24 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
+    limits = ServingLimits(min_request_timeout=config.min_request_timeout, request_timeout=config.request_timeout,
+                           watch_send_timeout=config.watch_send_timeout)
     app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
-                     authn=authn, serving_names=frozenset(sans) if sans is not None else None)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+                     authn=authn, serving_names=frozenset(sans) if sans is not None else None, limits=limits)
+    # keepalive_timeout: kube-apiserver's IdleTimeout; the site bounds the first request's headers;
+    # lingering_time: how long an unread rest of a body is drained after the answer (apiserver.serving)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=config.idle_timeout,
+                           lingering_time=LINGERING_TIME)
     await runner.setup()
-    site = web.TCPSite(runner, config.bind, config.port, reuse_address=True,
-                       ssl_context=pki.server_context() if pki is not None else None)
+    site = HeaderTimeoutSite(runner, config.bind, config.port, header_timeout=config.read_header_timeout,
+                             reuse_address=True, ssl_context=pki.server_context() if pki is not None else None)
     try:
         await site.start()
     except BaseException:
         await runner.cleanup()
         await store.close()
         raise
-    port = config.port
-    server = getattr(site, "_server", None)
-    if server is not None and server.sockets:
-        port = server.sockets[0].getsockname()[1]
+    port = site.port
     host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"

@@ -65,6 +65,8 @@ async def create(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
         return codec.json_response(review(t.info, body, user=request_user(request),
                                           authorizer=request.app[AUTHORIZER], namespace=t.namespace), status=201)
     body = codec.decode_object(raw, codec.media_type(request))
+    if opts.field_validation != "Ignore":
+        opts.duplicate_fields = codec.duplicate_fields(raw, codec.media_type(request), body)
     if opts.field_manager is None:
         opts.field_manager = default_manager(request)
     check_decodable(t.info, body)
@@ -79,6 +81,8 @@ async def update(request: web.Request, core: ApiCore, t: Target, subresource: st
         opts.field_manager = default_manager(request)
     raw = await codec.read_body(request)
     body = codec.decode_object(raw, codec.media_type(request))
+    if opts.field_validation != "Ignore":
+        opts.duplicate_fields = codec.duplicate_fields(raw, codec.media_type(request), body)
     if check_body:
         check_decodable(t.info, body)
     existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None

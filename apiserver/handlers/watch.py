@@ -2,15 +2,31 @@
 
 Data flow: `core.watch` yields (type, object) -> encoded once per event state and shared by
 every watcher through `WATCH_ENCODE_CACHE` (or rendered as a Table row for `as=Table`) ->
-written to the chunked response. The stream registers a `WatchStream` in `WATCHES` so server
-shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds` (default: 30-60 min, as kube-apiserver's
-randomised MinRequestTimeout) or when the client goes away.
+`StreamSender` -> the chunked response. Events already at hand (an unfiltered watch whose store
+watcher has more buffered: a group commit publishes several at once) are joined into one write,
+so a watcher costs one write per wakeup, not one per event. The stream registers a `WatchStream` in `WATCHES` so
+server shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds`
+(default: a random time in [t, 2t) for `ServingLimits.min_request_timeout` t, as
+kube-apiserver's `--min-request-timeout`) or when the client goes away.
+
+Slow clients (upstream's cacher terminates a watcher whose buffer stays full): a watch
+connection's send buffer is bounded (`ServingLimits.watch_send_buffer` bytes in the transport,
+the kernel's socket buffer capped to the same). While it has room, writes never wait. When an
+event does not fit, the handler waits for the client at most `watch_send_timeout` seconds; a
+client that reads nothing in that time cannot keep up, and its connection is aborted (the
+client sees the stream end, re-lists and re-watches). Meanwhile the events the store publishes
+queue in the watcher's bounded store queue, whose overflow also ends the watch; writers and
+other watchers never wait for this one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import orjson
@@ -19,13 +35,67 @@ from aiohttp import web
 from apiserver.core import ApiCore
 from apiserver.handlers.common import Target, bool_param, int_param, wants_table
 from apiserver.handlers.tables import watch_table_event
-from apiserver.keys import WATCH_ENCODE_CACHE, WATCHES, WatchStream
+from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchStream
 from minik3s.api.options import WatchOptions
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_WATCH_TIMEOUT = 1800.0
 ENCODE_CACHE_MAX = 8192
+# events at hand are joined into one write up to this many bytes
+FLUSH_BYTES = 64 * 1024
+# chunk-size line and CRLFs aiohttp adds around each chunk
+_CHUNK_OVERHEAD = 16
+
+
+@dataclass(slots=True, eq=False)
+class StreamSender:
+    """Writes a long-running response under a bounded send buffer (see the module docstring).
+
+    A write that fits under `limit` bytes of buffered output goes straight to the response. One
+    that does not runs under `budget` seconds: the stream's own deadline is moved to now +
+    `budget` for that write and restored after it. If the deadline fires, `stalled` is still set
+    and the caller aborts the connection instead of ending the response."""
+
+    response: web.StreamResponse
+    transport: asyncio.Transport | None
+    deadline: asyncio.Timeout
+    limit: int
+    budget: float
+    stalled: bool = False
+
+    @classmethod
+    def open(cls, request: web.Request, response: web.StreamResponse, deadline: asyncio.Timeout,
+             limits: ServingLimits) -> StreamSender:
+        transport = request.transport  # uvloop's transports are not asyncio.Transport subclasses
+        if transport is not None:
+            limit = limits.watch_send_buffer
+            transport.set_write_buffer_limits(high=limit, low=limit // 4)
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError, AttributeError):
+                    # Linux doubles the value asked for (bookkeeping overhead)
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, max(limit // 2, 4096))
+        return cls(response, transport, deadline, limits.watch_send_buffer, limits.watch_send_timeout)
+
+    async def send(self, data: bytes) -> None:
+        t = self.transport
+        if t is None or t.get_write_buffer_size() + len(data) + _CHUNK_OVERHEAD < self.limit:
+            await self.response.write(data)
+            return
+        end = self.deadline.when()
+        now = asyncio.get_running_loop().time()
+        self.stalled = True
+        self.deadline.reschedule(now + self.budget if end is None else min(end, now + self.budget))
+        await self.response.write(data)
+        self.stalled = False
+        self.deadline.reschedule(end)
+
+    def abort(self, path: str) -> None:
+        """End a stalled stream: its buffer is full, so no clean end of the chunked body fits."""
+        logger.info("watch closed: the client cannot keep up path=%s send_buffer=%d timeout=%.1fs",
+                    path, self.limit, self.budget)
+        if self.transport is not None:
+            self.transport.abort()
 
 
 async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
@@ -36,6 +106,8 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         allow_bookmarks=bool_param(q.get("allowWatchBookmarks")),
                         timeout_seconds=float(timeout) if timeout else None,
                         send_initial_events=bool_param(q.get("sendInitialEvents")))
+    probe: list[Callable[[], bool]] = []
+    opts.ready_probe = probe.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)
     table = wants_table(request)
@@ -44,36 +116,59 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
     resp.enable_chunked_encoding()
     await resp.prepare(request)
     watches = request.app[WATCHES]
-    duration = opts.timeout_seconds if opts.timeout_seconds else DEFAULT_WATCH_TIMEOUT * (1 + core.rng.random())
+    limits = request.app[SERVING]
+    # upstream: timeoutSeconds when given, else MinRequestTimeout * (1 + rand) ("spread the load")
+    duration = opts.timeout_seconds if opts.timeout_seconds else limits.min_request_timeout * (1 + core.rng.random())
     first_table = True
     encode_cache = request.app[WATCH_ENCODE_CACHE]
     stream: WatchStream | None = None
+    sender: StreamSender | None = None
+    pending: list[bytes] = []
+    pending_size = 0
     try:
         async with asyncio.timeout(duration) as deadline:
             stream = WatchStream(resp, deadline)
+            sender = StreamSender.open(request, resp, deadline, limits)
             watches.add(stream)
-            async for etype, obj in core.watch(t.info, t.namespace, opts):
-                if table and etype not in ("ERROR", "BOOKMARK"):
-                    ev = watch_table_event(t.info, etype, obj, datetime.now(UTC),
-                                           include_object=q.get("includeObject") or "Metadata",
-                                           no_headers=not first_table)
-                    first_table = False
-                    line = orjson.dumps(ev) + b"\n"
-                elif etype == "BOOKMARK":
-                    bm = {"kind": t.info.kind, "apiVersion": t.info.api_version, **obj}
-                    line = orjson.dumps({"type": etype, "object": bm}) + b"\n"
-                else:
-                    ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"))
-                    cached = encode_cache.get(ck)
-                    if cached is None:
-                        cached = orjson.dumps({"type": etype, "object": obj}) + b"\n"
-                        if len(encode_cache) > ENCODE_CACHE_MAX:
-                            encode_cache.clear()
-                        encode_cache[ck] = cached
-                    line = cached
-                await resp.write(line)
+            events = contextlib.aclosing(core.watch(t.info, t.namespace, opts))
+            async with events as stream_events:
+                async for etype, obj in stream_events:
+                    if table and etype not in ("ERROR", "BOOKMARK"):
+                        ev = watch_table_event(t.info, etype, obj, datetime.now(UTC),
+                                               include_object=q.get("includeObject") or "Metadata",
+                                               no_headers=not first_table)
+                        first_table = False
+                        line = orjson.dumps(ev) + b"\n"
+                    elif etype == "BOOKMARK":
+                        bm = {"kind": t.info.kind, "apiVersion": t.info.api_version, **obj}
+                        line = orjson.dumps({"type": etype, "object": bm}) + b"\n"
+                    else:
+                        ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"), t.info.api_version)
+                        cached = encode_cache.get(ck)
+                        if cached is None:
+                            cached = orjson.dumps({"type": etype, "object": obj}) + b"\n"
+                            if len(encode_cache) > ENCODE_CACHE_MAX:
+                                encode_cache.clear()
+                            encode_cache[ck] = cached
+                        line = cached
+                    if probe and pending_size < FLUSH_BYTES and probe[0]():
+                        # the next event is at hand: one write (one syscall) for the run of them
+                        pending.append(line)
+                        pending_size += len(line)
+                        continue
+                    if pending:
+                        pending.append(line)
+                        line = b"".join(pending)
+                        pending.clear()
+                        pending_size = 0
+                    await sender.send(line)
+                if pending:  # the watch ended (overflow, expiry) with events still held
+                    await sender.send(b"".join(pending))
     except TimeoutError:
-        pass  # timeoutSeconds elapsed, or the server is shutting down: the normal end of a watch
+        if sender is not None and sender.stalled:
+            sender.abort(request.path)
+            return resp
+        # timeoutSeconds elapsed, or the server is shutting down: the normal end of a watch
     except ConnectionResetError:
         logger.debug("watch client went away path=%s", request.path)
         return resp

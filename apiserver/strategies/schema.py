@@ -1,4 +1,4 @@
-"""Unknown-field detection from the wire models (layer L4, apiserver).
+"""Unknown-field detection and pruning from the wire models (layer L4, apiserver).
 
 Why: `fieldValidation=Strict` must reject, and `Warn` (the default) must warn about, fields the
 schema does not define: upstream reports them as `unknown field "spec.containers[0].bar"`.
@@ -35,6 +35,7 @@ from minik3s.api import (
     scheduling,
     storage,
 )
+from minik3s.api.quantity import QuantityError, canonical_quantity
 from minik3s.api.types import JsonDict
 
 
@@ -50,6 +51,7 @@ class Node:
 
 
 _ANY = Node("any")
+_QUANTITY = Node("quantity")
 _SCALARS = {str: Node("string"), int: Node("int"), float: Node("float"), bool: Node("bool")}
 # Go type names where the python model's class name differs from the upstream struct
 _GO_NAMES = {"EventsV1Event": "Event", "AppsCondition": "DeploymentCondition"}
@@ -59,8 +61,10 @@ def _node_for(tp: Any, cache: dict[type, Node]) -> Node:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if set(args) == {str, int, float}:
+            return _QUANTITY  # meta.Quantity: a string or a JSON number, normalised on write
         if len(args) > 1 and all(a in _SCALARS for a in args):
-            return _ANY  # IntOrString, Quantity: several JSON types are fine
+            return _ANY  # IntOrString: several JSON types are fine
         nodes = [_node_for(a, cache) for a in args]
         for n in nodes:
             if n.kind != "any":
@@ -116,6 +120,132 @@ def walk_unknown(obj: Any, node: Node, path: str, out: list[str]) -> None:
 
 
 _CONTAINERS = ("model", "list", "map")
+
+
+def _has_quantity(node: Node, memo: dict[int, bool]) -> bool:
+    """Whether a quantity can occur below `node` (memoised by node identity; recursive models
+    count as False while being computed)."""
+    key = id(node)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    memo[key] = False
+    if node.kind == "quantity":
+        out = True
+    elif node.kind == "model":
+        out = any(_has_quantity(c, memo) for c in node.fields.values())
+    else:
+        out = node.elem is not None and _has_quantity(node.elem, memo)
+    memo[key] = out
+    return out
+
+
+def quantity_tree(node: Node, memo: dict[int, Node | None]) -> Node | None:
+    """The part of a schema tree that leads to quantities (None when none can occur), so the
+    write path walks only e.g. `spec.containers[*].resources.{requests,limits}` of a Pod."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    has: dict[int, bool] = {}
+    if not _has_quantity(node, has):
+        memo[key] = None
+        return None
+    if node.kind == "quantity":
+        memo[key] = node
+        return node
+    if node.kind == "model":
+        out = Node("model", name=node.name)
+        memo[key] = out
+        for k, c in node.fields.items():
+            sub = quantity_tree(c, memo)
+            if sub is not None:
+                out.fields[k] = sub
+        return out
+    out = Node(node.kind)
+    memo[key] = out
+    out.elem = quantity_tree(node.elem, memo) if node.elem is not None else None
+    return out
+
+
+def normalize_quantities(obj: Any, node: Node) -> None:
+    """Rewrite every quantity under `node` (a `quantity_tree`) in its canonical form, as
+    upstream's decode + encode round trip does: `{"cpu": 1.5}` -> `{"cpu": "1500m"}`. Values
+    that do not parse stay (validation reports them)."""
+    if node.kind == "model":
+        if isinstance(obj, dict):
+            for k, child in node.fields.items():
+                v = obj.get(k)
+                if v is None:
+                    continue
+                if child.kind == "quantity":
+                    c = _canonical(v)
+                    if c is not None:
+                        obj[k] = c
+                else:
+                    normalize_quantities(v, child)
+    elif node.elem is not None:
+        elem = node.elem
+        if node.kind == "list" and isinstance(obj, list):
+            if elem.kind == "quantity":
+                for i, v in enumerate(obj):
+                    c = _canonical(v)
+                    if c is not None:
+                        obj[i] = c
+            else:
+                for v in obj:
+                    normalize_quantities(v, elem)
+        elif node.kind == "map" and isinstance(obj, dict):
+            if elem.kind == "quantity":
+                for k, v in obj.items():
+                    c = _canonical(v)
+                    if c is not None and c != v:
+                        obj[k] = c
+            else:
+                for v in obj.values():
+                    normalize_quantities(v, elem)
+
+
+def _canonical(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, str | int | float):
+        return None
+    try:
+        return canonical_quantity(v)
+    except QuantityError:
+        return None
+
+
+def prune_unknown(obj: Any, node: Node, path: str, out: list[str]) -> None:
+    """`walk_unknown` that also drops what it reports, as decoding into the Go struct does
+    (upstream keeps no field its types do not declare). Example: a Pod
+    `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2}]}}` becomes
+    `{"spec": {"containers": [{"name": "c"}]}}`, `out` gets `spec.foo`, `spec.containers[0].bar`."""
+    if node.kind == "model":
+        if not isinstance(obj, dict):
+            return
+        fields = node.fields
+        drop: list[str] | None = None
+        for k, v in obj.items():
+            child = fields.get(k)
+            if child is None:
+                if drop is None:
+                    drop = []
+                drop.append(k)
+            elif child.kind in _CONTAINERS and isinstance(v, dict | list):
+                prune_unknown(v, child, f"{path}.{k}" if path else k, out)
+        if drop:
+            for k in drop:
+                del obj[k]
+                out.append(f"{path}.{k}" if path else k)
+    elif node.kind == "list" and node.elem is not None and node.elem.kind in _CONTAINERS:
+        if isinstance(obj, list):
+            for i, item in enumerate(obj):
+                if isinstance(item, dict | list):
+                    prune_unknown(item, node.elem, f"{path}[{i}]", out)
+    elif node.kind == "map" and node.elem is not None and node.elem.kind in _CONTAINERS:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, dict | list):
+                    prune_unknown(v, node.elem, f"{path}[{k}]", out)
 
 # int64 fields (everything else typed `int` in the models is an int32 upstream)
 _INT64_FIELDS = frozenset({
@@ -283,7 +413,23 @@ def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
                          "numberUnavailable collisionCount")),
         ("", "ReplicationController"): _ints("ReplicationController", "", **top, spec=_ints(
             "ReplicationControllerSpec", "replicas minReadySeconds", template=tmpl)),
+        ("", "PodTemplate"): _ints("PodTemplate", "", **top, template=tmpl),
+        # resource lists of kinds without a wire model (quantities only)
+        ("", "ResourceQuota"): _ints("ResourceQuota", "", **top, spec=_ints("ResourceQuotaSpec", "", hard=_RL),
+                                     status=_ints("ResourceQuotaStatus", "", hard=_RL, used=_RL)),
+        ("", "LimitRange"): _ints("LimitRange", "", **top, spec=_ints("LimitRangeSpec", "", limits=Node(
+            "list", elem=_ints("LimitRangeItem", "", max=_RL, min=_RL, default=_RL, defaultRequest=_RL,
+                               maxLimitRequestRatio=_RL)))),
+        ("", "PersistentVolumeClaim"): _ints("PersistentVolumeClaim", "", **top, spec=_ints(
+            "PersistentVolumeClaimSpec", "", resources=_ints("VolumeResourceRequirements", "", requests=_RL,
+                                                              limits=_RL)),
+            status=_ints("PersistentVolumeClaimStatus", "", capacity=_RL, allocatedResources=_RL)),
+        ("", "PersistentVolume"): _ints("PersistentVolume", "", **top, spec=_ints("PersistentVolumeSpec", "",
+                                                                                   capacity=_RL)),
     }
+
+
+_RL = Node("map", elem=_QUANTITY)  # a ResourceList
 
 
 _SCALE = _ints("Scale", "", metadata=_ANY, spec=_ints("ScaleSpec", "replicas"))
@@ -309,6 +455,9 @@ _DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str
                  _SCALARS[bool])
 
 
+_UNSET = Node("unset")
+
+
 class SchemaIndex:
     """Compiled schema trees per kind (built lazily; one instance per app)."""
 
@@ -317,6 +466,8 @@ class SchemaIndex:
         self._cache: dict[type, Node] = {}
         self._nodes: dict[tuple[str, str], Node] = {}
         self._type_only: dict[tuple[str, str], Node] | None = None
+        self._quantities: dict[tuple[str, str], Node | None] = {}
+        self._qmemo: dict[int, Node | None] = {}
 
     def node(self, group: str, kind: str) -> Node | None:
         key = (group, kind)
@@ -336,6 +487,31 @@ class SchemaIndex:
                 self._type_only = _type_only_nodes(self._cache)
             n = self._type_only.get((group, kind))
         return None if n is None else first_type_error(obj, n)
+
+    def normalize_quantities(self, group: str, kind: str, obj: JsonDict) -> None:
+        """Canonical quantities in every resource list and quantity field of the kind."""
+        key = (group, kind)
+        q = self._quantities.get(key, _UNSET)
+        if q is _UNSET:
+            n = self.node(group, kind)
+            if n is None:
+                if self._type_only is None:
+                    self._type_only = _type_only_nodes(self._cache)
+                n = self._type_only.get(key)
+            q = quantity_tree(n, self._qmemo) if n is not None else None
+            self._quantities[key] = q
+        if q is not None:
+            normalize_quantities(obj, q)
+
+    def prune_unknown(self, group: str, kind: str, obj: JsonDict) -> list[str]:
+        """Drop the fields the kind's wire model does not declare; their paths, sorted."""
+        n = self.node(group, kind)
+        if n is None:
+            return []
+        out: list[str] = []
+        prune_unknown(obj, n, "", out)
+        out.sort()
+        return out
 
     def unknown_fields(self, group: str, kind: str, obj: JsonDict) -> list[str]:
         n = self.node(group, kind)

@@ -6,6 +6,7 @@ transport builds them directly. The request core (`apiserver.core.ApiCore`) only
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from minik3s.api.types import JsonDict
@@ -30,6 +31,10 @@ class WatchOptions:
     allow_bookmarks: bool = False
     timeout_seconds: float | None = None
     send_initial_events: bool = False
+    # set by a consumer that batches its writes (the HTTP watch handler): the core calls it once
+    # with a probe telling whether the next event is at hand without waiting (only for watches
+    # whose every event is yielded, i.e. without selectors)
+    ready_probe: Callable[[Callable[[], bool]], None] | None = None
 
 
 @dataclass(slots=True)
@@ -39,6 +44,9 @@ class WriteOptions:
     field_validation: str = "Warn"  # Strict | Warn | Ignore
     force: bool = False
     warnings: list[str] = field(default_factory=list)
+    # duplicate keys the request body's decoder saw: (key, message as upstream's strict decoder
+    # words it: `duplicate field "x"`, YAML `line 3: key "x" already set in map`)
+    duplicate_fields: list[tuple[str, str]] = field(default_factory=list)
     # the requesting user (HTTP: the authenticated or impersonated user); None: in-process caller
     user: UserInfo | None = None
     # True when the HTTP layer authorized `user` (authentication or impersonation named it): the

@@ -101,3 +101,61 @@ def format_quantity(value: int, binary: bool = True) -> str:
 def format_milli(milli: int) -> str:
     """Milli-units as a quantity: 1500 -> "1500m", 2000 -> "2"."""
     return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+_SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIX = {10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+_NANO = 10**9
+
+
+def canonical_quantity(value: str | int | float) -> str:
+    """See `_canonical`; values repeat endlessly ("100m", "1Gi"), so each is computed once."""
+    if isinstance(value, bool):
+        raise QuantityError("quantity must be a string or a number")
+    return _canonical(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _canonical(value: str | int | float) -> str:
+    """The string upstream's `Quantity.String()` serialises a parsed quantity as (its
+    CanonicalizeBytes). Raises QuantityError for what does not parse.
+
+    1. The value is rounded up (away from zero) to nano precision: "3.001n" -> "4n".
+    2. The format is the input's: a binary suffix (Ki..Ei) is BinarySI, an exponent (e3) is
+       DecimalExponent, anything else (no suffix, n u m k M G T P E, a JSON number) DecimalSI.
+    3. BinarySI stays binary only for whole values of at least 1024 in magnitude; the suffix is
+       the largest power of 1024 that divides the value: "0.5Gi" -> "512Mi", "1536Mi" stays,
+       "1Ki" -> "1Ki", "0.5Ki" -> "512", "100.5Ki" -> "102912".
+    4. Decimal forms use the largest exponent, a multiple of 3 (at most 18), that leaves an
+       integer mantissa: 1.5 -> "1500m", 1000 -> "1k", 0.1 -> "100m", "1e3" -> "1e3"
+       (DecimalExponent keeps the e-notation), "1.5e3" -> "1500", "12e6" -> "12e6", 0 -> "0".
+    """
+    q = parse_quantity(value)
+    fmt = "DecimalSI"
+    if isinstance(value, str):
+        m = _RE.match(value)
+        if m is not None:
+            if m.group(3) in _BINARY:
+                fmt = "BinarySI"
+            elif m.group(4) is not None:
+                fmt = "DecimalExponent"
+    scaled = q * _NANO
+    nanos = math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled)
+    if nanos == 0:
+        return "0"
+    if fmt == "BinarySI":
+        if abs(nanos) < 1024 * _NANO or nanos % _NANO:
+            fmt = "DecimalSI"
+        else:
+            whole, exp = nanos // _NANO, 0
+            while exp < 60 and whole % 1024 == 0:
+                whole //= 1024
+                exp += 10
+            return f"{whole}{_BINARY_SUFFIX.get(exp, '')}"
+    mantissa, exp = nanos, -9
+    while exp < 18 and mantissa % 1000 == 0:
+        mantissa //= 1000
+        exp += 3
+    if fmt == "DecimalExponent":
+        return str(mantissa) if exp == 0 else f"{mantissa}e{exp}"
+    return f"{mantissa}{_SI_SUFFIX[exp]}"

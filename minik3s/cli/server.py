@@ -64,6 +64,18 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--token-auth-file", "--token-file", dest="token_auth_file", default=None, metavar="FILE",
                    help="static bearer tokens, CSV token,user,uid,\"group1,group2\" (kube-apiserver "
                         "--token-auth-file; TLS only)")
+    s.add_argument("--min-request-timeout", type=_duration_seconds, default=1800.0,
+                   help="a watch without timeoutSeconds ends after a random time in [t, 2t) "
+                        "(kube-apiserver's flag; default 1800 s)")
+    s.add_argument("--request-timeout", type=_duration_seconds, default=60.0,
+                   help="longest time a request body may take to arrive, then 504 (default 1m)")
+    s.add_argument("--read-header-timeout", type=_duration_seconds, default=32.0,
+                   help="a new connection must send its request headers within this (kube-apiserver: 32s)")
+    s.add_argument("--idle-timeout", type=_duration_seconds, default=90.0,
+                   help="an idle keep-alive connection is closed after this (kube-apiserver: 90s)")
+    s.add_argument("--watch-send-timeout", type=_duration_seconds, default=10.0,
+                   help="a watch whose client reads nothing for this long while events wait is closed "
+                        "(default 10s)")
     s.set_defaults(func=cmd_server)
 
 
@@ -85,7 +97,10 @@ def cmd_server(args: argparse.Namespace) -> int:
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
                            history_window=args.history_window, compact_interval=args.compact_interval,
                            tls=args.tls, tls_san=list(args.tls_san or []),
-                           token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None)
+                           token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None,
+                           min_request_timeout=args.min_request_timeout, request_timeout=args.request_timeout,
+                           read_header_timeout=args.read_header_timeout, idle_timeout=args.idle_timeout,
+                           watch_send_timeout=args.watch_send_timeout)
     except Exception as e:  # pydantic ValidationError: a clear message naming the field
         raise SystemExit(f"minik3s: invalid configuration: {e}") from None
 

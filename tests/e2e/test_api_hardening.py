@@ -5,6 +5,7 @@ over HTTP against a real server; nothing bad is stored and /readyz stays up."""
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 
 import httpx
@@ -195,9 +196,29 @@ def test_json_patch_building_too_deep_a_value_is_400(http, ns):
            {"op": "add", "path": "/x", "value": value}, {"op": "copy", "from": "/x", "path": "/x/a/a/a/a/a/a/a/a/a/a" + "/a" * 80}]
     r = http.patch(f"/api/v1/namespaces/{ns}/configmaps/deepjp", json=ops,
                    headers={"Content-Type": "application/json-patch+json"})
+    # `x` is no ConfigMap field: the patched object is decoded as upstream decodes it, so the deep
+    # value is dropped (with a warning) before anything tries to encode it; nothing deep is stored
+    assert r.status_code == 200, r.text[:300]
+    assert 'unknown field \\"x\\"' in r.headers.get("Warning", "")
+    assert "x" not in http.get(f"/api/v1/namespaces/{ns}/configmaps/deepjp").json()
+    # a deep value where the schema takes any JSON (a CRD field preserving unknown fields) is a 400
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "deeps.hard.example.com"},
+           "spec": {"group": "hard.example.com", "scope": "Namespaced",
+                    "names": {"plural": "deeps", "singular": "deep", "kind": "Deep"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    assert http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd).status_code == 201
+    path = f"/apis/hard.example.com/v1/namespaces/{ns}/deeps"
+    for _ in range(100):  # the CRD's resource is served once it is established
+        if http.post(path, json={"apiVersion": "hard.example.com/v1", "kind": "Deep",
+                                 "metadata": {"name": "d"}}).status_code == 201:
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    r = http.patch(f"{path}/d", json=ops[1:], headers={"Content-Type": "application/json-patch+json"})
     assert 400 <= r.status_code < 500, r.text[:300]
     assert r.json()["kind"] == "Status"
-    assert "x" not in http.get(f"/api/v1/namespaces/{ns}/configmaps/deepjp").json()
+    assert "x" not in http.get(f"{path}/d").json()
 
 
 # ---------------------------------------------------------------- list/watch parameters
@@ -359,3 +380,70 @@ def test_foreign_host_and_origin_are_refused(http, ns, minik3s_api):
     for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", "LOCALHOST."):
         assert http.get("/version", headers={"Host": host}).status_code == 200, host
     assert http.get("/version", headers={"Origin": f"http://localhost:{port}"}).status_code == 200
+
+
+# ---------------------------------------------------------------- decoding: unknown, duplicate, quantities
+DUP_DEPLOYMENT = b"""{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "%s"},
+ "spec": {"unknown1": "v", "paused": true, "paused": false,
+          "selector": {"matchLabels": {"app": "d"}},
+          "template": {"metadata": {"labels": {"app": "d"}},
+                       "spec": {"containers": [{"name": "c", "image": "nginx", "unknownNested": 1,
+                                                "imagePullPolicy": "Always", "imagePullPolicy": "Never"}]}}}}"""
+
+
+def warnings_of(r: httpx.Response) -> list[str]:
+    """The texts of the `299 - "text"` entries of the Warning headers."""
+    text = ", ".join(r.headers.get_list("Warning"))
+    return [m.replace('\\"', '"') for m in re.findall(r'299 - "((?:[^"\\]|\\.)*)"', text)]
+
+
+def test_unknown_and_duplicate_fields_warned_and_dropped(http, ns):
+    r = http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", content=DUP_DEPLOYMENT % b"dup",
+                  headers={"Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    assert warnings_of(r) == ['duplicate field "paused"', 'duplicate field "imagePullPolicy"',
+                              'unknown field "spec.template.spec.containers[0].unknownNested"',
+                              'unknown field "spec.unknown1"']
+    got = http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/dup").json()
+    assert "unknown1" not in got["spec"] and got["spec"]["paused"] is False
+    c = got["spec"]["template"]["spec"]["containers"][0]
+    assert "unknownNested" not in c and c["imagePullPolicy"] == "Never"  # the last one wins
+
+
+def test_unknown_and_duplicate_fields_refused_under_strict(http, ns):
+    r = http.post(f"/apis/apps/v1/namespaces/{ns}/deployments?fieldValidation=Strict",
+                  content=DUP_DEPLOYMENT % b"strict", headers={"Content-Type": "application/json"})
+    st = status_of(r, 400, "BadRequest")
+    assert st["message"] == ('strict decoding error: duplicate field "paused", duplicate field "imagePullPolicy", '
+                             'unknown field "spec.template.spec.containers[0].unknownNested", '
+                             'unknown field "spec.unknown1"')
+    assert http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/strict").status_code == 404
+
+
+def test_yaml_duplicate_keys_named_by_line(http, ns):
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ydup\ndata:\n  a: x\n  a: y\nbogus: 1\n"
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps?fieldValidation=Strict", content=body,
+                  headers={"Content-Type": "application/yaml"})
+    st = status_of(r, 400, "BadRequest")
+    assert st["message"] == 'strict decoding error: line 7: key "a" already set in map, unknown field "bogus"'
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=body, headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201
+    assert warnings_of(r) == ['line 7: key "a" already set in map', 'unknown field "bogus"']
+    assert r.json()["data"] == {"a": "y"} and "bogus" not in r.json()
+
+
+def test_ignore_drops_unknown_fields_without_a_word(http, ns):
+    r = http.post(f"/api/v1/namespaces/{ns}/configmaps?fieldValidation=Ignore",
+                  content=b'{"metadata": {"name": "ign"}, "bogusTop": 1, "data": {"k": "1"}, "data": {"k": "2"}}',
+                  headers={"Content-Type": "application/json"})
+    assert r.status_code == 201 and "Warning" not in r.headers
+    assert "bogusTop" not in http.get(f"/api/v1/namespaces/{ns}/configmaps/ign").json()
+
+
+def test_quantities_stored_canonically_over_http(http, ns):
+    pod = {"metadata": {"name": "qty"}, "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {
+        "requests": {"cpu": 1.5, "memory": "0.5Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]}}
+    r = http.post(f"/api/v1/namespaces/{ns}/pods", json=pod)
+    assert r.status_code == 201, r.text
+    res = http.get(f"/api/v1/namespaces/{ns}/pods/qty").json()["spec"]["containers"][0]["resources"]
+    assert res == {"requests": {"cpu": "1500m", "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "1Gi"}}

@@ -1,0 +1,181 @@
+"""The API's listening socket with kube-apiserver's connection bounds (layer L4, beside `app`).
+
+Why: an HTTP server that waits forever for a request's headers, or keeps idle connections
+open, can be exhausted by clients that connect and say nothing (slowloris). kube-apiserver's
+`http.Server` (k8s.io/apiserver `SecureServingInfo.Serve`) bounds this with
+`ReadHeaderTimeout: 32s`, `IdleTimeout: 90s` and `MaxHeaderBytes: 1 MiB`; it sets no
+`ReadTimeout` (a slow body is bounded by the request timeout of non-long-running requests, see
+`handlers.codec.read_body`), and no `WriteTimeout` (watches and `pods/log?follow` stream for
+as long as they last).
+
+How the bounds map onto aiohttp:
+- idle keep-alive: aiohttp's `keepalive_timeout` (`RUNNER_IDLE_TIMEOUT` default 90 s). aiohttp
+  starts that timer when a connection opens and again after each response, and closes the
+  connection when it fires while no request is being handled - so it also bounds a request
+  whose headers arrive too slowly on a kept-alive connection (90 s from the last response
+  rather than Go's 32 s from the request's first byte).
+- the first request's headers: `HeaderTimeoutSite` wraps each connection's protocol in
+  `_HeaderDeadline`, which aborts the connection when the end of the first request's header
+  block (`CRLF CRLF`) has not arrived `header_timeout` seconds after the connection opened
+  (Go closes such a connection without an answer too).
+- the unread rest of a body after the answer (a 413, a 504 for a body still trickling in): read
+  and dropped for at most `LINGERING_TIME` (2 s), then the connection closes; Go's server
+  likewise drains a little of an unread body before it closes the connection.
+- header size: aiohttp's per-line limits (`create_app`'s `max_line_size`/`max_field_size`);
+  a longer line is answered 400 by aiohttp's parser.
+- what the parser refuses is answered with a Status body (`_StatusErrors`), not plain text.
+
+Data flow: accept -> `_HeaderDeadline` (counts nothing once the first header block is complete)
+-> aiohttp's `RequestHandler` -> the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from ssl import SSLContext
+
+import orjson
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+from minik3s.api.errors import ApiError, BadRequestError
+
+logger = logging.getLogger(__name__)
+
+# k8s.io/apiserver secure_serving.go: ReadHeaderTimeout "just shy of requestTimeoutUpperBound"
+READ_HEADER_TIMEOUT = 32.0
+# IdleTimeout "matches http.DefaultTransport keep-alive timeout"
+IDLE_TIMEOUT = 90.0
+LINGERING_TIME = 2.0
+
+
+class _StatusErrors(RequestHandler):
+    """aiohttp's request handler, answering what its HTTP parser refused (a malformed request
+    line, header or chunk size, an unknown method, an over-long line) with a Status body rather
+    than plain text. The status code stays the parser's 400: llhttp refuses methods outside its
+    list (`FOO`) before anything is routed, where Go's server would route them and
+    kube-apiserver answer 405; methods llhttp knows but the API does not serve (TRACE, OPTIONS,
+    PROPFIND, ...) are routed and get the 405 Status."""
+
+    __slots__ = ()
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        resp = super().handle_error(request, status, exc, message)
+        if status >= 500 or not isinstance(resp, web.Response) or not isinstance(resp.body, bytes):
+            return resp
+        lines = resp.body.decode("utf-8", "replace").strip().splitlines()
+        text = lines[0].rstrip(":") if lines else "bad request"
+        err = BadRequestError(f"the request could not be parsed: {text}") if status == 400 else \
+            ApiError(text, code=status, reason="BadRequest")
+        out = web.Response(body=orjson.dumps(err.to_status()) + b"\n", status=status, content_type="application/json")
+        out.force_close()
+        return out
+
+
+def _with_status_errors(handler: RequestHandler) -> RequestHandler:
+    # aiohttp builds the handler (with the runner's and the app's settings); only its error
+    # answers change, so the instance takes the subclass (same slots, no state of its own)
+    if type(handler) is RequestHandler:
+        handler.__class__ = _StatusErrors
+    return handler
+
+
+class _HeaderDeadline(asyncio.Protocol):
+    """Forwards everything to aiohttp's protocol; aborts the connection when the first
+    request's header block is not complete within the deadline."""
+
+    __slots__ = ("_inner", "_timeout", "_timer", "_tail", "_transport")
+
+    def __init__(self, inner: asyncio.Protocol, timeout: float) -> None:
+        self._inner = inner
+        self._timeout = timeout
+        self._timer: asyncio.TimerHandle | None = None
+        self._tail = b""
+        self._transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport
+        self._timer = asyncio.get_running_loop().call_later(self._timeout, self._expire)
+        self._inner.connection_made(transport)
+
+    def _expire(self) -> None:
+        self._timer = None
+        t = self._transport
+        if t is not None and not t.is_closing():
+            peer = t.get_extra_info("peername")
+            logger.info("connection closed: no complete request headers within %.1fs peer=%s", self._timeout, peer)
+            abort = getattr(t, "abort", None)  # uvloop's transports are not asyncio.Transport subclasses
+            if abort is not None:
+                abort()
+            else:
+                t.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._timer is not None:
+            seen = self._tail + data
+            if b"\r\n\r\n" in seen or b"\n\n" in seen:
+                self._timer.cancel()
+                self._timer = None
+                self._tail = b""
+            else:
+                self._tail = seen[-3:]
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._transport = None
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+
+class HeaderTimeoutSite(web.BaseSite):
+    """A TCP site (as `web.TCPSite`) whose connections must send their first request's headers
+    within `header_timeout` seconds."""
+
+    __slots__ = ("_host", "_port", "_reuse_address", "_header_timeout", "_listener")
+
+    def __init__(self, runner: web.BaseRunner, host: str, port: int, *,
+                 header_timeout: float = READ_HEADER_TIMEOUT, ssl_context: SSLContext | None = None,
+                 reuse_address: bool = True) -> None:
+        super().__init__(runner, ssl_context=ssl_context)
+        self._host = host
+        self._port = port
+        self._reuse_address = reuse_address
+        self._header_timeout = header_timeout
+        self._listener: asyncio.Server | None = None
+
+    @property
+    def name(self) -> str:
+        scheme = "https" if self._ssl_context else "http"
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"{scheme}://{host}:{self.port}"
+
+    @property
+    def port(self) -> int:
+        """The bound port (the one the OS chose when asked for port 0)."""
+        if self._listener is not None and self._listener.sockets:
+            return int(self._listener.sockets[0].getsockname()[1])
+        return self._port
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        assert server is not None  # BaseSite's constructor checked it
+        timeout = self._header_timeout
+        self._listener = await asyncio.get_running_loop().create_server(
+            lambda: _HeaderDeadline(_with_status_errors(server()), timeout), self._host, self._port,
+            ssl=self._ssl_context, backlog=self._backlog, reuse_address=self._reuse_address)
+        self._server = self._listener  # BaseSite.stop closes it
