@@ -61,7 +61,7 @@ def parse_resource_path(core: ApiCore, parts: list[str]) -> Target:
     """parts: path split after /api/v1 or /apis/<g>/<v> resolution: [group, version, *rest]."""
     group, version, rest = parts[0], parts[1], parts[2:]
     reg = core.registry
-    if not reg.for_group_version(group, version):
+    if not reg.serves_group_version(group, version):
         raise not_found_path()
     namespace: str | None = None
     if len(rest) >= 2 and rest[0] == "namespaces" and not (len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES

@@ -280,12 +280,17 @@ class ResourceRegistry:
     def __init__(self, resources: Iterable[ResourceInfo] | None = None) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_gr: dict[tuple[str, str], ResourceInfo] = {}
+        # (group, version) -> how many resources it serves: the per-request "is this path served" test
+        self._gv_count: dict[tuple[str, str], int] = {}
         self._listeners: list[Callable[[], None]] = []
         for info in resources if resources is not None else [*builtin_resources(), *converted_resources()]:
             self.add(info, notify=False)
 
     def add(self, info: ResourceInfo, *, notify: bool = True) -> None:
-        self._by_gvr[(info.group, info.version, info.resource)] = info
+        gvr = (info.group, info.version, info.resource)
+        if gvr not in self._by_gvr:
+            self._gv_count[(info.group, info.version)] = self._gv_count.get((info.group, info.version), 0) + 1
+        self._by_gvr[gvr] = info
         if not info.converted or (info.group, info.resource) not in self._by_gr:
             self._by_gr[(info.group, info.resource)] = info
         if notify:
@@ -293,7 +298,12 @@ class ResourceRegistry:
                 cb()
 
     def remove(self, group: str, version: str, resource: str) -> None:
-        self._by_gvr.pop((group, version, resource), None)
+        if self._by_gvr.pop((group, version, resource), None) is not None:
+            left = self._gv_count.get((group, version), 1) - 1
+            if left > 0:
+                self._gv_count[(group, version)] = left
+            else:
+                self._gv_count.pop((group, version), None)
         self._by_gr.pop((group, resource), None)
         for (g, _v, r), info in self._by_gvr.items():
             if g == group and r == resource and ((g, r) not in self._by_gr or not info.converted):
@@ -322,6 +332,10 @@ class ResourceRegistry:
             if v not in vs:
                 vs.append(v)
         return out
+
+    def serves_group_version(self, group: str, version: str) -> bool:
+        """Whether any resource is served at group/version (O(1); `for_group_version` lists them)."""
+        return (group, version) in self._gv_count
 
     def for_group_version(self, group: str, version: str) -> list[ResourceInfo]:
         return [i for (g, v, _r), i in self._by_gvr.items() if g == group and v == version]
