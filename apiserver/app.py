@@ -16,7 +16,7 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers.dispatch import dispatch, error_middleware
-from apiserver.handlers.metrics import serve_metrics
+from apiserver.handlers.metrics import RequestMetrics, serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
     CORE,
@@ -37,9 +37,11 @@ __all__ = ["READY", "create_app"]
 
 def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
-    usage: UsageProvider | None = None,
+    usage: UsageProvider | None = None, request_metrics: RequestMetrics | None = None,
 ) -> web.Application:
-    app = web.Application(middlewares=[error_middleware], client_max_size=4 * 1024 * 1024,
+    # request metrics outermost: they see the status the error middleware rendered
+    middlewares = [error_middleware] if request_metrics is None else [request_metrics.middleware, error_middleware]
+    app = web.Application(middlewares=middlewares, client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
     app[WATCHES] = set()

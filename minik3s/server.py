@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
+from apiserver.handlers.metrics import RequestMetrics
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
@@ -196,7 +197,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         return sched.explain(namespace, name) if sched is not None else None
 
     metrics = CollectorRegistry()
-    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder))
+    app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
+                     request_metrics=RequestMetrics(metrics))
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, config.bind, config.port, reuse_address=True)
@@ -237,10 +239,12 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
+        from scheduler.metrics import SchedulerMetrics
         from scheduler.scheduler import Scheduler
 
         scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
-        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock)
+        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock,
+                          metrics=SchedulerMetrics(rs.metrics))
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):
