@@ -427,13 +427,14 @@ def podscheduled_samples(pods: list[dict[str, Any]], prefix: str) -> tuple[list[
 
 
 async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | None,
-                        gc_freeze: bool = False) -> dict[str, Any]:
+                        gc_freeze: bool = False, metrics: bool = True) -> dict[str, Any]:
     """Issue 14's measurement: nodes, init pods (created bound, round robin over the nodes) and
     all measured pods are created with the scheduler off; then the scheduler starts and drains the
     pre-filled queue. Creation stays out of the timed window; throughput is counted from each
     pod's PodScheduled time; a watcher on the measured namespace records the longest gap between
     two watch events during the burst (watch delivery must not starve behind scheduling)."""
     from scheduler.config import parse_config
+    from scheduler.metrics import SchedulerMetrics
     from scheduler.scheduler import Scheduler
 
     with tempfile.TemporaryDirectory(prefix="bench-sched-") as d:
@@ -462,7 +463,9 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
             await _create_all(rs, measured, None)
             created_s = time.monotonic() - t2
             sched_cfg = parse_config({"percentageOfNodesToScore": percentage}) if percentage is not None else None
-            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers)
+            # with the Prometheus scheduler metrics, as `minik3s server` runs it
+            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers,
+                              metrics=SchedulerMetrics(rs.metrics) if metrics else None)
             watcher = BindWatcher()
             watcher.measured_prefix = "measured-"
             rs.informers.informer(PODS).add_handler(on_add=watcher.on_add, on_update=watcher.on_update)
