@@ -9,7 +9,8 @@ Data flow:
     create/update/delete --(request queue)--> writer task
         writer: take everything queued (<= batch_max), check each op IN ORDER against the
         in-memory state plus a per-batch overlay, assign consecutive revisions, serialise with
-        orjson, write kv + log + meta in ONE transaction, COMMIT (synchronous=FULL: on disk),
+        orjson, write kv + log + meta in ONE transaction - one SQL statement for up to 1,024
+        rows (schema.CREATE_BATCH_VIEW) - committed with synchronous=FULL (on disk),
         then apply the overlay to memory, append the events to the history ring, resolve the
         callers' futures and publish the events to the broadcaster.
     get/list  -> served synchronously from memory (dict + a sortedcontainers.SortedList of keys;
@@ -22,8 +23,9 @@ Data flow:
     checkpoint-> NOT on the commit path. SQLite's automatic checkpoint runs inside the COMMIT that
                  crosses `wal_autocheckpoint` pages (it copies the WAL into the database file and
                  fsyncs it), so the writer - and every watcher waiting for that batch's events -
-                 sat behind it (measured: a 9.9 s COMMIT and a 10.2 s watch gap during a
-                 scheduling burst). The writer connection runs with wal_autocheckpoint=0; after
+                 sat behind it whenever a commit crossed the threshold. (The multi-second stalls
+                 measured during scheduling bursts had a second, larger cause, the GIL: see
+                 schema.CREATE_BATCH_VIEW.) The writer connection runs with wal_autocheckpoint=0; after
                  each commit the writer adds the batch's estimated WAL pages to a counter, and
                  once ~1000 pages (SQLite's default threshold) are due a checkpointer task runs
                  wal_checkpoint(PASSIVE) on a second connection with its own thread. PASSIVE takes
