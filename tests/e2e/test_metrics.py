@@ -99,6 +99,9 @@ def test_apiserver_request_metrics_count_requests_by_verb_resource_scope_and_cod
                headers={"Content-Type": "application/apply-patch+yaml"}).raise_for_status()
     http.delete(f"/api/v1/namespaces/{ns}/configmaps/m").raise_for_status()
     assert http.get("/apis/no.such.group/v1/things").status_code == 404
+    http.get(f"/api/v1/namespaces/{ns}/configmaps", params={"watch": "1", "timeoutSeconds": "1"}).raise_for_status()
+    http.get("/healthz").raise_for_status()
+    http.get("/apis/apps/v1/deployments").raise_for_status()
     after = scrape(http)
 
     def delta(code: str, *, verb: str, scope: str, dry_run: str = "", resource: str = "configmaps",
@@ -116,6 +119,9 @@ def test_apiserver_request_metrics_count_requests_by_verb_resource_scope_and_cod
     assert delta("200", verb="PATCH", scope="resource", dry_run="All") == 1
     assert delta("200", verb="APPLY", scope="resource") == 1
     assert delta("200", verb="DELETE", scope="resource") == 1
+    assert delta("200", verb="WATCH", scope="namespace") == 1  # counted when the stream ended
+    assert delta("200", verb="LIST", scope="cluster", group="apps", resource="deployments") == 1
+    assert delta("200", verb="GET", scope="", resource="", subresource="/healthz", version="") >= 1
     # a path naming no served resource adds no label set
     assert not any(name == "apiserver_request_total" and ("group", "no.such.group") in labels
                    for name, labels in after)
