@@ -15,8 +15,8 @@ Names, labels, help texts and buckets follow upstream pkg/scheduler/metrics (v1.
 - `scheduler_preemption_attempts_total`: every PostFilter run of DefaultPreemption (where
   upstream's DefaultPreemption counts it);
 - `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`
-  (0.1 ms x2, 12): every run of PreFilter, PostFilter, PreScore, Score, Reserve, Unreserve,
-  Permit, PreBind, Bind, PostBind, as upstream records them (not sampled; upstream samples only
+  (0.1 ms x2, 12): every run of PreEnqueue, PreFilter, PostFilter, PreScore, Score, Reserve,
+  Unreserve, Permit, PreBind, Bind, PostBind, as upstream records them (not sampled; upstream samples only
   the per-plugin `scheduler_plugin_execution_duration_seconds`, not served here).
 
 Data flow: `Scheduler(metrics=SchedulerMetrics(registry))` calls `attach(scheduler)`, which hooks
@@ -29,8 +29,8 @@ locked add (~1 µs); ~12 per scheduled pod.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -40,7 +40,6 @@ from scheduler.framework.interface import Code, Status
 
 if TYPE_CHECKING:
     from scheduler.framework.runtime import Framework
-    from scheduler.scheduler import Scheduler
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -67,6 +66,17 @@ def _status_of(out: Any) -> str:
     """The Status code name of an extension point's return value (None: Success)."""
     st = out[1] if isinstance(out, tuple) else out
     return _CODE_NAMES[st.code] if isinstance(st, Status) else "Success"
+
+
+class SchedulerParts(Protocol):
+    """What `attach` needs of a scheduler (scheduler.scheduler.Scheduler; no import of it here,
+    the scheduler imports this module): its queue and its profiles' frameworks."""
+
+    @property
+    def queue(self) -> Any: ...
+
+    @property
+    def frameworks(self) -> Mapping[str, Framework]: ...
 
 
 class _PendingPods(Collector):
@@ -130,7 +140,7 @@ class SchedulerMetrics:
         return child
 
     # ---- wiring --------------------------------------------------------------------------
-    def attach(self, sched: Scheduler) -> None:
+    def attach(self, sched: SchedulerParts) -> None:
         """Hook one scheduler: its queue's incoming pods, its pending counts, its frameworks."""
         if self._pending is not None:
             raise ValueError("SchedulerMetrics already attached to a scheduler")
@@ -148,8 +158,9 @@ class SchedulerMetrics:
         profile = fw.profile_name
         clock = fw.clock
         observe = self._observe_extension_point
-        for ep, name in (("PreFilter", "run_pre_filter"), ("PreScore", "run_pre_score"), ("Score", "run_score"),
-                         ("Reserve", "run_reserve"), ("Unreserve", "run_unreserve"), ("Permit", "run_permit")):
+        for ep, name in (("PreEnqueue", "run_pre_enqueue"), ("PreFilter", "run_pre_filter"),
+                         ("PreScore", "run_pre_score"), ("Score", "run_score"), ("Reserve", "run_reserve"),
+                         ("Unreserve", "run_unreserve"), ("Permit", "run_permit")):
             setattr(fw, name, _timed_sync(getattr(fw, name), ep, profile, clock.monotonic, observe))
         for ep, name in (("PostFilter", "run_post_filter"), ("PreBind", "run_pre_bind"), ("Bind", "run_bind"),
                          ("PostBind", "run_post_bind")):

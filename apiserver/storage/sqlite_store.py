@@ -715,6 +715,9 @@ class SqliteStore:
             except sqlite3.Error as e:  # e.g. SQLITE_BUSY from a concurrent TRUNCATE: retry later
                 logger.debug("background checkpoint failed error=%s", e)
                 continue
+            except Exception as e:  # noqa: BLE001 - never let the checkpointer die; retried on the next wake
+                logger.warning("background checkpoint failed error=%s", e)
+                continue
             self.stats.checkpoints += 1
             if row is None:
                 continue

@@ -74,7 +74,10 @@ def test_scheduler_metrics_move_with_scheduling(http: httpx.Client, ns: str) -> 
     assert value(after, "scheduler_pending_pods", queue="gated") >= 1
     assert ("scheduler_pending_pods", frozenset({("queue", "active")})) in after
     assert ("scheduler_pending_pods", frozenset({("queue", "backoff")})) in after
-    for ep in ("PreFilter", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"):
+    # the gated pod stops at PreEnqueue (SchedulingGates), the others pass it
+    assert delta("scheduler_framework_extension_point_duration_seconds_count",
+                 extension_point="PreEnqueue", status="UnschedulableAndUnresolvable", profile=PROFILE) >= 1
+    for ep in ("PreEnqueue", "PreFilter", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"):
         assert delta("scheduler_framework_extension_point_duration_seconds_count",
                      extension_point=ep, status="Success", profile=PROFILE) >= 3, ep
     # the unschedulable pod ran PostFilter (DefaultPreemption found no victims)
