@@ -20,7 +20,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers.authn import authn_middleware
 from apiserver.handlers.authz import impersonation_middleware
 from apiserver.handlers.dispatch import dispatch, error_middleware
-from apiserver.handlers.metrics import serve_metrics
+from apiserver.handlers.metrics import RequestMetrics, serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
     AUTHN,
@@ -54,12 +54,15 @@ def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
     usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
     serving_names: frozenset[str] | None = None, limits: ServingLimits | None = None,
+    request_metrics: RequestMetrics | None = None,
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
-    # authentication first: impersonation (which replaces the authenticated user) and
-    # authorization read its user; the plain-HTTP loopback listener has none (no per-request cost)
-    middlewares = [error_middleware, *([authn_middleware] if authn is not None else []), impersonation_middleware]
+    # request metrics outermost (they see the status the error middleware rendered); then
+    # authentication: impersonation (which replaces the authenticated user) and authorization
+    # read its user; the plain-HTTP loopback listener has none (no per-request cost)
+    middlewares = [*([request_metrics.middleware] if request_metrics is not None else []), error_middleware,
+                   *([authn_middleware] if authn is not None else []), impersonation_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=4 * 1024 * 1024,
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core

@@ -427,13 +427,14 @@ def podscheduled_samples(pods: list[dict[str, Any]], prefix: str) -> tuple[list[
 
 
 async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | None,
-                        gc_freeze: bool = False) -> dict[str, Any]:
+                        gc_freeze: bool = False, metrics: bool = True) -> dict[str, Any]:
     """Issue 14's measurement: nodes, init pods (created bound, round robin over the nodes) and
     all measured pods are created with the scheduler off; then the scheduler starts and drains the
     pre-filled queue. Creation stays out of the timed window; throughput is counted from each
     pod's PodScheduled time; a watcher on the measured namespace records the longest gap between
     two watch events during the burst (watch delivery must not starve behind scheduling)."""
     from scheduler.config import parse_config
+    from scheduler.metrics import SchedulerMetrics
     from scheduler.scheduler import Scheduler
 
     with tempfile.TemporaryDirectory(prefix="bench-sched-") as d:
@@ -462,7 +463,9 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
             await _create_all(rs, measured, None)
             created_s = time.monotonic() - t2
             sched_cfg = parse_config({"percentageOfNodesToScore": percentage}) if percentage is not None else None
-            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers)
+            # with the Prometheus scheduler metrics, as `minik3s server` runs it
+            sched = Scheduler(sched_cfg, client=rs.client, informers=rs.informers,
+                              metrics=SchedulerMetrics(rs.metrics) if metrics else None)
             watcher = BindWatcher()
             watcher.measured_prefix = "measured-"
             rs.informers.informer(PODS).add_handler(on_add=watcher.on_add, on_update=watcher.on_update)
@@ -476,6 +479,7 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 gc.freeze()
             commits = CommitTimes(rs.store)
             gap = WatchGap()
+            gap.track_submissions(rs.store, wl.measured_ns)
             tasks.append(asyncio.create_task(gap.run(rs, wl.measured_ns), name="bench-watch-gap"))
             loop_watch = LoopWatch()
             watch_task = asyncio.create_task(loop_watch.run(), name="bench-loop-watch")
@@ -514,10 +518,16 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 "throughput_samples": len(samples),
                 "throughput_overall": round(overall, 1),
                 "watch_max_gap_ms": round(gap.max_gap * 1000, 1),
+                "watch_lag_p50_ms": round(pct(gap.lags, 50) * 1000, 1) if gap.lags else 0.0,
+                "watch_lag_p99_ms": round(pct(gap.lags, 99) * 1000, 1) if gap.lags else 0.0,
+                "watch_lag_max_ms": round(max(gap.lags, default=0.0) * 1000, 1),
                 "watch_events": gap.events,
                 "watch_gaps_over_500ms": len(gap.long_gaps),
                 "store_commit_max_ms": round(commits.max * 1000, 1),
                 "store_commits_over_500ms": commits.slow,
+                "store_commit_max_ops": commits.max_ops,
+                "store_txn_max_ms": round(getattr(rs.store.stats, "commit_max_seconds", 0.0) * 1000, 1),
+                "store_checkpoints": getattr(rs.store.stats, "checkpoints", 0),
                 "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
                 "gc_full_collections": len(loop_watch.gc_pauses),
                 "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
@@ -537,6 +547,7 @@ class CommitTimes:
 
     def __init__(self, store: Any) -> None:
         self.max = 0.0
+        self.max_ops = 0
         self.slow = 0
         inner = store._write
 
@@ -546,7 +557,9 @@ class CommitTimes:
                 return await inner(*args, **kwargs)
             finally:
                 d = time.monotonic() - t
-                self.max = max(self.max, d)
+                if d > self.max:
+                    self.max = d
+                    self.max_ops = len(args[1]) if len(args) > 1 else 0
                 self.slow += d > 0.5
 
         store._write = timed
@@ -561,15 +574,41 @@ class WatchGap:
         self.events = 0
         self.stop = False
         self.long_gaps: list[tuple[int, float]] = []  # (events seen before, gap seconds) for gaps > 0.5 s
+        self.lags: list[float] = []  # per event: watch receive - the write's submission to the store
+        self.submitted: dict[str, float] = {}  # resourceVersion -> when its write was submitted
+
+    def track_submissions(self, store: Any, namespace: str) -> None:
+        """Record when each write to the namespace's pods reaches the store (its future's result
+        carries the resourceVersion), so each watch event's lag is known."""
+        inner = store._submit
+        prefix = f"core/pods/{namespace}/"
+        submitted = self.submitted
+
+        def submit(kind: int, key: str, obj: Any, expected_rv: Any) -> Any:
+            fut = inner(kind, key, obj, expected_rv)
+            if key.startswith(prefix):
+                t = time.monotonic()
+
+                def done(f: Any) -> None:
+                    if not f.cancelled() and f.exception() is None:
+                        submitted[f.result()["metadata"]["resourceVersion"]] = t
+
+                fut.add_done_callback(done)
+            return fut
+
+        store._submit = submit
 
     async def run(self, rs: Any, namespace: str) -> None:
         listed = await rs.client.list(PODS, namespace, limit=1)
         rv = listed["metadata"]["resourceVersion"]
         last: float | None = None
-        async for _ev in rs.client.watch(PODS, namespace, resource_version=rv):
+        async for ev in rs.client.watch(PODS, namespace, resource_version=rv):
             now = time.monotonic()
             if self.stop:
                 return
+            sent = self.submitted.pop((ev.object.get("metadata") or {}).get("resourceVersion", ""), None)
+            if sent is not None:
+                self.lags.append(now - sent)
             if last is not None:
                 self.max_gap = max(self.max_gap, now - last)
                 if now - last > 0.5:

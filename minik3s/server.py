@@ -32,6 +32,7 @@ from apiserver.app import READY, create_app
 from apiserver.core import ApiCore
 from apiserver.event_ttl import run_event_ttl
 from apiserver.handlers.authn import TokenFileError, parse_token_file
+from apiserver.handlers.metrics import RequestMetrics
 from apiserver.keys import AuthnSettings, ServingLimits
 from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
@@ -251,7 +252,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     limits = ServingLimits(min_request_timeout=config.min_request_timeout, request_timeout=config.request_timeout,
                            watch_send_timeout=config.watch_send_timeout)
     app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
-                     authn=authn, serving_names=frozenset(sans) if sans is not None else None, limits=limits)
+                     authn=authn, serving_names=frozenset(sans) if sans is not None else None, limits=limits,
+                     request_metrics=RequestMetrics(metrics))
     # keepalive_timeout: kube-apiserver's IdleTimeout; the site bounds the first request's headers;
     # lingering_time: how long an unread rest of a body is drained after the answer (apiserver.serving)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=config.idle_timeout,
@@ -300,10 +302,12 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
+        from scheduler.metrics import SchedulerMetrics
         from scheduler.scheduler import Scheduler
 
         scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
-        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock)
+        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock,
+                          metrics=SchedulerMetrics(rs.metrics))
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
     if cfg.enabled("kubelet"):

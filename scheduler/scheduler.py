@@ -58,6 +58,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Plugin, Status
 from scheduler.framework.runtime import Framework, FrameworkError, WaitingPod
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -240,6 +241,7 @@ class Scheduler:
         registry: Mapping[str, type[Plugin]] | None = None,
         explain_capacity: int = 10_000,
         max_pending_events: int = 1000,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.config = config or parse_config({})
         self.client = client
@@ -287,6 +289,9 @@ class Scheduler:
         self._event_seq = itertools.count()
         self.scheduled_count = 0
         self.yields_per_pod = YIELDS_PER_POD
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.attach(self)
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def run(self) -> None:
@@ -635,6 +640,12 @@ class Scheduler:
                 return
             self.cache.finish_binding(assumed)
             self.scheduled_count += 1
+            m = self.metrics
+            if m is not None:
+                now = self.clock.monotonic()
+                m.attempt(SCHEDULED, fw.profile_name, now - q.attempt_start)
+                first = q.initial_attempt_timestamp
+                m.bound(q.attempts, now - first if first is not None else None)
             self._record_event(q.pod, "Normal", "Scheduled", "Binding",
                                f"Successfully assigned {assumed.key} to {host}")
             if rec is not None:
@@ -671,6 +682,9 @@ class Scheduler:
         pi = q.pod_info
         rejected = st.is_rejected()
         reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        if self.metrics is not None:
+            self.metrics.attempt(UNSCHEDULABLE if rejected else ERROR, fw.profile_name,
+                                 self.clock.monotonic() - q.attempt_start)
         msg = str(fe) if fe is not None else st.message()
         if fe is not None:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)

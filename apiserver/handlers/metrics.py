@@ -1,18 +1,53 @@
-"""/metrics: the Prometheus text exposition of the components running in this server (layer L4).
+"""/metrics: the Prometheus text exposition of this server, and kube-apiserver's request metrics
+(layer L4).
 
 kube-apiserver and the descheduler each serve `/metrics`; in one process the composition root
 owns one `prometheus_client` registry and hands the apiserver a provider (`METRICS`) that
 renders it, so the apiserver imports no component.
+
+`RequestMetrics(registry)` adds upstream's two request metrics (k8s.io/apiserver
+pkg/endpoints/metrics), recorded by `RequestMetrics.middleware`, the outermost middleware, once a
+response is complete (a watch when its stream ends, as upstream's MonitorRequest):
+
+- `apiserver_request_total{verb,dry_run,group,version,resource,subresource,scope,component,code}`
+- `apiserver_request_duration_seconds{verb,dry_run,group,version,resource,subresource,scope,component}`
+  (upstream's buckets, 5 ms to 60 s).
+
+Labels as upstream derives them: `verb` GET / LIST / WATCH / POST / PUT / PATCH / APPLY (a patch
+sent as application/apply-patch+yaml) / DELETE / DELETECOLLECTION / CONNECT (exec, attach,
+portforward, proxy); `scope` `resource` for a named object or a create, `namespace` for a
+collection in a namespace, `cluster` otherwise, empty for non-resource paths (which carry their
+path in `subresource`); `dry_run` the sorted `dryRun` values (`invalid` when not `All`);
+`component` `apiserver`. Paths naming no served resource (404s) and unknown non-resource paths are
+not recorded, which keeps the label sets bounded (upstream records only its registered routes).
+Worked example: `kubectl get pods -n default` -> `verb="LIST",group="",version="v1",
+resource="pods",subresource="",scope="namespace",code="200"`.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from apiserver.handlers.authz import authorize_request
-from apiserver.keys import METRICS
+from apiserver.keys import CORE, METRICS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+COMPONENT = "apiserver"
+DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20,
+                    30, 45, 60)
+_CONNECT_SUBRESOURCES = frozenset({"exec", "attach", "portforward", "proxy"})
+_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+_NON_RESOURCE = frozenset({"/healthz", "/livez", "/readyz", "/version", "/openapi/v2", "/openapi/v3", "/api",
+                           "/apis", "/metrics"})
+_APPLY_PATCH = "application/apply-patch+yaml"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 async def serve_metrics(request: web.Request) -> web.Response:
@@ -20,3 +55,106 @@ async def serve_metrics(request: web.Request) -> web.Response:
     provider = request.app[METRICS]
     body = provider() if provider is not None else b""
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+def request_labels(request: web.Request) -> tuple[str, str, str, str, str, str, str] | None:
+    """(verb, dry_run, group, version, resource, subresource, scope) of a request, or None when
+    it names no served resource and no known non-resource path."""
+    path = request.path
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        rest = []
+        group = version = ""
+    watch_path = bool(rest) and rest[0] == "watch"
+    if watch_path:
+        rest = rest[1:]
+    method = request.method
+    if not rest:
+        p = path.rstrip("/") or "/"
+        if p not in _NON_RESOURCE and not (parts and parts[0] in ("api", "apis")):
+            return None
+        return method, "", "", "", "", p, ""
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces" and not (
+            group == "" and len(rest) == 3 and rest[2] in _NAMESPACE_SUBRESOURCES):
+        namespace = rest[1]
+        rest = rest[2:]
+    if len(rest) > 3:
+        return None
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    if request.app[CORE].registry.get(group, version, resource) is None:
+        return None
+    q = request.query
+    if sub in _CONNECT_SUBRESOURCES:
+        verb = "CONNECT"
+    elif method == "GET":
+        watch = q.get("watch", "")
+        if watch_path or (watch and watch.lower() not in ("0", "false")):
+            verb = "WATCH"
+        else:
+            verb = "GET" if name else "LIST"
+    elif method == "DELETE":
+        verb = "DELETE" if name else "DELETECOLLECTION"
+    elif method == "PATCH" and request.content_type == _APPLY_PATCH:
+        verb = "APPLY"
+    else:
+        verb = method
+    dry = q.getall("dryRun", [])
+    if not dry:
+        dry_run = ""
+    elif all(v == "All" for v in dry):
+        dry_run = "All"
+    else:
+        dry_run = "invalid"
+    if name or verb == "POST":
+        scope = "resource"
+    elif namespace:
+        scope = "namespace"
+    else:
+        scope = "cluster"
+    return verb, dry_run, group, version, resource, sub, scope
+
+
+class RequestMetrics:
+    """`apiserver_request_total` and `apiserver_request_duration_seconds` on `registry`."""
+
+    def __init__(self, registry: CollectorRegistry, *, now: Callable[[], float] = time.perf_counter) -> None:
+        labels = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
+        self.total = Counter(
+            "apiserver_request_total",
+            "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, "
+            "scope, component, and HTTP response code.",
+            labelnames=(*labels, "code"), registry=registry)
+        self.duration = Histogram(
+            "apiserver_request_duration_seconds",
+            "Response latency distribution in seconds for each verb, dry run value, group, version, resource, "
+            "subresource, scope and component.",
+            labelnames=labels, registry=registry, buckets=DURATION_BUCKETS)
+        self._now = now
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def observe(self, labels: tuple[str, ...], code: int, seconds: float) -> None:
+        key = (*labels, str(code))
+        pair = self._children.get(key)
+        if pair is None:
+            full = (*labels, COMPONENT)
+            pair = self._children[key] = (self.total.labels(*full, str(code)), self.duration.labels(*full))
+        pair[0].inc()
+        pair[1].observe(seconds)
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        start = self._now()
+        resp = await handler(request)
+        labels = request_labels(request)
+        # discovery paths (/api/v1, /apis/<group>/<version>) only when served, so unknown paths
+        # cannot grow the label sets
+        if labels is not None and (labels[6] or labels[5] in _NON_RESOURCE or resp.status == 200):
+            self.observe(labels, resp.status, self._now() - start)
+        return resp

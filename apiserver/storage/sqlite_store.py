@@ -9,7 +9,8 @@ Data flow:
     create/update/delete --(request queue)--> writer task
         writer: take everything queued (<= batch_max), check each op IN ORDER against the
         in-memory state plus a per-batch overlay, assign consecutive revisions, serialise with
-        orjson, write kv + log + meta in ONE transaction, COMMIT (synchronous=FULL: on disk),
+        orjson, write kv + log + meta in ONE transaction - one SQL statement for up to 1,024
+        rows (schema.CREATE_BATCH_VIEW) - committed with synchronous=FULL (on disk),
         then apply the overlay to memory, append the events to the history ring, resolve the
         callers' futures and publish the events to the broadcaster.
     get/list  -> served synchronously from memory (dict + a sortedcontainers.SortedList of keys;
@@ -19,6 +20,22 @@ Data flow:
     compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
                  small transactions queued through the same writer, then incremental_vacuum and
                  wal_checkpoint(TRUNCATE) so the files do not grow under steady churn.
+    checkpoint-> NOT on the commit path. SQLite's automatic checkpoint runs inside the COMMIT that
+                 crosses `wal_autocheckpoint` pages (it copies the WAL into the database file and
+                 fsyncs it), so the writer - and every watcher waiting for that batch's events -
+                 sat behind it whenever a commit crossed the threshold. (The multi-second stalls
+                 measured during scheduling bursts had a second, larger cause, the GIL: see
+                 schema.CREATE_BATCH_VIEW.) The writer connection runs with wal_autocheckpoint=0; after
+                 each commit the writer adds the batch's estimated WAL pages to a counter, and
+                 once ~1000 pages (SQLite's default threshold) are due a checkpointer task runs
+                 wal_checkpoint(PASSIVE) on a second connection with its own thread. PASSIVE takes
+                 no writer lock, so commits continue meanwhile. Durability is unchanged: a write is
+                 acknowledged after its COMMIT fsynced the WAL (synchronous=FULL); the checkpoint
+                 only moves already-durable pages into the main file (the checkpointer connection
+                 is synchronous=FULL too, so the database file is fsynced before the WAL is reused).
+                 If a long burst keeps the WAL from being fully checkpointed and it passes
+                 `_WAL_HARD_LIMIT_PAGES`, one TRUNCATE checkpoint is queued through the writer
+                 (a bounded, rare stall) so the WAL cannot grow without bound.
 
 Group commit, worked example: 64 coroutines each await a create. While the writer's COMMIT of
 batch N is in SQLite's thread, the callers of batch N-1 are already queueing again, so batch N+1
@@ -35,12 +52,14 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import functools
 import gc
 import logging
 import os
 import sqlite3
+import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +95,19 @@ _COMPACT_BATCH = 500
 _VACUUM_STEP_PAGES = 512
 _VACUUM_KEEP_FREE_PAGES = 64
 _MAX_VACUUM_STEPS = 10_000
+# Background checkpoint: start one once this many WAL pages are estimated to be un-checkpointed
+# (SQLite's default wal_autocheckpoint); force a blocking TRUNCATE through the writer when a
+# PASSIVE one leaves more than the hard limit behind (16 KiB pages: 16 MiB and 1 GiB).
+_CHECKPOINT_PAGES = 1000
+_WAL_HARD_LIMIT_PAGES = 65_536
+_PAGE_SIZE = 16384
+# Rows per batch statement at most (1,024 x 6 parameters = 6,144 variables, inside SQLite's default
+# limit of 32,766 since 3.32; a build with a lower limit gets fewer, see _rows_per_statement).
+_MAX_ROWS_PER_STATEMENT = 1024
+# Once a batch has been in SQLite's thread this long, the loop releases the GIL at most every
+# _HAND_OVER_INTERVAL seconds until it is back (see _hand_over_gil).
+_HAND_OVER_AFTER = 0.1
+_HAND_OVER_INTERVAL = 0.001
 
 _dumps = orjson.dumps
 _loads = orjson.loads
@@ -88,6 +120,11 @@ class StoreStats:
     batches: int = 0
     ops: int = 0
     failed_batches: int = 0
+    # background PASSIVE checkpoints run (off the commit path) and the forced TRUNCATE ones
+    checkpoints: int = 0
+    forced_checkpoints: int = 0
+    # the longest transaction (BEGIN..COMMIT, fsync included) on the writer's connection, seconds
+    commit_max_seconds: float = 0.0
 
 
 @dataclass(slots=True)
@@ -151,6 +188,15 @@ class SqliteStore:
         self._started = False
         self._closed = False
         self._compact_lock = asyncio.Lock()
+        # background checkpointer (file databases in WAL mode only)
+        self._ckpt_db: aiosqlite.Connection | None = None
+        self._ckpt_task: asyncio.Task[None] | None = None
+        self._ckpt_wake: asyncio.Event = asyncio.Event()
+        self._wal_pages_due = 0
+        self._rows_per_statement = 1
+        self._in_thread = False
+        self._last_hand_over = 0.0
+        self._commit_started = 0.0
 
     # ------------------------------------------------------------------ properties
 
@@ -190,14 +236,18 @@ class SqliteStore:
         db = await aiosqlite.connect(self._path, isolation_level=None, iter_chunk_size=1024)
         self._db = db
         try:
-            await self._open_schema(db)
+            wal = await self._open_schema(db)
             with _gc_paused():
                 await self._load(db)
+            if wal:
+                self._ckpt_db = await _open_checkpointer(self._path)
         except BaseException:
             await db.close()
             self._db = None
             raise
         self._writer = asyncio.create_task(self._writer_loop(), name="storage-writer")
+        if self._ckpt_db is not None:
+            self._ckpt_task = asyncio.create_task(self._checkpointer_loop(), name="storage-checkpointer")
         if self._compact_interval > 0:
             self._compactor = asyncio.create_task(self._compactor_loop(), name="storage-compactor")
         logger.info(
@@ -221,13 +271,23 @@ class SqliteStore:
             self._wake_writer()
             await asyncio.wait([self._writer])
             self._writer = None
+        if self._ckpt_task is not None:
+            self._ckpt_task.cancel()
+            await asyncio.wait([self._ckpt_task])
+            self._ckpt_task = None
+        if self._ckpt_db is not None:
+            # closed before the writer's connection: the last connection to close checkpoints
+            # the WAL into the database file and removes it
+            await self._ckpt_db.close()
+            self._ckpt_db = None
         self._broadcaster.close_all()
         if self._db is not None:
             await self._db.close()
             self._db = None
         logger.info("store closed path=%s revision=%d", self._path, self._rev)
 
-    async def _open_schema(self, db: aiosqlite.Connection) -> None:
+    async def _open_schema(self, db: aiosqlite.Connection) -> bool:
+        """Create/open the schema; True when the database runs in WAL mode (a file, not :memory:)."""
         async with db.execute("SELECT count(*) FROM sqlite_master") as cur:
             row = await cur.fetchone()
         if row is not None and row[0] == 0:
@@ -239,6 +299,12 @@ class SqliteStore:
         for stmt in schema.CREATE_TABLES:
             await db.execute(stmt)
         await db.execute("COMMIT")
+        for stmt in schema.CREATE_BATCH_VIEW:
+            await db.execute(stmt)
+        self._rows_per_statement = await db._execute(_rows_per_statement, db._conn)  # type: ignore[no-untyped-call]
+        async with db.execute("PRAGMA journal_mode") as cur:
+            mode = await cur.fetchone()
+        return mode is not None and str(mode[0]).lower() == "wal"
 
     async def _load(self, db: aiosqlite.Connection) -> None:
         async with db.execute(schema.GET_META) as cur:
@@ -579,6 +645,8 @@ class SqliteStore:
         if log_rows:
             self.stats.batches += 1
             self.stats.ops += len(log_rows)
+            if self._ckpt_task is not None:
+                self._note_wal_pages(final, log_rows)
         if events:
             hist = self._hist
             hist.extend(events)
@@ -606,12 +674,93 @@ class SqliteStore:
 
         The whole transaction runs as ONE job on aiosqlite's connection thread (its
         `Connection._execute`, the primitive behind every aiosqlite call): one thread hop per
-        batch instead of five measured ~25k vs ~11k creates/s."""
+        batch instead of five measured ~25k vs ~11k creates/s; and inside it, one statement
+        (schema.CREATE_BATCH_VIEW) for batches up to `_rows_per_statement` rows."""
         db = self._db
         assert db is not None
-        upserts = [(k, r, d) for k, (r, d) in final.items() if d is not None]
-        deletes = [(k,) for k, (_, d) in final.items() if d is None]
-        await db._execute(_write_txn, db._conn, upserts, deletes, log_rows, rev)  # type: ignore[no-untyped-call]
+        rows = [
+            (r, key, typ, prev_rev, prev_value, data if final_rev == r else None)
+            for (r, key, typ, prev_rev, prev_value) in log_rows
+            for final_rev, data in (final[key],)
+        ]
+        self._in_thread = True
+        self._commit_started = self._clock.monotonic()
+        asyncio.get_running_loop().call_soon(self._hand_over_gil)
+        try:
+            took: float = await db._execute(  # type: ignore[no-untyped-call]
+                _write_txn, db._conn, rows, self._rows_per_statement, self._clock.monotonic)
+        finally:
+            self._in_thread = False
+        if took > self.stats.commit_max_seconds:
+            self.stats.commit_max_seconds = took
+
+    def _hand_over_gil(self) -> None:
+        """While a batch is in SQLite's thread, release the GIL once per loop iteration.
+
+        The thread needs the GIL back after each statement step and to hand the result to the
+        loop; a busy loop otherwise lets go of it only when CPython forces a switch, which under
+        load was measured at tens to hundreds of ms per take-back. `time.sleep(0)` releases it
+        at once (a syscall, ~1 µs, only while a commit is in flight)."""
+        if not self._in_thread:
+            return
+        now = self._clock.monotonic()
+        if now - self._commit_started >= _HAND_OVER_AFTER and now - self._last_hand_over >= _HAND_OVER_INTERVAL:
+            self._last_hand_over = now
+            time.sleep(0)
+        asyncio.get_running_loop().call_soon(self._hand_over_gil)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _note_wal_pages(
+        self,
+        final: dict[str, tuple[int, bytes | None]],
+        log_rows: builtins.list[tuple[int, str, int, int, bytes | None]],
+    ) -> None:
+        """Add a committed batch's WAL pages (estimated: the bytes written in page units plus
+        the b-tree pages a transaction touches at least) and wake the checkpointer when due."""
+        nbytes = 0
+        for _r, d in final.values():
+            if d is not None:
+                nbytes += len(d)
+        for row in log_rows:
+            pv = row[4]
+            if pv is not None:
+                nbytes += len(pv)
+        self._wal_pages_due += 4 + len(final) // 64 + nbytes // _PAGE_SIZE
+        if self._wal_pages_due >= _CHECKPOINT_PAGES:
+            self._ckpt_wake.set()
+
+    async def _checkpointer_loop(self) -> None:
+        """Run PASSIVE checkpoints on the second connection whenever enough pages are due."""
+        db = self._ckpt_db
+        assert db is not None
+        while True:
+            await self._ckpt_wake.wait()
+            self._ckpt_wake.clear()
+            self._wal_pages_due = 0
+            try:
+                async with db.execute("PRAGMA wal_checkpoint(PASSIVE)") as cur:
+                    row = await cur.fetchone()
+            except sqlite3.Error as e:  # e.g. SQLITE_BUSY from a concurrent TRUNCATE: retry later
+                logger.debug("background checkpoint failed error=%s", e)
+                continue
+            except Exception as e:  # noqa: BLE001 - never let the checkpointer die; retried on the next wake
+                logger.warning("background checkpoint failed error=%s", e)
+                continue
+            self.stats.checkpoints += 1
+            if row is None:
+                continue
+            _busy, log_frames, done_frames = (int(x) for x in row)
+            left = log_frames - done_frames
+            if left > 0:
+                self._wal_pages_due += left
+            if log_frames > _WAL_HARD_LIMIT_PAGES and left > 0:
+                logger.info("WAL past its limit frames=%d left=%d; truncating through the writer", log_frames, left)
+                self.stats.forced_checkpoints += 1
+                try:
+                    await self._call(_checkpoint_job)
+                except StorageError:
+                    return  # closing
 
     # ------------------------------------------------------------------ watch
 
@@ -727,24 +876,58 @@ def _with_rv(obj: JsonDict, rev: int) -> JsonDict:
 
 def _write_txn(
     conn: sqlite3.Connection,
-    upserts: list[tuple[str, int, bytes]],
-    deletes: list[tuple[str]],
-    log_rows: list[tuple[int, str, int, int, bytes | None]],
-    rev: int,
-) -> None:
+    rows: list[tuple[int, str, int, int, bytes | None, bytes | None]],
+    per_statement: int,
+    monotonic: Callable[[], float],
+) -> float:
+    """The batch's transaction on the writer's connection thread; returns its duration (s).
+
+    Up to `per_statement` rows: one autocommit statement (atomic and durable on its own). More:
+    BEGIN IMMEDIATE, statements of `per_statement` rows, COMMIT. Each statement's row count is
+    padded up to a power of two with NULL rows the trigger skips (worked example: 300 rows ->
+    one 512-row statement; 2,500 rows with 1,024 per statement -> 1,024 + 1,024 + 512)."""
+    t = monotonic()
+    if len(rows) <= per_statement:
+        _execute_batch(conn, rows)
+        return monotonic() - t
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if upserts:
-            conn.executemany(schema.UPSERT_KV, upserts)
-        if deletes:
-            conn.executemany(schema.DELETE_KV, deletes)
-        conn.executemany(schema.INSERT_LOG, log_rows)
-        conn.execute(schema.SET_META, (rev, "revision"))
+        for i in range(0, len(rows), per_statement):
+            _execute_batch(conn, rows[i:i + per_statement])
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+    return monotonic() - t
+
+
+_PAD_ROW = (None,) * schema.BATCH_COLUMNS
+
+
+@functools.cache
+def _batch_sql(n: int) -> str:
+    return schema.insert_batch_rows(n)
+
+
+def _execute_batch(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    n = 1
+    while n < len(rows):
+        n <<= 1
+    params = [v for row in rows for v in row]
+    if n > len(rows):
+        params.extend(_PAD_ROW * (n - len(rows)))
+    conn.execute(_batch_sql(n), params)
+
+
+def _rows_per_statement(conn: sqlite3.Connection) -> int:
+    """Rows per batch statement: the largest power of two whose parameters fit SQLite's
+    variable limit (>= 999 on every build), at most _MAX_ROWS_PER_STATEMENT."""
+    limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    n = 1
+    while n * 2 <= _MAX_ROWS_PER_STATEMENT and n * 2 * schema.BATCH_COLUMNS <= limit:
+        n <<= 1
+    return n
 
 
 async def _rollback(db: aiosqlite.Connection) -> None:
@@ -778,6 +961,20 @@ async def _vacuum_step_job(db: aiosqlite.Connection) -> int:
     async with db.execute("PRAGMA freelist_count") as cur:
         row = await cur.fetchone()
     return int(row[0]) if row is not None else 0
+
+
+async def _open_checkpointer(path: str) -> aiosqlite.Connection:
+    """The background checkpointer's own connection (and thread). It never writes rows; it
+    checkpoints with synchronous=FULL (the database file is fsynced before the WAL is reused) and
+    gives up at once when the writer holds a lock a checkpoint mode needs (busy_timeout=0)."""
+    db = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        for stmt in ("PRAGMA synchronous=FULL", "PRAGMA busy_timeout=0", "PRAGMA wal_autocheckpoint=0"):
+            await db.execute(stmt)
+    except BaseException:
+        await db.close()
+        raise
+    return db
 
 
 async def _checkpoint_job(db: aiosqlite.Connection) -> None:

@@ -59,8 +59,13 @@ EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(EventResource.UNSCHEDULED_POD, Actio
                                             "UnschedulablePodDelete")
 EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
 EVENT_FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")
+# `event` labels of scheduler_queue_incoming_pods_total that are no cluster event (upstream's)
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
 
 _ACTIVE, _BACKOFF, _UNSCHEDULABLE = "activeQ", "backoffQ", "unschedulablePods"
+# the `queue` label upstream's metrics give each of them
+_QUEUE_LABEL = {_ACTIVE: "active", _BACKOFF: "backoff", _UNSCHEDULABLE: "unschedulable"}
 
 
 class QueueFramework(Protocol):
@@ -78,7 +83,10 @@ class QueuedPodInfo:
     pod_info: PodInfo
     timestamp: float = 0.0
     attempts: int = 0
+    # when the pod first entered activeQ (upstream InitialAttemptTimestamp, the SLI's start)
     initial_attempt_timestamp: float | None = None
+    # when the current attempt started (popped), for scheduler_scheduling_attempt_duration_seconds
+    attempt_start: float = 0.0
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
@@ -185,6 +193,9 @@ class PriorityQueue:
         self._seq = itertools.count(1)
         self._in_flight: dict[str, int] = {}  # uid -> seq at pop
         self._in_flight_events: list[_InFlightEvent] = []
+        # (queue, event) of every pod entering activeQ / backoffQ / unschedulablePods, for the
+        # scheduler_queue_incoming_pods_total counter; None = not counted
+        self.on_incoming: Callable[[str, str], None] | None = None
 
     # ---- helpers ------------------------------------------------------------------------
     def _backoff_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -228,15 +239,32 @@ class PriorityQueue:
         q.pending_plugins = set()
         return False
 
-    def _move_to_active(self, q: QueuedPodInfo) -> bool:
+    def _incoming(self, queue: str, event: str) -> None:
+        rec = self.on_incoming
+        if rec is not None:
+            rec(_QUEUE_LABEL[queue], event)
+
+    def _to_unschedulable(self, q: QueuedPodInfo, event: str) -> None:
+        self._unschedulable[q.uid] = q
+        self._incoming(_UNSCHEDULABLE, event)
+
+    def _to_backoff(self, q: QueuedPodInfo, event: str) -> None:
+        self._backoff.add_or_update(q)
+        self._incoming(_BACKOFF, event)
+
+    def _move_to_active(self, q: QueuedPodInfo, event: str) -> bool:
         """Run PreEnqueue; gated pods go (back) to unschedulablePods."""
         if not self._run_pre_enqueue(q):
             self._backoff.delete(q.uid)
-            self._unschedulable[q.uid] = q
+            if q.uid not in self._unschedulable:
+                self._to_unschedulable(q, event)
             return False
         self._unschedulable.pop(q.uid, None)
         self._backoff.delete(q.uid)
+        if q.initial_attempt_timestamp is None:
+            q.initial_attempt_timestamp = self._clock.monotonic()
         self._active.add_or_update(q)
+        self._incoming(_ACTIVE, event)
         self._wake()
         return True
 
@@ -251,7 +279,7 @@ class PriorityQueue:
         if uid in self._active or uid in self._backoff or uid in self._unschedulable:
             self.update(None, pod)
             return
-        self._move_to_active(q)
+        self._move_to_active(q, EVENT_UNSCHEDULED_POD_ADD.label)
         self.nominator.add(q.pod_info)
 
     def activate(self, pods: list[JsonDict], *, gated_by: str | None = None) -> None:
@@ -265,7 +293,7 @@ class PriorityQueue:
                 continue
             if gated_by is not None and not (q.gated and q.gating_plugin == gated_by):
                 continue
-            self._move_to_active(q)
+            self._move_to_active(q, EVENT_FORCE_ACTIVATE.label)
 
     def update(self, old: JsonDict | None, new: JsonDict) -> None:
         uid = (new.get("metadata") or {}).get("uid") or ""
@@ -283,12 +311,12 @@ class PriorityQueue:
         if q is not None:
             self.nominator.update(uid, _refresh(q, new))
             if q.gated:
-                self._move_to_active(q)
+                self._move_to_active(q, EVENT_UNSCHEDULED_POD_UPDATE.label)
                 return
             old_pod = old if old is not None else q.pod
             for evt in pod_scheduling_property_changes(new, old_pod):
                 hint = self._is_pod_worth_requeuing(q, evt, old_pod, new)
-                where = self._requeue_with_strategy(q, hint)
+                where = self._requeue_with_strategy(q, hint, evt.label)
                 if where != _UNSCHEDULABLE:
                     return
             return
@@ -319,8 +347,9 @@ class PriorityQueue:
                 if not len(self._active):
                     self._has_items.clear()
                 q.attempts += 1
+                q.attempt_start = self._clock.monotonic()
                 if q.initial_attempt_timestamp is None:
-                    q.initial_attempt_timestamp = self._clock.monotonic()
+                    q.initial_attempt_timestamp = q.attempt_start
                 self.scheduling_cycle += 1
                 self._in_flight[q.uid] = next(self._seq)
                 return q
@@ -357,7 +386,7 @@ class PriorityQueue:
         popped_seq = self._in_flight.get(uid)
         if not q.unschedulable_plugins and not q.pending_plugins:
             # failed with an error: always pays the backoff
-            self._backoff.add_or_update(q)
+            self._to_backoff(q, SCHEDULE_ATTEMPT_FAILURE)
             self.nominator.add(q.pod_info)
             self.done(uid)
             return
@@ -372,22 +401,24 @@ class PriorityQueue:
                     hint = h
                     if h == "immediate":
                         break
-        self._requeue_with_strategy(q, hint, fresh=True)
+        self._requeue_with_strategy(q, hint, SCHEDULE_ATTEMPT_FAILURE, fresh=True)
         self.nominator.add(q.pod_info)
         self.done(uid)
 
-    def _requeue_with_strategy(self, q: QueuedPodInfo, hint: str, *, fresh: bool = False) -> str:
+    def _requeue_with_strategy(self, q: QueuedPodInfo, hint: str, event: str, *, fresh: bool = False) -> str:
         if hint == "skip":
-            self._unschedulable[q.uid] = q
+            if q.uid not in self._unschedulable:
+                self._to_unschedulable(q, event)
             return _UNSCHEDULABLE
         if hint == "backoff" and self.is_backing_off(q):
             if not self._run_pre_enqueue(q):
-                self._unschedulable[q.uid] = q
+                if q.uid not in self._unschedulable:
+                    self._to_unschedulable(q, event)
                 return _UNSCHEDULABLE
             self._unschedulable.pop(q.uid, None)
-            self._backoff.add_or_update(q)
+            self._to_backoff(q, event)
             return _BACKOFF
-        return _ACTIVE if self._move_to_active(q) else _UNSCHEDULABLE
+        return _ACTIVE if self._move_to_active(q, event) else _UNSCHEDULABLE
 
     # ---- events -------------------------------------------------------------------------
     def _is_pod_worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> str:
@@ -435,9 +466,9 @@ class PriorityQueue:
             if hint == "skip":
                 continue
             if q.gated:
-                self._move_to_active(q)
+                self._move_to_active(q, event.label)
             else:
-                self._requeue_with_strategy(q, hint)
+                self._requeue_with_strategy(q, hint, event.label)
 
     def _may_match(self, event: ClusterEvent) -> bool:
         """Whether any registration of any profile matches `event` (cached per event)."""
@@ -467,7 +498,7 @@ class PriorityQueue:
             if q is None or self.backoff_expiry(q) > now:
                 break
             self._backoff.pop()
-            self._move_to_active(q)
+            self._move_to_active(q, BACKOFF_COMPLETE)
 
     def flush_unschedulable_left_over(self) -> None:
         now = self._clock.monotonic()
@@ -475,7 +506,7 @@ class PriorityQueue:
             if q.gated:
                 continue
             if now - q.timestamp > self.pod_max_in_unschedulable_duration:
-                self._requeue_with_strategy(q, "backoff")
+                self._requeue_with_strategy(q, "backoff", EVENT_UNSCHEDULABLE_TIMEOUT.label)
 
     async def run(self) -> None:
         """Periodic flushes until cancelled."""
@@ -493,6 +524,13 @@ class PriorityQueue:
         self._has_items.set()
 
     # ---- introspection ------------------------------------------------------------------
+    def pending_counts(self) -> dict[str, int]:
+        """scheduler_pending_pods by queue: activeQ, backoffQ, unschedulablePods attempted and
+        failed, and pods never attempted because PreEnqueue gates them."""
+        gated = sum(1 for q in self._unschedulable.values() if q.gated)
+        return {"active": len(self._active), "backoff": len(self._backoff),
+                "unschedulable": len(self._unschedulable) - gated, "gated": gated}
+
     def pending_pods(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for where, items in ((_ACTIVE, list(self._active)), (_BACKOFF, list(self._backoff)),

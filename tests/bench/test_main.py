@@ -1,0 +1,48 @@
+"""`python -m bench`: the suite list, argument errors, and the per-path medians it reports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.__main__ import DELEGATED, SHAPES, median_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_without_arguments_it_lists_every_suite_and_shape() -> None:
+    out = run()
+    assert out.returncode == 0, out.stderr
+    for name in ("scheduler", *DELEGATED):
+        assert f"  {name} " in out.stdout
+    for shape in SHAPES:
+        assert shape in out.stdout
+
+
+def test_unknown_suite_and_bad_runs_are_usage_errors() -> None:
+    out = run("nosuch")
+    assert out.returncode == 2
+    assert "unknown suite(s) nosuch" in out.stderr
+    out = run("scheduler", "--runs", "0")
+    assert out.returncode == 2
+    assert "--runs must be >= 1" in out.stderr
+    out = run("scheduler", "--shape", "huge")
+    assert out.returncode == 2
+    assert "invalid choice" in out.stderr
+
+
+def test_median_tree_takes_the_median_of_each_number_by_path() -> None:
+    runs = [
+        {"pods": 100, "lat": [1.0, 9.0], "name": "a", "ok": True, "nested": {"x": 5}},
+        {"pods": 300, "lat": [3.0, 7.0], "name": "b", "ok": False, "nested": {"x": 1}},
+        {"pods": 200, "lat": [2.0, 8.0], "name": "c", "ok": True, "nested": {"x": 3}},
+    ]
+    assert median_tree(runs) == {"pods": 200, "lat": [2.0, 8.0], "name": "a", "ok": True, "nested": {"x": 3}}
+    # lists of different lengths cannot be lined up: the first run's is kept
+    assert median_tree([[1, 2], [3]]) == [1, 2]
