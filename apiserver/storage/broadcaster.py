@@ -13,6 +13,13 @@ O(all watchers).
 
 Data flow: SqliteStore writer -> Broadcaster.publish(events) -> StoreWatcher buffer -> the
 apiserver's watch handler iterating the watcher.
+
+Direct delivery: a consumer whose watcher has nothing buffered may attach a `WatchSink`. While
+one is attached, `publish` collects the events of the batch for that watcher and hands them to
+`sink.deliver` in one call (no buffer, no wake-up of the consumer). A sink that cannot take them
+(its client's buffer is full, the connection is closing) returns False: it is detached and the
+events go to the buffer as usual, in order, waking the consumer, which continues on its normal
+path (bounded queue, overflow) until it is idle again.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Iterable
+from typing import Protocol
 
 from apiserver.storage.interface import StoreEvent, WatchOverflowError
 
@@ -30,6 +38,14 @@ logger = logging.getLogger(__name__)
 def anchor_of(prefix: str) -> str:
     """The `/`-terminated part of a prefix: `core/pods/ns/we` -> `core/pods/ns/`."""
     return prefix[: prefix.rfind("/") + 1]
+
+
+class WatchSink(Protocol):
+    """Takes a watcher's events of one published batch at once, synchronously, without waiting."""
+
+    def deliver(self, events: list[StoreEvent]) -> bool:
+        """True when every event was taken; False leaves all of them to the watcher's buffer."""
+        ...
 
 
 class StoreWatcher:
@@ -51,6 +67,7 @@ class StoreWatcher:
         "_closed",
         "_overflowed",
         "_broadcaster",
+        "sink",
     )
 
     def __init__(
@@ -73,6 +90,7 @@ class StoreWatcher:
         self._closed = False
         self._overflowed = False
         self._broadcaster = broadcaster
+        self.sink: WatchSink | None = None
 
     @property
     def closed(self) -> bool:
@@ -97,6 +115,29 @@ class StoreWatcher:
         self._wake()
         return True
 
+    def attach(self, sink: WatchSink) -> bool:
+        """Deliver live events straight to `sink` from now on; refused (False) while anything is
+        buffered or left to replay, so the order of events never changes."""
+        if self.ready():
+            return False
+        self.sink = sink
+        return True
+
+    def detach(self) -> None:
+        self.sink = None
+
+    def deliver(self, events: list[StoreEvent]) -> bool:
+        """Called by the broadcaster with this watcher's events of one batch while a sink is
+        attached. Returns False when the watcher must be dropped (it overflowed)."""
+        sink = self.sink
+        if sink is not None and sink.deliver(events):
+            return True
+        self.sink = None
+        for ev in events:
+            if not self.push(ev):
+                return False
+        return True
+
     def _wake(self) -> None:
         w = self._waiter
         if w is not None and not w.done():
@@ -107,6 +148,7 @@ class StoreWatcher:
         if self._closed:
             return
         self._closed = True
+        self.sink = None
         self._buf.clear()
         self._replay = []
         b = self._broadcaster
@@ -202,6 +244,8 @@ class Broadcaster:
         if not by_anchor:
             return
         dropped: list[StoreWatcher] = []
+        # watchers with a sink: their events of this batch, handed over once at the end
+        direct: dict[StoreWatcher, list[StoreEvent]] = {}
         for ev in events:
             key = ev.key
             end = 0
@@ -209,7 +253,16 @@ class Broadcaster:
                 bucket = by_anchor.get(key[:end])
                 if bucket:
                     for w in bucket:
-                        if (len(w.prefix) == end or key.startswith(w.prefix)) and not w.push(ev):
+                        if len(w.prefix) != end and not key.startswith(w.prefix):
+                            continue
+                        if w.sink is not None and not w.closed:
+                            if ev.revision > w.min_revision:
+                                got = direct.get(w)
+                                if got is None:
+                                    direct[w] = [ev]
+                                else:
+                                    got.append(ev)
+                        elif not w.push(ev):
                             dropped.append(w)
                 nxt = key.find("/", end)
                 if nxt < 0:
@@ -219,6 +272,9 @@ class Broadcaster:
                 for w in dropped:
                     self.unsubscribe(w)
                 dropped.clear()
+        for w, evs in direct.items():
+            if not w.deliver(evs):
+                self.unsubscribe(w)
 
     def close_all(self) -> None:
         watchers = [w for bucket in self._by_anchor.values() for w in bucket]
