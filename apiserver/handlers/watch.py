@@ -46,8 +46,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers.common import Target, bool_param, int_param, wants_table
 from apiserver.handlers.tables import watch_table_event
 from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchEncodeKey, WatchStream
-from apiserver.storage.broadcaster import StoreWatcher
-from apiserver.storage.interface import StoreEvent
+from apiserver.storage.broadcaster import SinkBatch, StoreWatcher
 from minik3s.api.options import WatchOptions
 from minik3s.api.types import JsonDict
 
@@ -132,17 +131,16 @@ class DirectSink:
     api_version: str
     limit: int
 
-    def deliver(self, events: list[StoreEvent]) -> bool:
+    def deliver(self, batch: SinkBatch) -> bool:
         t = self.transport
         if t.is_closing():
             return False
-        cache, api_version = self.cache, self.api_version
-        if len(events) == 1:
-            ev = events[0]
-            body = encode_event(cache, ev.type, ev.object, api_version)
-        else:
-            body = b"".join([encode_event(cache, ev.type, ev.object, api_version) for ev in events])
-        frame = b"%x\r\n%b\r\n" % (len(body), body)  # one chunk of the chunked body
+        frame = batch.encoded.get(self.api_version)
+        if frame is None:
+            # the first sink of this batch and apiVersion encodes; the others write the same bytes
+            cache, api_version = self.cache, self.api_version
+            body = b"".join([encode_event(cache, ev.type, ev.object, api_version) for ev in batch.events])
+            frame = batch.encoded[api_version] = b"%x\r\n%b\r\n" % (len(body), body)  # one chunk
         if t.get_write_buffer_size() + len(frame) >= self.limit:
             return False
         t.write(frame)

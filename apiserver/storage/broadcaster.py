@@ -28,6 +28,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from apiserver.storage.interface import StoreEvent, WatchOverflowError
@@ -40,10 +41,20 @@ def anchor_of(prefix: str) -> str:
     return prefix[: prefix.rfind("/") + 1]
 
 
+@dataclass(slots=True, eq=False)
+class SinkBatch:
+    """One published batch's events for the watchers of one prefix. `encoded` is for the sinks:
+    what one of them made of the events (e.g. the bytes of a content type), keyed as the sinks
+    agree, so the others of that kind reuse it instead of encoding again."""
+
+    events: list[StoreEvent]
+    encoded: dict[str, bytes] = field(default_factory=dict)
+
+
 class WatchSink(Protocol):
     """Takes a watcher's events of one published batch at once, synchronously, without waiting."""
 
-    def deliver(self, events: list[StoreEvent]) -> bool:
+    def deliver(self, batch: SinkBatch) -> bool:
         """True when every event was taken; False leaves all of them to the watcher's buffer."""
         ...
 
@@ -126,14 +137,14 @@ class StoreWatcher:
     def detach(self) -> None:
         self.sink = None
 
-    def deliver(self, events: list[StoreEvent]) -> bool:
+    def deliver(self, batch: SinkBatch) -> bool:
         """Called by the broadcaster with this watcher's events of one batch while a sink is
         attached. Returns False when the watcher must be dropped (it overflowed)."""
         sink = self.sink
-        if sink is not None and sink.deliver(events):
+        if sink is not None and sink.deliver(batch):
             return True
         self.sink = None
-        for ev in events:
+        for ev in batch.events:
             if not self.push(ev):
                 return False
         return True
@@ -214,70 +225,87 @@ class StoreWatcher:
 
 
 class Broadcaster:
-    """Watchers filed by anchor; `publish` hands each event to the watchers whose prefix matches."""
+    """Watchers filed by anchor, then by exact prefix; `publish` hands each event to the
+    watchers whose prefix matches."""
 
     __slots__ = ("_by_anchor", "_count")
 
     def __init__(self) -> None:
-        self._by_anchor: dict[str, dict[StoreWatcher, None]] = {}
+        # anchor -> prefix -> watchers (insertion-ordered set)
+        self._by_anchor: dict[str, dict[str, dict[StoreWatcher, None]]] = {}
         self._count = 0
 
     def __len__(self) -> int:
         return self._count
 
     def subscribe(self, w: StoreWatcher) -> None:
-        bucket = self._by_anchor.setdefault(anchor_of(w.prefix), {})
-        if w not in bucket:
-            bucket[w] = None
+        group = self._by_anchor.setdefault(anchor_of(w.prefix), {}).setdefault(w.prefix, {})
+        if w not in group:
+            group[w] = None
             self._count += 1
 
     def unsubscribe(self, w: StoreWatcher) -> None:
         anchor = anchor_of(w.prefix)
         bucket = self._by_anchor.get(anchor)
-        if bucket is not None and bucket.pop(w, 0) is None:
+        if bucket is None:
+            return
+        group = bucket.get(w.prefix)
+        if group is not None and group.pop(w, 0) is None:
             self._count -= 1
-            if not bucket:
-                del self._by_anchor[anchor]
+            if not group:
+                del bucket[w.prefix]
+                if not bucket:
+                    del self._by_anchor[anchor]
 
     def publish(self, events: Iterable[StoreEvent]) -> None:
         by_anchor = self._by_anchor
         if not by_anchor:
             return
-        dropped: list[StoreWatcher] = []
-        # watchers with a sink: their events of this batch, handed over once at the end
-        direct: dict[StoreWatcher, list[StoreEvent]] = {}
+        # prefix -> (its watchers, the batch's events under it, in order): one startswith per
+        # event per distinct prefix, not per watcher
+        matched: dict[str, tuple[dict[StoreWatcher, None], list[StoreEvent]]] = {}
         for ev in events:
             key = ev.key
             end = 0
             while True:
                 bucket = by_anchor.get(key[:end])
                 if bucket:
-                    for w in bucket:
-                        if len(w.prefix) != end and not key.startswith(w.prefix):
-                            continue
-                        if w.sink is not None and not w.closed:
-                            if ev.revision > w.min_revision:
-                                got = direct.get(w)
-                                if got is None:
-                                    direct[w] = [ev]
-                                else:
-                                    got.append(ev)
-                        elif not w.push(ev):
-                            dropped.append(w)
+                    for prefix, group in bucket.items():
+                        if len(prefix) == end or key.startswith(prefix):
+                            got = matched.get(prefix)
+                            if got is None:
+                                matched[prefix] = (group, [ev])
+                            else:
+                                got[1].append(ev)
                 nxt = key.find("/", end)
                 if nxt < 0:
                     break
                 end = nxt + 1
-            if dropped:
-                for w in dropped:
-                    self.unsubscribe(w)
-                dropped.clear()
-        for w, evs in direct.items():
-            if not w.deliver(evs):
-                self.unsubscribe(w)
+        dropped: list[StoreWatcher] = []
+        for group, evs in matched.values():
+            shared = SinkBatch(evs)
+            first = evs[0].revision
+            for w in group:
+                if w.sink is not None and not w.closed:
+                    if w.min_revision < first:
+                        batch = shared
+                    else:  # watching from a revision inside this batch
+                        own = [ev for ev in evs if ev.revision > w.min_revision]
+                        if not own:
+                            continue
+                        batch = SinkBatch(own)
+                    if not w.deliver(batch):
+                        dropped.append(w)
+                    continue
+                for ev in evs:
+                    if not w.push(ev):
+                        dropped.append(w)
+                        break
+        for w in dropped:
+            self.unsubscribe(w)
 
     def close_all(self) -> None:
-        watchers = [w for bucket in self._by_anchor.values() for w in bucket]
+        watchers = [w for bucket in self._by_anchor.values() for group in bucket.values() for w in group]
         for w in watchers:
             w.close()
         self._by_anchor.clear()

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from apiserver.storage.interface import StoreEvent, WatchOverflowError
+from apiserver.storage.broadcaster import SinkBatch
+from apiserver.storage.interface import WatchOverflowError
 from apiserver.storage.sqlite_store import SqliteStore
 
 
@@ -30,8 +31,8 @@ class Recorder:
     batches: list[list[int]] = field(default_factory=list)
     refused: list[list[int]] = field(default_factory=list)
 
-    def deliver(self, events: list[StoreEvent]) -> bool:
-        revs = [ev.revision for ev in events]
+    def deliver(self, batch: SinkBatch) -> bool:
+        revs = [ev.revision for ev in batch.events]
         if len(self.batches) >= self.refuse_after:
             self.refused.append(revs)
             return False
