@@ -5,18 +5,20 @@ waiting for one of them. Each watcher owns a bounded buffer; the writer only app
 marks the watcher overflowed) and wakes its reader.
 
 Dispatch by prefix: a watcher for prefix `p` is filed under its *anchor*, `p` cut after its last
-`/` (`core/pods/ns1/` -> itself, `core/pods/ns1/web-` -> `core/pods/ns1/`). For an event on key
-`core/pods/ns1/web-1` the broadcaster looks up the anchors `""`, `core/`, `core/pods/`,
-`core/pods/ns1/` (every `/`-terminated prefix of the key) and checks `startswith` only for the
-watchers found there, so the cost per event is O(key depth + interested watchers), not
-O(all watchers).
+`/` (`core/pods/ns1/` -> itself, `core/pods/ns1/web-` -> `core/pods/ns1/`), and there under `p`
+itself with the other watchers of the same prefix. For an event on key `core/pods/ns1/web-1` the
+broadcaster looks up the anchors `""`, `core/`, `core/pods/`, `core/pods/ns1/` (every
+`/`-terminated prefix of the key) and checks `startswith` once per distinct prefix found there,
+so the cost per event is O(key depth + distinct prefixes), not O(all watchers). A published
+batch is first sorted into its events per prefix; then each watcher of that prefix gets them.
 
 Data flow: SqliteStore writer -> Broadcaster.publish(events) -> StoreWatcher buffer -> the
 apiserver's watch handler iterating the watcher.
 
 Direct delivery: a consumer whose watcher has nothing buffered may attach a `WatchSink`. While
-one is attached, `publish` collects the events of the batch for that watcher and hands them to
-`sink.deliver` in one call (no buffer, no wake-up of the consumer). A sink that cannot take them
+one is attached, `publish` hands the batch's events for that watcher to `sink.deliver` in one
+call (no buffer, no wake-up of the consumer), as a `SinkBatch` shared by every watcher of that
+prefix, so what one sink encoded the others of its kind reuse. A sink that cannot take them
 (its client's buffer is full, the connection is closing) returns False: it is detached and the
 events go to the buffer as usual, in order, waking the consumer, which continues on its normal
 path (bounded queue, overflow) until it is idle again.
