@@ -1,19 +1,22 @@
 """Watch fan-out over HTTP: many watchers of one collection under concurrent writes each get
 every event exactly once, in resourceVersion order, whether the server hands their events to
 the connection directly (plain JSON watches while idle) or through the per-watcher path
-(selectors, bookmarks, Table); streams end cleanly at timeoutSeconds either way."""
+(selectors, bookmarks, Table), over plain HTTP and TLS; streams end cleanly at timeoutSeconds."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
 import httpx
 import pytest
 
+from minik3s.testing.pytest_plugin import API_ONLY
 from minik3s.testing.server import ServerProcess
 
 
@@ -136,3 +139,38 @@ async def test_watch_ends_cleanly_at_timeout_seconds_after_direct_delivery(minik
     assert len(evs) == 30
     rvs = [r for _, _, r in summary(evs)]
     assert rvs == sorted(set(rvs))
+
+
+@pytest.fixture(scope="module")
+def tls_srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    s = ServerProcess(tmp_path_factory.mktemp("fanout-tls") / "data", nodes=0, tls=True, args=[*API_ONLY])
+    s.start()
+    yield s
+    s.stop()
+
+
+async def test_direct_delivery_over_tls_keeps_every_event_in_order(tls_srv: ServerProcess) -> None:
+    ctx = ssl.create_default_context(cafile=str(tls_srv.ca_path))
+    ctx.load_cert_chain(*tls_srv.admin_cert)
+    n = "fan-" + uuid.uuid4().hex[:8]
+    path = f"/api/v1/namespaces/{n}/configmaps"
+    url = tls_srv.url + path
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60),
+                                     connector=aiohttp.TCPConnector(ssl=ctx, limit=0)) as s:
+        async with s.post(f"{tls_srv.url}/api/v1/namespaces", json={"metadata": {"name": n}}) as r:
+            assert r.status == 201
+        async with s.get(url) as r:
+            rv = (await r.json())["metadata"]["resourceVersion"]
+        opened = [asyncio.Event() for _ in range(8)]
+        readers = [asyncio.create_task(read_stream(s, url, {"resourceVersion": rv}, until=60, opened=o))
+                   for o in opened]
+        async with asyncio.timeout(30):
+            await asyncio.gather(*(o.wait() for o in opened))
+        await write_load(s, url, [f"s{i}" for i in range(20)])
+        async with asyncio.timeout(30):
+            streams = await asyncio.gather(*readers)
+    first = summary(streams[0])
+    assert [r for _, _, r in first] == sorted({r for _, _, r in first})
+    assert {(t, nm) for t, nm, _ in first} == {(t, f"s{i}") for i in range(20) for t in ("ADDED", "MODIFIED", "DELETED")}
+    for evs in streams[1:]:
+        assert summary(evs) == first
