@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import logging
 import random
 import uuid
@@ -1028,6 +1029,8 @@ class ApiCore:
         """Yields (type, object). A too-old resourceVersion yields one ERROR with a 410 Status."""
         stored = self._stored_info(info)
         if stored is not None:
+            # converted on the way out: every event must pass through here
+            opts = dataclasses.replace(opts, direct_probe=None)
             async for typ, obj in self.watch(stored, namespace, opts):
                 yield typ, (obj if typ in ("ERROR", "BOOKMARK") else self._from_storage(info, obj))
             return
@@ -1058,6 +1061,9 @@ class ApiCore:
                 yield "ADDED", o
             if opts.send_initial_events and opts.allow_bookmarks:
                 yield "BOOKMARK", self._bookmark(from_rev, initial_end=True)
+            if pred is None and not opts.allow_bookmarks and opts.direct_probe is not None:
+                # past the initial events: from here on every event is the watcher's, as stored
+                opts.direct_probe(watcher)
             last_rev = from_rev
             it = watcher.__aiter__()
             while True:

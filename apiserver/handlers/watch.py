@@ -4,7 +4,17 @@ Data flow: `core.watch` yields (type, object) -> encoded once per event state an
 every watcher through `WATCH_ENCODE_CACHE` (or rendered as a Table row for `as=Table`) ->
 `StreamSender` -> the chunked response. Events already at hand (an unfiltered watch whose store
 watcher has more buffered: a group commit publishes several at once) are joined into one write,
-so a watcher costs one write per wakeup, not one per event. The stream registers a `WatchStream` in `WATCHES` so
+so a watcher costs one write per wakeup, not one per event.
+
+Direct delivery (no wake-up per watcher per commit): a plain JSON watch whose events are all
+sent as stored (no selectors, bookmarks, Table or stored-version conversion) attaches a
+`DirectSink` to its store watcher whenever it is idle (nothing buffered, nothing held). The
+broadcaster then hands each commit batch's events to the sink, which writes them, encoded once
+and shared through the same cache, as one chunk straight to the connection's transport while
+it fits under the send bound, and the handler coroutine stays asleep. When the chunk does not
+fit (or the connection is closing) the sink refuses it: the events go to the store watcher's
+bounded queue in order, the handler wakes and sends them through `StreamSender` exactly as
+without the sink (slow-client budget and abort included), and re-attaches once idle. The stream registers a `WatchStream` in `WATCHES` so
 server shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds`
 (default: a random time in [t, 2t) for `ServingLimits.min_request_timeout` t, as
 kube-apiserver's `--min-request-timeout`) or when the client goes away.
@@ -35,8 +45,10 @@ from aiohttp import web
 from apiserver.core import ApiCore
 from apiserver.handlers.common import Target, bool_param, int_param, wants_table
 from apiserver.handlers.tables import watch_table_event
-from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchStream
+from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchEncodeKey, WatchStream
+from apiserver.storage.broadcaster import SinkBatch, StoreWatcher
 from minik3s.api.options import WatchOptions
+from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +110,54 @@ class StreamSender:
             self.transport.abort()
 
 
+def encode_event(cache: dict[WatchEncodeKey, bytes], etype: str, obj: JsonDict, api_version: str) -> bytes:
+    """One watch line for an event as stored, shared by every watcher through `cache`."""
+    ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"), api_version)
+    cached = cache.get(ck)
+    if cached is None:
+        cached = orjson.dumps({"type": etype, "object": obj}) + b"\n"
+        if len(cache) > ENCODE_CACHE_MAX:
+            cache.clear()
+        cache[ck] = cached
+    return cached
+
+
+@dataclass(slots=True, eq=False)
+class DirectSink:
+    """Writes a store watcher's events straight to the watch connection (module docstring)."""
+
+    transport: asyncio.Transport
+    cache: dict[WatchEncodeKey, bytes]
+    api_version: str
+    limit: int
+
+    def deliver(self, batch: SinkBatch) -> bool:
+        t = self.transport
+        if t.is_closing():
+            return False
+        frame = batch.encoded.get(self.api_version)
+        if frame is None:
+            # the first sink of this batch and apiVersion encodes; the others write the same bytes
+            cache, api_version = self.cache, self.api_version
+            body = b"".join([encode_event(cache, ev.type, ev.object, api_version) for ev in batch.events])
+            frame = batch.encoded[api_version] = b"%x\r\n%b\r\n" % (len(body), body)  # one chunk
+        if t.get_write_buffer_size() + len(frame) >= self.limit:
+            return False
+        t.write(frame)
+        return True
+
+    async def run(self, watcher: StoreWatcher, budget: float) -> None:
+        """Keep the sink attached until the watcher has something for the normal path (events
+        the sink refused, overflow, close); returns at once if it has already."""
+        if not watcher.attach(self):
+            return
+        try:
+            while not await watcher.wait(budget):
+                pass
+        finally:
+            watcher.detach()
+
+
 async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
     q = request.query
     timeout = int_param(q, "timeoutSeconds")
@@ -108,9 +168,12 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         send_initial_events=bool_param(q.get("sendInitialEvents")))
     probe: list[Callable[[], bool]] = []
     opts.ready_probe = probe.append
+    direct: list[StoreWatcher] = []
+    table = wants_table(request)
+    if not table:
+        opts.direct_probe = direct.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)
-    table = wants_table(request)
     resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                    "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()
@@ -123,12 +186,15 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
     encode_cache = request.app[WATCH_ENCODE_CACHE]
     stream: WatchStream | None = None
     sender: StreamSender | None = None
+    sink: DirectSink | None = None
     pending: list[bytes] = []
     pending_size = 0
     try:
         async with asyncio.timeout(duration) as deadline:
             stream = WatchStream(resp, deadline)
             sender = StreamSender.open(request, resp, deadline, limits)
+            if sender.transport is not None:
+                sink = DirectSink(sender.transport, encode_cache, t.info.api_version, sender.limit)
             watches.add(stream)
             events = contextlib.aclosing(core.watch(t.info, t.namespace, opts))
             async with events as stream_events:
@@ -143,14 +209,7 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         bm = {"kind": t.info.kind, "apiVersion": t.info.api_version, **obj}
                         line = orjson.dumps({"type": etype, "object": bm}) + b"\n"
                     else:
-                        ck = (etype, (obj.get("metadata") or {}).get("resourceVersion"), t.info.api_version)
-                        cached = encode_cache.get(ck)
-                        if cached is None:
-                            cached = orjson.dumps({"type": etype, "object": obj}) + b"\n"
-                            if len(encode_cache) > ENCODE_CACHE_MAX:
-                                encode_cache.clear()
-                            encode_cache[ck] = cached
-                        line = cached
+                        line = encode_event(encode_cache, etype, obj, t.info.api_version)
                     if probe and pending_size < FLUSH_BYTES and probe[0]():
                         # the next event is at hand: one write (one syscall) for the run of them
                         pending.append(line)
@@ -162,6 +221,9 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
                         pending.clear()
                         pending_size = 0
                     await sender.send(line)
+                    if direct and sink is not None:
+                        # idle now: later events go straight to the transport until it refuses
+                        await sink.run(direct[0], duration)
                 if pending:  # the watch ended (overflow, expiry) with events still held
                     await sender.send(b"".join(pending))
     except TimeoutError:

@@ -5,14 +5,23 @@ waiting for one of them. Each watcher owns a bounded buffer; the writer only app
 marks the watcher overflowed) and wakes its reader.
 
 Dispatch by prefix: a watcher for prefix `p` is filed under its *anchor*, `p` cut after its last
-`/` (`core/pods/ns1/` -> itself, `core/pods/ns1/web-` -> `core/pods/ns1/`). For an event on key
-`core/pods/ns1/web-1` the broadcaster looks up the anchors `""`, `core/`, `core/pods/`,
-`core/pods/ns1/` (every `/`-terminated prefix of the key) and checks `startswith` only for the
-watchers found there, so the cost per event is O(key depth + interested watchers), not
-O(all watchers).
+`/` (`core/pods/ns1/` -> itself, `core/pods/ns1/web-` -> `core/pods/ns1/`), and there under `p`
+itself with the other watchers of the same prefix. For an event on key `core/pods/ns1/web-1` the
+broadcaster looks up the anchors `""`, `core/`, `core/pods/`, `core/pods/ns1/` (every
+`/`-terminated prefix of the key) and checks `startswith` once per distinct prefix found there,
+so the cost per event is O(key depth + distinct prefixes), not O(all watchers). A published
+batch is first sorted into its events per prefix; then each watcher of that prefix gets them.
 
 Data flow: SqliteStore writer -> Broadcaster.publish(events) -> StoreWatcher buffer -> the
 apiserver's watch handler iterating the watcher.
+
+Direct delivery: a consumer whose watcher has nothing buffered may attach a `WatchSink`. While
+one is attached, `publish` hands the batch's events for that watcher to `sink.deliver` in one
+call (no buffer, no wake-up of the consumer), as a `SinkBatch` shared by every watcher of that
+prefix, so what one sink encoded the others of its kind reuse. A sink that cannot take them
+(its client's buffer is full, the connection is closing) returns False: it is detached and the
+events go to the buffer as usual, in order, waking the consumer, which continues on its normal
+path (bounded queue, overflow) until it is idle again.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from apiserver.storage.interface import StoreEvent, WatchOverflowError
 
@@ -30,6 +41,24 @@ logger = logging.getLogger(__name__)
 def anchor_of(prefix: str) -> str:
     """The `/`-terminated part of a prefix: `core/pods/ns/we` -> `core/pods/ns/`."""
     return prefix[: prefix.rfind("/") + 1]
+
+
+@dataclass(slots=True, eq=False)
+class SinkBatch:
+    """One published batch's events for the watchers of one prefix. `encoded` is for the sinks:
+    what one of them made of the events (e.g. the bytes of a content type), keyed as the sinks
+    agree, so the others of that kind reuse it instead of encoding again."""
+
+    events: list[StoreEvent]
+    encoded: dict[str, bytes] = field(default_factory=dict)
+
+
+class WatchSink(Protocol):
+    """Takes a watcher's events of one published batch at once, synchronously, without waiting."""
+
+    def deliver(self, batch: SinkBatch) -> bool:
+        """True when every event was taken; False leaves all of them to the watcher's buffer."""
+        ...
 
 
 class StoreWatcher:
@@ -51,6 +80,7 @@ class StoreWatcher:
         "_closed",
         "_overflowed",
         "_broadcaster",
+        "sink",
     )
 
     def __init__(
@@ -73,6 +103,7 @@ class StoreWatcher:
         self._closed = False
         self._overflowed = False
         self._broadcaster = broadcaster
+        self.sink: WatchSink | None = None
 
     @property
     def closed(self) -> bool:
@@ -97,6 +128,29 @@ class StoreWatcher:
         self._wake()
         return True
 
+    def attach(self, sink: WatchSink) -> bool:
+        """Deliver live events straight to `sink` from now on; refused (False) while anything is
+        buffered or left to replay, so the order of events never changes."""
+        if self.ready():
+            return False
+        self.sink = sink
+        return True
+
+    def detach(self) -> None:
+        self.sink = None
+
+    def deliver(self, batch: SinkBatch) -> bool:
+        """Called by the broadcaster with this watcher's events of one batch while a sink is
+        attached. Returns False when the watcher must be dropped (it overflowed)."""
+        sink = self.sink
+        if sink is not None and sink.deliver(batch):
+            return True
+        self.sink = None
+        for ev in batch.events:
+            if not self.push(ev):
+                return False
+        return True
+
     def _wake(self) -> None:
         w = self._waiter
         if w is not None and not w.done():
@@ -107,6 +161,7 @@ class StoreWatcher:
         if self._closed:
             return
         self._closed = True
+        self.sink = None
         self._buf.clear()
         self._replay = []
         b = self._broadcaster
@@ -172,56 +227,87 @@ class StoreWatcher:
 
 
 class Broadcaster:
-    """Watchers filed by anchor; `publish` hands each event to the watchers whose prefix matches."""
+    """Watchers filed by anchor, then by exact prefix; `publish` hands each event to the
+    watchers whose prefix matches."""
 
     __slots__ = ("_by_anchor", "_count")
 
     def __init__(self) -> None:
-        self._by_anchor: dict[str, dict[StoreWatcher, None]] = {}
+        # anchor -> prefix -> watchers (insertion-ordered set)
+        self._by_anchor: dict[str, dict[str, dict[StoreWatcher, None]]] = {}
         self._count = 0
 
     def __len__(self) -> int:
         return self._count
 
     def subscribe(self, w: StoreWatcher) -> None:
-        bucket = self._by_anchor.setdefault(anchor_of(w.prefix), {})
-        if w not in bucket:
-            bucket[w] = None
+        group = self._by_anchor.setdefault(anchor_of(w.prefix), {}).setdefault(w.prefix, {})
+        if w not in group:
+            group[w] = None
             self._count += 1
 
     def unsubscribe(self, w: StoreWatcher) -> None:
         anchor = anchor_of(w.prefix)
         bucket = self._by_anchor.get(anchor)
-        if bucket is not None and bucket.pop(w, 0) is None:
+        if bucket is None:
+            return
+        group = bucket.get(w.prefix)
+        if group is not None and group.pop(w, 0) is None:
             self._count -= 1
-            if not bucket:
-                del self._by_anchor[anchor]
+            if not group:
+                del bucket[w.prefix]
+                if not bucket:
+                    del self._by_anchor[anchor]
 
     def publish(self, events: Iterable[StoreEvent]) -> None:
         by_anchor = self._by_anchor
         if not by_anchor:
             return
-        dropped: list[StoreWatcher] = []
+        # prefix -> (its watchers, the batch's events under it, in order): one startswith per
+        # event per distinct prefix, not per watcher
+        matched: dict[str, tuple[dict[StoreWatcher, None], list[StoreEvent]]] = {}
         for ev in events:
             key = ev.key
             end = 0
             while True:
                 bucket = by_anchor.get(key[:end])
                 if bucket:
-                    for w in bucket:
-                        if (len(w.prefix) == end or key.startswith(w.prefix)) and not w.push(ev):
-                            dropped.append(w)
+                    for prefix, group in bucket.items():
+                        if len(prefix) == end or key.startswith(prefix):
+                            got = matched.get(prefix)
+                            if got is None:
+                                matched[prefix] = (group, [ev])
+                            else:
+                                got[1].append(ev)
                 nxt = key.find("/", end)
                 if nxt < 0:
                     break
                 end = nxt + 1
-            if dropped:
-                for w in dropped:
-                    self.unsubscribe(w)
-                dropped.clear()
+        dropped: list[StoreWatcher] = []
+        for group, evs in matched.values():
+            shared = SinkBatch(evs)
+            first = evs[0].revision
+            for w in group:
+                if w.sink is not None and not w.closed:
+                    if w.min_revision < first:
+                        batch = shared
+                    else:  # watching from a revision inside this batch
+                        own = [ev for ev in evs if ev.revision > w.min_revision]
+                        if not own:
+                            continue
+                        batch = SinkBatch(own)
+                    if not w.deliver(batch):
+                        dropped.append(w)
+                    continue
+                for ev in evs:
+                    if not w.push(ev):
+                        dropped.append(w)
+                        break
+        for w in dropped:
+            self.unsubscribe(w)
 
     def close_all(self) -> None:
-        watchers = [w for bucket in self._by_anchor.values() for w in bucket]
+        watchers = [w for bucket in self._by_anchor.values() for group in bucket.values() for w in group]
         for w in watchers:
             w.close()
         self._by_anchor.clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from minik3s.api.types import JsonDict
 from minik3s.api.user import UserInfo
@@ -35,6 +36,10 @@ class WatchOptions:
     # with a probe telling whether the next event is at hand without waiting (only for watches
     # whose every event is yielded, i.e. without selectors)
     ready_probe: Callable[[Callable[[], bool]], None] | None = None
+    # set by a consumer that can take events without iterating (the HTTP watch handler): the
+    # core calls it once with the store watcher when every live event would be yielded as
+    # stored (no selectors, no bookmarks, no conversion), so the consumer may attach a sink
+    direct_probe: Callable[[Any], None] | None = None
 
 
 @dataclass(slots=True)
