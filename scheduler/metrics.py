@@ -13,7 +13,8 @@ Names, labels, help texts and buckets follow upstream pkg/scheduler/metrics (v1.
 - `scheduler_pod_scheduling_sli_duration_seconds{attempts}` (10 ms x2, 20) and
   `scheduler_pod_scheduling_attempts` (1 x2, 5): per bound pod, from its first entry into activeQ;
 - `scheduler_preemption_attempts_total`: every PostFilter run of DefaultPreemption (where
-  upstream's DefaultPreemption counts it);
+  upstream's DefaultPreemption counts it); `scheduler_preemption_victims` (1 x2, 7): the victims
+  of each preemption carried out;
 - `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`
   (0.1 ms x2, 12): every run of PreEnqueue, PreFilter, PostFilter, PreScore, Score, Reserve,
   Unreserve, Permit, PreBind, Bind, PostBind, as upstream records them (not sampled; upstream samples only
@@ -113,6 +114,9 @@ class SchedulerMetrics:
         self.preemption_attempts = Counter(
             "preemption_attempts_total", "Total preemption attempts in the cluster till now",
             namespace="scheduler", registry=registry)
+        self.preemption_victims = Histogram(
+            "preemption_victims", "Number of selected preemption victims",
+            namespace="scheduler", registry=registry, buckets=_exponential(1, 2, 7))
         self.sli_duration = Histogram(
             "pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
@@ -176,6 +180,29 @@ class SchedulerMetrics:
                     self.preemption_attempts.inc()
 
             setattr(fw, "run_post_filter", post_filter)  # noqa: B010 - shadow the method on this instance
+            for pl in fw.post_filter_plugins:
+                if pl.name() == "DefaultPreemption":
+                    self._count_victims(pl)
+
+    def _count_victims(self, pl: Any) -> None:
+        """`scheduler_preemption_victims`: the victims of each chosen candidate, observed when
+        the preemption is carried out (upstream observes the best candidate's victims); a gang's
+        plan counts every member's victims."""
+        single, gang = pl.prepare_candidate_async, pl.prepare_gang_async
+        victims = self.preemption_victims
+
+        @functools.wraps(single)
+        def prepare_candidate(c: Any, pod: Any) -> None:
+            victims.observe(len(c.victims))
+            single(c, pod)
+
+        @functools.wraps(gang)
+        def prepare_gang(plan: Any, pod: Any) -> None:
+            victims.observe(sum(len(p.victims) for p in plan))
+            gang(plan, pod)
+
+        pl.prepare_candidate_async = prepare_candidate
+        pl.prepare_gang_async = prepare_gang
 
     def _observe_extension_point(self, ep: str, status: str, profile: str, seconds: float) -> None:
         self._child(self.extension_point, ep, status, profile).observe(seconds)
