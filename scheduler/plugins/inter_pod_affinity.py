@@ -15,9 +15,9 @@ existing pod matches, −w for anti; +hardPodAffinityWeight for each existing po
 term the incoming pod matches; ±w for the existing pod's preferred (anti-)affinity terms. A node's raw
 score sums topology_score[k][node[k]]; normalized min-max: raw −100, 0 -> 0, 100.
 
-Namespace selectors need namespace labels: the plugin reads them from `handle.namespace_labels(ns)`
-when the handle offers it, else from the shared informer factory's namespaces store
-(`handle.informers.informer(NAMESPACES).store`), else treats every namespace as unlabelled.
+Namespace selectors need namespace labels: the plugin reads them from the shared informer
+factory's namespaces store (`handle.informers.informer(NAMESPACES).store`); without a namespace
+informer every namespace is treated as unlabelled.
 """
 
 from __future__ import annotations
@@ -271,10 +271,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         h = self.handle
         if h is None:
             return None
-        fn = getattr(h, "namespace_labels", None)
-        if callable(fn):
-            return fn  # type: ignore[no-any-return]
-        informers = getattr(h, "informers", None)
+        informers = h.informers
         if informers is None:
             return None
         try:

@@ -284,7 +284,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
         default selector (upstream DefaultSelector); absent when the handle has no informers."""
-        informers = getattr(self.handle, "informers", None) if self.handle is not None else None
+        informers = self.handle.informers if self.handle is not None else None
         if informers is None:
             return {}
         idx = {r.qualified: r for r in builtin_resources()}
