@@ -285,6 +285,23 @@ def _default_claim_template(claim: Any) -> None:
         st.setdefault("phase", "Pending")
 
 
+def _default_rolling_update(spec: JsonDict, **rolling: Any) -> None:
+    """`spec.updateStrategy` defaulted as StatefulSet/DaemonSet v1 do: type RollingUpdate, and
+    for that type the given `rollingUpdate` fields where unset (null counts as unset)."""
+    us = spec.get("updateStrategy")
+    if not isinstance(us, dict):
+        us = spec["updateStrategy"] = {}
+    if not us.get("type"):
+        us["type"] = "RollingUpdate"
+    if us["type"] == "RollingUpdate":
+        ru = us.get("rollingUpdate")
+        if not isinstance(ru, dict):
+            ru = us["rollingUpdate"] = {}
+        for key, value in rolling.items():
+            if ru.get(key) is None:
+                ru[key] = value
+
+
 class StatefulSetStrategy(Strategy):
     kind = "StatefulSet"
     group = "apps"
@@ -299,17 +316,7 @@ class StatefulSetStrategy(Strategy):
             spec["replicas"] = 1
         if not spec.get("podManagementPolicy"):
             spec["podManagementPolicy"] = "OrderedReady"
-        us = spec.get("updateStrategy")
-        if not isinstance(us, dict):
-            us = spec["updateStrategy"] = {}
-        if not us.get("type"):
-            us["type"] = "RollingUpdate"
-        if us["type"] == "RollingUpdate":
-            ru = us.get("rollingUpdate")
-            if not isinstance(ru, dict):
-                ru = us["rollingUpdate"] = {}
-            if ru.get("partition") is None:
-                ru["partition"] = 0
+        _default_rolling_update(spec, partition=0)
         if spec.get("revisionHistoryLimit") is None:
             spec["revisionHistoryLimit"] = 10
         pol = spec.get("persistentVolumeClaimRetentionPolicy")
@@ -385,19 +392,7 @@ class DaemonSetStrategy(Strategy):
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        us = spec.get("updateStrategy")
-        if not isinstance(us, dict):
-            us = spec["updateStrategy"] = {}
-        if not us.get("type"):
-            us["type"] = "RollingUpdate"
-        if us["type"] == "RollingUpdate":
-            ru = us.get("rollingUpdate")
-            if not isinstance(ru, dict):
-                ru = us["rollingUpdate"] = {}
-            if ru.get("maxUnavailable") is None:
-                ru["maxUnavailable"] = 1
-            if ru.get("maxSurge") is None:
-                ru["maxSurge"] = 0
+        _default_rolling_update(spec, maxUnavailable=1, maxSurge=0)
         if spec.get("revisionHistoryLimit") is None:
             spec["revisionHistoryLimit"] = 10
         default_template(spec)

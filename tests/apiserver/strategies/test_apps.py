@@ -170,3 +170,26 @@ def test_missing_template_reports_like_the_zero_template():
         "spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does not match template `labels`",
         "spec.template.spec.containers: Required value",
     ]
+
+
+@pytest.mark.parametrize(("kind", "given", "expected"), [
+    pytest.param("StatefulSet", None, {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}, id="sts-default"),
+    pytest.param("StatefulSet", {"type": "RollingUpdate", "rollingUpdate": {"partition": None}},
+                 {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}, id="sts-null-partition"),
+    pytest.param("StatefulSet", {"type": "RollingUpdate", "rollingUpdate": {"partition": 3}},
+                 {"type": "RollingUpdate", "rollingUpdate": {"partition": 3}}, id="sts-kept"),
+    pytest.param("StatefulSet", {"type": "OnDelete"}, {"type": "OnDelete"}, id="sts-on-delete"),
+    pytest.param("DaemonSet", None,
+                 {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}, id="ds-default"),
+    pytest.param("DaemonSet", {"rollingUpdate": {"maxSurge": "25%"}},
+                 {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}, id="ds-partial"),
+    pytest.param("DaemonSet", {"type": "OnDelete"}, {"type": "OnDelete"}, id="ds-on-delete"),
+])
+def test_update_strategy_defaults(kind, given, expected):
+    spec = {"selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    if given is not None:
+        spec["updateStrategy"] = copy.deepcopy(given)
+    obj = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "x", "namespace": "default"}, "spec": spec}
+    strategy_for("apps", kind).default(obj)
+    assert obj["spec"]["updateStrategy"] == expected
