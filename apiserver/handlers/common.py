@@ -13,6 +13,7 @@ The parser reads the live `ResourceRegistry`, so CRDs are served the moment they
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -260,3 +261,16 @@ def respond(obj: Any, status: int, opts: WriteOptions | None, request: web.Reque
     if info is not None and wants_table(request) and isinstance(obj, dict) and obj.get("kind") != "Status":
         obj = table(request, info, [obj], None)
     return codec.json_response(obj, status=status, headers=headers or None)
+
+
+logger = logging.getLogger(__name__)
+
+
+async def end_stream(resp: web.StreamResponse, request: web.Request, what: str) -> web.StreamResponse:
+    """End a long-running response (a watch, a followed log) with a complete chunked body; a
+    client that already went away is only logged (`what` names the stream in the log)."""
+    try:
+        await resp.write_eof()
+    except (ConnectionResetError, RuntimeError):
+        logger.debug("%s client went away before the end of the stream path=%s", what, request.path)
+    return resp

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec, verbs
-from apiserver.handlers.common import Target, method_not_allowed, respond, write_options
+from apiserver.handlers.common import Target, end_stream, method_not_allowed, respond, write_options
 from apiserver.keys import WATCHES, WatchStream
 from apiserver.strategies.pod_rest import LogREST, follow_lines
 from minik3s.api.options import WatchOptions
@@ -87,8 +87,4 @@ async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogRE
     finally:
         if stream is not None:
             watches.discard(stream)
-    try:
-        await resp.write_eof()
-    except (ConnectionResetError, RuntimeError):
-        logger.debug("log client went away before the end of the stream path=%s", request.path)
-    return resp
+    return await end_stream(resp, request, "log")

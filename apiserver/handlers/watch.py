@@ -43,7 +43,7 @@ import orjson
 from aiohttp import web
 
 from apiserver.core import ApiCore
-from apiserver.handlers.common import Target, bool_param, int_param, wants_table
+from apiserver.handlers.common import Target, bool_param, end_stream, int_param, wants_table
 from apiserver.handlers.tables import watch_table_event
 from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchEncodeKey, WatchStream
 from apiserver.storage.broadcaster import SinkBatch, StoreWatcher
@@ -237,11 +237,7 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
     finally:
         if stream is not None:
             watches.discard(stream)
-    try:
-        await resp.write_eof()
-    except (ConnectionResetError, RuntimeError):
-        logger.debug("watch client went away before the end of the stream path=%s", request.path)
-    return resp
+    return await end_stream(resp, request, "watch")
 
 
 async def close_watches(app: web.Application) -> None:
