@@ -65,15 +65,11 @@ def _name_from_field_selector(selector: str) -> str:
 def request_attributes(request: web.Request, user: UserInfo) -> Attributes:
     path = request.path
     parts = [p for p in path.split("/") if p]
-    method_verb = request.method.lower()
-    non_resource = Attributes(user=user, verb=method_verb, resource_request=False, path=path)
-    if len(parts) < 3 or parts[0] not in ("api", "apis"):
-        return non_resource
+    if len(parts) < 3 or parts[0] not in ("api", "apis") or (parts[0] == "apis" and len(parts) < 4):
+        return Attributes(user=user, verb=request.method.lower(), resource_request=False, path=path)
     cur = parts[1:]
     group = ""
     if parts[0] == "apis":
-        if len(cur) < 3:
-            return non_resource
         group, cur = cur[0], cur[1:]
     version, cur = cur[0], cur[1:]
     if cur[0] in _SPECIAL_VERBS:

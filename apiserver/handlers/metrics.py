@@ -33,8 +33,10 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from apiserver.handlers.authz import authorize_request
+from apiserver.handlers.authz import authorize_request, request_attributes
 from apiserver.keys import CORE, METRICS
+from minik3s.api.errors import ApiError
+from minik3s.api.user import ANONYMOUS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -42,7 +44,6 @@ COMPONENT = "apiserver"
 DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20,
                     30, 45, 60)
 _CONNECT_SUBRESOURCES = frozenset({"exec", "attach", "portforward", "proxy"})
-_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _NON_RESOURCE = frozenset({"/healthz", "/livez", "/readyz", "/version", "/openapi/v2", "/openapi/v3", "/api",
                            "/apis", "/metrics"})
 _APPLY_PATCH = "application/apply-patch+yaml"
@@ -57,68 +58,45 @@ async def serve_metrics(request: web.Request) -> web.Response:
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 
+# RequestInfo verbs as kube-apiserver's metrics report them (the route's verb: POST for create...)
+_REPORTED_VERBS = {"create": "POST", "update": "PUT", "patch": "PATCH", "get": "GET", "list": "LIST",
+                   "watch": "WATCH", "delete": "DELETE", "deletecollection": "DELETECOLLECTION", "proxy": "CONNECT"}
+
+
 def request_labels(request: web.Request) -> tuple[str, str, str, str, str, str, str] | None:
     """(verb, dry_run, group, version, resource, subresource, scope) of a request, or None when
-    it names no served resource and no known non-resource path."""
-    path = request.path
-    parts = [p for p in path.split("/") if p]
-    if len(parts) >= 2 and parts[0] == "api":
-        group, version, rest = "", parts[1], parts[2:]
-    elif len(parts) >= 3 and parts[0] == "apis":
-        group, version, rest = parts[1], parts[2], parts[3:]
-    else:
-        rest = []
-        group = version = ""
-    watch_path = bool(rest) and rest[0] == "watch"
-    if watch_path:
-        rest = rest[1:]
-    method = request.method
-    if not rest:
-        p = path.rstrip("/") or "/"
-        if p not in _NON_RESOURCE and not (parts and parts[0] in ("api", "apis")):
+    it names no served resource and no known non-resource path. Derived from the same request
+    attributes the authorizer uses (upstream's RequestInfo), then upstream's CleanVerb/CleanScope."""
+    try:
+        attrs = request_attributes(request, ANONYMOUS)
+    except ApiError:  # a path RequestInfo cannot read (`/api/v1/watch`): no resource named
+        return None
+    if not attrs.resource_request:
+        p = attrs.path.rstrip("/") or "/"
+        if p not in _NON_RESOURCE and p.split("/", 2)[1:2] not in (["api"], ["apis"]):
             return None
-        return method, "", "", "", "", p, ""
-    namespace = ""
-    if len(rest) >= 3 and rest[0] == "namespaces" and not (
-            group == "" and len(rest) == 3 and rest[2] in _NAMESPACE_SUBRESOURCES):
-        namespace = rest[1]
-        rest = rest[2:]
-    if len(rest) > 3:
+        return request.method, "", "", "", "", p, ""
+    if request.app[CORE].registry.get(attrs.api_group, attrs.api_version, attrs.resource) is None:
         return None
-    resource = rest[0]
-    name = rest[1] if len(rest) > 1 else ""
-    sub = rest[2] if len(rest) > 2 else ""
-    if request.app[CORE].registry.get(group, version, resource) is None:
-        return None
-    q = request.query
-    if sub in _CONNECT_SUBRESOURCES:
+    verb = _REPORTED_VERBS.get(attrs.verb, request.method)
+    if attrs.subresource in _CONNECT_SUBRESOURCES:
         verb = "CONNECT"
-    elif method == "GET":
-        watch = q.get("watch", "")
-        if watch_path or (watch and watch.lower() not in ("0", "false")):
-            verb = "WATCH"
-        else:
-            verb = "GET" if name else "LIST"
-    elif method == "DELETE":
-        verb = "DELETE" if name else "DELETECOLLECTION"
-    elif method == "PATCH" and request.content_type == _APPLY_PATCH:
+    elif verb == "PATCH" and request.content_type == _APPLY_PATCH:
         verb = "APPLY"
-    else:
-        verb = method
-    dry = q.getall("dryRun", [])
+    dry = request.query.getall("dryRun", [])
     if not dry:
         dry_run = ""
     elif all(v == "All" for v in dry):
         dry_run = "All"
     else:
         dry_run = "invalid"
-    if name or verb == "POST":
+    if attrs.name or verb == "POST":
         scope = "resource"
-    elif namespace:
+    elif attrs.namespace:
         scope = "namespace"
     else:
         scope = "cluster"
-    return verb, dry_run, group, version, resource, sub, scope
+    return verb, dry_run, attrs.api_group, attrs.api_version, attrs.resource, attrs.subresource, scope
 
 
 class RequestMetrics:
