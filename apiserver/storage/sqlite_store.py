@@ -195,8 +195,7 @@ class SqliteStore:
         self._wal_pages_due = 0
         self._rows_per_statement = 1
         self._in_thread = False
-        self._last_hand_over = 0.0
-        self._commit_started = 0.0
+        self._hand_over_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ properties
 
@@ -683,31 +682,36 @@ class SqliteStore:
             for (r, key, typ, prev_rev, prev_value) in log_rows
             for final_rev, data in (final[key],)
         ]
+        loop = asyncio.get_running_loop()
         self._in_thread = True
-        self._commit_started = self._clock.monotonic()
-        asyncio.get_running_loop().call_soon(self._hand_over_gil)
+        timer = loop.call_later(_HAND_OVER_AFTER, self._hand_over_gil)
         try:
             took: float = await db._execute(  # type: ignore[no-untyped-call]
                 _write_txn, db._conn, rows, self._rows_per_statement, self._clock.monotonic)
         finally:
             self._in_thread = False
+            timer.cancel()
+            if self._hand_over_timer is not None:
+                self._hand_over_timer.cancel()
+                self._hand_over_timer = None
         if took > self.stats.commit_max_seconds:
             self.stats.commit_max_seconds = took
 
     def _hand_over_gil(self) -> None:
-        """While a batch is in SQLite's thread, release the GIL once per loop iteration.
+        """While a batch has been in SQLite's thread for `_HAND_OVER_AFTER`, release the GIL
+        every `_HAND_OVER_INTERVAL` until it is back.
 
         The thread needs the GIL back after each statement step and to hand the result to the
         loop; a busy loop otherwise lets go of it only when CPython forces a switch, which under
         load was measured at tens to hundreds of ms per take-back. `time.sleep(0)` releases it
-        at once (a syscall, ~1 µs, only while a commit is in flight)."""
+        at once (a syscall, ~1 µs). These are timers, not a chain of `call_soon`s: an idle loop
+        sleeps in its poll (the GIL released, the commit unhindered) instead of spinning, which
+        had held every commit of an idle server ~100 ms whenever two requests overlapped."""
+        self._hand_over_timer = None
         if not self._in_thread:
             return
-        now = self._clock.monotonic()
-        if now - self._commit_started >= _HAND_OVER_AFTER and now - self._last_hand_over >= _HAND_OVER_INTERVAL:
-            self._last_hand_over = now
-            time.sleep(0)
-        asyncio.get_running_loop().call_soon(self._hand_over_gil)
+        time.sleep(0)
+        self._hand_over_timer = asyncio.get_running_loop().call_later(_HAND_OVER_INTERVAL, self._hand_over_gil)
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -149,3 +149,29 @@ async def test_memory_store_runs_without_a_checkpointer(
     await asyncio.gather(*(store.create(key(f"m{i}"), cm(f"m{i}", blob="y" * 50_000)) for i in range(400)))
     assert store.stats.checkpoints == 0
     assert len(store) == 400
+
+
+async def test_an_idle_loop_does_not_spin_while_a_commit_is_in_sqlites_thread(
+        open_store: Callable[..., Awaitable[SqliteStore]]) -> None:
+    """A commit that takes long in SQLite's thread (here: a statement made to last 0.4 s) must
+    leave the idle event loop asleep in its poll. A loop that spins meanwhile holds the GIL the
+    commit's thread needs after every step: two overlapping HTTP creates on an idle server then
+    took ~100-200 ms each instead of ~2 ms."""
+    store = await open_store()
+    slow = 0.4
+
+    async def job(db: aiosqlite.Connection) -> None:
+        def trace(sql: str) -> None:
+            if sql.startswith("INSERT INTO batch"):
+                time.sleep(slow)  # releases the GIL, as SQLite's own work does
+
+        await db.set_trace_callback(trace)
+
+    await store._call(job)  # noqa: SLF001 - per-connection state of the connection that commits
+    cpu0, wall0 = time.thread_time(), time.monotonic()
+    await store.create(key("slow"), cm("slow"))
+    cpu, wall = time.thread_time() - cpu0, time.monotonic() - wall0
+    assert wall >= slow
+    # the loop's own thread worked a little (encoding, the GIL hand-over timers every 1 ms once the
+    # commit is 100 ms old), not the whole wait (a spinning loop: more CPU than the commit's length)
+    assert cpu < 0.5 * wall, f"the event loop's thread used {cpu * 1000:.0f} ms of CPU in a {wall * 1000:.0f} ms commit"
