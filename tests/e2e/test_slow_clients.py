@@ -116,20 +116,30 @@ class EventReader(threading.Thread):
             self.started.set()
 
 
-def write_load(url: str, ns: str, *, seconds: float, prefix: str, writers: int = 4) -> tuple[int, float]:
-    """`writers` threads creating 2 KiB ConfigMaps for `seconds`; (writes, writes per second)."""
+# each write's event is this large, so the load overflows every stuck watch's bounded buffers
+# (server transport + kernel send buffer + the client's receive buffer) whatever the write rate
+BLOB = 8 * 1024
+# what one stuck watch's connection can absorb before the server must wait for its client:
+# the transport's bound, the kernel send buffer capped to it, the client's small receive buffer
+ABSORB = 256 * 1024 + 256 * 1024 + 64 * 1024
+
+
+def write_load(url: str, ns: str, *, seconds: float, prefix: str, writers: int = 4,
+               min_writes: int = 0) -> tuple[int, float]:
+    """`writers` threads creating BLOB-sized ConfigMaps for `seconds`, and on until `min_writes`
+    writes are done in all; (writes, writes per second)."""
     count = [0] * writers
 
     def work(i: int) -> None:
         with httpx.Client(base_url=url, timeout=30) as c:
             end = time.monotonic() + seconds
             n = 0
-            while time.monotonic() < end:
+            while time.monotonic() < end or sum(count) + n < min_writes:
                 r = c.post(f"/api/v1/namespaces/{ns}/configmaps",
-                           json={"metadata": {"name": f"{prefix}-{i}-{n}"}, "data": {"blob": "x" * 2048}})
+                           json={"metadata": {"name": f"{prefix}-{i}-{n}"}, "data": {"blob": "x" * BLOB}})
                 assert r.status_code == 201, r.text
                 n += 1
-            count[i] = n
+                count[i] = n
 
     start = time.monotonic()
     threads = [threading.Thread(target=work, args=(i,)) for i in range(writers)]
@@ -174,16 +184,19 @@ def test_stuck_watchers_are_closed_and_writers_keep_their_throughput(srv: Server
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    writes, loaded = write_load(srv.url, ns, seconds=6, prefix="load")
-    # every stuck watch is closed (by the server: its side of the connection is gone) once it
-    # has waited the send timeout for its client
-    deadline = time.monotonic() + SEND_TIMEOUT + 15
-    while server_sockets(addr[1], peers)[0] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server_sockets(addr[1], peers)[0] == 0
-    closed_after = time.monotonic() - load_start
-    sampling.set()
-    sampler.join()
+    try:
+        # at least three times what a stuck watch can absorb, however slow the machine writes
+        writes, loaded = write_load(srv.url, ns, seconds=6, prefix="load", min_writes=3 * ABSORB // BLOB)
+        # every stuck watch is closed (by the server: its side of the connection is gone) once it
+        # has waited the send timeout for its client
+        deadline = time.monotonic() + SEND_TIMEOUT + 15
+        while server_sockets(addr[1], peers)[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server_sockets(addr[1], peers)[0] == 0
+        closed_after = time.monotonic() - load_start
+    finally:
+        sampling.set()
+        sampler.join()
     peak_queue, peak_rss = peaks["queue"], peaks["rss"]
     # a stuck client that reads again finds the stream ended
     for s in stuck[:5]:
