@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from types import MappingProxyType
 from urllib.parse import unquote
 
@@ -62,7 +63,30 @@ def _name_from_field_selector(selector: str) -> str:
     return ""
 
 
+# the request's attributes once parsed: the authorizer and the request metrics both read them
+_REQUEST_ATTRIBUTES = web.RequestKey("minik3s.request_attributes", Attributes)
+
+
 def request_attributes(request: web.Request, user: UserInfo) -> Attributes:
+    """The request's attributes for `user`, parsed from the request once (then reused)."""
+    attrs = request.get(_REQUEST_ATTRIBUTES)
+    if attrs is None:
+        attrs = request[_REQUEST_ATTRIBUTES] = _parse_attributes(request, user)
+    elif attrs.user is not user:
+        attrs = replace(attrs, user=user)
+    return attrs
+
+
+def parsed_request_attributes(request: web.Request, default_user: UserInfo) -> Attributes:
+    """The request's attributes with whichever user parsed them first (`default_user` if it
+    is parsed now): for readers that use the request's shape, not its user (the metrics)."""
+    attrs = request.get(_REQUEST_ATTRIBUTES)
+    if attrs is None:
+        attrs = request[_REQUEST_ATTRIBUTES] = _parse_attributes(request, default_user)
+    return attrs
+
+
+def _parse_attributes(request: web.Request, user: UserInfo) -> Attributes:
     path = request.path
     parts = [p for p in path.split("/") if p]
     if len(parts) < 3 or parts[0] not in ("api", "apis") or (parts[0] == "apis" and len(parts) < 4):

@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from apiserver.handlers.authz import authorize_request, request_attributes
+from apiserver.handlers.authz import authorize_request, parsed_request_attributes
 from apiserver.keys import CORE, METRICS
 from minik3s.api.errors import ApiError
 from minik3s.api.user import ANONYMOUS
@@ -68,7 +68,7 @@ def request_labels(request: web.Request) -> tuple[str, str, str, str, str, str, 
     it names no served resource and no known non-resource path. Derived from the same request
     attributes the authorizer uses (upstream's RequestInfo), then upstream's CleanVerb/CleanScope."""
     try:
-        attrs = request_attributes(request, ANONYMOUS)
+        attrs = parsed_request_attributes(request, ANONYMOUS)
     except ApiError:  # a path RequestInfo cannot read (`/api/v1/watch`): no resource named
         return None
     if not attrs.resource_request:
