@@ -108,6 +108,10 @@ _MAX_ROWS_PER_STATEMENT = 1024
 # _HAND_OVER_INTERVAL seconds until it is back (see _hand_over_gil).
 _HAND_OVER_AFTER = 0.1
 _HAND_OVER_INTERVAL = 0.001
+# A load of at least this many objects is frozen out of the cyclic GC (see start); smaller ones
+# (tests, small clusters) are left to it, so a process that opens many small stores (a test
+# session) does not freeze each one's garbage for good.
+_FREEZE_MIN_OBJECTS = 10_000
 
 _dumps = orjson.dumps
 _loads = orjson.loads
@@ -238,6 +242,13 @@ class SqliteStore:
             wal = await self._open_schema(db)
             with _gc_paused():
                 await self._load(db)
+                if len(self._objects) >= _FREEZE_MIN_OBJECTS:
+                    # Everything just loaded lives as long as the store holds it and has no
+                    # reference cycles: frozen out of the cyclic GC before collection resumes,
+                    # the first automatic collection (its young generation held every loaded
+                    # object) and the server's full collection before its own freeze no longer
+                    # walk them (55,000 objects: 0.5 s + 1.4 s of a 2.7 s start).
+                    gc.freeze()
             if wal:
                 self._ckpt_db = await _open_checkpointer(self._path)
         except BaseException:
