@@ -14,7 +14,10 @@ Data flow:
         then apply the overlay to memory, append the events to the history ring, resolve the
         callers' futures and publish the events to the broadcaster.
     get/list  -> served synchronously from memory (dict + a sortedcontainers.SortedList of keys;
-                 a page starting at a continue key is found by bisection, O(log n)).
+                 a page starting at a continue key is found by bisection, O(log n)); next to
+                 each object the store keeps its committed encoding (`encoded`: the bytes the
+                 writer already made for SQLite, or the row read at start), so a JSON LIST is
+                 written from those bytes without encoding any object again.
     watch     -> replay from the history ring, then live events from the broadcaster; both happen
                  synchronously on the loop, so nothing can slip in between (no gap, no dup).
     compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
@@ -174,6 +177,9 @@ class SqliteStore:
 
         self._db: aiosqlite.Connection | None = None
         self._objects: dict[str, JsonDict] = {}
+        # each current object's JSON as committed (the bytes written to SQLite): a LIST answers
+        # with these instead of encoding the objects again, and an update's undo image is these
+        self._encoded: dict[str, bytes] = {}
         self._revs: dict[str, int] = {}
         # every current key, sorted (etcd order): insert/remove O(log n), a prefix range by bisection
         self._keys: SortedList = SortedList()
@@ -329,9 +335,11 @@ class SqliteStore:
 
         objects = self._objects
         revs = self._revs
+        encoded = self._encoded
         async with db.execute(schema.SELECT_KV) as cur:
             async for key, r, value in cur:
                 objects[key] = _loads(value)
+                encoded[key] = value
                 revs[key] = r
                 if r > rev:
                     rev = r
@@ -396,6 +404,11 @@ class SqliteStore:
     def get(self, key: str) -> JsonDict | None:
         """The current object (shared; never mutate) or None."""
         return self._objects.get(key)
+
+    def encoded(self, key: str) -> bytes | None:
+        """The current object's JSON exactly as committed (orjson's encoding of what `get`
+        returns), or None. Shared and immutable, as bytes are."""
+        return self._encoded.get(key)
 
     def list(self, prefix: str) -> tuple[builtins.list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
@@ -540,6 +553,7 @@ class SqliteStore:
     async def _commit_batch(self, batch: builtins.list[_Op]) -> None:
         objects = self._objects
         revs = self._revs
+        encoded = self._encoded
         overlay: dict[str, tuple[int, JsonDict | None]] = {}
         final: dict[str, tuple[int, bytes | None]] = {}
         rev = self._rev
@@ -558,8 +572,10 @@ class SqliteStore:
                 if staged is None:
                     cur_obj = objects.get(key)
                     cur_rev = revs.get(key, 0)
+                    cur_data = encoded.get(key)
                 else:
                     cur_rev, cur_obj = staged
+                    cur_data = final[key][1]
                 kind = op.kind
                 if kind == _CREATE:
                     if cur_obj is not None:
@@ -608,7 +624,8 @@ class SqliteStore:
                         outcomes.append((fut, None, ObjectTooLargeError(key, len(data), self._max_object)))
                         continue
                     rev += 1
-                    log_rows.append((rev, key, schema.TYPE_MODIFIED, cur_rev, _dumps(cur_obj)))
+                    log_rows.append((rev, key, schema.TYPE_MODIFIED, cur_rev,
+                                     cur_data if cur_data is not None else _dumps(cur_obj)))
                     final[key] = (rev, data)
                     overlay[key] = (rev, obj)
                     events.append(StoreEvent("MODIFIED", key, obj, rev, cur_obj))
@@ -616,7 +633,8 @@ class SqliteStore:
                 else:
                     rev += 1
                     last = _with_rv(cur_obj, rev)
-                    log_rows.append((rev, key, schema.TYPE_DELETED, cur_rev, _dumps(cur_obj)))
+                    log_rows.append((rev, key, schema.TYPE_DELETED, cur_rev,
+                                     cur_data if cur_data is not None else _dumps(cur_obj)))
                     final[key] = (rev, None)
                     overlay[key] = (rev, None)
                     events.append(StoreEvent("DELETED", key, last, rev, cur_obj))
@@ -645,12 +663,16 @@ class SqliteStore:
             if obj is None:
                 if objects.pop(key, None) is not None:
                     del revs[key]
+                    del encoded[key]
                     keys.discard(key)
             else:
                 if key not in objects:
                     keys.add(key)
                 objects[key] = obj
                 revs[key] = r
+                data = final[key][1]
+                assert data is not None
+                encoded[key] = data
         self._rev = rev
         if log_rows:
             self.stats.batches += 1
