@@ -333,16 +333,16 @@ class SqliteStore:
         rev = int(meta.get("revision", 0))
         compacted = int(meta.get("compacted", 0))
 
-        objects = self._objects
-        revs = self._revs
-        encoded = self._encoded
-        async with db.execute(schema.SELECT_KV) as cur:
-            async for key, r, value in cur:
-                objects[key] = _loads(value)
-                encoded[key] = value
-                revs[key] = r
-                if r > rev:
-                    rev = r
+        # every row in one job on the connection's thread (not ~50 hops of 1,024-row chunks, each
+        # a wait for the loop and the GIL), then decoded here in tight comprehensions
+        kv_rows: builtins.list[tuple[str, int, bytes]] = await db._execute(  # type: ignore[no-untyped-call]
+            _fetch_all, db._conn, schema.SELECT_KV)
+        self._encoded = {key: value for key, _r, value in kv_rows}
+        self._revs = revs = {key: r for key, r, _value in kv_rows}
+        self._objects = objects = {key: _loads(value) for key, _r, value in kv_rows}
+        if kv_rows:
+            rev = max(rev, max(revs.values()))
+        del kv_rows
         self._keys = SortedList(objects)
 
         async with db.execute(schema.MAX_LOG_REVISION) as cur:
@@ -955,6 +955,10 @@ def _execute_batch(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) ->
     if n > len(rows):
         params.extend(_PAD_ROW * (n - len(rows)))
     conn.execute(_batch_sql(n), params)
+
+
+def _fetch_all(conn: sqlite3.Connection, sql: str) -> list[Any]:
+    return conn.execute(sql).fetchall()
 
 
 def _rows_per_statement(conn: sqlite3.Connection) -> int:
