@@ -13,7 +13,8 @@ disabled (the fill is not measured, only reported); then every measurement runs 
 `--components` says otherwise.
 
 Measurements (each repeated --runs times; medians and [min, max] reported):
-  * list_json: `GET /api/v1/pods` (JSON), the whole body read; time to the last byte;
+  * list_json: `GET /api/v1/pods` (JSON), the whole body read; time to the last byte (a minimal
+    keep-alive HTTP client on a socket, so the client takes little of the two cores);
   * list_paged: `GET /api/v1/pods?limit=500` then every `continue` page until the last;
   * list_table: what `kubectl get pods -A` sends: `Accept: application/json;as=Table;v=v1;
     g=meta.k8s.io,application/json`, `limit=500`, every page;
@@ -21,8 +22,8 @@ Measurements (each repeated --runs times; medians and [min, max] reported):
   * restart: SIGTERM to the running server (time to exit), then a new process on the same data
     dir: time from spawn until `/readyz` answers `ok` and until the first page of a pod LIST
     (`limit=500`) is served, and the CPU time the new process spent until then;
-  * server CPU: for each LIST measurement, the server process's CPU time (user + system, /proc),
-    which moves less with the machine's other load than the wall-clock figures;
+  * CPU: for each LIST measurement, the server process's CPU time (user + system, /proc) and the
+    client's, which move less with the machine's other load than the wall-clock figures;
   * rss: the server's VmRSS and VmHWM (peak) from /proc after the restart, and after a full
     JSON LIST of every pod and every node.
 
@@ -36,12 +37,15 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import httpx
 import orjson
@@ -123,36 +127,82 @@ def proc_memory(pid: int) -> dict[str, float]:
     return out
 
 
-def list_json(client: httpx.Client, path: str) -> tuple[float, int]:
+class RawClient:
+    """A minimal HTTP/1.1 keep-alive GET client on one socket, reading each body into one
+    buffer: the client under test must cost little CPU next to the server on a 2-core machine
+    (httpx's pure-Python response handling of a 1 MB page cost more CPU than the server's
+    answer). Bodies with Content-Length or chunked transfer encoding."""
+
+    def __init__(self, url: str) -> None:
+        u = urlsplit(url)
+        self.host = u.hostname or "127.0.0.1"
+        self.sock = socket.create_connection((self.host, u.port or 80))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.file = self.sock.makefile("rb", buffering=1 << 20)
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> bytes:
+        lines = [f"GET {path} HTTP/1.1", f"Host: {self.host}", "User-Agent: bench-api-scale"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        status = self.file.readline()
+        if not status.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"GET {path}: {status.decode(errors='replace').strip()}")
+        length = -1
+        chunked = False
+        while (line := self.file.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+        if not chunked:
+            return self.file.read(length)
+        parts = []
+        while (size := int(self.file.readline().split(b";")[0], 16)) > 0:
+            parts.append(self.file.read(size))
+            self.file.readline()
+        self.file.readline()
+        return b"".join(parts)
+
+
+def list_metadata(body: bytes, next_field: bytes) -> dict[str, Any]:
+    """The list's own metadata (resourceVersion, continue, remainingItemCount): the object
+    between `"metadata":` and the next top-level field, which both encodings put first."""
+    start = body.index(b'"metadata":') + len(b'"metadata":')
+    return dict(orjson.loads(body[start:body.index(b',"' + next_field + b'":', start)]))
+
+
+def list_json(client: RawClient, path: str) -> tuple[float, int]:
     """One unpaged LIST, the whole body read: seconds to the last byte, and body bytes."""
     t0 = time.perf_counter()
-    with client.stream("GET", path) as r:
-        r.raise_for_status()
-        n = 0
-        for chunk in r.iter_raw():
-            n += len(chunk)
-    return time.perf_counter() - t0, n
+    body = client.get(path)
+    return time.perf_counter() - t0, len(body)
 
 
-def list_pages(client: httpx.Client, path: str, *, accept: str | None = None, limit: int = 500) -> tuple[float, int]:
-    """A paged LIST through every continue token: seconds to the last byte of the last page,
-    and the number of rows/items seen."""
+def list_pages(client: RawClient, path: str, *, accept: str | None = None, limit: int = 500,
+               expect: int) -> float:
+    """A paged LIST through every continue token: seconds to the last byte of the last page.
+    The first page's remainingItemCount must say `expect` objects in all."""
     headers = {"Accept": accept} if accept else {}
+    next_field = b"columnDefinitions" if accept else b"items"
     t0 = time.perf_counter()
     cont = ""
-    seen = 0
+    first = True
     while True:
-        params: dict[str, Any] = {"limit": limit}
-        if cont:
-            params["continue"] = cont
-        r = client.get(path, params=params, headers=headers)
-        r.raise_for_status()
-        body = orjson.loads(r.content)
-        seen += len(body.get("rows" if accept else "items") or [])
-        cont = (body.get("metadata") or {}).get("continue") or ""
+        q = f"?limit={limit}" + (f"&continue={quote(cont)}" if cont else "")
+        meta = list_metadata(client.get(path + q, headers), next_field)
+        if first and meta.get("remainingItemCount", 0) + limit != expect:
+            raise SystemExit(f"first page of {path} ({accept}): {meta}, expected {expect} in all")
+        first = False
+        cont = meta.get("continue") or ""
         if not cont:
             break
-    return time.perf_counter() - t0, seen
+    return time.perf_counter() - t0
 
 
 def run_kubectl(kubectl: str, kubeconfig: Path) -> float:
@@ -162,27 +212,51 @@ def run_kubectl(kubectl: str, kubeconfig: Path) -> float:
     return time.perf_counter() - t0
 
 
-def restart(srv: ServerProcess) -> dict[str, float]:
-    """SIGTERM the running server, start it again on the same data dir; seconds to exit, to
-    `/readyz` ok and to the first LIST page served (from the new process's spawn)."""
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def poll_ready(url: str, t0: float, out: dict[str, float]) -> None:
+    """From the spawn on: poll `/readyz` until it answers `ok` (connection refused while the
+    process imports and loads), then fetch the first LIST page; seconds since `t0`."""
+    deadline = t0 + 120
+    with httpx.Client(base_url=url, timeout=60) as c:
+        while time.perf_counter() < deadline:
+            try:
+                r = c.get("/readyz")
+                if r.status_code == 200 and r.text == "ok":
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.002)
+        out["ready_s"] = time.perf_counter() - t0
+        c.get("/api/v1/pods", params={"limit": 500}).raise_for_status()
+        out["first_list_s"] = time.perf_counter() - t0
+
+
+def restart(srv: ServerProcess, base_args: list[str]) -> dict[str, float]:
+    """SIGTERM the running server, start it again on the same data dir (on a port chosen here,
+    so `/readyz` is polled from the spawn on, not from the ready line on stdout, which the CLI
+    prints after the components are built); seconds to exit, to `/readyz` ok and to the first
+    LIST page served, and the new process's CPU time until then."""
     t0 = time.perf_counter()
     srv.stop(sig=signal.SIGTERM, timeout=60)
     stopped = time.perf_counter() - t0
+    port = free_port()
+    srv.args = [*base_args, "--port", str(port)]
+    out: dict[str, float] = {}
     t1 = time.perf_counter()
+    poller = threading.Thread(target=poll_ready, args=(f"http://127.0.0.1:{port}", t1, out), daemon=True)
+    poller.start()
     srv.start(timeout=120)
-    with httpx.Client(base_url=srv.url, timeout=60) as c:
-        while True:
-            r = c.get("/readyz")
-            if r.status_code == 200 and r.text == "ok":
-                break
-            time.sleep(0.002)
-        ready = time.perf_counter() - t1
-        r = c.get("/api/v1/pods", params={"limit": 500})
-        r.raise_for_status()
-        listed = time.perf_counter() - t1
+    poller.join(120)
+    if "first_list_s" not in out:
+        raise SystemExit(f"the restarted server did not answer /readyz and a LIST: {out}")
     assert srv.proc is not None
     # CPU the new process spent from spawn to here (interpreter, imports, load, first page)
-    return {"stop_s": stopped, "ready_s": ready, "first_list_s": listed, "cpu_s": proc_cpu_seconds(srv.proc.pid)}
+    return {"stop_s": stopped, **out, "cpu_s": proc_cpu_seconds(srv.proc.pid)}
 
 
 def main() -> None:
@@ -223,31 +297,36 @@ def main() -> None:
             tl: list[float] = []
             kl: list[float] = []
             cpu: dict[str, list[float]] = {"list_json": [], "list_paged_500": [], "list_table_500": []}
+            client_cpu: dict[str, list[float]] = {k: [] for k in cpu}
 
             def timed_cpu(name: str, fn: Any) -> Any:
                 c0 = proc_cpu_seconds(pid)
+                p0 = time.process_time()
                 out = fn()
+                client_cpu[name].append(time.process_time() - p0)
                 cpu[name].append(proc_cpu_seconds(pid) - c0)
                 return out
 
-            with httpx.Client(base_url=srv.url, timeout=120) as c:
-                n_nodes = len(c.get("/api/v1/nodes").json()["items"])
+            with httpx.Client(base_url=srv.url, timeout=120) as hc:
+                n_nodes = len(hc.get("/api/v1/nodes").json()["items"])
+                n_pods = len(orjson.loads(hc.get("/api/v1/pods").content)["items"])
+            if n_pods != args.pods or n_nodes != args.nodes:
+                raise SystemExit(f"the data dir holds {n_pods} pods and {n_nodes} nodes, not {args.pods} and {args.nodes}")
+            c = RawClient(srv.url)
+            try:
                 for i in range(args.runs):
                     s, nbytes = timed_cpu("list_json", lambda: list_json(c, "/api/v1/pods"))
                     jl.append(s)
                     result["list_json_bytes"] = nbytes
-                    s, seen = timed_cpu("list_paged_500", lambda: list_pages(c, "/api/v1/pods"))
-                    pl.append(s)
-                    if seen != args.pods:
-                        raise SystemExit(f"paged LIST saw {seen} pods, expected {args.pods}")
-                    s, rows = timed_cpu("list_table_500", lambda: list_pages(c, "/api/v1/pods", accept=TABLE_ACCEPT))
-                    tl.append(s)
-                    if rows != args.pods:
-                        raise SystemExit(f"Table LIST saw {rows} rows, expected {args.pods}")
+                    pl.append(timed_cpu("list_paged_500", lambda: list_pages(c, "/api/v1/pods", expect=args.pods)))
+                    tl.append(timed_cpu("list_table_500", lambda: list_pages(c, "/api/v1/pods", accept=TABLE_ACCEPT,
+                                                                             expect=args.pods)))
                     if args.kubectl:
                         kl.append(run_kubectl(args.kubectl, srv.kubeconfig))
                     log.warning("run %d/%d: json %.2fs paged %.2fs table %.2fs (load %s)", i + 1, args.runs,
                                 jl[-1], pl[-1], tl[-1], load_average())
+            finally:
+                c.close()
             result["nodes_listed"] = n_nodes
             result["rss_after_lists"] = proc_memory(srv.proc.pid)
             result["list_json"] = stats(jl)
@@ -255,16 +334,20 @@ def main() -> None:
             result["list_table_500"] = stats(tl)
             for name, values in cpu.items():
                 result[name]["server_cpu_median_s"] = round(statistics.median(values), 4)
+                result[name]["client_cpu_median_s"] = round(statistics.median(client_cpu[name]), 4)
             if kl:
                 result["kubectl_get_pods_all"] = stats(kl)
             for i in range(args.runs):
-                restarts.append(restart(srv))
+                restarts.append(restart(srv, server_args(args.components)))
                 log.warning("restart %d/%d: %s (load %s)", i + 1, args.runs, restarts[-1], load_average())
             assert srv.proc is not None
             result["rss_after_restart"] = proc_memory(srv.proc.pid)
-            with httpx.Client(base_url=srv.url, timeout=120) as c:
+            c = RawClient(srv.url)
+            try:
                 list_json(c, "/api/v1/pods")
                 list_json(c, "/api/v1/nodes")
+            finally:
+                c.close()
             result["rss_after_restart_and_full_list"] = proc_memory(srv.proc.pid)
         finally:
             srv.stop(timeout=60)
@@ -283,7 +366,8 @@ def main() -> None:
     for label, key, target in rows:
         if key in result:
             r = result[key]
-            cpu_s = f"   server CPU {r['server_cpu_median_s']:.2f} s" if "server_cpu_median_s" in r else ""
+            cpu_s = (f"   CPU server {r['server_cpu_median_s']:.2f} s, client {r['client_cpu_median_s']:.2f} s"
+                     if "server_cpu_median_s" in r else "")
             print(f"  {label:38} {r['median_s']:7.2f} s [{r['min_s']:.2f}, {r['max_s']:.2f}]"
                   + (f"   target < {target:.0f} s" if target else "") + cpu_s)
     for key in ("rss_after_start", "rss_after_lists", "rss_after_restart", "rss_after_restart_and_full_list"):
