@@ -663,7 +663,7 @@ class SqliteStore:
             if obj is None:
                 if objects.pop(key, None) is not None:
                     del revs[key]
-                    del encoded[key]
+                    encoded.pop(key, None)
                     keys.discard(key)
             else:
                 if key not in objects:
