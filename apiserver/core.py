@@ -176,6 +176,24 @@ class _Lookup:
         return self._core.store.list(info.list_prefix(namespace))[0]
 
 
+@dataclasses.dataclass(slots=True)
+class ListPage:
+    """A LIST's answer before rendering. `keys` are the items' storage keys when the items are
+    the stored objects themselves (None for a converted view such as autoscaling/v1 HPAs): the
+    store's committed encoding of each key is then byte for byte the item's JSON, so a JSON
+    response can be written from those bytes (apiserver.handlers.verbs) instead of encoding the
+    objects again. Items are shared with the store: never mutate them."""
+
+    kind: str
+    api_version: str
+    metadata: JsonDict
+    items: list[JsonDict]
+    keys: list[str] | None
+
+    def to_dict(self) -> JsonDict:
+        return {"kind": self.kind, "apiVersion": self.api_version, "metadata": self.metadata, "items": self.items}
+
+
 class ApiCore:
     """Transport-independent implementation of the REST verbs over a `Store`."""
 
@@ -390,11 +408,18 @@ class ApiCore:
         return lambda o: all(p(o) for p in preds)
 
     def list(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> JsonDict:
+        """The `<Kind>List` a LIST answers (see `list_page`)."""
+        return self.list_page(info, namespace, opts).to_dict()
+
+    def list_page(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> ListPage:
+        """A LIST: every object under the prefix (namespace or all) that the selectors match, in
+        key order; with `limit` one page of it, a continue token for the rest and the count left
+        (`remainingItemCount`, exact: the store counts without skipping from the front)."""
         stored = self._stored_info(info)
         if stored is not None:
-            lst = self.list(stored, namespace, opts)
-            return {**lst, "apiVersion": info.api_version,
-                    "items": [self._from_storage(info, o) for o in lst["items"]]}
+            page = self.list_page(stored, namespace, opts)
+            return ListPage(page.kind, info.api_version, page.metadata,
+                            [self._from_storage(info, o) for o in page.items], None)
         pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
         rev = self.store.revision
@@ -420,16 +445,17 @@ class ApiCore:
             if want < self.store.compacted_revision:
                 raise errors.too_old(want, self.store.compacted_revision)
         limit = opts.limit if opts.limit and opts.limit > 0 else None
+        keys: list[str] = []
         out: list[JsonDict] = []
         cont = ""
         remaining = 0
-        if limit is None and not start_after:
-            items, rev = self.store.list(prefix)
-            out = items if pred is None else [o for o in items if pred(o)]
+        # the page starts at the continue key by bisection, never by skipping from the front
+        it = self.store.iter_after(prefix, start_after)
+        if limit is None and pred is None:
+            for k, obj in it:
+                keys.append(k)
+                out.append(obj)
         else:
-            # the page starts at the continue key by bisection, never by skipping from the front
-            last_key = ""
-            it = self.store.iter_after(prefix, start_after)
             for k, obj in it:
                 if pred is not None and not pred(obj):
                     continue
@@ -437,8 +463,9 @@ class ApiCore:
                     remaining = 1
                     break
                 out.append(obj)
-                last_key = k
+                keys.append(k)
             if remaining:
+                last_key = keys[-1]
                 if pred is None:
                     remaining = self.store.count_after(prefix, last_key)
                 else:
@@ -448,7 +475,7 @@ class ApiCore:
         if cont:
             meta["continue"] = cont
             meta["remainingItemCount"] = remaining
-        return {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": out}
+        return ListPage(info.list_kind, info.api_version, meta, out, keys)
 
     # ------------------------------------------------------------------ create
     async def create(self, info: ResourceInfo, namespace: str | None, body: Any,

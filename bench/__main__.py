@@ -76,6 +76,9 @@ DELEGATED: dict[str, Delegated] = {
                             own_runs=False, quick=("--replicas", "200", "--nodes", "20")),
     "descheduler": Delegated("bench.bench_descheduler", "one descheduling cycle, 500 nodes x 20 pods",
                              own_runs=True, quick=("--nodes", "100")),
+    "api-scale": Delegated("bench.bench_api_scale", "LIST of 50,000 pods (JSON, paged, kubectl's Table), restart "
+                           "with 5,000 nodes + 50,000 pods, peak RSS", own_runs=True,
+                           quick=("--nodes", "500", "--pods", "5000")),
     "startup": Delegated("bench.bench_startup", "embedded cluster start to ready", own_runs=True,
                          quick=("--cold-runs", "2")),
 }

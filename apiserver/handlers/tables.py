@@ -17,6 +17,7 @@ Ages follow `k8s.io/apimachinery/pkg/util/duration.HumanDuration` exactly (see `
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -46,6 +47,16 @@ parse_timestamp = _clock.parse_time
 
 def since(value: Any, now: datetime) -> str:
     """Upstream `translateTimestampSince`: "<unknown>" for a zero/missing time, else an age."""
+    if not isinstance(value, str):
+        return "<unknown>"
+    return _since_text(value, now)
+
+
+@functools.lru_cache(maxsize=4096)
+def _since_text(value: str, now: datetime) -> str:
+    # A pure function of its arguments, memoised: one table is rendered at one `now`, and the
+    # objects of a list share few distinct timestamps (seconds resolution), so a 50,000-pod
+    # table parses a few hundred of them instead of 50,000.
     ts = parse_timestamp(value)
     if ts is None:
         return "<unknown>"
@@ -343,12 +354,15 @@ def _pod_cells(pod: JsonDict, now: datetime) -> list[Any]:
                         true_count += 1
                     break
         readiness = f"{true_count}/{len(gates)}"
+    md = pod.get("metadata")
+    if not isinstance(md, dict):
+        md = {}
     return [
-        _d(pod, "metadata", "name") or "",
+        md.get("name") or "",
         f"{ready}/{total}",
         reason,
         restarts_str,
-        since(_d(pod, "metadata", "creationTimestamp"), now),
+        since(md.get("creationTimestamp"), now),
         pod_ip or "<none>",
         _str(spec.get("nodeName")) or "<none>",
         _str(status.get("nominatedNodeName")) or "<none>",

@@ -3,14 +3,18 @@ deletecollection (layer L4).
 
 Data flow: `dispatch` -> one handler here -> read query options and decode the body (`codec`)
 -> the request core (`ApiCore`), which does every semantic step -> `respond` renders the
-object (or a Table), with the warnings the core collected.
+object (or a Table), with the warnings the core collected. A JSON LIST is written from the
+store's committed encoding of each item (`list_body`), the same bytes without encoding again.
 """
 
 from __future__ import annotations
 
+from typing import cast
+
+import orjson
 from aiohttp import web
 
-from apiserver.core import ApiCore
+from apiserver.core import ApiCore, ListPage
 from apiserver.handlers import codec
 from apiserver.handlers.authn import token_review
 from apiserver.handlers.common import (
@@ -31,6 +35,7 @@ from apiserver.handlers.common import (
 from apiserver.handlers.watch import watch
 from apiserver.keys import AUTHORIZER
 from apiserver.reviews import review
+from apiserver.storage.interface import Store
 from minik3s.api.options import ListOptions
 
 
@@ -43,10 +48,34 @@ async def list_or_watch(request: web.Request, core: ApiCore, t: Target) -> web.S
     opts = ListOptions(label_selector=q.get("labelSelector"), field_selector=q.get("fieldSelector"),
                        limit=int_param(q, "limit"), continue_=q.get("continue") or None,
                        resource_version=q.get("resourceVersion"), resource_version_match=q.get("resourceVersionMatch"))
-    lst = core.list(t.info, t.namespace, opts)
+    page = core.list_page(t.info, t.namespace, opts)
     if wants_table(request):
-        return codec.json_response(table(request, t.info, lst["items"], lst["metadata"]))
-    return codec.json_response(lst)
+        return codec.json_response(table(request, t.info, page.items, page.metadata))
+    body = list_body(page, core.store)
+    return web.Response(body=body, content_type=codec.JSON_CT)
+
+
+def list_body(page: ListPage, store: Store) -> bytes:
+    """The JSON of `page.to_dict()` plus the closing newline, byte for byte what
+    `codec.json_response` writes, built from the store's committed encoding of each item: the
+    envelope is encoded, the items are joined, no object is encoded again (a 50,000-pod LIST:
+    ~100 MB that orjson would otherwise produce from the dicts). A converted view, or an item
+    whose encoding is missing, is encoded from the dicts."""
+    keys = page.keys
+    encoded = store.encoded
+    items = [encoded(k) for k in keys] if keys is not None else None
+    if items is None or None in items:
+        return orjson.dumps(page.to_dict()) + b"\n"
+    head = orjson.dumps({"kind": page.kind, "apiVersion": page.api_version, "metadata": page.metadata})
+    # '{"kind":..,"metadata":{..}}' -> '{"kind":..,"metadata":{..},"items":[' + items + ']}\n'
+    head = head[:-1] + b',"items":['
+    parts = cast("list[bytes]", items)
+    if not parts:
+        return head + b"]}\n"
+    # one join copies the body once: the envelope rides on the first and last items
+    parts[0] = head + parts[0]
+    parts[-1] = parts[-1] + b"]}\n"
+    return b",".join(parts)
 
 
 async def get(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:

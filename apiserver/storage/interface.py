@@ -124,6 +124,10 @@ class Store(Protocol):
     def get(self, key: str) -> JsonDict | None:
         """The current object (shared; never mutate) or None."""
 
+    def encoded(self, key: str) -> bytes | None:
+        """The current object's JSON encoding exactly as committed (what `get` returns, as
+        orjson encodes it), or None."""
+
     def list(self, prefix: str) -> tuple[list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
 

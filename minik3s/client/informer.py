@@ -4,7 +4,8 @@ Data flow: `Client.list` -> replace the store (diffing into add/update/delete ha
 `Client.watch(resourceVersion=<list RV>)` -> apply each event to the store -> handlers.
 A closed watch resumes from the last seen resourceVersion; a 410 (the history moved past it)
 or any other error relists after a backoff. Handlers are plain functions run on the loop in
-event order: keep them fast (enqueue work).
+event order: keep them fast (enqueue work). A (re)list applies its objects in slices of
+`YIELD_EVERY`, letting the loop run between slices.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ UpdateFn = Callable[[JsonDict, JsonDict], None]
 DeleteFn = Callable[[JsonDict], None]
 
 __all__ = ["Informer", "SharedInformerFactory", "object_key"]
+
+# objects applied (handlers called) between two yields of the loop during a (re)list
+YIELD_EVERY = 256
 
 
 class Informer:
@@ -98,17 +102,29 @@ class Informer:
             if not cont:
                 break
         fresh = {object_key(o): o for o in items}
+        n = 0
         for key in list(self.store.keys()):
             if key not in fresh:
                 old = self.store.remove(key)
                 if old is not None:
                     self._on_delete(old)
+                n += 1
+                if n % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
         for key, obj in fresh.items():
             old = self.store.put(key, obj)
             if old is None:
                 self._on_add(obj)
             elif old.get("metadata", {}).get("resourceVersion") != obj.get("metadata", {}).get("resourceVersion"):
                 self._on_update(old, obj)
+            n += 1
+            if n % YIELD_EVERY == 0:
+                # Hand the loop over between slices of a large list: the handlers of 50,000 pods
+                # (the scheduler's cache, every controller's) otherwise held it for seconds, and
+                # an embedded server answered no request (not even /readyz) until every
+                # component had synced. As with client-go, whose indexer fills delta by delta,
+                # others may see the store partly filled before `has_synced`.
+                await asyncio.sleep(0)
         return rv
 
     def _apply(self, etype: str, obj: JsonDict) -> None:

@@ -389,3 +389,16 @@ def test_watch_events_carry_headers_only_first() -> None:
     assert later["object"]["rows"][0]["cells"][:2] == ["team", "Active"]
     status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410}
     assert watch_table_event(NAMESPACES, "ERROR", status, NOW) == {"type": "ERROR", "object": status}
+
+
+def test_pod_ages_in_one_table_and_across_tables_follow_each_tables_now() -> None:
+    # many pods share a creation second; each table's ages are computed at that table's now
+    created = ago(seconds=30)
+    pods = [{"metadata": {"name": f"p{i}", "namespace": "default", "creationTimestamp": created},
+             "spec": {"containers": [{"name": "c"}]}} for i in range(3)]
+    pods.append({"metadata": {"name": "odd", "namespace": "default", "creationTimestamp": {"not": "a time"}},
+                 "spec": {"containers": [{"name": "c"}]}})
+    first = to_table(PODS, pods, now=NOW)
+    later = to_table(PODS, pods, now=NOW + timedelta(minutes=5))
+    assert [r["cells"][4] for r in first["rows"]] == ["30s", "30s", "30s", "<unknown>"]
+    assert [r["cells"][4] for r in later["rows"]] == ["5m30s", "5m30s", "5m30s", "<unknown>"]

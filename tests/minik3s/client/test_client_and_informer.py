@@ -144,3 +144,34 @@ async def test_informer_resumes_a_cut_watch_and_relists_after_410(running):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+async def test_a_large_initial_list_lets_the_loop_run_before_it_is_synced(running):
+    from minik3s.client.informer import YIELD_EVERY
+
+    rs, _http = running
+    n = YIELD_EVERY * 3 + 5
+    await asyncio.gather(*(rs.client.create(CONFIGMAPS, {"metadata": {"name": f"big-{i:04d}"}}, "default")
+                           for i in range(n)))
+    inf = Informer(rs.client, CONFIGMAPS, "default")
+    added: list[str] = []
+    inf.add_handler(on_add=lambda o: added.append(o["metadata"]["name"]))
+    seen_while_listing: list[int] = []
+
+    async def probe() -> None:
+        # runs whenever the loop is free; records how far the informer's initial list had got
+        while not inf.has_synced:
+            seen_while_listing.append(len(added))
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(inf.run())
+    try:
+        await asyncio.wait_for(probe(), 10)
+        await inf.wait_for_sync()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert sorted(added) == [f"big-{i:04d}" for i in range(n)]
+    # the loop ran between slices of the list: the probe saw it partly applied, more than once
+    partial = sorted({c for c in seen_while_listing if 0 < c < n})
+    assert len(partial) >= 3, seen_while_listing
