@@ -58,6 +58,7 @@ class AttemptRecord:
     skipped_filter_plugins: list[str] = field(default_factory=list)
     skipped_score_plugins: list[str] = field(default_factory=list)
     filter_plugins: list[str] = field(default_factory=list)
+    # rejected nodes (and, from older callers, feasible ones as None); `feasible` lists the rest
     node_statuses: dict[str, Status | None] = field(default_factory=dict)
     feasible: list[str] = field(default_factory=list)
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -70,7 +71,14 @@ class AttemptRecord:
 
     def to_dict(self) -> dict[str, Any]:
         nodes: dict[str, Any] = {}
-        for node, st in self.node_statuses.items():
+        statuses = self.node_statuses
+        if any(n not in statuses for n in self.feasible):
+            # feasible nodes are kept apart from the rejected ones (cheaper per cycle); they
+            # follow the rejected ones, as in the walk's diagnosis
+            statuses = dict(statuses)
+            for n in self.feasible:
+                statuses.setdefault(n, None)
+        for node, st in statuses.items():
             verdicts: list[dict[str, Any]] = []
             for pl in self.filter_plugins:
                 if st is not None and st.plugin == pl:
@@ -103,7 +111,7 @@ class AttemptRecord:
             "schedulingCycle": self.cycle,
             "timestamp": self.timestamp,
             "numAllNodes": self.num_all_nodes,
-            "numEvaluatedNodes": len(self.node_statuses),
+            "numEvaluatedNodes": len(statuses),
             "numFeasibleNodes": len(self.feasible),
             "skippedFilterPlugins": self.skipped_filter_plugins,
             "skippedScorePlugins": self.skipped_score_plugins,
@@ -142,7 +150,7 @@ class Explainer:
             return
         key = f"{rec.namespace}/{rec.name}"
         self._entries -= self._sizes.pop(key, 0)
-        size = len(rec.node_statuses) + 1
+        size = len(rec.node_statuses) + len(rec.feasible) + 1
         self._records[key] = rec
         self._records.move_to_end(key)
         self._sizes[key] = size
