@@ -500,7 +500,7 @@ class Scheduler:
         if rec is not None:
             rec.num_all_nodes = len(all_nodes)
             rec.node_statuses = dict(diag.node_to_status)  # to_dict adds the feasible ones
-            rec.feasible = [ni.name for ni in feasible]
+            rec.feasible_nodes = feasible
             rec.skipped_filter_plugins = sorted(state.skip_filter_plugins)
             rec.filter_plugins = [p.name() for p in fw.active_filter_plugins(state)]
         if not feasible:
@@ -654,7 +654,7 @@ class Scheduler:
             raise SchedulingError(st)
         if rec is not None and record is not None:
             rec.scores = record
-            rec.totals = totals.tolist() if isinstance(totals, np.ndarray) else totals
+            rec.totals = totals
             rec.skipped_score_plugins = sorted(state.skip_score_plugins)
         return totals if isinstance(totals, np.ndarray) else np.asarray(totals, dtype=np.int64)
 

@@ -595,7 +595,8 @@ class Framework:
                   record: dict[str, Any] | None = None, arrays: NodeArrays | None = None,
                   rows: IntArray | None = None) -> tuple[list[int] | IntArray, Status]:
         """Totals per node (same order as `nodes`). `record`, when given, receives per plugin
-        {"raw": [...], "normalized": [...], "weight": w} for explain. With `arrays` and `rows`
+        {"raw": [...], "normalized": [...], "weight": w} for explain (int64 arrays where a plugin
+        scored or normalized as a vector). With `arrays` and `rows`
         (`nodes[i]` is snapshot row `rows[i]`) the totals are an int64 array, plugins with a
         `score_rows` form score the window at once, and the sum is a vector sum."""
         vector = arrays is not None and rows is not None and self._vector_totals
@@ -707,9 +708,8 @@ class Framework:
                     totals = [t + v for t, v in zip(totals, normalized, strict=True)]
                 else:
                     totals = [t + v * weight for t, v in zip(totals, normalized, strict=True)]
-            if record is not None:
-                record[name] = {"raw": raw.tolist() if isinstance(raw, np.ndarray) else raw,
-                                "normalized": normalized_arr.tolist() if normalized_arr is not None
+            if record is not None:  # arrays stay arrays (explain converts them when asked)
+                record[name] = {"raw": raw, "normalized": normalized_arr if normalized_arr is not None
                                 else normalized, "weight": weight}
         if totals_arr is not None:
             return totals_arr, Status.success()
