@@ -12,6 +12,7 @@ decisions with the NumPy paths on and off (same random seed) are identical.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from minik3s.api.resources import NODES, PODS
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.config import parse_config
+from scheduler.explain import AttemptRecord
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
 from scheduler.framework.node_arrays import NodeArrays
@@ -160,20 +162,22 @@ async def test_vector_filters_and_scores_equal_the_scalar_plugins(real_api: Any,
     assert accepted > 100 and rejected > 100  # the cluster has both kinds of node for the probes
 
 
-def _decide(sched: Scheduler, pods: list[dict[str, Any]]) -> list[tuple[str, int]]:
+def _decide(sched: Scheduler, pods: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Each pod's decision, start index after it, and what `explain` would show of the cycle."""
     fw = next(iter(sched.frameworks.values()))
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, Any]] = []
     for i, pod in enumerate(pods):
         pi = PodInfo(pod)
         pi.uid = f"uid-new-{i}"
         sched.cache.update_snapshot(sched.snapshot)
+        rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, 1, i, "t")
         try:
-            r = sched.schedule_pod(fw, CycleState(), pi)
+            r = sched.schedule_pod(fw, CycleState(), pi, rec)
         except (FitError, SchedulingError) as e:
-            out.append((f"error: {e}", sched.next_start_node_index))
+            out.append((f"error: {e}", (sched.next_start_node_index, json.dumps(rec.to_dict()))))
             continue
         sched.cache.assume_pod(_assumed_pod_info(pi, r.suggested_host))
-        out.append((r.suggested_host, sched.next_start_node_index))
+        out.append((r.suggested_host, (sched.next_start_node_index, json.dumps(rec.to_dict()))))
         if i % 10 == 9:  # an assumed pod is forgotten again: its node's row must follow
             victim = sched.cache.get_pod(f"uid-new-{i - 4}")
             if victim is not None:
@@ -184,7 +188,8 @@ def _decide(sched: Scheduler, pods: list[dict[str, Any]]) -> list[tuple[str, int
 @pytest.mark.parametrize("profile", ["default", "most-allocated-weighted", "requested-to-capacity-ratio"])
 async def test_decisions_with_numpy_paths_equal_scalar_paths(real_api: Any, profile: str) -> None:
     """Two schedulers on the same cluster (the same informer events, the same random seed),
-    one with the NumPy paths off, are fed the same pod stream."""
+    one with the NumPy paths off, are fed the same pod stream: same nodes, start indexes and
+    explanations (per-node verdicts, raw / normalized / total scores, as JSON)."""
     (vector_sched, scalar_sched), rng = await _cluster(real_api, PROFILES[profile], seed=11, schedulers=2)
     scalar_sched.vector_paths = False
     pods = [_pod(f"new-{i}", rng) for i in range(120)]
