@@ -509,10 +509,11 @@ class Scheduler:
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         rows = diag.feasible_rows
-        if rows is not None:
-            totals_arr = self._prioritize_rows(fw, state, pi, feasible, rows, rec)
-            if totals_arr is not None:
-                return ScheduleResult(self.select_host_array(feasible, totals_arr), evaluated, len(feasible))
+        if rows is not None and fw.has_score_plugins():
+            got = self._prioritize_rows(fw, state, pi, feasible, rows, rec)
+            host = (self.select_host_array(feasible, got) if isinstance(got, np.ndarray)
+                    else self.select_host(feasible, got))
+            return ScheduleResult(host, evaluated, len(feasible))
         totals = self._prioritize(fw, state, pi, feasible, rec)
         host = self.select_host(feasible, totals)
         return ScheduleResult(host, evaluated, len(feasible))
@@ -640,11 +641,10 @@ class Scheduler:
         return totals
 
     def _prioritize_rows(self, fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],
-                         rows: IntArray, rec: AttemptRecord | None) -> IntArray | None:
-        """`_prioritize` with the feasible nodes' snapshot rows: vector scores and totals. None
-        when the profile has no score plugins (the caller's path handles it)."""
-        if not fw.has_score_plugins():
-            return None
+                         rows: IntArray, rec: AttemptRecord | None) -> IntArray | list[int]:
+        """`_prioritize` with the feasible nodes' snapshot rows: vector scores and int64 totals
+        (a plain list when the profile's weights could overflow int64: the runtime then sums
+        Python integers)."""
         st = fw.run_pre_score(state, pi, feasible)
         if not st.is_success():
             raise SchedulingError(st)
@@ -656,7 +656,7 @@ class Scheduler:
             rec.scores = record
             rec.totals = totals
             rec.skipped_score_plugins = sorted(state.skip_score_plugins)
-        return totals if isinstance(totals, np.ndarray) else np.asarray(totals, dtype=np.int64)
+        return totals
 
     def select_host_array(self, nodes: list[NodeInfo], totals: IntArray) -> str:
         """`select_host` over an int64 array, drawing the same random numbers in the same order:

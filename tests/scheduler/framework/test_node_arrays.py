@@ -201,6 +201,21 @@ async def test_decisions_with_numpy_paths_equal_scalar_paths(real_api: Any, prof
     assert len({host for host, _ in vector}) > 20  # and the others spread over many nodes
 
 
+async def test_weights_beyond_int64_sum_python_integers_and_decide_alike(real_api: Any) -> None:
+    """A score weight of 2**60 (valid: upstream only refuses negative weights) would overflow
+    int64 totals; the runtime then sums Python integers, and the decisions stay the same."""
+    cfg = {"profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": {"enabled": [
+        {"name": "NodeResourcesFit", "weight": 2**60}]}}}]}
+    (vector_sched, scalar_sched), rng = await _cluster(real_api, cfg, seed=4, schedulers=2)
+    scalar_sched.vector_paths = False
+    pods = [_pod(f"w-{i}", rng) for i in range(30)]
+    vector = _decide(vector_sched, pods)
+    assert vector == _decide(scalar_sched, pods)
+    assert not any(host.startswith("error: running") for host, _ in vector)  # no overflow error
+    assert max(json.loads(extra[1]).get("nodes", {}).get(host, {}).get("totalScore", 0)
+               for host, extra in vector if not host.startswith("error")) > 2**63
+
+
 async def test_node_arrays_follow_every_cache_change(real_api: Any) -> None:
     (sched,), rng = await _cluster(real_api, {}, seed=5)
     snap = sched.snapshot
