@@ -18,15 +18,23 @@ overflow, so a decision never depends on which path ran.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from scheduler.framework.types import NodeInfo
 
-if TYPE_CHECKING:
-    from scheduler.backend.snapshot import Snapshot
+
+class Snapshot(Protocol):
+    """What `sync` reads of scheduler/backend/snapshot.py's Snapshot (named here, not imported:
+    the backend layer imports this module)."""
+
+    node_info_list: list[NodeInfo]
+    tracked: bool
+    change_seq: int
+
+    def nodes_changed_since(self, seq: int) -> set[str] | None: ...
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
