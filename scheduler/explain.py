@@ -58,19 +58,35 @@ class AttemptRecord:
     skipped_filter_plugins: list[str] = field(default_factory=list)
     skipped_score_plugins: list[str] = field(default_factory=list)
     filter_plugins: list[str] = field(default_factory=list)
+    # rejected nodes (and, from older callers, feasible ones as None); `feasible` lists the rest
     node_statuses: dict[str, Status | None] = field(default_factory=dict)
     feasible: list[str] = field(default_factory=list)
+    # the feasible NodeInfos instead of `feasible` (names read when explained: cheaper per cycle)
+    feasible_nodes: list[Any] | None = None
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)
-    totals: list[int] = field(default_factory=list)
+    totals: Any = field(default_factory=list)  # list[int], or an int64 array from a vector cycle
     selected_node: str = ""
     result: str = ""
     message: str = ""
     post_filter_status: Status | None = None
     nominated_node: str = ""
 
+    def feasible_names(self) -> list[str]:
+        if self.feasible_nodes is not None:
+            return [n.name for n in self.feasible_nodes]
+        return self.feasible
+
     def to_dict(self) -> dict[str, Any]:
         nodes: dict[str, Any] = {}
-        for node, st in self.node_statuses.items():
+        statuses = self.node_statuses
+        feasible = self.feasible_names()
+        if any(n not in statuses for n in feasible):
+            # feasible nodes are kept apart from the rejected ones (cheaper per cycle); they
+            # follow the rejected ones, as in the walk's diagnosis
+            statuses = dict(statuses)
+            for n in feasible:
+                statuses.setdefault(n, None)
+        for node, st in statuses.items():
             verdicts: list[dict[str, Any]] = []
             for pl in self.filter_plugins:
                 if st is not None and st.plugin == pl:
@@ -81,10 +97,14 @@ class AttemptRecord:
                 if st is not None:  # rejected outside the listed filters (e.g. an error)
                     verdicts.append(status_dict(st))
             nodes[node] = {"feasible": st is None, "filters": verdicts}
-        for i, node in enumerate(self.feasible):
+        # a vector cycle records int64 arrays: plain ints for the explanation
+        scores = {pl: {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in rec.items()}
+                  for pl, rec in self.scores.items()}
+        totals = self.totals.tolist() if hasattr(self.totals, "tolist") else self.totals
+        for i, node in enumerate(feasible):
             entry = nodes.setdefault(node, {"feasible": True, "filters": []})
             per_plugin: dict[str, Any] = {}
-            for pl, rec in self.scores.items():
+            for pl, rec in scores.items():
                 raw = rec.get("raw")
                 norm = rec["normalized"][i]
                 per_plugin[pl] = {
@@ -94,8 +114,8 @@ class AttemptRecord:
                     "weighted": norm * rec["weight"],
                 }
             entry["scores"] = per_plugin
-            if i < len(self.totals):
-                entry["totalScore"] = self.totals[i]
+            if i < len(totals):
+                entry["totalScore"] = totals[i]
         out: dict[str, Any] = {
             "pod": {"namespace": self.namespace, "name": self.name, "uid": self.uid},
             "schedulerName": self.profile,
@@ -103,8 +123,8 @@ class AttemptRecord:
             "schedulingCycle": self.cycle,
             "timestamp": self.timestamp,
             "numAllNodes": self.num_all_nodes,
-            "numEvaluatedNodes": len(self.node_statuses),
-            "numFeasibleNodes": len(self.feasible),
+            "numEvaluatedNodes": len(statuses),
+            "numFeasibleNodes": len(feasible),
             "skippedFilterPlugins": self.skipped_filter_plugins,
             "skippedScorePlugins": self.skipped_score_plugins,
             "result": self.result,
@@ -142,7 +162,8 @@ class Explainer:
             return
         key = f"{rec.namespace}/{rec.name}"
         self._entries -= self._sizes.pop(key, 0)
-        size = len(rec.node_statuses) + 1
+        size = len(rec.node_statuses) + len(rec.feasible_nodes if rec.feasible_nodes is not None
+                                             else rec.feasible) + 1
         self._records[key] = rec
         self._records.move_to_end(key)
         self._sizes[key] = size

@@ -32,6 +32,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from minik3s.api.resources import EVENTS, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
@@ -56,6 +58,7 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.explain import AttemptRecord, Explainer, gang_section
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, Plugin, Status
+from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.runtime import Framework, FrameworkError, WaitingPod
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
@@ -110,6 +113,8 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    # the feasible nodes' snapshot rows when the vector walk found them (NodeArrays), else None
+    feasible_rows: IntArray | None = None
 
 
 class FitError(Exception):
@@ -276,6 +281,9 @@ class Scheduler:
         self.explainer = Explainer(explain_capacity)
         self.writer = ApiWriter(client, max_pending_events=max_pending_events)
         self.next_start_node_index = 0
+        # the NumPy paths (NodeArrays filter walk, vector scores, vector select_host); off: the
+        # scalar batch paths, with the same decisions (tests compare the two)
+        self.vector_paths = True
         self.handlers = EventHandlers(self.cache, self.queue, self.frameworks,
                                       reject_waiting_pod=self._reject_waiting)
         self._pod_informer = informers.informer(PODS)
@@ -362,10 +370,12 @@ class Scheduler:
         full = snap.node_info_list
         snap.node_info_list = kept
         snap.mark_structural_change()
+        vector, self.vector_paths = self.vector_paths, False  # no NodeArrays rebuild for a one-off subset
         try:
             result = self.schedule_pod(fw, CycleState(), pi)
             return {"node": result.suggested_host, "message": ""}
         finally:
+            self.vector_paths = vector
             snap.node_info_list = full
             snap.mark_structural_change()
 
@@ -489,11 +499,8 @@ class Scheduler:
         feasible, diag = self._find_nodes_that_fit(fw, state, pi, all_nodes, rec)
         if rec is not None:
             rec.num_all_nodes = len(all_nodes)
-            statuses: dict[str, Status | None] = dict(diag.node_to_status)
-            for ni in feasible:
-                statuses[ni.name] = None
-            rec.node_statuses = statuses
-            rec.feasible = [ni.name for ni in feasible]
+            rec.node_statuses = dict(diag.node_to_status)  # to_dict adds the feasible ones
+            rec.feasible_nodes = feasible
             rec.skipped_filter_plugins = sorted(state.skip_filter_plugins)
             rec.filter_plugins = [p.name() for p in fw.active_filter_plugins(state)]
         if not feasible:
@@ -501,6 +508,12 @@ class Scheduler:
         evaluated = len(diag.node_to_status) + len(feasible)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
+        rows = diag.feasible_rows
+        if rows is not None and fw.has_score_plugins():
+            got = self._prioritize_rows(fw, state, pi, feasible, rows, rec)
+            host = (self.select_host_array(feasible, got) if isinstance(got, np.ndarray)
+                    else self.select_host(feasible, got))
+            return ScheduleResult(host, evaluated, len(feasible))
         totals = self._prioritize(fw, state, pi, feasible, rec)
         host = self.select_host(feasible, totals)
         return ScheduleResult(host, evaluated, len(feasible))
@@ -554,6 +567,25 @@ class Scheduler:
                 self.next_start_node_index = (start + len(picked)) % n
             return picked
         plugins = fw.active_filter_plugins(state)
+        if not fw.nominator and self.vector_paths and advance and nodes is self.snapshot.node_info_list \
+                and self.snapshot.tracked:
+            arrays = self.snapshot.node_arrays()
+            if arrays.safe and arrays.n == n:
+                try:
+                    rows, failed, processed = _filter_vector(plugins, fw.vector_filter_plugins, state, pi, nodes,
+                                                             arrays, start, to_find)
+                except _SlowPath:
+                    pass  # as below: the node-by-node path reports it exactly
+                else:
+                    statuses = diag.node_to_status
+                    for name, st in failed:
+                        statuses[name] = st
+                        if st.plugin:
+                            (diag.pending_plugins if st.code == Code.PENDING
+                             else diag.unschedulable_plugins).add(st.plugin)
+                    self.next_start_node_index = (start + processed) % n
+                    diag.feasible_rows = rows
+                    return [nodes[r] for r in rows.tolist()]
         ordered = nodes[start:] + nodes[:start] if start else nodes
         if not fw.nominator:
             try:
@@ -607,6 +639,49 @@ class Scheduler:
             rec.totals = totals
             rec.skipped_score_plugins = sorted(state.skip_score_plugins)
         return totals
+
+    def _prioritize_rows(self, fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],
+                         rows: IntArray, rec: AttemptRecord | None) -> IntArray | list[int]:
+        """`_prioritize` with the feasible nodes' snapshot rows: vector scores and int64 totals
+        (a plain list when the profile's weights could overflow int64: the runtime then sums
+        Python integers)."""
+        st = fw.run_pre_score(state, pi, feasible)
+        if not st.is_success():
+            raise SchedulingError(st)
+        record: dict[str, Any] | None = {} if rec is not None else None
+        totals, st = fw.run_score(state, pi, feasible, record=record, arrays=self.snapshot.node_arrays(), rows=rows)
+        if not st.is_success():
+            raise SchedulingError(st)
+        if rec is not None and record is not None:
+            rec.scores = record
+            rec.totals = totals
+            rec.skipped_score_plugins = sorted(state.skip_score_plugins)
+        return totals
+
+    def select_host_array(self, nodes: list[NodeInfo], totals: IntArray) -> str:
+        """`select_host` over an int64 array, drawing the same random numbers in the same order:
+        a node that ties the best total seen so far draws one `random()` (the k-th node with that
+        total is kept with probability 1/k); only the draws of the final best total decide."""
+        m = len(totals)
+        if m < 2:
+            return nodes[0].name
+        prev = np.maximum.accumulate(totals)[:-1]
+        tie = np.flatnonzero(totals[1:] == prev) + 1
+        best = totals.max()
+        first = int(np.argmax(totals))  # the first node reaching the best total
+        if not len(tie):
+            return nodes[first].name
+        rnd = self.rng.random
+        draws = np.array([rnd() for _ in range(len(tie))], dtype=np.float64)
+        best_ties = totals[tie] == best
+        if not best_ties.any():
+            return nodes[first].name
+        # the k-th node with the best total (k = 2, 3, ...): all of them come after `first`
+        ks = np.arange(2, int(best_ties.sum()) + 2, dtype=np.float64)
+        kept = np.flatnonzero(draws[best_ties] * ks < 1.0)
+        if not len(kept):
+            return nodes[first].name
+        return nodes[int(tie[best_ties][kept[-1]])].name
 
     def select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
         """Highest total; ties broken uniformly at random by reservoir sampling."""
@@ -833,6 +908,78 @@ def _filter_batched(plugins: list[Any], state: CycleState, pi: PodInfo, ordered:
     except Exception as e:
         raise _SlowPath from e
     return feasible, failed, n
+
+
+def _filter_vector(plugins: list[Any], vector_names: set[str], state: CycleState, pi: PodInfo,
+                   nodes: list[NodeInfo], arrays: NodeArrays, start: int,
+                   to_find: int) -> tuple[IntArray, list[tuple[str, Status]], int]:
+    """`_filter_batched` over snapshot rows: the window of rows visited from `start` (round
+    robin, as upstream) is filtered plugin by plugin; a plugin with a vector fast accept
+    (`filter_accept_mask`) is asked through `filter_nodes` only about the rows it could not
+    accept, any other plugin about every row still alive. Returns the rows of the first
+    `to_find` feasible nodes in visiting order, the rejected nodes before the last of them
+    (name, status) and how many nodes the sequential walk processed. Raises _SlowPath as
+    `_filter_batched` does."""
+    rejected = _REJECTED
+    n = len(nodes)
+    found: list[IntArray] = []
+    n_found = 0
+    failed: list[tuple[str, Status]] = []
+    pos = 0
+    try:
+        while pos < n:
+            want = to_find - n_found
+            size = min(want if want > _MIN_FILTER_CHUNK else _MIN_FILTER_CHUNK, n - pos)
+            chunk = arrays.window(start, pos, size)
+            alive = chunk
+            fails: dict[int, Status] = {}
+            for pl in plugins:
+                plugin_name = pl.NAME or pl.name()
+                check = alive
+                if plugin_name in vector_names:
+                    mask = pl.filter_accept_mask(state, pi, arrays, alive)
+                    if mask is not None:
+                        if mask.all():
+                            continue
+                        check = alive[~mask]
+                check_rows = check.tolist()
+                sts = pl.filter_nodes(state, pi, [nodes[r] for r in check_rows])
+                if sts.count(None) == len(check_rows):
+                    continue
+                bad: list[int] = []
+                for r, st in zip(check_rows, sts, strict=True):
+                    if st is None:
+                        continue
+                    if st.code not in rejected:
+                        raise _SlowPath
+                    fails[r] = st if st.plugin == plugin_name else st.with_plugin(plugin_name)
+                    bad.append(r)
+                alive = alive[~np.isin(alive, bad)]
+                if not len(alive):
+                    break
+            if n_found + len(alive) >= to_find:
+                take = alive[:to_find - n_found]
+                found.append(take)
+                processed = (int(take[-1]) - start) % n + 1  # take is never empty: to_find > n_found
+                if fails:
+                    for r in sorted(fails, key=lambda r: (r - start) % n):
+                        if (r - start) % n < processed:
+                            failed.append((nodes[r].name, fails[r]))
+                return np.concatenate(found), failed, processed
+            found.append(alive)
+            n_found += len(alive)
+            if fails:
+                for r in sorted(fails, key=lambda r: (r - start) % n):
+                    failed.append((nodes[r].name, fails[r]))
+            pos += size
+    except _SlowPath:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        raise _SlowPath from e
+    rows = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    return rows, failed, n
 
 
 def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from minik3s.api.types import JsonDict
+from scheduler.framework.node_arrays import NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 
 JOURNAL_LENGTH = 4096
@@ -20,7 +21,7 @@ JOURNAL_LENGTH = 4096
 class Snapshot:
     __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
                  "have_pods_with_required_anti_affinity_list", "generation", "used_pvc_set",
-                 "tracked", "change_seq", "structure_seq", "_journal", "_affinity_stale")
+                 "tracked", "change_seq", "structure_seq", "_journal", "_affinity_stale", "_arrays")
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -37,6 +38,7 @@ class Snapshot:
         self.change_seq = 0
         self.structure_seq = 0
         self._journal: deque[tuple[int, list[str]]] = deque(maxlen=JOURNAL_LENGTH)
+        self._arrays: NodeArrays | None = None
 
     def record_changes(self, names: list[str], *, structural: bool) -> None:
         """Called by the cache after a refresh: `names` NodeInfos were updated in place;
@@ -99,6 +101,15 @@ class Snapshot:
         self.have_pods_with_affinity_list = [n for n in self.node_info_list if n.pods_with_affinity]
         self.have_pods_with_required_anti_affinity_list = [
             n for n in self.node_info_list if n.pods_with_required_anti_affinity]
+
+    def node_arrays(self) -> NodeArrays:
+        """The node list's numbers as NumPy columns (row i = node_info_list[i]), brought up to date
+        with the change journal first; see scheduler/framework/node_arrays.py."""
+        arrays = self._arrays
+        if arrays is None:
+            arrays = self._arrays = NodeArrays()
+        arrays.sync(self)
+        return arrays
 
     def node_infos(self) -> list[NodeInfo]:
         return self.node_info_list

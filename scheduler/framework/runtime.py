@@ -21,7 +21,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
 
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
@@ -55,6 +57,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 
 logger = logging.getLogger(__name__)
@@ -263,6 +266,14 @@ class Framework:
         self._normalizers = {p.name() for p in self.score_plugins if p.has_normalize_score()}
         self._raw_normalizers = {p.name() for p in self.score_plugins if p.has_normalize_score()
                                  and type(p).normalize_raw_scores is not ScorePlugin.normalize_raw_scores}
+        self._vector_scorers = {p.name() for p in self.score_plugins
+                                if type(p).score_rows is not ScorePlugin.score_rows}
+        self._vector_normalizers = {p.name() for p in self.score_plugins if p.has_normalize_score()
+                                    and type(p).normalize_score_array is not ScorePlugin.normalize_score_array}
+        # int64 totals cannot overflow: the weights' sum times MaxNodeScore stays far inside int64
+        self._vector_totals = sum(self.score_weights.values()) * MAX_NODE_SCORE < 2**62
+        self.vector_filter_plugins = {p.name() for p in self.filter_plugins
+                                      if type(p).filter_accept_mask is not FilterPlugin.filter_accept_mask}
         if len(self.queue_sort_plugins) > 1:
             raise FrameworkError(
                 f"only one queue sort plugin required for profile with scheduler name "
@@ -570,81 +581,138 @@ class Framework:
                 return Status.as_error(f"running PreScore plugin {pl.name()!r}: {st.message()}", pl.name())
         return Status.success()
 
+    @overload
     def run_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo], *,
-                  record: dict[str, Any] | None = None) -> tuple[list[int], Status]:
+                  record: dict[str, Any] | None = None, arrays: None = None,
+                  rows: None = None) -> tuple[list[int], Status]: ...
+
+    @overload
+    def run_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo], *,
+                  record: dict[str, Any] | None = None, arrays: NodeArrays,
+                  rows: IntArray) -> tuple[IntArray, Status]: ...
+
+    def run_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo], *,
+                  record: dict[str, Any] | None = None, arrays: NodeArrays | None = None,
+                  rows: IntArray | None = None) -> tuple[list[int] | IntArray, Status]:
         """Totals per node (same order as `nodes`). `record`, when given, receives per plugin
-        {"raw": [...], "normalized": [...], "weight": w} for explain."""
+        {"raw": [...], "normalized": [...], "weight": w} for explain (int64 arrays where a plugin
+        scored or normalized as a vector). With `arrays` and `rows`
+        (`nodes[i]` is snapshot row `rows[i]`) the totals are an int64 array, plugins with a
+        `score_rows` form score the window at once, and the sum is a vector sum."""
+        vector = arrays is not None and rows is not None and self._vector_totals
+        totals_arr = np.zeros(len(nodes), dtype=np.int64) if vector else None
         totals = [0] * len(nodes)
         skip = state.skip_score_plugins
         for pl in self.score_plugins:
             name = pl.name()
             if name in skip:
                 continue
+            normalized_arr: IntArray | None = None
+            normalized: list[int] = []
+            raw: list[int] | IntArray
             ni: NodeInfo | None = None
             try:
-                batch = pl.score_nodes(state, pi, nodes) if name in self._batch_scorers else None
-                if batch is not None:
-                    if not isinstance(batch, tuple) or batch[1] is None:
-                        return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
-                    if batch[1].code:
-                        return totals, Status.as_error(f"running Score plugin {name!r}: {batch[1].message()}", name)
-                    raw = list(batch[0])
-                    if len(raw) != len(nodes):
+                raw_arr = (pl.score_rows(state, pi, arrays, rows, nodes)
+                           if vector and name in self._vector_scorers and arrays is not None and rows is not None
+                           else None)
+                if raw_arr is not None:
+                    if len(raw_arr) != len(nodes):
                         return totals, Status.as_error(
-                            f"plugin {name!r} returned {len(raw)} scores for {len(nodes)} nodes", name)
+                            f"plugin {name!r} returned {len(raw_arr)} scores for {len(nodes)} nodes", name)
+                    raw = raw_arr
                 else:
-                    raw = []
-                    append = raw.append
-                    score_fn = pl.score
-                    for ni in nodes:
-                        out = score_fn(state, pi, ni)
-                        if out is None or out[1] is None:
+                    batch = pl.score_nodes(state, pi, nodes) if name in self._batch_scorers else None
+                    if batch is not None:
+                        if not isinstance(batch, tuple) or batch[1] is None:
                             return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
-                        s, st = out
-                        if st.code:
-                            return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}", name)
-                        append(s)
+                        if batch[1].code:
+                            return totals, Status.as_error(f"running Score plugin {name!r}: {batch[1].message()}",
+                                                           name)
+                        raw = list(batch[0])
+                        if len(raw) != len(nodes):
+                            return totals, Status.as_error(
+                                f"plugin {name!r} returned {len(raw)} scores for {len(nodes)} nodes", name)
+                    else:
+                        raw = []
+                        append = raw.append
+                        score_fn = pl.score
+                        for ni in nodes:
+                            out = score_fn(state, pi, ni)
+                            if out is None or out[1] is None:
+                                return totals, Status.as_error(f"plugin {name!r} returned no status from Score",
+                                                               name)
+                            s, st = out
+                            if st.code:
+                                return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}",
+                                                               name)
+                            append(s)
             except asyncio.CancelledError:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name if ni else "")
                 return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
-            normalized = raw
-            if name in self._normalizers:
-                fast: list[int] | None = None
-                if name in self._raw_normalizers:
-                    try:
-                        fast = pl.normalize_raw_scores(state, pi, raw)
-                    except asyncio.CancelledError:
-                        raise
-                    except Exception as e:
-                        logger.exception("plugin raised plugin=%s point=normalize_score", name)
-                        return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {e}", name)
-                    if fast is not None and len(fast) != len(nodes):
-                        return totals, Status.as_error(
-                            f"plugin {name!r} normalized {len(fast)} scores for {len(nodes)} nodes", name)
-                if fast is not None:
+            if isinstance(raw, np.ndarray) and name not in self._normalizers:
+                normalized_arr = raw
+            elif name in self._normalizers:
+                fast: list[int] | IntArray | None = None
+                try:
+                    if isinstance(raw, np.ndarray) and name in self._vector_normalizers:
+                        fast = pl.normalize_score_array(state, pi, raw)
+                    if fast is None and name in self._raw_normalizers:
+                        fast = pl.normalize_raw_scores(state, pi, raw.tolist() if isinstance(raw, np.ndarray)
+                                                       else raw)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:
+                    logger.exception("plugin raised plugin=%s point=normalize_score", name)
+                    return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {e}", name)
+                if fast is not None and len(fast) != len(nodes):
+                    return totals, Status.as_error(
+                        f"plugin {name!r} normalized {len(fast)} scores for {len(nodes)} nodes", name)
+                if isinstance(fast, np.ndarray):
+                    normalized_arr = fast
+                elif fast is not None:
                     normalized = fast
                 else:
-                    scores = [NodeScore(n.name, int(v)) for n, v in zip(nodes, raw, strict=True)]
+                    scores = [NodeScore(n.name, int(v)) for n, v in zip(nodes, raw.tolist() if isinstance(
+                        raw, np.ndarray) else raw, strict=True)]
                     st = self._call(pl, "normalize_score", state, pi, scores)
                     if not st.is_success():
                         return totals, Status.as_error(
                             f"running Normalize on Score plugin {name!r}: {st.message()}", name)
                     normalized = [ns.score for ns in scores]
+            else:
+                assert isinstance(raw, list)
+                normalized = raw
             weight = self.score_weights.get(name, 1)
-            lo, hi = min(normalized, default=0), max(normalized, default=0)
+            if normalized_arr is not None:
+                lo = int(normalized_arr.min()) if len(normalized_arr) else 0
+                hi = int(normalized_arr.max()) if len(normalized_arr) else 0
+            else:
+                lo, hi = min(normalized, default=0), max(normalized, default=0)
             if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:
                 bad = hi if hi > MAX_NODE_SCORE else lo
                 return totals, Status.as_error(
                     f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", name)
-            if weight == 1:
-                totals = [t + v for t, v in zip(totals, normalized, strict=True)]
+            if totals_arr is not None:
+                vec = normalized_arr if normalized_arr is not None else np.asarray(normalized, dtype=np.int64)
+                if weight == 1:
+                    totals_arr += vec
+                else:
+                    totals_arr += vec * weight
             else:
-                totals = [t + v * weight for t, v in zip(totals, normalized, strict=True)]
-            if record is not None:
-                record[name] = {"raw": raw, "normalized": normalized, "weight": weight}
+                if normalized_arr is not None:
+                    normalized = normalized_arr.tolist()
+                if weight == 1:
+                    totals = [t + v for t, v in zip(totals, normalized, strict=True)]
+                else:
+                    totals = [t + v * weight for t, v in zip(totals, normalized, strict=True)]
+            if record is not None:  # arrays stay arrays (explain converts them when asked)
+                record[name] = {"raw": raw, "normalized": normalized_arr if normalized_arr is not None
+                                else normalized, "weight": weight}
+        if totals_arr is not None:
+            return totals_arr, Status.success()
         return totals, Status.success()
 
     def run_reserve(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:

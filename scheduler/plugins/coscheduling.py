@@ -386,7 +386,12 @@ class Coscheduling(GangPlugin, QueueSortPlugin):
         if ai.priority != bi.priority:
             return ai.priority > bi.priority
         ta, tb = float(getattr(a, "timestamp", 0.0)), float(getattr(b, "timestamp", 0.0))
-        ra, rb = ref_of(ai), ref_of(bi)
+        # the gang refs cached on the PodInfos (hot: ~20 comparisons per heap pop)
+        ea, eb = ai._extra, bi._extra
+        ha = ea.get("gang") if ea is not None else None
+        hb = eb.get("gang") if eb is not None else None
+        ra = ha[0] if ha is not None else ref_of(ai)
+        rb = hb[0] if hb is not None else ref_of(bi)
         if ra is None and rb is None:
             return ta < tb  # both outside any gang: PrioritySort's order exactly
         return self._sort_key(ai, ra, ta) < self._sort_key(bi, rb, tb)

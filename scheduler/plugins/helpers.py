@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from minik3s.api.selectors import LabelSelector, label_selector_from_dict
 from minik3s.api.types import JsonDict
 from scheduler.framework.interface import MAX_NODE_SCORE, NodeScore, Status
+from scheduler.framework.node_arrays import IntArray
 from scheduler.framework.types import AffinityTerm, PodInfo
 
 SUCCESS = Status()
@@ -53,6 +56,17 @@ def default_normalize_raw(scores: list[int], *, reverse: bool, max_priority: int
     if reverse:
         return [max_priority - max_priority * s // max_count for s in scores]
     return [max_priority * s // max_count for s in scores]
+
+
+def default_normalize_array(scores: IntArray, *, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> IntArray:
+    """`default_normalize_raw` over an int64 array (same integer division)."""
+    max_count = int(scores.max()) if len(scores) else 0
+    if max_count <= 0:
+        if reverse:
+            return np.full(len(scores), max_priority, dtype=np.int64)
+        return scores.copy()
+    scaled: IntArray = max_priority * scores // max_count
+    return max_priority - scaled if reverse else scaled
 
 
 def compile_selector(d: JsonDict | None) -> LabelSelector:

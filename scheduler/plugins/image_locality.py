@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin, Status
+from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS
@@ -104,3 +107,17 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
                     total += int(st.size * (st.num_nodes / total_nodes))
             append(calculate_priority(total, n_containers))
         return out, SUCCESS
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """Rows of nodes without images score `calculate_priority(0, n)` without a look."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or s.num_containers == 0:
+            return None
+        out = np.full(len(rows), calculate_priority(0, s.num_containers), dtype=np.int64)
+        with_images = np.flatnonzero(arrays.has_images[rows])
+        if len(with_images):
+            idx = with_images.tolist()
+            scores, _ = self.score_nodes(state, pod, [nodes[i] for i in idx])
+            out[with_images] = scores
+        return out

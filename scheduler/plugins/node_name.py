@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     ActionType,
@@ -16,6 +18,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
+from scheduler.framework.node_arrays import BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
@@ -36,6 +39,12 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not want:
             return [None] * len(nodes)
         return [None if n.name == want else Status.unresolvable(ERR_REASON, plugin=self.NAME) for n in nodes]
+
+    def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> BoolArray | None:
+        if pod.node_name:
+            return None
+        return np.ones(len(rows), dtype=np.bool_)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add)]

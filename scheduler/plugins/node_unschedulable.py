@@ -18,6 +18,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
+from scheduler.framework.node_arrays import BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
@@ -43,6 +44,11 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
                 st = self.filter(state, pod, n)
                 out[i] = st if st.code else None
         return out
+
+    def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> BoolArray | None:
+        mask: BoolArray = ~arrays.unschedulable[rows]
+        return mask
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from minik3s.api.helpers.taints import (
     PREFER_NO_SCHEDULE,
     find_untolerated_taint,
@@ -30,9 +32,16 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
-from scheduler.plugins.helpers import SUCCESS, as_pod_info, default_normalize_raw, default_normalize_score
+from scheduler.plugins.helpers import (
+    SUCCESS,
+    as_pod_info,
+    default_normalize_array,
+    default_normalize_raw,
+    default_normalize_score,
+)
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
 
@@ -55,6 +64,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                 st = self.filter(state, pod, n)
                 out[i] = st if st.code else None
         return out
+
+    def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> BoolArray | None:
+        mask: BoolArray = ~arrays.tainted[rows]
+        return mask
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         tols = [
@@ -100,6 +114,20 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                     count += 1
             out[i] = count
         return out, SUCCESS
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """Untainted rows score raw 0 without a look; tainted ones count as `score_nodes` does."""
+        out = np.zeros(len(rows), dtype=np.int64)
+        tainted = np.flatnonzero(arrays.tainted[rows])
+        if len(tainted):
+            idx = tainted.tolist()
+            counts, _ = self.score_nodes(state, pod, [nodes[i] for i in idx])
+            out[tainted] = counts
+        return out
+
+    def normalize_score_array(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray | None:
+        return default_normalize_array(scores, reverse=True)
 
     def normalize_raw_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> list[int]:
         return default_normalize_raw(scores, reverse=True)

@@ -22,11 +22,17 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import SAFE_LIMIT, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS
 from scheduler.plugins.node_resources.fit import ResourceSpec, _default_resources
-from scheduler.plugins.node_resources.strategies import BALANCED, ResourceAllocationScorer, balanced_scorer
+from scheduler.plugins.node_resources.strategies import (
+    BALANCED,
+    ResourceAllocationScorer,
+    balanced_scorer,
+    score_rows,
+)
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -66,6 +72,15 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
         if reqs is None:
             reqs = self._scorer.pod_requests(pod)
         return self._scorer.score_many(nodes, reqs), SUCCESS
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = self._scorer.pod_requests(pod)
+        if any(abs(v) >= SAFE_LIMIT for v in reqs):
+            return None
+        return score_rows(self._scorer, arrays, rows, reqs)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -29,17 +30,19 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import SAFE_LIMIT, BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
 from scheduler.plugins.node_resources.strategies import (
-    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     ResourceAllocationScorer,
     least_allocated_scorer,
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
+    score_rows,
 )
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
@@ -171,8 +174,13 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
         )
     else:
         fn = least_allocated_scorer(weights)
-    kind = strategy.type if strategy.type in (LEAST_ALLOCATED, MOST_ALLOCATED) else ""
-    return ResourceAllocationScorer(resources, fn, use_requested=False, kind=kind, weights=tuple(weights))
+    kind = strategy.type
+    shape: tuple[tuple[int, int], ...] = ()
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO and strategy.requested_to_capacity_ratio is not None:
+        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        shape = tuple((p.utilization, p.score * scale) for p in strategy.requested_to_capacity_ratio.shape)
+    return ResourceAllocationScorer(resources, fn, use_requested=False, kind=kind, weights=tuple(weights),
+                                    shape=shape)
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -234,6 +242,29 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             append(Status.unschedulable(*reasons, plugin=self.NAME) if reasons else None)
         return out
 
+    def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> BoolArray | None:
+        """Room for one more pod and every request fits the free allocatable (the fast accept
+        above, over the window); extended resources too, except ignored ones."""
+        req: Resource = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        if max(abs(req.milli_cpu), abs(req.memory), abs(req.ephemeral_storage)) >= SAFE_LIMIT:
+            return None
+        mask: BoolArray = arrays.npods[rows] < arrays.alloc_pods[rows]
+        mask &= req.milli_cpu <= arrays.alloc_cpu[rows] - arrays.req_cpu[rows]
+        mask &= req.memory <= arrays.alloc_mem[rows] - arrays.req_mem[rows]
+        mask &= req.ephemeral_storage <= arrays.alloc_eph[rows] - arrays.req_eph[rows]
+        for name, q in req.scalar.items():
+            if q == 0 or abs(q) >= SAFE_LIMIT:
+                if q:
+                    return None
+                continue
+            if "/" in name and "kubernetes.io/" not in name.split("/", 1)[0] + "/":
+                if name in self._ignored or (self._ignored_groups and name.split("/", 1)[0] in self._ignored_groups):
+                    continue
+            alloc, used = arrays.scalar_columns(name)
+            mask &= q <= alloc[rows] - used[rows]
+        return mask
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         state.write(PRE_SCORE_STATE_KEY, self._scorer.pod_requests(pod))
         return SUCCESS
@@ -249,6 +280,15 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if reqs is None:
             reqs = self._scorer.pod_requests(pod)
         return self._scorer.score_many(nodes, reqs), SUCCESS
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = self._scorer.pod_requests(pod)
+        if any(abs(v) >= SAFE_LIMIT for v in reqs):
+            return None
+        return score_rows(self._scorer, arrays, rows, reqs)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

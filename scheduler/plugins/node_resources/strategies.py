@@ -18,8 +18,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.interface import MAX_NODE_SCORE
+from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -153,10 +156,13 @@ class ResourceAllocationScorer:
     resources: tuple[str, ...]
     scorer: ScorerFn
     use_requested: bool = False
-    # which formula `scorer` is (LEAST_ALLOCATED, MOST_ALLOCATED, BALANCED or "" for others) and
+    # which formula `scorer` is (LEAST_ALLOCATED, MOST_ALLOCATED, BALANCED,
+    # REQUESTED_TO_CAPACITY_RATIO or "" for others) and
     # its per-resource weights: lets `score_many` run the cpu+memory case without per-node calls
     kind: str = ""
     weights: tuple[int, ...] = ()
+    # RequestedToCapacityRatio's shape, scores already scaled to 0..100 (for `score_rows`)
+    shape: tuple[tuple[int, int], ...] = ()
     # score_many's memo: pod request (cpu, memory) -> node name -> (NodeInfo generation, score).
     # A node's score depends only on its requested/allocatable (which bump its generation when
     # they change) and the pod's request, so between cycles only the changed nodes recompute.
@@ -217,7 +223,7 @@ class ResourceAllocationScorer:
         operations in the same order, so the values are identical; nodes whose generation did
         not change since the last call with the same pod request reuse their score."""
         kind = self.kind
-        if self.resources != _CPU_MEMORY or not kind:
+        if self.resources != _CPU_MEMORY or kind not in (LEAST_ALLOCATED, MOST_ALLOCATED, BALANCED):
             return [self.score(n, pod_requests) for n in nodes]
         p_cpu, p_mem = pod_requests[0], pod_requests[1]
         memo = self._memo.get((p_cpu, p_mem))
@@ -285,3 +291,97 @@ class ResourceAllocationScorer:
                 s_mem = (q_mem if q_mem < a_mem else a_mem) * MAX_NODE_SCORE // a_mem
             append((s_cpu * w_cpu + s_mem * w_mem) // wsum)
         return out
+
+
+def _trunc_div(a: IntArray, b: int) -> IntArray:
+    """Go's int64 division (truncates toward zero) of an array by a positive constant."""
+    return np.where(a >= 0, a // b, -((-a) // b))
+
+
+def _broken_linear_array(shape: Sequence[tuple[int, int]], p: IntArray) -> IntArray:
+    """`broken_linear(shape)` applied to every element of `p`."""
+    out = np.full(len(p), shape[-1][1], dtype=np.int64)
+    done = np.zeros(len(p), dtype=np.bool_)
+    for i, (u, s) in enumerate(shape):
+        m = ~done & (p <= u)
+        if i == 0:
+            out[m] = s
+        else:
+            pu, ps = shape[i - 1]
+            out[m] = ps + _trunc_div((s - ps) * (p[m] - pu), u - pu)
+        done |= m
+    return out
+
+
+def vector_columns(arrays: NodeArrays, rows: IntArray, resource: str, pod_request: int,
+                   use_requested: bool) -> tuple[IntArray, IntArray] | None:
+    """(allocatable, requested after the pod) of `resource` for `rows`, as `score` collects
+    them; None when the resource is left out for every node (an extended resource the pod
+    does not request). A row whose allocatable is 0 is left out by the scorers."""
+    if resource == CPU:
+        return arrays.alloc_cpu[rows], (arrays.req_cpu if use_requested else arrays.nz_cpu)[rows] + pod_request
+    if resource == MEMORY:
+        return arrays.alloc_mem[rows], (arrays.req_mem if use_requested else arrays.nz_mem)[rows] + pod_request
+    if resource == EPHEMERAL_STORAGE:
+        return arrays.alloc_eph[rows], (arrays.req_eph if use_requested else arrays.nz_eph)[rows] + pod_request
+    if resource == PODS:
+        return arrays.alloc_pods[rows], arrays.npods[rows] + pod_request
+    if pod_request == 0:
+        return None
+    alloc, req = arrays.scalar_columns(resource)
+    return alloc[rows], req[rows] + pod_request
+
+
+def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntArray,
+               pod_requests: list[int]) -> IntArray | None:
+    """`[scorer.score(node, pod_requests) for node in rows]` as int64 vector operations, with the
+    scalar formulas' integer divisions and float operations in the same order (so the same
+    values). None for a formula without a vector form (Balanced over more than cpu and memory)."""
+    kind = scorer.kind
+    m = len(rows)
+    if kind == BALANCED:
+        if scorer.resources != _CPU_MEMORY:
+            return None
+        a_cpu, q_cpu = arrays.alloc_cpu[rows], (arrays.req_cpu if scorer.use_requested else arrays.nz_cpu)[rows]
+        a_mem, q_mem = arrays.alloc_mem[rows], (arrays.req_mem if scorer.use_requested else arrays.nz_mem)[rows]
+        both = (a_cpu != 0) & (a_mem != 0)
+        out = np.full(m, MAX_NODE_SCORE, dtype=np.int64)  # fewer than two fractions: std 0
+        if both.any():
+            f1 = (q_cpu[both] + pod_requests[0]) / a_cpu[both]
+            f2 = (q_mem[both] + pod_requests[1]) / a_mem[both]
+            f1 = np.minimum(f1, 1.0)
+            f2 = np.minimum(f2, 1.0)
+            out[both] = ((1 - np.abs((f1 - f2) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+        return out
+    weights = scorer.weights
+    if len(weights) != len(scorer.resources) or kind not in (LEAST_ALLOCATED, MOST_ALLOCATED,
+                                                             REQUESTED_TO_CAPACITY_RATIO):
+        return None
+    if kind == REQUESTED_TO_CAPACITY_RATIO and not scorer.shape:
+        return None
+    total = np.zeros(m, dtype=np.int64)
+    wsum = np.zeros(m, dtype=np.int64)
+    for i, r in enumerate(scorer.resources):
+        cols = vector_columns(arrays, rows, r, pod_requests[i], scorer.use_requested)
+        if cols is None:
+            continue
+        a, q = cols
+        present = a != 0
+        safe_a = np.where(present, a, 1)
+        if kind == LEAST_ALLOCATED:
+            s = np.where(q <= a, (a - q) * MAX_NODE_SCORE // safe_a, 0)
+        elif kind == MOST_ALLOCATED:
+            s = np.minimum(q, a) * MAX_NODE_SCORE // safe_a
+        else:
+            util = np.where(q > a, MAX_UTILIZATION, q * MAX_UTILIZATION // safe_a)
+            s = _broken_linear_array(scorer.shape, util)
+            present &= s > 0
+        total += np.where(present, s * weights[i], 0)
+        wsum += np.where(present, weights[i], 0)
+    has = wsum != 0
+    out = np.zeros(m, dtype=np.int64)
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        out[has] = np.floor(total[has] / wsum[has] + 0.5).astype(np.int64)
+    else:
+        out[has] = total[has] // wsum[has]
+    return out
