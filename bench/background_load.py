@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import cProfile
 import logging
 import statistics
 import tempfile
@@ -73,10 +74,13 @@ class BatchShape:
 
 def scheduler_counters(registry: Any) -> dict[str, Any]:
     """The scheduler's Prometheus counters that tell where the work went: attempts by result,
-    preemption attempts, and pods moved into each queue by event."""
+    preemption attempts, pods moved into each queue by event, the mean attempt duration and the
+    seconds spent in each extension point (all profiles, all results)."""
     attempts: dict[str, float] = {}
     incoming: dict[str, float] = {}
     preemption = 0.0
+    attempt_sum = attempt_count = 0.0
+    points: dict[str, float] = {}
     for metric in registry.collect():
         for s in metric.samples:
             if s.name == "scheduler_schedule_attempts_total":
@@ -86,14 +90,24 @@ def scheduler_counters(registry: Any) -> dict[str, Any]:
             elif s.name == "scheduler_queue_incoming_pods_total":
                 k = f"{s.labels.get('queue', '')}/{s.labels.get('event', '')}"
                 incoming[k] = incoming.get(k, 0) + s.value
+            elif s.name == "scheduler_scheduling_attempt_duration_seconds_sum":
+                attempt_sum += s.value
+            elif s.name == "scheduler_scheduling_attempt_duration_seconds_count":
+                attempt_count += s.value
+            elif s.name == "scheduler_framework_extension_point_duration_seconds_sum":
+                ep = s.labels.get("extension_point", "")
+                points[ep] = points.get(ep, 0.0) + s.value
     return {"schedule_attempts": {k: int(v) for k, v in sorted(attempts.items())},
             "preemption_attempts": int(preemption),
-            "queue_incoming": {k: int(v) for k, v in sorted(incoming.items())}}
+            "queue_incoming": {k: int(v) for k, v in sorted(incoming.items())},
+            "attempt_mean_ms": round(1000 * attempt_sum / attempt_count, 2) if attempt_count else None,
+            "extension_point_seconds": {k: round(v, 3) for k, v in sorted(points.items(), key=lambda kv: -kv[1])}}
 
 
 async def run_batch(shape: BatchShape, *, background: Background | None, mode: str = "prefilled",
-                    setup: Setup | None = None) -> dict[str, Any]:
-    """One run: the batch, with `background` beside it (None: the baseline)."""
+                    setup: Setup | None = None, profile: str | None = None) -> dict[str, Any]:
+    """One run: the batch, with `background` beside it (None: the baseline). `profile`: a file
+    the measured phase's cProfile is written to (from the scheduler's start to the last bind)."""
     if mode not in ("prefilled", "created"):
         raise ValueError(f"mode must be prefilled or created, not {mode!r}")
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as d:
@@ -101,13 +115,13 @@ async def run_batch(shape: BatchShape, *, background: Background | None, mode: s
                            disable={"kubelet", "controllers", "scheduler", "descheduler"})
         rs = await server.start(cfg)
         try:
-            return await _run(rs, shape, background=background, mode=mode, setup=setup)
+            return await _run(rs, shape, background=background, mode=mode, setup=setup, profile=profile)
         finally:
             await server.stop(rs)
 
 
 async def _run(rs: Any, shape: BatchShape, *, background: Background | None, mode: str,
-               setup: Setup | None) -> dict[str, Any]:
+               setup: Setup | None, profile: str | None) -> dict[str, Any]:
     from scheduler.metrics import SchedulerMetrics
     from scheduler.scheduler import Scheduler
 
@@ -137,6 +151,9 @@ async def _run(rs: Any, shape: BatchShape, *, background: Background | None, mod
         await _wait(lambda: sum(1 for k in watcher.bound_at if k.startswith("init-")) >= shape.init_pods,
                     watcher, 600, "init pods synced", tasks)
         watcher.measured_bound = 0
+        prof = cProfile.Profile() if profile else None
+        if prof is not None:
+            prof.enable()
         t0 = time.monotonic()
         tasks.append(asyncio.create_task(sched.run(), name="bench-scheduler"))
         bg: asyncio.Task[dict[str, Any]] | None = None
@@ -148,6 +165,9 @@ async def _run(rs: Any, shape: BatchShape, *, background: Background | None, mod
         await _wait(lambda: watcher.measured_bound >= shape.measured_pods, watcher, 1800,
                     "measured pods bound", tasks)
         stop.set()
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(profile or "")
         bg_summary: dict[str, Any] = {}
         if bg is not None:
             bg_summary = await asyncio.wait_for(bg, 60)

@@ -83,7 +83,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     churned: list[dict[str, Any]] = []
     for i in range(args.runs):
         for side, bg, out in (("baseline", None, baseline), ("churn", churner(args.interval_ms / 1000), churned)):
-            r = await run_batch(shape, background=bg, mode=args.mode, setup=setup)
+            prof = args.profile if (args.profile and bg is not None and i == args.runs - 1) else None
+            r = await run_batch(shape, background=bg, mode=args.mode, setup=setup, profile=prof)
             r["load_average_1m"] = round(os.getloadavg()[0], 2)
             logger.warning("run %d/%d %s: %s pods/s (load %s) %s %s", i + 1, args.runs, side,
                            r["rate_pods_per_second"], r["load_average_1m"], r["background"], r["scheduler"])
@@ -104,6 +105,7 @@ def main() -> None:
     p.add_argument("--mode", choices=("prefilled", "created"), default="prefilled",
                    help="measured pods created before the scheduler starts (default) or while it runs")
     p.add_argument("--runs", type=int, default=3, help="runs per side, interleaved; medians reported")
+    p.add_argument("--profile", default=None, help="cProfile the loaded side's measured phase of the last run")
     p.add_argument("--log-level", default="WARNING")
     args = p.parse_args()
     if args.runs < 1 or args.nodes < 1 or args.measured_pods < 2 or args.interval_ms <= 0:
