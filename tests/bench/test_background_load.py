@@ -92,6 +92,13 @@ async def test_churn_creates_then_deletes_a_node_a_pod_and_a_service() -> None:
     assert r["scheduler"]["schedule_attempts"]["scheduled"] == 60
 
 
+async def test_created_mode_creates_the_batch_while_the_scheduler_runs() -> None:
+    r = await run_batch(BatchShape(nodes=3, init_pods=2, measured_pods=30), background=None, mode="created")
+    assert r["scheduler"]["schedule_attempts"] == {"scheduled": 30}
+    assert r["background"] == {}
+    assert r["rate_pods_per_second"] > 0
+
+
 async def test_a_bad_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="mode must be prefilled or created"):
         await run_batch(BatchShape(1, 0, 2), background=None, mode="sideways")
