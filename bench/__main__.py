@@ -70,8 +70,18 @@ DELEGATED: dict[str, Delegated] = {
                       quick=("--nodes", "500", "--gangs", "200")),
     "api": Delegated("bench.bench_api", "durable creates/s (HTTP with wrk, in-process), watch lag with 100 "
                      "watchers", own_runs=True, quick=("--seconds", "3", "--inproc-pods", "2000")),
-    "fleet": Delegated("bench.bench_kubelet_fleet", "simulated kubelets: registration, idle CPU, bound -> Running",
-                       own_runs=False, quick=("--nodes", "1000", "--idle-seconds", "10", "--pods", "500")),
+    "unschedulable": Delegated("bench.bench_unschedulable", "Unschedulable: 9-CPU pods injected at 5/s beside a "
+                               "SchedulingBasic batch (5,000 nodes, 10,000 measured); slowdown vs none, target <= 10 %",
+                               own_runs=True, quick=("--nodes", "500", "--init-pods", "10", "--measured-pods", "2000")),
+    "churn": Delegated("bench.bench_churn", "SchedulingWithMixedChurn: a node, a 9-CPU pod and a Service created, "
+                       "then deleted, every second beside a SchedulingBasic batch (5,000 nodes, 10,000 measured)",
+                       own_runs=True, quick=("--nodes", "500", "--measured-pods", "2000")),
+    "e2e": Delegated("bench.bench_e2e", "end to end, whole server with 1,000 simulated kubelets: creation -> Running "
+                     "p50/p99 of bare pods and a Deployment (SLO p99 <= 5 s)", own_runs=True,
+                     quick=("--pods", "200", "--replicas", "300")),
+    "fleet": Delegated("bench.bench_kubelet_fleet", "simulated kubelets at 1,000 and 5,000 nodes: registration, idle "
+                       "CPU and heartbeat writes/s, bound -> Running", own_runs=False,
+                       quick=("--nodes", "1000", "--idle-seconds", "5", "--pods", "300")),
     "deployment": Delegated("bench.bench_deployment", "a 1,000-replica Deployment available on 100 nodes",
                             own_runs=False, quick=("--replicas", "200", "--nodes", "20")),
     "descheduler": Delegated("bench.bench_descheduler", "one descheduling cycle, 500 nodes x 20 pods",

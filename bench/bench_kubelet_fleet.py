@@ -2,12 +2,16 @@
 
 Measures, per fleet size:
   * registration time: every Node + Lease created (target: 5,000 nodes < 30 s);
-  * idle CPU: process CPU time / wall time while the fleet only renews leases
-    (target: 1,000 nodes < 20 % of one core; 1,000 leases / 10 s = 100 writes/s);
-  * pod throughput: pods created with spec.nodeName, until every one is Running
-    (KWOK's published claim is 20 nodes or pods per second).
+  * idle CPU, at every size: process CPU time / wall time (the whole server: API, storage, watch
+    cache, informers and the fleet) while the fleet only heartbeats, and the writes that reach
+    the store per second by resource (Lease renewals every 10 s: 1,000 nodes = 100 writes/s;
+    node status every `--status-report-frequency` s, 300 s by default as the kubelet's
+    nodeStatusReportFrequency when nothing changed). Target: 1,000 nodes < 20 % of one core;
+  * pod throughput, at the first size: pods created with spec.nodeName, until every one is
+    Running (KWOK's published claim is 20 nodes or pods per second).
 
     python -m bench.bench_kubelet_fleet --nodes 1000,5000 --idle-seconds 60 --pods 2000
+    python -m bench.bench_kubelet_fleet --nodes 1000 --status-report-frequency 10   # status every 10 s
 
 The server runs without scheduler, controllers or descheduler so only the API server and the
 fleet are measured (the composition root's own fleet is disabled; this one is built here).
@@ -26,7 +30,7 @@ from typing import Any
 
 from bench.common import emit
 from kubelet_sim.config import parse_fleet
-from kubelet_sim.controller import KubeletFleet
+from kubelet_sim.controller import FleetOptions, KubeletFleet
 from minik3s import server
 from minik3s.api.resources import PODS
 from minik3s.config import ServerConfig
@@ -42,12 +46,33 @@ async def _wait(cond: Any, timeout: float, poll: float = 0.05) -> None:
         await asyncio.sleep(poll)
 
 
-async def run_size(n_nodes: int, *, idle_seconds: float, n_pods: int) -> dict[str, Any]:
+class WriteCounter:
+    """Writes submitted to the store, by `group/resource` (the first two parts of the key)."""
+
+    def __init__(self, store: Any) -> None:
+        self.counts: dict[str, int] = {}
+        inner = store._submit
+        counts = self.counts
+
+        def submit(kind: int, key: str, obj: Any, expected_rv: Any) -> Any:
+            res = "/".join(key.split("/")[:2])
+            counts[res] = counts.get(res, 0) + 1
+            return inner(kind, key, obj, expected_rv)
+
+        store._submit = submit
+
+    def snapshot(self) -> dict[str, int]:
+        return dict(self.counts)
+
+
+async def run_size(n_nodes: int, *, idle_seconds: float, n_pods: int,
+                   options: FleetOptions | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"bench-fleet-{n_nodes}-") as d:
-        return await _run_size(Path(d), n_nodes, idle_seconds=idle_seconds, n_pods=n_pods)
+        return await _run_size(Path(d), n_nodes, idle_seconds=idle_seconds, n_pods=n_pods, options=options)
 
 
-async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods: int) -> dict[str, Any]:
+async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods: int,
+                    options: FleetOptions | None) -> dict[str, Any]:
     cfg = ServerConfig(port=0, data_dir=data_dir, nodes="0",
                        disable={"scheduler", "controllers", "descheduler", "kubelet"})
     rs = await server.start(cfg)
@@ -55,7 +80,8 @@ async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods
     background: list[asyncio.Task[None]] = []
     try:
         background.append(asyncio.create_task(rs.informers.run(), name="bench-informers"))
-        fleet = KubeletFleet(parse_fleet(n_nodes), client=rs.client, informers=rs.informers)
+        writes = WriteCounter(rs.store)
+        fleet = KubeletFleet(parse_fleet(n_nodes), client=rs.client, informers=rs.informers, options=options)
         t0 = time.monotonic()
         await fleet.agent.register_all()
         result["register_seconds"] = round(time.monotonic() - t0, 2)
@@ -66,12 +92,17 @@ async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods
         if idle_seconds > 0:
             await asyncio.sleep(min(10.0, idle_seconds / 4))  # settle into steady renewals
             renew0 = sum(st.renewals for st in fleet.agent.nodes.values())
+            w0 = writes.snapshot()
             cpu0, wall0 = time.process_time(), time.monotonic()
             await asyncio.sleep(idle_seconds)
             cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
             renewals = sum(st.renewals for st in fleet.agent.nodes.values()) - renew0
+            w1 = writes.snapshot()
+            result["idle_seconds"] = round(wall, 1)
             result["idle_cpu_percent"] = round(100 * cpu / wall, 1)
             result["lease_renewals_per_second"] = round(renewals / wall, 1)
+            result["store_writes_per_second"] = {k: round((v - w0.get(k, 0)) / wall, 1)
+                                                 for k, v in sorted(w1.items()) if v > w0.get(k, 0)}
 
         if n_pods > 0:
             pod_inf = rs.informers.informer(PODS)
@@ -110,12 +141,12 @@ async def _run_size(data_dir: Path, n_nodes: int, *, idle_seconds: float, n_pods
 
 
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
+    options = FleetOptions(status_report_frequency=args.status_report_frequency)
     for n in (int(x) for x in args.nodes.split(",") if x.strip()):
-        # the idle-CPU and pod numbers are taken at the first (1,000-node) size only
+        # idle CPU at every size; the pod numbers at the first (1,000-node) size only
         first = not out
-        res = await run_size(n, idle_seconds=args.idle_seconds if first else 0,
-                             n_pods=args.pods if first else 0)
+        res = await run_size(n, idle_seconds=args.idle_seconds, n_pods=args.pods if first else 0, options=options)
         logger.warning("fleet size done: %s", res)
         out.append(res)
     return out
@@ -126,6 +157,8 @@ def main() -> None:
     p.add_argument("--nodes", default="1000,5000", help="comma-separated fleet sizes")
     p.add_argument("--idle-seconds", type=float, default=60.0)
     p.add_argument("--pods", type=int, default=2000)
+    p.add_argument("--status-report-frequency", type=float, default=300.0,
+                   help="seconds between unchanged node status reports (kubelet nodeStatusReportFrequency)")
     p.add_argument("--log-level", default="WARNING")
     args = p.parse_args()
     logging.basicConfig(level=args.log_level)
@@ -133,8 +166,14 @@ def main() -> None:
         import uvloop
 
         uvloop.install()
+    if args.idle_seconds < 0 or args.pods < 0 or args.status_report_frequency <= 0:
+        p.error("--idle-seconds and --pods must be >= 0, --status-report-frequency > 0")
     runs = asyncio.run(main_async(args))
-    emit("kubelet_fleet", {"sizes": runs, "targets": {
+    print(f"\n{'nodes':>6} {'register s':>10} {'idle CPU % of a core':>21} {'lease/s':>8}  store writes/s")
+    for r in runs:
+        print(f"{r['nodes']:>6} {r['register_seconds']:>10} {r.get('idle_cpu_percent', '-'):>21} "
+              f"{r.get('lease_renewals_per_second', '-'):>8}  {r.get('store_writes_per_second', '-')}")
+    emit("kubelet_fleet", {"status_report_frequency": args.status_report_frequency, "sizes": runs, "targets": {
         "register_5000_seconds": 30, "idle_cpu_percent_1000": 20, "kwok_pods_per_second": 20}})
 
 

@@ -148,6 +148,27 @@ async def test_node_add_requeue_follows_queueing_hints(q, plugins, node_cpu, wan
     assert q.where("uid-default-p") == want
 
 
+async def test_one_event_moves_exactly_the_pods_whose_rejectors_registered_it(q):
+    # many unschedulable pods, rejected by different plugins; the per-event plugin set decides
+    # without a per-pod hint walk, and must agree with it pod by pod
+    rejectors = {"fit": ("Fit",), "never": ("Never",), "both": ("Never", "Fit"), "gates": ("Gates",)}
+    for i in range(40):
+        q.add(make_pod(f"p{i}").obj())
+    kinds = list(rejectors)
+    for _ in range(40):
+        qpi = await q.pop()
+        assert qpi is not None
+        qpi.unschedulable_plugins = set(rejectors[kinds[int(qpi.pod_info.name[1:]) % 4]])
+        q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+    bound = make_pod("b").node("n1").obj()
+    q.assigned_pod_added(bound)  # registered by no plugin here
+    assert q.pending_counts()["unschedulable"] == 40
+    q.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, bound, None)  # Fit registers it
+    for i in range(40):
+        moved = kinds[i % 4] in ("fit", "both")
+        assert q.where(f"uid-default-p{i}") == ("backoffQ" if moved else "unschedulablePods"), i
+
+
 async def test_pending_plugin_queue_goes_straight_to_active(q):
     q.add(make_pod("p").obj())
     await fail(q, "p", pending=("Fit",))
