@@ -51,6 +51,7 @@ from apiserver.storage.interface import (
     WatchOverflowError,
 )
 from apiserver.strategies import (
+    DefaultPriorityClass,
     Strategy,
     admit,
     normalize_quantities_for,
@@ -197,6 +198,9 @@ class ApiCore:
         # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
         self.webhooks = WebhookAdmission(store, registry, rng=self.rng,
                                          generation=lambda: self.hook_state(WebhookConfigurationGeneration).value)
+        # priority admission's globalDefault PriorityClass, re-read only after a class changed
+        pcs = registry.get_resource("scheduling.k8s.io", "priorityclasses")
+        self.default_priority = DefaultPriorityClass(store, pcs.list_prefix(None)) if pcs is not None else None
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -206,6 +210,10 @@ class ApiCore:
         if sec != self._now_sec:
             self._now_sec, self._now_str = sec, rfc3339(dt)
         return self._now_str
+
+    @property
+    def _default_priority(self) -> Callable[[], JsonDict | None] | None:
+        return self.default_priority.get if self.default_priority is not None else None
 
     # ------------------------------------------------------------------ RegistryOps for the hooks
     def strategy(self, info: ResourceInfo) -> Strategy:
@@ -501,7 +509,7 @@ class ApiCore:
         meta.pop("generation", None)
         _drop_empty_meta(meta)
         strategy.default(obj)
-        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup)
+        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority)
         strategy.prepare_for_create(obj)
         strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)
@@ -600,7 +608,8 @@ class ApiCore:
                                       f"{old_meta.get('uid')}")
             strategy.default(new)
             strategy.prepare_for_update(new, old)
-            await admit(info.group, info.kind, "UPDATE", new, old, self.lookup)
+            await admit(info.group, info.kind, "UPDATE", new, old, self.lookup,
+                        default_priority=self._default_priority)
             causes = strategy.validate_update(new, old)
             if not causes:
                 strategy.begin_update(self, info, new, old)

@@ -27,7 +27,7 @@ from functools import cache
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
-from .admission import Lookup, admit
+from .admission import DefaultPriorityClass, Lookup, admit
 from .admissionregistration import (
     MutatingWebhookConfigurationStrategy,
     ValidatingAdmissionPolicyBindingStrategy,
@@ -79,6 +79,7 @@ from .storage import (
 from .workload import WorkloadStrategy
 
 __all__ = [
+    "DefaultPriorityClass",
     "Lookup",
     "Strategy",
     "decode_error",
