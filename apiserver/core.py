@@ -54,8 +54,7 @@ from apiserver.strategies import (
     DefaultPriorityClass,
     Strategy,
     admit,
-    normalize_quantities_for,
-    prune_unknown_for,
+    decode_fields_for,
     strategy_for_resource,
     type_error_for,
 )
@@ -323,8 +322,7 @@ class ApiCore:
         schema does not specify and write quantities canonically (always); then
         fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
         body's decoder found come first, as upstream lists them."""
-        fields = prune_unknown_for(info, obj)
-        normalize_quantities_for(info, obj)
+        fields = decode_fields_for(info, obj)
         if opts.field_validation == "Ignore" or not (fields or opts.duplicate_fields):
             return
         dups = opts.duplicate_fields
