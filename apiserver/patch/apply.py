@@ -745,15 +745,26 @@ def _encoded_created_fields(schema: _Same, reset: tuple[Path, ...], shape: tuple
     return orjson.dumps(_created_fields_v1_walk(rep, schema.obj, reset))
 
 
-def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=512)
+def _shared_created_fields(schema: _Same, reset: tuple[Path, ...], shape: tuple[Any, ...]) -> dict[str, Any]:
+    """`_encoded_created_fields` as one tree per shape, shared by every object that records it
+    (read-only, as the stored objects holding it are)."""
+    return cast(dict[str, Any], orjson.loads(_encoded_created_fields(schema, reset, shape)))
+
+
+def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...], *,
+                       shared: bool = False) -> dict[str, Any]:
     """The fieldsV1 a create records for its manager (every field, minus the stripped and reset
-    ones): through the shape memo, a fresh tree per call; objects the memo does not take
-    (values over `_MEMO_MAX_BYTES` or not JSON-encodable) take the walk directly."""
+    ones), through the shape memo: a fresh tree per call, or with `shared` the memo's own tree;
+    objects the memo does not take (values over `_MEMO_MAX_BYTES` or not JSON-encodable) take
+    the walk directly."""
     meta = schema or DEDUCED
     try:
         shape = _creation_shape(obj)
     except _NoShape:
         return _created_fields_v1_walk(_without_managed_fields(obj), meta, reset)
+    if shared:
+        return _shared_created_fields(_Same(meta), reset, shape)
     return cast(dict[str, Any], orjson.loads(_encoded_created_fields(_Same(meta), reset, shape)))
 
 
@@ -771,6 +782,7 @@ def update_managed_fields(
     schema: PatchMeta | None | _Lookup = LOOKUP,
     subresource: str | None = None,
     reset_fields: tuple[str, ...] = (),
+    share_created_fields: bool = False,
 ) -> dict[str, Any]:
     """Record ownership for an ordinary write (create/update/patch) and return the new object.
 
@@ -783,13 +795,18 @@ def update_managed_fields(
     base when present (clients may edit managedFields), else those of `old`. `reset_fields`
     names top-level fields this endpoint ignores (`("status",)` for a main resource with a
     status subresource, `("spec", "metadata")`-like for `/status`).
+
+    `share_created_fields`: on create, the creator's fieldsV1 is the shape memo's own tree,
+    shared by every object of that shape, for a caller that stores the object and never changes
+    it in place (the request core: stored objects are read-only). Objects of one shape then hold
+    one tree instead of ~40 dicts each (memory, garbage collection, no copy per create).
     """
     schema_ = _resolve_schema(schema, new)
     sent = (new.get("metadata") or {}).get("managedFields")
     reset = tuple((f"f:{name}",) for name in reset_fields)
     if old is None and not sent:
         # create: every field belongs to the creator; one walk instead of compare + encode
-        tree = _created_fields_v1(new, schema_, reset)
+        tree = _created_fields_v1(new, schema_, reset, shared=share_created_fields)
         out = _without_managed_fields(new)
         if tree:
             entry: dict[str, Any] = {"manager": manager, "operation": operation,

@@ -217,3 +217,20 @@ def test_values_larger_than_the_memo_takes_are_walked_directly():
     assert _recorded(obj) == general(obj, reset=("status",))
     obj["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "n" * 70000, "uid": "big"}]
     assert _recorded(obj) == general(obj, reset=("status",))
+
+
+def test_shared_created_fields_are_one_tree_per_shape_with_the_same_value():
+    """The request core's variant: objects of one shape hold one fieldsV1 tree (it stores them
+    and never changes them in place); its value is the general algorithm's."""
+    other = copy.deepcopy(POD)
+    other["metadata"].update(name="q", uid="u2")
+
+    def shared(obj: dict) -> list[dict]:
+        return update_managed_fields(None, obj, manager="m", now="T", reset_fields=("status",),
+                                     share_created_fields=True)["metadata"]["managedFields"]
+
+    a, b = shared(POD), shared(other)
+    assert a[0]["fieldsV1"] is b[0]["fieldsV1"]
+    assert a[0] is not b[0]  # each object has its own entry (time, manager)
+    assert a == general(POD, reset=("status",))
+    assert _recorded(POD)[0]["fieldsV1"] is not a[0]["fieldsV1"]  # the default stays a fresh copy

@@ -83,6 +83,20 @@ async def test_a_write_neither_changes_its_input_nor_shares_its_result(real_api,
     assert real_api.core.get(res, "default", name) == stored
 
 
+async def test_changing_a_created_objects_managed_fields_reaches_no_other_object(real_api):
+    """Objects of one shape may share their creator's fieldsV1 inside the server; a result the
+    caller owns is a copy of it, so changing it changes neither the stored objects nor the next
+    create's record."""
+    c: LocalClient = real_api._client
+    first = await c.create(PODS, pod("one"), "default")
+    want = copy.deepcopy(first["metadata"]["managedFields"])
+    scribble(first)
+    second = await c.create(PODS, pod("two"), "default")
+    assert second["metadata"]["managedFields"][0]["fieldsV1"] == want[0]["fieldsV1"]
+    assert real_api.core.get(PODS, "default", "one")["metadata"]["managedFields"][0]["fieldsV1"] == want[0][
+        "fieldsV1"]
+
+
 async def test_reads_and_deletes_hand_out_copies(real_api):
     c: LocalClient = real_api._client
     await c.create(PODS, pod("r"), "default")
