@@ -662,6 +662,7 @@ def _created_fields_v1_walk(obj: dict[str, Any], schema: PatchMeta, reset: tuple
 
 # Values whose JSON is larger than this are never part of a memo key (the memo would hold them).
 _MEMO_MAX_BYTES = 64 * 1024
+_CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
 _Token = tuple[str, Any] | None
 
 
@@ -676,7 +677,7 @@ def _shape_token(v: Any) -> _Token:
     name fields (keyed list items, set members)."""
     if isinstance(v, dict):
         for x in v.values():
-            if isinstance(x, dict | list):
+            if isinstance(x, _CONTAINER_TYPES):
                 return ("j", _bounded_json(v))
         return ("d", tuple(v))
     if isinstance(v, list):
@@ -705,13 +706,13 @@ def _creation_shape(obj: dict[str, Any]) -> tuple[Any, ...]:
         if isinstance(v, dict) and k == "metadata":
             meta: list[Any] = []
             for mk, mv in v.items():
-                if isinstance(mv, dict | list):
+                if isinstance(mv, _CONTAINER_TYPES):
                     if mk != "managedFields":
                         meta.append((mk, _shape_token(mv)))
                 else:
                     meta.append(mk)
             parts.append((k, ("m", tuple(meta))))
-        elif isinstance(v, dict | list):
+        elif isinstance(v, _CONTAINER_TYPES):
             parts.append((k, _shape_token(v)))
         else:
             parts.append(k)

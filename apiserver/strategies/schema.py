@@ -241,7 +241,7 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                 c = _canonical(v)
                 if c is not None and c != v:
                     obj[k] = c  # an existing key: the dict's size does not change while iterating
-            elif ck in _WALKED and isinstance(v, dict | list):
+            elif ck in _WALKED and isinstance(v, _CONTAINER_TYPES):
                 decode_walk(v, child, f"{path}.{k}" if path else k, out)
         if drop:
             for k in drop:
@@ -260,7 +260,7 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                     obj[i] = c
         elif ek in _WALKED:
             for i, item in enumerate(obj):
-                if isinstance(item, dict | list):
+                if isinstance(item, _CONTAINER_TYPES):
                     decode_walk(item, elem, f"{path}[{i}]", out)
     elif kind == "map" and isinstance(obj, dict):
         if ek == "quantity":
@@ -270,11 +270,12 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                     obj[k] = c
         elif ek in _WALKED:
             for k, v in obj.items():
-                if isinstance(v, dict | list):
+                if isinstance(v, _CONTAINER_TYPES):
                     decode_walk(v, elem, f"{path}[{k}]", out)
 
 
 _WALKED = frozenset(("model", "list", "map"))
+_CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
 
 # int64 fields (everything else typed `int` in the models is an int32 upstream)
 _INT64_FIELDS = frozenset({
