@@ -51,10 +51,10 @@ from apiserver.storage.interface import (
     WatchOverflowError,
 )
 from apiserver.strategies import (
+    DefaultPriorityClass,
     Strategy,
     admit,
-    normalize_quantities_for,
-    prune_unknown_for,
+    decode_fields_for,
     strategy_for_resource,
     type_error_for,
 )
@@ -215,6 +215,9 @@ class ApiCore:
         # dynamic admission: the stored Mutating/ValidatingWebhookConfigurations, called per write
         self.webhooks = WebhookAdmission(store, registry, rng=self.rng,
                                          generation=lambda: self.hook_state(WebhookConfigurationGeneration).value)
+        # priority admission's globalDefault PriorityClass, re-read only after a class changed
+        pcs = registry.get_resource("scheduling.k8s.io", "priorityclasses")
+        self.default_priority = DefaultPriorityClass(store, pcs.list_prefix(None)) if pcs is not None else None
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -224,6 +227,10 @@ class ApiCore:
         if sec != self._now_sec:
             self._now_sec, self._now_str = sec, rfc3339(dt)
         return self._now_str
+
+    @property
+    def _default_priority(self) -> Callable[[], JsonDict | None] | None:
+        return self.default_priority.get if self.default_priority is not None else None
 
     # ------------------------------------------------------------------ RegistryOps for the hooks
     def strategy(self, info: ResourceInfo) -> Strategy:
@@ -333,8 +340,7 @@ class ApiCore:
         schema does not specify and write quantities canonically (always); then
         fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
         body's decoder found come first, as upstream lists them."""
-        fields = prune_unknown_for(info, obj)
-        normalize_quantities_for(info, obj)
+        fields = decode_fields_for(info, obj)
         if opts.field_validation == "Ignore" or not (fields or opts.duplicate_fields):
             return
         dups = opts.duplicate_fields
@@ -528,7 +534,7 @@ class ApiCore:
         meta.pop("generation", None)
         _drop_empty_meta(meta)
         strategy.default(obj)
-        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup)
+        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority)
         strategy.prepare_for_create(obj)
         strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)
@@ -627,7 +633,8 @@ class ApiCore:
                                       f"{old_meta.get('uid')}")
             strategy.default(new)
             strategy.prepare_for_update(new, old)
-            await admit(info.group, info.kind, "UPDATE", new, old, self.lookup)
+            await admit(info.group, info.kind, "UPDATE", new, old, self.lookup,
+                        default_priority=self._default_priority)
             causes = strategy.validate_update(new, old)
             if not causes:
                 strategy.begin_update(self, info, new, old)

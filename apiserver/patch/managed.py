@@ -39,14 +39,16 @@ def server_side_apply(live: JsonDict | None, applied: JsonDict, *, manager: str,
 
 def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDict, opts: WriteOptions,
                           operation: str, now: str, *, subresource: str | None = None) -> None:
-    """Record field ownership for ordinary writes (so SSA can detect conflicts against them)."""
+    """Record field ownership for ordinary writes (so SSA can detect conflicts against them).
+    `new` is about to be stored, and stored objects are never changed in place, so a create
+    shares the creator's fieldsV1 tree with the other objects of its shape."""
     if operation == "Apply" or not opts.field_manager:
         return
     if subresource not in (None, "status"):
         return
     updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
                                     api_version=info.api_version, now=now, subresource=subresource,
-                                    reset_fields=reset_fields(info, subresource))
+                                    reset_fields=reset_fields(info, subresource), share_created_fields=True)
     if updated is not new:
         meta = updated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:

@@ -11,7 +11,8 @@ Data flow (create): handler decodes -> `strategy_for(group, kind).default(obj)` 
 `minik3s.api.errors.invalid(kind, name, causes)` when there are any.
 
 Unknown fields (fieldValidation): `unknown_fields(group, kind, obj)` lists dotted paths not in
-the schema (`spec.containers[0].bar`); `prune_unknown_for(info, obj)` drops them (every write).
+the schema (`spec.containers[0].bar`); `decode_fields_for(info, obj)` drops them and writes
+quantities canonically, in one walk (every write).
 
 Registry hooks: every kind's behaviour inside the generic verbs (what DELETE returns, graceful
 deletion, allocation, CRD life cycle, its own subresources) is a hook or attribute of its
@@ -27,7 +28,7 @@ from functools import cache
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
-from .admission import Lookup, admit
+from .admission import DefaultPriorityClass, Lookup, admit
 from .admissionregistration import (
     MutatingWebhookConfigurationStrategy,
     ValidatingAdmissionPolicyBindingStrategy,
@@ -79,14 +80,14 @@ from .storage import (
 from .workload import WorkloadStrategy
 
 __all__ = [
+    "DefaultPriorityClass",
     "Lookup",
     "Strategy",
     "decode_error",
     "strategy_for_resource",
     "type_error_for",
     "unknown_fields_for",
-    "prune_unknown_for",
-    "normalize_quantities_for",
+    "decode_fields_for",
     "CustomResourceStrategy",
     "admit",
     "custom_strategy",
@@ -233,23 +234,19 @@ def decode_error(info: ResourceInfo, obj: object) -> str | None:
     return f'{kind} in version "{version}" cannot be handled as a {info.kind}: {err}'
 
 
-def prune_unknown_for(info: ResourceInfo, obj: JsonDict) -> list[str]:
-    """Drop the fields a resource's schema does not specify, as upstream's decoding does: the
-    wire model of a built-in kind, the structural schema of a custom resource (apiextensions
-    pruning: `x-kubernetes-preserve-unknown-fields` keeps a subtree, `apiVersion`/`kind`/
-    `metadata` are kept); the dropped paths, sorted (fieldValidation's warnings or errors)."""
+def decode_fields_for(info: ResourceInfo, obj: JsonDict) -> list[str]:
+    """What decoding a request's object does before any strategy sees it, in one walk: drop
+    the fields the resource's schema does not specify (the wire model of a built-in kind, the
+    structural schema of a custom resource: apiextensions pruning, where
+    `x-kubernetes-preserve-unknown-fields` keeps a subtree and `apiVersion`/`kind`/`metadata`
+    are kept) and write a built-in kind's quantities canonically (`cpu: 1.5` -> `"1500m"`,
+    `0.5Gi` -> `"512Mi"`, as decoding into resource.Quantity and encoding again writes them).
+    Returns the dropped paths, sorted (fieldValidation's warnings or errors)."""
     if not info.builtin:
         if not info.crd_schema:
             return []
         return sorted(prune_custom(obj, info.crd_schema))
-    return _schema_index().prune_unknown(info.group, info.kind, obj)
-
-
-def normalize_quantities_for(info: ResourceInfo, obj: JsonDict) -> None:
-    """Quantities of a built-in kind in upstream's canonical form (`cpu: 1.5` -> `"1500m"`,
-    `0.5Gi` -> `"512Mi"`), as decoding into resource.Quantity and encoding again writes them."""
-    if info.builtin:
-        _schema_index().normalize_quantities(info.group, info.kind, obj)
+    return _schema_index().decode(info.group, info.kind, obj)
 
 
 def unknown_fields_for(info: ResourceInfo, obj: JsonDict) -> list[str]:

@@ -15,6 +15,12 @@ objects from the store (sync) -> obj changed in place or an ApiError raised (403
 `lookup(group, resource, namespace, name) -> dict | None`. Listing (for the globalDefault
 PriorityClass) uses `lookup.list(group, resource, namespace)` when the lookup has it, else
 `lookup(group, resource, None, None)` must return a list.
+
+Cost: every pod create without `priorityClassName` needs the globalDefault class. The request
+core hands `admit` a `DefaultPriorityClass` (`default_priority=`), which lists the classes
+only after one of them changed: it holds a store watcher on the PriorityClass prefix, opened at
+the revision it listed (RBAC's `Authorizer` keeps its policy current the same way), so a class
+created, changed or deleted through any transport is seen by the next pod create.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.storage.interface import Store, Watcher
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import QuantityError, parse_quantity
@@ -118,24 +125,73 @@ def _priority_class(name: str, lookup: Lookup) -> JsonDict | None:
     return pc if isinstance(pc, dict) else None
 
 
-def default_priority_class(lookup: Lookup) -> JsonDict | None:
+def _lowest_global_default(classes: list[JsonDict]) -> JsonDict | None:
     """The globalDefault class; with several (a race), the lowest value wins, as upstream."""
     best: JsonDict | None = None
-    for pc in _list(lookup, "scheduling.k8s.io", "priorityclasses"):
-        if pc.get("globalDefault") is True:
+    for pc in classes:
+        if isinstance(pc, dict) and pc.get("globalDefault") is True:
             if best is None or int(pc.get("value") or 0) < int(best.get("value") or 0):
                 best = pc
     return best
 
 
-def admit_pod_priority(obj: JsonDict, lookup: Lookup) -> None:
+def default_priority_class(lookup: Lookup) -> JsonDict | None:
+    """The globalDefault class, read by listing through `lookup`."""
+    return _lowest_global_default(_list(lookup, "scheduling.k8s.io", "priorityclasses"))
+
+
+DefaultPriority = Callable[[], JsonDict | None]
+
+
+class DefaultPriorityClass:
+    """The globalDefault PriorityClass of a store, recomputed only after a class changed.
+
+    `get()` answers from the last listing while the store watcher opened at that listing's
+    revision has no event; any event (create, update, delete of a class; the watcher ending when
+    its queue overflows or the store closes) makes the next `get()` list again and re-open the
+    watcher at the new revision, in one synchronous step, so no write falls in between. The
+    store publishes a commit's events before the writer's caller resumes, so a pod created after
+    a class write returns always sees that write. The returned object is the stored one
+    (read-only). `rebuilds` counts the listings (observability, tests)."""
+
+    def __init__(self, store: Store, prefix: str) -> None:
+        self._store = store
+        self._prefix = prefix
+        self._watcher: Watcher | None = None
+        self._value: JsonDict | None = None
+        self.rebuilds = 0
+
+    def get(self) -> JsonDict | None:
+        w = self._watcher
+        if w is not None and not w.ready():
+            return self._value
+        return self._rebuild()
+
+    def _rebuild(self) -> JsonDict | None:
+        self.close()
+        rev = self._store.revision
+        self._value = _lowest_global_default(self._store.list(self._prefix)[0])
+        self.rebuilds += 1
+        try:
+            self._watcher = self._store.watch(self._prefix, rev, queue_size=16)
+        except Exception as e:  # noqa: BLE001 - a closing store: stay correct by listing every time
+            logger.debug("priority admission: cannot watch PriorityClasses, listing per request err=%r", e)
+        return self._value
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
+
+def admit_pod_priority(obj: JsonDict, lookup: Lookup, default_priority: DefaultPriority | None = None) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     name = (obj.get("metadata") or {}).get("name") or ""
     pc_name = spec.get("priorityClassName")
     if not pc_name:
-        dpc = default_priority_class(lookup)
+        dpc = default_priority() if default_priority is not None else default_priority_class(lookup)
         if dpc is not None:
             pc_name = (dpc.get("metadata") or {}).get("name") or ""
             priority = int(dpc.get("value") or 0)
@@ -162,12 +218,13 @@ def admit_pod_priority(obj: JsonDict, lookup: Lookup) -> None:
     spec["preemptionPolicy"] = policy
 
 
-def admit_priority_class(operation: str, obj: JsonDict, lookup: Lookup) -> None:
+def admit_priority_class(operation: str, obj: JsonDict, lookup: Lookup,
+                         default_priority: DefaultPriority | None = None) -> None:
     """Only one globalDefault PriorityClass may exist."""
     if obj.get("globalDefault") is not True:
         return
     name = (obj.get("metadata") or {}).get("name") or ""
-    dpc = default_priority_class(lookup)
+    dpc = default_priority() if default_priority is not None else default_priority_class(lookup)
     if dpc is None:
         return
     dname = (dpc.get("metadata") or {}).get("name") or ""
@@ -287,15 +344,18 @@ def admit_runtime_class(obj: JsonDict, lookup: Lookup) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup) -> None:
+async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
+                default_priority: DefaultPriority | None = None) -> None:
     """Mutating + validating admission of one request, in place. `operation` is CREATE, UPDATE,
-    DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError."""
+    DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError. `default_priority`
+    returns the globalDefault PriorityClass (e.g. `DefaultPriorityClass.get`); without it the
+    classes are listed through `lookup`."""
     op = operation.upper()
     admit_namespace_lifecycle(group, kind, op, obj, lookup)
     if group == "" and kind == "Pod" and op == "CREATE":
         admit_service_account(obj)
-        admit_pod_priority(obj, lookup)
+        admit_pod_priority(obj, lookup, default_priority)
         admit_default_tolerations(obj)
         admit_runtime_class(obj, lookup)
     elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
-        admit_priority_class(op, obj, lookup)
+        admit_priority_class(op, obj, lookup, default_priority)

@@ -214,12 +214,17 @@ def _canonical(v: Any) -> str | None:
         return None
 
 
-def prune_unknown(obj: Any, node: Node, path: str, out: list[str]) -> None:
-    """`walk_unknown` that also drops what it reports, as decoding into the Go struct does
-    (upstream keeps no field its types do not declare). Example: a Pod
-    `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2}]}}` becomes
-    `{"spec": {"containers": [{"name": "c"}]}}`, `out` gets `spec.foo`, `spec.containers[0].bar`."""
-    if node.kind == "model":
+def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
+    """What decoding into the Go struct and encoding again does to a request's object, in one
+    walk of the object against the kind's full model tree: fields the types do not declare are
+    dropped (their paths go to `out`), and every quantity is written canonically (values that do
+    not parse stay; validation reports them). Example: a Pod
+    `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2, "resources": {"requests":
+    {"cpu": 0.5}}}]}}` becomes `{"spec": {"containers": [{"name": "c", "resources": {"requests":
+    {"cpu": "500m"}}}]}}`, `out` gets `spec.foo`, `spec.containers[0].bar`. Scalars are looked at
+    only where the schema says quantity; containers are descended once."""
+    kind = node.kind
+    if kind == "model":
         if not isinstance(obj, dict):
             return
         fields = node.fields
@@ -230,22 +235,47 @@ def prune_unknown(obj: Any, node: Node, path: str, out: list[str]) -> None:
                 if drop is None:
                     drop = []
                 drop.append(k)
-            elif child.kind in _CONTAINERS and isinstance(v, dict | list):
-                prune_unknown(v, child, f"{path}.{k}" if path else k, out)
+                continue
+            ck = child.kind
+            if ck == "quantity":
+                c = _canonical(v)
+                if c is not None and c != v:
+                    obj[k] = c  # an existing key: the dict's size does not change while iterating
+            elif ck in _WALKED and isinstance(v, _CONTAINER_TYPES):
+                decode_walk(v, child, f"{path}.{k}" if path else k, out)
         if drop:
             for k in drop:
                 del obj[k]
                 out.append(f"{path}.{k}" if path else k)
-    elif node.kind == "list" and node.elem is not None and node.elem.kind in _CONTAINERS:
-        if isinstance(obj, list):
+        return
+    elem = node.elem
+    if elem is None:
+        return
+    ek = elem.kind
+    if kind == "list" and isinstance(obj, list):
+        if ek == "quantity":
+            for i, v in enumerate(obj):
+                c = _canonical(v)
+                if c is not None and c != v:
+                    obj[i] = c
+        elif ek in _WALKED:
             for i, item in enumerate(obj):
-                if isinstance(item, dict | list):
-                    prune_unknown(item, node.elem, f"{path}[{i}]", out)
-    elif node.kind == "map" and node.elem is not None and node.elem.kind in _CONTAINERS:
-        if isinstance(obj, dict):
+                if isinstance(item, _CONTAINER_TYPES):
+                    decode_walk(item, elem, f"{path}[{i}]", out)
+    elif kind == "map" and isinstance(obj, dict):
+        if ek == "quantity":
             for k, v in obj.items():
-                if isinstance(v, dict | list):
-                    prune_unknown(v, node.elem, f"{path}[{k}]", out)
+                c = _canonical(v)
+                if c is not None and c != v:
+                    obj[k] = c
+        elif ek in _WALKED:
+            for k, v in obj.items():
+                if isinstance(v, _CONTAINER_TYPES):
+                    decode_walk(v, elem, f"{path}[{k}]", out)
+
+
+_WALKED = frozenset(("model", "list", "map"))
+_CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
 
 # int64 fields (everything else typed `int` in the models is an int32 upstream)
 _INT64_FIELDS = frozenset({
@@ -488,29 +518,26 @@ class SchemaIndex:
             n = self._type_only.get((group, kind))
         return None if n is None else first_type_error(obj, n)
 
-    def normalize_quantities(self, group: str, kind: str, obj: JsonDict) -> None:
-        """Canonical quantities in every resource list and quantity field of the kind."""
+    def decode(self, group: str, kind: str, obj: JsonDict) -> list[str]:
+        """Unknown fields dropped and quantities canonical (`decode_walk`) for a kind with a
+        wire model; for a kind with only a type tree (`_type_only_nodes`), its quantities
+        canonical. The dropped paths, sorted (upstream sorts them)."""
+        n = self.node(group, kind)
+        out: list[str] = []
+        if n is not None:
+            decode_walk(obj, n, "", out)
+            out.sort()
+            return out
         key = (group, kind)
         q = self._quantities.get(key, _UNSET)
         if q is _UNSET:
-            n = self.node(group, kind)
-            if n is None:
-                if self._type_only is None:
-                    self._type_only = _type_only_nodes(self._cache)
-                n = self._type_only.get(key)
-            q = quantity_tree(n, self._qmemo) if n is not None else None
+            if self._type_only is None:
+                self._type_only = _type_only_nodes(self._cache)
+            t = self._type_only.get(key)
+            q = quantity_tree(t, self._qmemo) if t is not None else None
             self._quantities[key] = q
         if q is not None:
-            normalize_quantities(obj, q)
-
-    def prune_unknown(self, group: str, kind: str, obj: JsonDict) -> list[str]:
-        """Drop the fields the kind's wire model does not declare; their paths, sorted."""
-        n = self.node(group, kind)
-        if n is None:
-            return []
-        out: list[str] = []
-        prune_unknown(obj, n, "", out)
-        out.sort()
+            normalize_quantities(obj, q)  # a partial tree: it may not drop what it does not list
         return out
 
     def unknown_fields(self, group: str, kind: str, obj: JsonDict) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.core import ApiCore
-from minik3s.api.errors import BadRequestError, NotFoundError
+from minik3s.api.errors import BadRequestError, InvalidError, NotFoundError
 from minik3s.api.options import WriteOptions
 from minik3s.api.quantity import QuantityError, canonical_quantity
 
@@ -119,6 +119,27 @@ async def test_node_status_capacity_is_canonical(core: ApiCore) -> None:
                    "allocatable": {"cpu": 3.5, "memory": "0.5Ti"}}}, subresource="status")
     assert out["status"]["capacity"] == {"cpu": "4", "memory": "16Gi", "pods": "110"}
     assert out["status"]["allocatable"] == {"cpu": "3500m", "memory": "512Gi"}
+
+
+async def test_unknown_fields_beside_quantities_in_one_decode(core: ApiCore) -> None:
+    """Pruning and canonical quantities come from one walk: an unknown field next to a quantity,
+    inside a resource list's parent and under a dropped subtree; a value that does not parse as
+    a quantity is left for validation to report."""
+    pods = res(core, "", "v1", "pods")
+    body = pod("both", resources={"requests": {"cpu": 0.25}, "limits": {"cpu": 1.5}, "bogusRes": {"cpu": 9.5}})
+    body["spec"]["initContainers"] = [{"name": "i", "image": "busybox", "bogusInit": 1,
+                                       "resources": {"limits": {"memory": "0.5Mi"}}}]
+    body["spec"]["bogusSpec"] = {"resources": {"requests": {"cpu": 0.5}}}
+    opts = WriteOptions()
+    out = await core.create(pods, "default", body, opts)
+    assert out["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "250m"}, "limits": {"cpu": "1500m"}}
+    assert out["spec"]["initContainers"][0]["resources"]["limits"] == {"memory": "512Ki"}
+    assert "bogusSpec" not in out["spec"]
+    assert opts.warnings == ['unknown field "spec.bogusSpec"', 'unknown field "spec.containers[0].resources.bogusRes"',
+                             'unknown field "spec.initContainers[0].bogusInit"']
+    with pytest.raises(InvalidError) as e:
+        await core.create(pods, "default", pod("bad", resources={"requests": {"cpu": "lots"}}))
+    assert "spec.containers[0].resources.requests[cpu]" in str(e.value)
 
 
 # ---------------------------------------------------------------- unknown fields

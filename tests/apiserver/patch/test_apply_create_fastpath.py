@@ -152,3 +152,85 @@ def test_memoised_encode_and_decode_hand_out_fresh_values():
     first = encode_fields(again)
     first["f:spec"].clear()
     assert encode_fields(again) == tree
+
+
+# ---- the whole-create shape memo: the fields depend on keys, not on scalar values
+
+def _recorded(obj: dict) -> list[dict]:
+    return update_managed_fields(None, obj, manager="m", now="T", reset_fields=("status",))["metadata"][
+        "managedFields"]
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda o: o["metadata"].update(name="q", uid="other"), id="name-and-uid"),
+    pytest.param(lambda o: o["metadata"]["labels"].update(app="y"), id="label-value"),
+    pytest.param(lambda o: o["metadata"]["annotations"].update(a=""), id="annotation-value-empty"),
+    pytest.param(lambda o: o["spec"].update(restartPolicy="Never"), id="spec-scalar"),
+])
+def test_objects_of_one_shape_get_the_general_answer_each(change):
+    _recorded(POD)  # warm the memo
+    other = copy.deepcopy(POD)
+    change(other)
+    assert _recorded(other) == general(other, reset=("status",))
+    assert _recorded(other) == _recorded(POD)  # same shape, same fields
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda o: o["metadata"]["labels"].update(extra="1"), id="label-key-added"),
+    pytest.param(lambda o: o["metadata"].pop("annotations"), id="annotations-removed"),
+    pytest.param(lambda o: o["metadata"].update(labels={}), id="labels-emptied"),
+    pytest.param(lambda o: o["metadata"]["finalizers"].append("f3"), id="set-member-added"),
+    pytest.param(lambda o: o["metadata"]["ownerReferences"][0].update(uid="other"), id="owner-key-value"),
+    pytest.param(lambda o: o["metadata"].update(generateName="p-"), id="metadata-scalar-added"),
+    pytest.param(lambda o: o["metadata"]["labels"].update(app={"nested": "x"}), id="label-not-a-scalar"),
+    pytest.param(lambda o: o.update(extra={"k": "v"}), id="top-level-map-added"),
+])
+def test_shape_memo_never_answers_for_another_shape(change):
+    _recorded(POD)
+    other = copy.deepcopy(POD)
+    change(other)
+    assert _recorded(other) == general(other, reset=("status",))
+    assert _recorded(other) != _recorded(POD)
+
+
+def test_configmaps_with_other_values_share_a_shape_and_other_keys_do_not():
+    a = copy.deepcopy(CONFIGMAP)
+    b = copy.deepcopy(CONFIGMAP)
+    b["data"] = {"a": "changed", "b": "x" * 10}
+    c = copy.deepcopy(CONFIGMAP)
+    c["data"] = {"a": "1", "z": ""}
+    for obj in (a, b, c):
+        assert update_managed_fields(None, obj, manager="m", now="T")["metadata"]["managedFields"] == general(
+            obj, reset=())
+    assert _fields_v1(a) == _fields_v1(b) != _fields_v1(c)
+
+
+def test_memoised_create_tree_is_a_fresh_copy_per_create():
+    first = _fields_v1(CONFIGMAP)
+    first["f:data"].clear()
+    assert _fields_v1(CONFIGMAP)["f:data"] == {".": {}, "f:a": {}, "f:b": {}}
+
+
+def test_values_larger_than_the_memo_takes_are_walked_directly():
+    obj = copy.deepcopy(POD)
+    obj["spec"]["containers"][0]["args"] = ["x" * 1024] * 80  # over 64 KiB of JSON
+    assert _recorded(obj) == general(obj, reset=("status",))
+    obj["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "n" * 70000, "uid": "big"}]
+    assert _recorded(obj) == general(obj, reset=("status",))
+
+
+def test_shared_created_fields_are_one_tree_per_shape_with_the_same_value():
+    """The request core's variant: objects of one shape hold one fieldsV1 tree (it stores them
+    and never changes them in place); its value is the general algorithm's."""
+    other = copy.deepcopy(POD)
+    other["metadata"].update(name="q", uid="u2")
+
+    def shared(obj: dict) -> list[dict]:
+        return update_managed_fields(None, obj, manager="m", now="T", reset_fields=("status",),
+                                     share_created_fields=True)["metadata"]["managedFields"]
+
+    a, b = shared(POD), shared(other)
+    assert a[0]["fieldsV1"] is b[0]["fieldsV1"]
+    assert a[0] is not b[0]  # each object has its own entry (time, manager)
+    assert a == general(POD, reset=("status",))
+    assert _recorded(POD)[0]["fieldsV1"] is not a[0]["fieldsV1"]  # the default stays a fresh copy

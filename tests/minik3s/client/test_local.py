@@ -1,0 +1,122 @@
+"""The in-process transport never lets objects alias across the call: the server does not
+change what the caller handed in, and the caller cannot change the stored object through what
+it got back (single objects out are the caller's; only `list(read_only=True)` and watch events
+share the stored objects, by contract). On the real API (`real_api`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from minik3s.api.resources import CONFIGMAPS, DEPLOYMENTS, PODS
+from minik3s.api.types import JsonDict
+from minik3s.client.local import LocalClient
+
+
+def pod(name: str) -> JsonDict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "a"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx",
+                                     "resources": {"requests": {"cpu": 0.5}}}]}}
+
+
+def deployment(name: str) -> JsonDict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def scribble(obj: Any) -> None:
+    """Change every container the caller holds, as a careless caller would."""
+    if isinstance(obj, dict):
+        for v in list(obj.values()):
+            scribble(v)
+        obj["scribbled"] = True
+    elif isinstance(obj, list):
+        for v in obj:
+            scribble(v)
+        obj.append("scribbled")
+
+
+Write = Callable[[LocalClient], Awaitable[JsonDict]]
+
+
+async def _cm(c: LocalClient) -> None:
+    await c.create(CONFIGMAPS, {"metadata": {"name": "cm"}, "data": {"a": "1"}}, "default")
+
+
+WRITES: list[Any] = [
+    pytest.param(PODS, "p", None, lambda c, body: c.create(PODS, body, "default"), pod("p"), id="create"),
+    pytest.param(CONFIGMAPS, "cm", _cm, lambda c, body: c.update(CONFIGMAPS, body),
+                 {"metadata": {"name": "cm", "namespace": "default"}, "data": {"a": "2", "nested": "x"}},
+                 id="update"),
+    pytest.param(CONFIGMAPS, "cm", _cm, lambda c, body: c.patch(CONFIGMAPS, "cm", body, "default"),
+                 {"data": {"b": "2"}, "metadata": {"labels": {"x": "y"}}}, id="merge-patch"),
+    pytest.param(DEPLOYMENTS, "d", lambda c: c.create(DEPLOYMENTS, deployment("d"), "default"),
+                 lambda c, body: c.patch(DEPLOYMENTS, "d", body, "default", patch_type="strategic"),
+                 {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2",
+                                                                 "env": [{"name": "A", "value": "1"}]}]}}}},
+                 id="strategic-patch"),
+    pytest.param(CONFIGMAPS, "applied", None,
+                 lambda c, body: c.patch(CONFIGMAPS, "applied", body, "default", patch_type="apply",
+                                         field_manager="tool"),
+                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied", "labels": {"a": "b"}},
+                  "data": {"k": "v"}}, id="apply"),
+]
+
+
+@pytest.mark.parametrize(("res", "name", "setup", "write", "body"), WRITES)
+async def test_a_write_neither_changes_its_input_nor_shares_its_result(real_api, res, name, setup, write, body):
+    c: LocalClient = real_api._client
+    if setup is not None:
+        await setup(c)
+    sent = copy.deepcopy(body)
+    out = await write(c, body)
+    assert body == sent  # the server took a copy: no defaults, uid, managedFields written into it
+    stored = copy.deepcopy(real_api.core.get(res, "default", name))
+    assert out == stored
+    scribble(out)
+    scribble(body)  # changing the input afterwards does not reach the stored object either
+    assert real_api.core.get(res, "default", name) == stored
+
+
+async def test_changing_a_created_objects_managed_fields_reaches_no_other_object(real_api):
+    """Objects of one shape may share their creator's fieldsV1 inside the server; a result the
+    caller owns is a copy of it, so changing it changes neither the stored objects nor the next
+    create's record."""
+    c: LocalClient = real_api._client
+    first = await c.create(PODS, pod("one"), "default")
+    want = copy.deepcopy(first["metadata"]["managedFields"])
+    scribble(first)
+    second = await c.create(PODS, pod("two"), "default")
+    assert second["metadata"]["managedFields"][0]["fieldsV1"] == want[0]["fieldsV1"]
+    assert real_api.core.get(PODS, "default", "one")["metadata"]["managedFields"][0]["fieldsV1"] == want[0][
+        "fieldsV1"]
+
+
+async def test_reads_and_deletes_hand_out_copies(real_api):
+    c: LocalClient = real_api._client
+    await c.create(PODS, pod("r"), "default")
+    await c.create(CONFIGMAPS, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}, "default")
+    stored = copy.deepcopy(real_api.core.get(PODS, "default", "r"))
+    scribble(await c.get(PODS, "r", "default"))
+    scribble((await c.list(PODS, "default"))["items"])
+    assert real_api.core.get(PODS, "default", "r") == stored
+    # a delete held by a finalizer returns the object as it now is (deletionTimestamp set)
+    out = await c.delete(CONFIGMAPS, "held", "default")
+    kept = copy.deepcopy(real_api.core.get(CONFIGMAPS, "default", "held"))
+    assert out == kept and kept["metadata"]["deletionTimestamp"]
+    scribble(out)
+    assert real_api.core.get(CONFIGMAPS, "default", "held") == kept
+
+
+async def test_read_only_list_shares_the_stored_objects(real_api):
+    """The documented exception (`shares_items`): read-only lists avoid the copy."""
+    c: LocalClient = real_api._client
+    await c.create(PODS, pod("s"), "default")
+    items = (await c.list(PODS, "default", read_only=True))["items"]
+    assert c.shares_items
+    assert items[0] is real_api.core.get(PODS, "default", "s")
