@@ -217,7 +217,9 @@ class _DomainCounts:
         for k in keys:
             if k not in labels:
                 return
-        v = labels[c.topology_key]
+        # with no required keys (PreScore of system-defaulted constraints) a node without the
+        # topology key belongs to the domain "" (upstream reads the missing label as "")
+        v = labels.get(c.topology_key, "")
         cnt = count_matching(n.pods, c.selector, ns) if n.pods else 0
         self.per_node[n.name] = (v, cnt)
         self.counts[v] = self.counts.get(v, 0) + cnt
@@ -406,9 +408,13 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         key = (c.selector, ns, c.topology_key, keys)
         memo = self._domain_memo.get(key)
         changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
+        if memo is not None:
+            # least recently used first: re-insert on every use, evict from the front
+            self._domain_memo[key] = self._domain_memo.pop(key)
         if memo is None or changed is None:
-            if len(self._domain_memo) >= MAX_DOMAIN_MEMOS:
-                self._domain_memo.clear()
+            self._domain_memo.pop(key, None)
+            while len(self._domain_memo) >= MAX_DOMAIN_MEMOS:
+                del self._domain_memo[next(iter(self._domain_memo))]
             memo = _DomainCounts(snap, snap.change_seq)
             for n in snap.node_info_list:
                 memo.add(n, c, ns, keys)
@@ -528,7 +534,20 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             weights.append(math.log(size + 2))
         required = RequiredNodeAffinity(pod.pod)
         ns = pod.namespace
-        if pair_counts:
+        if pair_counts and snap is not None and getattr(snap, "tracked", False) and all(
+            _inclusion_is_pod_independent(c, required) for c in constraints
+        ):
+            # the same sums from per-domain counts kept across cycles (see _memo_counts): a node
+            # counts when it has every key (require_all) and its domain is a candidate pair
+            keys = tuple(c.topology_key for c in constraints) if require_all else ()
+            for c in constraints:
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                domain_counts = self._memo_counts(snap, c, ns, keys)
+                for pair in pair_counts:
+                    if pair[0] == c.topology_key:
+                        pair_counts[pair] += domain_counts.get(pair[1], 0)
+        elif pair_counts:
             for n in all_nodes:
                 labels = n.labels
                 if require_all and not _labels_have_keys(labels, constraints):
