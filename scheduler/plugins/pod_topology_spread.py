@@ -266,6 +266,10 @@ class _PreScoreState:
     ignored: set[str]
     pair_counts: dict[tuple[str, str], int]
     weights: list[float]
+    # per hostname constraint: node name -> (label value, matching pods) kept for the snapshot
+    # `host_nodes` (only its own NodeInfos may read them); None: count the node's pods
+    host_counts: list[dict[str, tuple[str, int]] | None] = field(default_factory=list)
+    host_nodes: Mapping[str, NodeInfo] | None = None
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -401,10 +405,15 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None, SUCCESS
 
     def _memo_counts(self, snap: Any, c: Constraint, ns: str, keys: tuple[str, ...]) -> dict[str, int]:
-        """Matching pods per domain of `c` over the snapshot, kept across cycles and refreshed
-        only for the nodes the snapshot journal says changed (upstream recounts every node each
-        cycle; the result is the same). A fresh dict is returned: preemption's AddPod/RemovePod
-        mutate the cycle's copy."""
+        """Matching pods per domain of `c` over the snapshot (see `_memo`). A fresh dict is
+        returned: preemption's AddPod/RemovePod mutate the cycle's copy."""
+        return dict(self._memo(snap, c, ns, keys).counts)
+
+    def _memo(self, snap: Any, c: Constraint, ns: str, keys: tuple[str, ...]) -> _DomainCounts:
+        """Per-node and per-domain matching pod counts of `c` over the snapshot, kept across
+        cycles and refreshed only for the nodes the snapshot journal says changed (upstream
+        recounts every node each cycle; the result is the same). At most MAX_DOMAIN_MEMOS
+        (selector, namespace, key, required keys) entries, least recently used evicted."""
         key = (c.selector, ns, c.topology_key, keys)
         memo = self._domain_memo.get(key)
         changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
@@ -427,7 +436,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 if n is not None:
                     memo.add(n, c, ns, keys)
             memo.seq = snap.change_seq
-        return dict(memo.counts)
+        return memo
 
     def has_pre_filter_extensions(self) -> bool:
         return True
@@ -514,19 +523,22 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return Status.skip()
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
         ignored: set[str] = set()
+        candidates: Sequence[NodeInfo] = nodes
+        if require_all:
+            ignored = {n.name for n in nodes if not _labels_have_keys(n.labels, constraints)}
+            if ignored:
+                candidates = [n for n in nodes if n.name not in ignored]
+        # candidate topology pairs (a missing label reads as ""); size_i = new pairs constraint i
+        # brought (a later constraint on the same key adds none, as upstream counts them)
         pair_counts: dict[tuple[str, str], int] = {}
         sizes = [0] * len(constraints)
-        for n in nodes:
-            labels = n.labels
-            if require_all and not _labels_have_keys(labels, constraints):
-                ignored.add(n.name)
+        for i, c in enumerate(constraints):
+            key = c.topology_key
+            if key == LABEL_HOSTNAME:
                 continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                pair = (c.topology_key, labels.get(c.topology_key, ""))
-                if pair not in pair_counts:
-                    pair_counts[pair] = 0
+            for v in {n.labels.get(key, "") for n in candidates}:
+                if (key, v) not in pair_counts:
+                    pair_counts[(key, v)] = 0
                     sizes[i] += 1
         weights = []
         for i, c in enumerate(constraints):
@@ -543,7 +555,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             for c in constraints:
                 if c.topology_key == LABEL_HOSTNAME:
                     continue
-                domain_counts = self._memo_counts(snap, c, ns, keys)
+                domain_counts = self._memo(snap, c, ns, keys).counts
                 for pair in pair_counts:
                     if pair[0] == c.topology_key:
                         pair_counts[pair] += domain_counts.get(pair[1], 0)
@@ -562,25 +574,54 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                         continue
                     if n.pods:
                         pair_counts[pair] += count_matching(n.pods, c.selector, ns)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, ignored, pair_counts, weights))
+        host_counts: list[dict[str, tuple[str, int]] | None] = [None] * len(constraints)
+        if snap is not None and getattr(snap, "tracked", False):
+            # Score counts a node's own matching pods for hostname constraints (no inclusion
+            # policy): read them from the remembered per-node counts of this snapshot
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    host_counts[i] = self._memo(snap, c, ns, ()).per_node
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            _PreScoreState(
+                constraints, ignored, pair_counts, weights, host_counts,
+                snap.node_info_map if snap is not None and any(h is not None for h in host_counts) else None,
+            ),
+        )
         return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None or node.name in s.ignored:
             return 0, SUCCESS
+        return self._raw_score(s, pod, node), SUCCESS
+
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status] | None:
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return [0] * len(nodes), SUCCESS
+        ignored = s.ignored
+        return [0 if n.name in ignored else self._raw_score(s, pod, n) for n in nodes], SUCCESS
+
+    @staticmethod
+    def _raw_score(s: _PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
         labels = node.labels
         total = 0.0
+        remembered = s.host_nodes is not None and s.host_nodes.get(node.name) is node
         for i, c in enumerate(s.constraints):
             v = labels.get(c.topology_key)
             if v is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_matching(node.pods, c.selector, pod.namespace)
+                hc = s.host_counts[i] if remembered else None
+                entry = hc.get(node.name) if hc is not None else None
+                cnt = entry[1] if entry is not None else count_matching(node.pods, c.selector, pod.namespace)
             else:
                 cnt = s.pair_counts.get((c.topology_key, v), 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
-        return int(math.floor(total + 0.5)), SUCCESS
+        return int(math.floor(total + 0.5))
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
