@@ -602,8 +602,37 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             return [0] * len(nodes), SUCCESS
-        ignored = s.ignored
-        return [0 if n.name in ignored else self._raw_score(s, pod, n) for n in nodes], SUCCESS
+        # `_raw_score` with the per-constraint reads hoisted out of the node loop (same sums in
+        # the same order, so the same floats)
+        ignored, pair_counts, host_nodes, ns = s.ignored, s.pair_counts, s.host_nodes, pod.namespace
+        parts = [
+            (c.topology_key, s.weights[i], c.max_skew - 1, c.topology_key == LABEL_HOSTNAME,
+             s.host_counts[i] if i < len(s.host_counts) else None, c.selector)
+            for i, c in enumerate(s.constraints)
+        ]
+        out: list[int] = []
+        append = out.append
+        floor = math.floor
+        for n in nodes:
+            name = n.name
+            if name in ignored:
+                append(0)
+                continue
+            labels = n.labels
+            remembered = host_nodes is not None and host_nodes.get(name) is n
+            total = 0.0
+            for key, weight, skew_term, is_host, hc, selector in parts:
+                v = labels.get(key)
+                if v is None:
+                    continue
+                if is_host:
+                    entry = hc.get(name) if remembered and hc is not None else None
+                    cnt = entry[1] if entry is not None else count_matching(n.pods, selector, ns)
+                else:
+                    cnt = pair_counts.get((key, v), 0)
+                total += cnt * weight + skew_term
+            append(int(floor(total + 0.5)))
+        return out, SUCCESS
 
     @staticmethod
     def _raw_score(s: _PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
@@ -615,7 +644,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             if v is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                hc = s.host_counts[i] if remembered else None
+                hc = s.host_counts[i] if remembered and i < len(s.host_counts) else None
                 entry = hc.get(node.name) if hc is not None else None
                 cnt = entry[1] if entry is not None else count_matching(node.pods, c.selector, pod.namespace)
             else:
