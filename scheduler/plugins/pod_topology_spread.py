@@ -13,6 +13,10 @@ Score (ScheduleAnyway constraints, or the system defaults hostname/3 + zone/5 wh
 constraints and a Service/RC/ReplicaSet/StatefulSet selects it):
     raw = round(Σ_i count_i(node's domain) * ln(size_i + 2) + (maxSkew_i − 1))
     normalized = 100 * (max + min − raw) // max  (ignored nodes 0; all 100 when max is 0).
+
+The per-node counts behind count_i (PreFilter, PreScore) and the hostname counts Score reads are
+remembered across cycles per (selector, namespace, key) and refreshed through the snapshot's
+change journal for the nodes that changed (`_memo`); the arithmetic above is unchanged.
 """
 
 from __future__ import annotations
