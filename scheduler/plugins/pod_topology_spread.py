@@ -13,6 +13,10 @@ Score (ScheduleAnyway constraints, or the system defaults hostname/3 + zone/5 wh
 constraints and a Service/RC/ReplicaSet/StatefulSet selects it):
     raw = round(Σ_i count_i(node's domain) * ln(size_i + 2) + (maxSkew_i − 1))
     normalized = 100 * (max + min − raw) // max  (ignored nodes 0; all 100 when max is 0).
+
+The per-node counts behind count_i (PreFilter, PreScore) and the hostname counts Score reads are
+remembered across cycles per (selector, namespace, key) and refreshed through the snapshot's
+change journal for the nodes that changed (`_memo`); the arithmetic above is unchanged.
 """
 
 from __future__ import annotations
@@ -217,7 +221,9 @@ class _DomainCounts:
         for k in keys:
             if k not in labels:
                 return
-        v = labels[c.topology_key]
+        # with no required keys (PreScore of system-defaulted constraints) a node without the
+        # topology key belongs to the domain "" (upstream reads the missing label as "")
+        v = labels.get(c.topology_key, "")
         cnt = count_matching(n.pods, c.selector, ns) if n.pods else 0
         self.per_node[n.name] = (v, cnt)
         self.counts[v] = self.counts.get(v, 0) + cnt
@@ -264,6 +270,10 @@ class _PreScoreState:
     ignored: set[str]
     pair_counts: dict[tuple[str, str], int]
     weights: list[float]
+    # per hostname constraint: node name -> (label value, matching pods) kept for the snapshot
+    # `host_nodes` (only its own NodeInfos may read them); None: count the node's pods
+    host_counts: list[dict[str, tuple[str, int]] | None] = field(default_factory=list)
+    host_nodes: Mapping[str, NodeInfo] | None = None
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -399,16 +409,25 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None, SUCCESS
 
     def _memo_counts(self, snap: Any, c: Constraint, ns: str, keys: tuple[str, ...]) -> dict[str, int]:
-        """Matching pods per domain of `c` over the snapshot, kept across cycles and refreshed
-        only for the nodes the snapshot journal says changed (upstream recounts every node each
-        cycle; the result is the same). A fresh dict is returned: preemption's AddPod/RemovePod
-        mutate the cycle's copy."""
+        """Matching pods per domain of `c` over the snapshot (see `_memo`). A fresh dict is
+        returned: preemption's AddPod/RemovePod mutate the cycle's copy."""
+        return dict(self._memo(snap, c, ns, keys).counts)
+
+    def _memo(self, snap: Any, c: Constraint, ns: str, keys: tuple[str, ...]) -> _DomainCounts:
+        """Per-node and per-domain matching pod counts of `c` over the snapshot, kept across
+        cycles and refreshed only for the nodes the snapshot journal says changed (upstream
+        recounts every node each cycle; the result is the same). At most MAX_DOMAIN_MEMOS
+        (selector, namespace, key, required keys) entries, least recently used evicted."""
         key = (c.selector, ns, c.topology_key, keys)
         memo = self._domain_memo.get(key)
         changed = snap.nodes_changed_since(memo.seq) if memo is not None and memo.snapshot is snap else None
+        if memo is not None:
+            # least recently used first: re-insert on every use, evict from the front
+            self._domain_memo[key] = self._domain_memo.pop(key)
         if memo is None or changed is None:
-            if len(self._domain_memo) >= MAX_DOMAIN_MEMOS:
-                self._domain_memo.clear()
+            self._domain_memo.pop(key, None)
+            while len(self._domain_memo) >= MAX_DOMAIN_MEMOS:
+                del self._domain_memo[next(iter(self._domain_memo))]
             memo = _DomainCounts(snap, snap.change_seq)
             for n in snap.node_info_list:
                 memo.add(n, c, ns, keys)
@@ -421,7 +440,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 if n is not None:
                     memo.add(n, c, ns, keys)
             memo.seq = snap.change_seq
-        return dict(memo.counts)
+        return memo
 
     def has_pre_filter_extensions(self) -> bool:
         return True
@@ -508,19 +527,22 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return Status.skip()
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
         ignored: set[str] = set()
+        candidates: Sequence[NodeInfo] = nodes
+        if require_all:
+            ignored = {n.name for n in nodes if not _labels_have_keys(n.labels, constraints)}
+            if ignored:
+                candidates = [n for n in nodes if n.name not in ignored]
+        # candidate topology pairs (a missing label reads as ""); size_i = new pairs constraint i
+        # brought (a later constraint on the same key adds none, as upstream counts them)
         pair_counts: dict[tuple[str, str], int] = {}
         sizes = [0] * len(constraints)
-        for n in nodes:
-            labels = n.labels
-            if require_all and not _labels_have_keys(labels, constraints):
-                ignored.add(n.name)
+        for i, c in enumerate(constraints):
+            key = c.topology_key
+            if key == LABEL_HOSTNAME:
                 continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                pair = (c.topology_key, labels.get(c.topology_key, ""))
-                if pair not in pair_counts:
-                    pair_counts[pair] = 0
+            for v in {n.labels.get(key, "") for n in candidates}:
+                if (key, v) not in pair_counts:
+                    pair_counts[(key, v)] = 0
                     sizes[i] += 1
         weights = []
         for i, c in enumerate(constraints):
@@ -528,7 +550,20 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             weights.append(math.log(size + 2))
         required = RequiredNodeAffinity(pod.pod)
         ns = pod.namespace
-        if pair_counts:
+        if pair_counts and snap is not None and getattr(snap, "tracked", False) and all(
+            _inclusion_is_pod_independent(c, required) for c in constraints
+        ):
+            # the same sums from per-domain counts kept across cycles (see _memo_counts): a node
+            # counts when it has every key (require_all) and its domain is a candidate pair
+            keys = tuple(c.topology_key for c in constraints) if require_all else ()
+            for c in constraints:
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                domain_counts = self._memo(snap, c, ns, keys).counts
+                for pair in pair_counts:
+                    if pair[0] == c.topology_key:
+                        pair_counts[pair] += domain_counts.get(pair[1], 0)
+        elif pair_counts:
             for n in all_nodes:
                 labels = n.labels
                 if require_all and not _labels_have_keys(labels, constraints):
@@ -543,25 +578,83 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                         continue
                     if n.pods:
                         pair_counts[pair] += count_matching(n.pods, c.selector, ns)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, ignored, pair_counts, weights))
+        host_counts: list[dict[str, tuple[str, int]] | None] = [None] * len(constraints)
+        if snap is not None and getattr(snap, "tracked", False):
+            # Score counts a node's own matching pods for hostname constraints (no inclusion
+            # policy): read them from the remembered per-node counts of this snapshot
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    host_counts[i] = self._memo(snap, c, ns, ()).per_node
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            _PreScoreState(
+                constraints, ignored, pair_counts, weights, host_counts,
+                snap.node_info_map if snap is not None and any(h is not None for h in host_counts) else None,
+            ),
+        )
         return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None or node.name in s.ignored:
             return 0, SUCCESS
+        return self._raw_score(s, pod, node), SUCCESS
+
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status] | None:
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return [0] * len(nodes), SUCCESS
+        # `_raw_score` with the per-constraint reads hoisted out of the node loop (same sums in
+        # the same order, so the same floats)
+        ignored, pair_counts, host_nodes, ns = s.ignored, s.pair_counts, s.host_nodes, pod.namespace
+        parts = [
+            (c.topology_key, s.weights[i], c.max_skew - 1, c.topology_key == LABEL_HOSTNAME,
+             s.host_counts[i] if i < len(s.host_counts) else None, c.selector)
+            for i, c in enumerate(s.constraints)
+        ]
+        out: list[int] = []
+        append = out.append
+        floor = math.floor
+        for n in nodes:
+            name = n.name
+            if name in ignored:
+                append(0)
+                continue
+            labels = n.labels
+            remembered = host_nodes is not None and host_nodes.get(name) is n
+            total = 0.0
+            for key, weight, skew_term, is_host, hc, selector in parts:
+                v = labels.get(key)
+                if v is None:
+                    continue
+                if is_host:
+                    entry = hc.get(name) if remembered and hc is not None else None
+                    cnt = entry[1] if entry is not None else count_matching(n.pods, selector, ns)
+                else:
+                    cnt = pair_counts.get((key, v), 0)
+                total += cnt * weight + skew_term
+            append(int(floor(total + 0.5)))
+        return out, SUCCESS
+
+    @staticmethod
+    def _raw_score(s: _PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
         labels = node.labels
         total = 0.0
+        remembered = s.host_nodes is not None and s.host_nodes.get(node.name) is node
         for i, c in enumerate(s.constraints):
             v = labels.get(c.topology_key)
             if v is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_matching(node.pods, c.selector, pod.namespace)
+                hc = s.host_counts[i] if remembered and i < len(s.host_counts) else None
+                entry = hc.get(node.name) if hc is not None else None
+                cnt = entry[1] if entry is not None else count_matching(node.pods, c.selector, pod.namespace)
             else:
                 cnt = s.pair_counts.get((c.topology_key, v), 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
-        return int(math.floor(total + 0.5)), SUCCESS
+        return int(math.floor(total + 0.5))
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)

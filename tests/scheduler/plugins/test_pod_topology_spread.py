@@ -319,3 +319,108 @@ def test_service_selector_feeds_default_constraints(fw):
 def test_args_validation(args):
     with pytest.raises(ValueError):
         PodTopologySpread.Args.model_validate(args)
+
+
+# --- domain counts remembered across cycles (PreScore and PreFilter) ---------------------------
+
+HOST = "kubernetes.io/hostname"
+TZONE = "topology.kubernetes.io/zone"
+
+
+def _spread_node(name, zone=None, **extra):
+    labels = {HOST: name, **extra}
+    if zone is not None:
+        labels[TZONE] = zone
+    return make_node(name).labels(labels).obj()
+
+
+def _web(name, node, **labels):
+    return make_pod(name).labels(app="web", **labels).owner("ReplicaSet", "rs1").node(node).obj()
+
+
+def _probes():
+    soft_zone = {"matchLabels": {"app": "web"}}
+    return {
+        # system defaults (hostname/3 + zone/5) with the owner ReplicaSet's selector
+        "system-default": make_pod("probe-d").labels(app="web").owner("ReplicaSet", "rs1").obj(),
+        # own soft constraints: every key required, nodes without the zone label ignored
+        "own-soft": make_pod("probe-s").labels(app="web")
+        .spread_constraint(1, TZONE, "ScheduleAnyway", soft_zone)
+        .spread_constraint(2, HOST, "ScheduleAnyway", soft_zone)
+        .obj(),
+        # a hard zone constraint next to the soft one: PreFilter's counts are remembered too
+        "hard-and-soft": make_pod("probe-h").labels(app="web", tier="a")
+        .spread_constraint(3, TZONE, "DoNotSchedule", soft_zone)
+        .spread_constraint(1, TZONE, "ScheduleAnyway", {"matchLabels": {"tier": "a"}})
+        .obj(),
+    }
+
+
+def test_remembered_domain_counts_score_like_a_fresh_count_after_every_change(fw):
+    """A sequence of cycles with pods added and removed, a pod relabelled, nodes relabelled,
+    added and removed between them: the scores from counts kept across cycles equal those
+    from a plugin whose memory was cleared, every time."""
+    nodes = [_spread_node(f"n{i}", f"z{i % 3}") for i in range(6)] + [_spread_node("bare")]
+    rs = {"metadata": {"name": "rs1", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"app": "web"}}}}
+    initial = [_web("w0", "n0", tier="a"), _web("w1", "n0"), _web("w2", "n3"), _web("w3", "bare")]
+    run = fw.Run(PodTopologySpread, fw.Snapshot(nodes, initial, informers={"replicasets": [rs]}))
+    cache, snap = run.scheduler.cache, run.scheduler.snapshot
+    pl = run.plugin("PodTopologySpread")
+    other_ns = make_pod("x").namespace("other").labels(app="web").node("n1").obj()
+    moved = _spread_node("n1", "z9")
+    steps = [
+        ("nothing-changed", lambda: None),
+        ("pods-added", lambda: [cache.add_pod(_web("w4", "n1", tier="a")), cache.add_pod(_web("w5", "n1"))]),
+        ("pod-in-another-namespace", lambda: cache.add_pod(other_ns)),
+        ("pod-removed", lambda: cache.remove_pod(initial[0])),
+        ("pod-terminating", lambda: cache.update_pod(
+            initial[2], {**initial[2], "metadata": {**initial[2]["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}})),
+        ("pod-relabelled-out", lambda: cache.update_pod(initial[1], {**initial[1], "metadata": {
+            **initial[1]["metadata"], "labels": {"app": "db"}}})),
+        ("node-moved-zone", lambda: cache.update_node(nodes[1], moved)),
+        ("node-lost-zone-label", lambda: cache.update_node(nodes[4], _spread_node("n4"))),
+        ("node-added", lambda: [cache.add_node(_spread_node("n6", "z0")), cache.add_pod(_web("w6", "n6"))]),
+        ("node-removed", lambda: cache.remove_node(nodes[0])),
+    ]
+    reused = 0
+    for step, change in steps:
+        change()
+        cache.update_snapshot(snap)
+        for probe_name, probe in _probes().items():
+            before = {k: id(v) for k, v in pl._domain_memo.items()}
+            remembered = run.score(probe)
+            reused += sum(1 for k, v in pl._domain_memo.items() if before.get(k) == id(v))
+            assert pl._domain_memo, f"{step}/{probe_name}: the remembered path was not taken"
+            kept = dict(pl._domain_memo)
+            pl._domain_memo.clear()
+            fresh = run.score(probe)
+            assert remembered == fresh, f"{step}/{probe_name}"
+            pl._domain_memo.clear()
+            pl._domain_memo.update(kept)  # the next step refreshes these, not a recount
+    # counts kept from the step before were refreshed in place (not rebuilt) in every step
+    # without a node added or removed: 4 memo keys for the 3 probes, 8 steps
+    assert reused >= 4 * 8
+
+
+def test_remembered_counts_are_bounded(fw, monkeypatch):
+    """Every selector seen adds an entry; beyond the bound the least recently used goes first."""
+    import scheduler.plugins.pod_topology_spread as pts
+
+    monkeypatch.setattr(pts, "MAX_DOMAIN_MEMOS", 3)
+    nodes = [_spread_node(f"n{i}", f"z{i % 2}") for i in range(4)]
+    run = fw.Run(PodTopologySpread, fw.Snapshot(nodes, [make_pod("e").labels(app="a0").node("n0").obj()]))
+    pl = run.plugin("PodTopologySpread")
+
+    def probe(i):
+        return make_pod(f"p{i}").labels(app=f"a{i}").spread_constraint(
+            1, TZONE, "ScheduleAnyway", {"matchLabels": {"app": f"a{i}"}}).obj()
+
+    for i in range(3):
+        run.score(probe(i))
+    run.score(probe(0))  # a0 used again: a1 is now the oldest
+    run.score(probe(3))
+    kept = [next(iter(req[2])) for k in pl._domain_memo for req in k[0].requirements]
+    assert len(pl._domain_memo) == 3
+    assert sorted(kept) == ["a0", "a2", "a3"]
+    assert run.score(probe(0)) == {"n0": 0, "n1": 100, "n2": 0, "n3": 100}
