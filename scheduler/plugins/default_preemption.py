@@ -72,7 +72,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import compile_selector
 
@@ -402,27 +402,30 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         lower: Sequence[PodInfo],
     ) -> Status | None:
         """NodeResourcesFit's Filter on the node as it would be with every pod in `lower` gone
-        (a read-only view: the remaining pods, their summed requests; nothing cloned or run but
+        (a read-only view holding what that Filter reads, the remaining pods and their summed
+        requests, ints, so the same as the simulation's subtraction; the other fields are the node's own, unchanged; nothing is cloned or run but
         that one Filter). Returns the status the full simulation ends with when the pod still
         does not fit, None when it would fit (then only the full simulation can tell)."""
-        gone = {p.uid for p in lower}
         view = NodeInfo.__new__(NodeInfo)
         view.node = node.node
         view.name = node.name
         view.labels = node.labels
         view.taints = node.taints
         view.unschedulable = node.unschedulable
-        view.pods = [p for p in node.pods if p.uid not in gone]
-        view.pods_with_affinity = [p for p in node.pods_with_affinity if p.uid not in gone]
-        view.pods_with_required_anti_affinity = [
-            p for p in node.pods_with_required_anti_affinity if p.uid not in gone
-        ]
-        view.used_ports = node.used_ports  # not read by NodeResourcesFit
-        view.requested = node.requested.clone()
-        view.non_zero_requested = node.non_zero_requested.clone()
-        for p in lower:
-            view.requested.sub(p.requests)
-            view.non_zero_requested.sub(p.non_zero_requests)
+        if len(lower) == len(node.pods):
+            view.pods = []
+        else:
+            gone = {p.uid for p in lower}
+            view.pods = [p for p in node.pods if p.uid not in gone]
+        # the node's requested is the sum of its pods' requests: sum the (usually few) that stay
+        requested = Resource()
+        for p in view.pods:
+            requested.add(p.requests)
+        view.pods_with_affinity = node.pods_with_affinity
+        view.pods_with_required_anti_affinity = node.pods_with_required_anti_affinity
+        view.used_ports = node.used_ports
+        view.non_zero_requested = node.non_zero_requested
+        view.requested = requested
         view.allocatable = node.allocatable
         view.image_states = node.image_states
         view.generation = node.generation
