@@ -400,42 +400,55 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         pod: PodInfo,
         node: NodeInfo,
         lower: Sequence[PodInfo],
+        memo: dict[tuple[Any, ...], Status | None],
     ) -> Status | None:
-        """NodeResourcesFit's Filter on the node as it would be with every pod in `lower` gone
-        (a read-only view holding what that Filter reads, the remaining pods and their summed
-        requests, ints, so the same as the simulation's subtraction; the other fields are the node's own, unchanged; nothing is cloned or run but
-        that one Filter). Returns the status the full simulation ends with when the pod still
-        does not fit, None when it would fit (then only the full simulation can tell)."""
+        """NodeResourcesFit's Filter on the node as it would be with every pod in `lower` gone:
+        a read-only view holding what that Filter reads (the remaining pods; their requests
+        summed, integers, so equal to the simulation's subtraction), the node's other fields
+        unchanged; nothing is cloned and no other plugin runs. Returns the status the full
+        simulation ends with when the pod still does not fit, None when it would fit (then only
+        the full simulation can tell). That Filter is a function of the pod's requests (fixed in
+        one dry run), the allocatable, the requested sums and the pod count, so `memo` keeps its
+        answer per distinct (allocatable, requested, count) over the nodes of one dry run."""
+        if len(lower) == len(node.pods):
+            remaining: list[PodInfo] = []
+        else:
+            gone = {p.uid for p in lower}
+            remaining = [p for p in node.pods if p.uid not in gone]
+        # the node's requested is the sum of its pods' requests: sum the (usually few) that stay
+        requested = Resource()
+        for p in remaining:
+            requested.add(p.requests)
+        alloc = node.allocatable
+        key = (
+            alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
+            tuple(alloc.scalar.items()), requested.milli_cpu, requested.memory,
+            requested.ephemeral_storage, tuple(requested.scalar.items()), len(remaining),
+        )
+        if key in memo:
+            return memo[key]
         view = NodeInfo.__new__(NodeInfo)
         view.node = node.node
         view.name = node.name
         view.labels = node.labels
         view.taints = node.taints
         view.unschedulable = node.unschedulable
-        if len(lower) == len(node.pods):
-            view.pods = []
-        else:
-            gone = {p.uid for p in lower}
-            view.pods = [p for p in node.pods if p.uid not in gone]
-        # the node's requested is the sum of its pods' requests: sum the (usually few) that stay
-        requested = Resource()
-        for p in view.pods:
-            requested.add(p.requests)
+        view.pods = remaining
         view.pods_with_affinity = node.pods_with_affinity
         view.pods_with_required_anti_affinity = node.pods_with_required_anti_affinity
         view.used_ports = node.used_ports
         view.non_zero_requested = node.non_zero_requested
         view.requested = requested
-        view.allocatable = node.allocatable
+        view.allocatable = alloc
         view.image_states = node.image_states
         view.generation = node.generation
         try:
             st = fit.filter(state, pod, view)
         except Exception:  # noqa: BLE001 - the full simulation reports it as the runtime does
-            return None
-        if st is None or not st.code or st.code not in _REJECTIONS:
-            return None
-        return st.with_plugin(fit.name())
+            return None  # not memoized: every such node takes the full simulation
+        known = None if st is None or not st.code or st.code not in _REJECTIONS else st.with_plugin(fit.name())
+        memo[key] = known
+        return known
 
     def _nominated_peers(self, pod: PodInfo, node_name: str) -> bool:
         """Whether pods of equal or higher priority are nominated to the node (then the dry
@@ -470,6 +483,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         statuses: dict[str, Status] = {}
         n = len(potential)
         fit = self._fit_shortcut_plugin(state) if self.shortcuts and fit_failed else None
+        memo: dict[tuple[Any, ...], Status | None] = {}
         for i in range(n):
             src = potential[(offset + i) % n]
             if self.shortcuts:
@@ -478,7 +492,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     statuses[src.name] = Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
                     continue
                 if fit is not None and src.name in fit_failed and not self._nominated_peers(pod, src.name):
-                    known = self._fit_without_lower(fit, state, pod, src, lower)
+                    known = self._fit_without_lower(fit, state, pod, src, lower, memo)
                     if known is not None:
                         statuses[src.name] = known
                         continue
