@@ -7,7 +7,8 @@ this pod to be finished") -> eligibility (preemptionPolicy Never; a lower-priori
 nominated node already terminating because of scheduler preemption) -> candidates among nodes whose filter status was
 Unschedulable (not UnschedulableAndUnresolvable), dry-run from a random offset until enough are
 found -> per node: remove every lower-priority pod, check fit, reprieve PDB-violating then other
-victims, most important first -> pick a node (fewest PDB violations, lowest highest victim priority,
+victims, most important first (skipped, with the same answer, on a node with no lower-priority
+pod and on a node whose NodeResourcesFit failure stays when all of them are gone) -> pick a node (fewest PDB violations, lowest highest victim priority,
 smallest shifted priority sum, fewest victims, latest start of the highest-priority victims, first)
 -> return the node as the preemptor's nomination at once, and do the API calls in a tracked task
 (upstream v1.33 async preemption, KEP-4832, `prepareCandidateAsync`): clear lower-priority
@@ -62,6 +63,7 @@ from scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
     EventResource,
+    FilterPlugin,
     GangDemand,
     Handle,
     PostFilterPlugin,
@@ -70,7 +72,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import compile_selector
 
@@ -85,6 +87,13 @@ REASON_PREEMPTED = "Preempted"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 _MAX_INT32 = 2**31 - 1
+# Filter plugins whose verdict on a node cannot turn from pass to fail when pods leave it
+_POD_INDEPENDENT_OR_MONOTONE_FILTERS = frozenset(
+    {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY, names.NODE_PORTS}
+)
+# built-in PreFilter extensions whose RemovePod only updates their cycle state and succeeds
+_INFALLIBLE_EXTENSIONS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
+_REJECTIONS = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 _FAR_FUTURE = "9999-12-31T23:59:59Z"
 
 
@@ -225,6 +234,8 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         super().__init__(args or DefaultPreemptionArgs(), handle)
         rng = handle.rng if handle is not None else None
         self._rng: random.Random = rng if isinstance(rng, random.Random) else random.Random(0)
+        # the dry run's exact shortcuts (see dry_run_preemption); False runs every simulation
+        self.shortcuts = True
         self._pdb_store: Any = None
         # preemptors whose victim handling is still running (upstream Evaluator.preempting)
         self._preempting: set[str] = set()
@@ -352,6 +363,101 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             victims.sort(key=_importance_key)
         return victims, num_violating, Status()
 
+    # --- exact shortcuts of the per-node simulation -----------------------------------------
+
+    def _fit_shortcut_plugin(self, state: CycleState) -> FilterPlugin | None:
+        """The profile's NodeResourcesFit when, for this cycle, "remove every lower-priority pod,
+        then Filter" must end in NodeResourcesFit's own verdict on a node whose failure was
+        NodeResourcesFit's: every Filter plugin before it ignores the node's pods or only gains
+        from removing them (NodePorts), and every PreFilter extension that the removals call
+        is a built-in one that always succeeds. None when that cannot be shown (another
+        profile order, an out-of-tree plugin, a handle that does not expose its plugins)."""
+        h = self.handle
+        active = getattr(h, "active_filter_plugins", None)
+        pre = getattr(h, "pre_filter_plugins", None)
+        if not callable(active) or not isinstance(pre, list):
+            return None
+        fit: FilterPlugin | None = None
+        for pl in active(state):
+            if pl.name() == names.NODE_RESOURCES_FIT:
+                fit = pl
+                break
+            if pl.name() not in _POD_INDEPENDENT_OR_MONOTONE_FILTERS:
+                return None
+        if fit is None:
+            return None
+        for pre_pl in pre:
+            if pre_pl.name() in state.skip_filter_plugins or not pre_pl.has_pre_filter_extensions():
+                continue
+            if pre_pl.name() not in _INFALLIBLE_EXTENSIONS:
+                return None
+        return fit
+
+    def _fit_without_lower(
+        self,
+        fit: FilterPlugin,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        lower: Sequence[PodInfo],
+        memo: dict[tuple[Any, ...], Status | None],
+    ) -> Status | None:
+        """NodeResourcesFit's Filter on the node as it would be with every pod in `lower` gone:
+        a read-only view holding what that Filter reads (the remaining pods; their requests
+        summed, integers, so equal to the simulation's subtraction), the node's other fields
+        unchanged; nothing is cloned and no other plugin runs. Returns the status the full
+        simulation ends with when the pod still does not fit, None when it would fit (then only
+        the full simulation can tell). That Filter is a function of the pod's requests (fixed in
+        one dry run), the allocatable, the requested sums and the pod count, so `memo` keeps its
+        answer per distinct (allocatable, requested, count) over the nodes of one dry run."""
+        if len(lower) == len(node.pods):
+            remaining: list[PodInfo] = []
+        else:
+            gone = {p.uid for p in lower}
+            remaining = [p for p in node.pods if p.uid not in gone]
+        # the node's requested is the sum of its pods' requests: sum the (usually few) that stay
+        requested = Resource()
+        for p in remaining:
+            requested.add(p.requests)
+        alloc = node.allocatable
+        key = (
+            alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
+            tuple(alloc.scalar.items()), requested.milli_cpu, requested.memory,
+            requested.ephemeral_storage, tuple(requested.scalar.items()), len(remaining),
+        )
+        if key in memo:
+            return memo[key]
+        view = NodeInfo.__new__(NodeInfo)
+        view.node = node.node
+        view.name = node.name
+        view.labels = node.labels
+        view.taints = node.taints
+        view.unschedulable = node.unschedulable
+        view.pods = remaining
+        view.pods_with_affinity = node.pods_with_affinity
+        view.pods_with_required_anti_affinity = node.pods_with_required_anti_affinity
+        view.used_ports = node.used_ports
+        view.non_zero_requested = node.non_zero_requested
+        view.requested = requested
+        view.allocatable = alloc
+        view.image_states = node.image_states
+        view.generation = node.generation
+        try:
+            st = fit.filter(state, pod, view)
+        except Exception:  # noqa: BLE001 - the full simulation reports it as the runtime does
+            return None  # not memoized: every such node takes the full simulation
+        known = None if st is None or not st.code or st.code not in _REJECTIONS else st.with_plugin(fit.name())
+        memo[key] = known
+        return known
+
+    def _nominated_peers(self, pod: PodInfo, node_name: str) -> bool:
+        """Whether pods of equal or higher priority are nominated to the node (then the dry
+        run's Filter runs twice, with and without them, and no shortcut applies)."""
+        return any(
+            np.priority >= pod.priority and np.uid != pod.uid
+            for np in self._h.nominated_pods_for_node(node_name)
+        )
+
     def dry_run_preemption(
         self,
         state: CycleState,
@@ -362,13 +468,35 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         num_candidates: int,
         *,
         protected: frozenset[str] = frozenset(),
+        fit_failed: frozenset[str] = frozenset(),
     ) -> tuple[list[Candidate], dict[str, Status]]:
+        """Simulate preemption on each potential node from `offset` (upstream DryRunPreemption).
+        Two exact shortcuts skip the clone-and-filter simulation where its answer is known: a
+        node without a pod of lower priority than `pod` gets "No preemption victims found for
+        incoming pod" (SelectVictimsOnNode's first answer); a node in `fit_failed` (its Filter
+        failure was NodeResourcesFit's) without higher-priority nominations, where the pod still
+        does not fit once every lower-priority pod is gone, gets NodeResourcesFit's status on
+        that reduced node (what the simulation's Filter run returns). `shortcuts = False` on the
+        instance turns both off (tests compare the two paths)."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         n = len(potential)
+        fit = self._fit_shortcut_plugin(state) if self.shortcuts and fit_failed else None
+        memo: dict[tuple[Any, ...], Status | None] = {}
         for i in range(n):
-            ni = potential[(offset + i) % n].clone()
+            src = potential[(offset + i) % n]
+            if self.shortcuts:
+                lower = [p for p in src.pods if p.priority < pod.priority and p.uid not in protected]
+                if not lower:
+                    statuses[src.name] = Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
+                    continue
+                if fit is not None and src.name in fit_failed and not self._nominated_peers(pod, src.name):
+                    known = self._fit_without_lower(fit, state, pod, src, lower, memo)
+                    if known is not None:
+                        statuses[src.name] = known
+                        continue
+            ni = src.clone()
             victims, num_viol, st = self.select_victims_on_node(
                 state.clone(), pod, ni, pdbs, protected=protected
             )
@@ -419,8 +547,17 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 await self._clear_nominated_node_name([pod])
         else:
             offset = self._rng.randrange(len(potential))
+            fit_failed = frozenset(
+                ni.name for ni in potential if node_status[ni.name].plugin == names.NODE_RESOURCES_FIT
+            )
             candidates, statuses = self.dry_run_preemption(
-                state, pod, potential, self._pdbs(), offset, self.calculate_num_candidates(len(potential))
+                state,
+                pod,
+                potential,
+                self._pdbs(),
+                offset,
+                self.calculate_num_candidates(len(potential)),
+                fit_failed=fit_failed,
             )
         if not candidates:
             errs = [s for s in statuses.values() if s.code == Code.ERROR]
@@ -526,6 +663,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             if not h.run_pre_filter_extension_add_pod(state, sib, m, node(name)).is_success():
                 return None
         potential: list[NodeInfo] = []
+        fit_failed: set[str] = set()
         for ni in nodes:
             if allowed is not None and ni.name not in allowed:
                 continue
@@ -534,10 +672,12 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 return ni.name, []
             if st.code == Code.UNSCHEDULABLE:
                 potential.append(ni)
+                if st.plugin == names.NODE_RESOURCES_FIT:
+                    fit_failed.add(ni.name)
         if not potential or sib.spec.get("preemptionPolicy") == "Never":
             return None
         cands, _ = self.dry_run_preemption(
-            state, sib, potential, pdbs, 0, len(potential), protected=protected
+            state, sib, potential, pdbs, 0, len(potential), protected=protected, fit_failed=frozenset(fit_failed)
         )
         best = pick_one_node_for_preemption(cands)
         if best is None:
