@@ -287,6 +287,14 @@ class Handle(Protocol):
     def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
         """Nominate `pod` to `node_name` in memory (upstream PodNominator.AddNominatedPod)."""
 
+    @property
+    def pre_filter_plugins(self) -> Sequence[PreFilterPlugin]:
+        """The profile's PreFilter plugins, in order (preemption's shortcuts check which
+        PreFilter extensions a simulated removal would call)."""
+
+    def active_filter_plugins(self, state: CycleState) -> Sequence[FilterPlugin]:
+        """The profile's Filter plugins this cycle runs, in order (those PreFilter skipped left out)."""
+
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
                        nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
         """Every PreFilter plugin of the profile: (merged result, status, plugins that narrowed)."""

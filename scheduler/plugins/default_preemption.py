@@ -371,14 +371,12 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         NodeResourcesFit's: every Filter plugin before it ignores the node's pods or only gains
         from removing them (NodePorts), and every PreFilter extension that the removals call
         is a built-in one that always succeeds. None when that cannot be shown (another
-        profile order, an out-of-tree plugin, a handle that does not expose its plugins)."""
+        profile order, an out-of-tree plugin, no handle)."""
         h = self.handle
-        active = getattr(h, "active_filter_plugins", None)
-        pre = getattr(h, "pre_filter_plugins", None)
-        if not callable(active) or not isinstance(pre, list):
+        if h is None:
             return None
         fit: FilterPlugin | None = None
-        for pl in active(state):
+        for pl in h.active_filter_plugins(state):
             if pl.name() == names.NODE_RESOURCES_FIT:
                 fit = pl
                 break
@@ -386,7 +384,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 return None
         if fit is None:
             return None
-        for pre_pl in pre:
+        for pre_pl in h.pre_filter_plugins:
             if pre_pl.name() in state.skip_filter_plugins or not pre_pl.has_pre_filter_extensions():
                 continue
             if pre_pl.name() not in _INFALLIBLE_EXTENSIONS:
