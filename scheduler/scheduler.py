@@ -768,7 +768,7 @@ class Scheduler:
         if self.metrics is not None:
             self.metrics.attempt(UNSCHEDULABLE if rejected else ERROR, fw.profile_name,
                                  self.clock.monotonic() - q.attempt_start)
-        msg = str(fe) if fe is not None else st.message()
+        msg = st.message()  # with a FitError, every caller hands its message as st's one reason
         if fe is not None:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
             q.pending_plugins = set(fe.diagnosis.pending_plugins)
