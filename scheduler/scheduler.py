@@ -28,7 +28,9 @@ import asyncio
 import itertools
 import logging
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,9 +135,12 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             counts: dict[str, int] = {}
-            for st in d.node_to_status.values():
+            # statuses are shared (one per reason set): count each distinct one, then its reasons
+            per_status = Counter(map(id, d.node_to_status.values()))
+            for st in _distinct_statuses(d.node_to_status.values()):
+                times = per_status[id(st)]
                 for r in st.reasons:
-                    counts[r] = counts.get(r, 0) + 1
+                    counts[r] = counts.get(r, 0) + times
             absent = self.num_all_nodes - len(d.node_to_status)
             if d.absent_status is not None and d.absent_status.is_rejected() and absent > 0:
                 for r in d.absent_status.reasons:
@@ -284,6 +289,9 @@ class Scheduler:
         # the NumPy paths (NodeArrays filter walk, vector scores, vector select_host); off: the
         # scalar batch paths, with the same decisions (tests compare the two)
         self.vector_paths = True
+        # within them, the vector reject paths (`filter_reject_rows`: NodeResourcesFit's statuses
+        # from columns); off: rejected rows go through `filter_nodes` (tests compare the two)
+        self.vector_rejects = True
         self.handlers = EventHandlers(self.cache, self.queue, self.frameworks,
                                       reject_waiting_pod=self._reject_waiting)
         self._pod_informer = informers.informer(PODS)
@@ -572,14 +580,14 @@ class Scheduler:
             arrays = self.snapshot.node_arrays()
             if arrays.safe and arrays.n == n:
                 try:
-                    rows, failed, processed = _filter_vector(plugins, fw.vector_filter_plugins, state, pi, nodes,
-                                                             arrays, start, to_find)
+                    rejects = fw.vector_reject_plugins if self.vector_rejects else frozenset()
+                    rows, failed, processed = _filter_vector(plugins, fw.vector_filter_plugins, rejects, state, pi,
+                                                             nodes, arrays, start, to_find)
                 except _SlowPath:
                     pass  # as below: the node-by-node path reports it exactly
                 else:
-                    statuses = diag.node_to_status
-                    for name, st in failed:
-                        statuses[name] = st
+                    diag.node_to_status.update(failed)
+                    for st in _distinct_statuses([st for _, st in failed]):  # shared statuses: once each
                         if st.plugin:
                             (diag.pending_plugins if st.code == Code.PENDING
                              else diag.unschedulable_plugins).add(st.plugin)
@@ -760,7 +768,7 @@ class Scheduler:
         if self.metrics is not None:
             self.metrics.attempt(UNSCHEDULABLE if rejected else ERROR, fw.profile_name,
                                  self.clock.monotonic() - q.attempt_start)
-        msg = str(fe) if fe is not None else st.message()
+        msg = st.message()  # with a FitError, every caller hands its message as st's one reason
         if fe is not None:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
             q.pending_plugins = set(fe.diagnosis.pending_plugins)
@@ -910,8 +918,8 @@ def _filter_batched(plugins: list[Any], state: CycleState, pi: PodInfo, ordered:
     return feasible, failed, n
 
 
-def _filter_vector(plugins: list[Any], vector_names: set[str], state: CycleState, pi: PodInfo,
-                   nodes: list[NodeInfo], arrays: NodeArrays, start: int,
+def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: AbstractSet[str],
+                   state: CycleState, pi: PodInfo, nodes: list[NodeInfo], arrays: NodeArrays, start: int,
                    to_find: int) -> tuple[IntArray, list[tuple[str, Status]], int]:
     """`_filter_batched` over snapshot rows: the window of rows visited from `start` (round
     robin, as upstream) is filtered plugin by plugin; a plugin with a vector fast accept
@@ -942,6 +950,19 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], state: CycleState
                         if mask.all():
                             continue
                         check = alive[~mask]
+                if plugin_name in reject_names:
+                    rej = pl.filter_reject_rows(state, pi, arrays, check)
+                    if rej is not None:
+                        bad_rows, bad_sts = rej
+                        if not len(bad_rows):
+                            continue
+                        if bad_sts[0].plugin != plugin_name:  # one plugin's statuses: all or none named
+                            bad_sts = [st.with_plugin(plugin_name) for st in bad_sts]
+                        fails.update(zip(bad_rows.tolist(), bad_sts, strict=True))
+                        alive = alive[~np.isin(alive, bad_rows)]
+                        if not len(alive):
+                            break
+                        continue
                 check_rows = check.tolist()
                 sts = pl.filter_nodes(state, pi, [nodes[r] for r in check_rows])
                 if sts.count(None) == len(check_rows):
@@ -962,15 +983,14 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], state: CycleState
                 found.append(take)
                 processed = (int(take[-1]) - start) % n + 1  # take is never empty: to_find > n_found
                 if fails:
-                    for r in sorted(fails, key=lambda r: (r - start) % n):
+                    for r in _visit_order(fails, start, n):
                         if (r - start) % n < processed:
                             failed.append((nodes[r].name, fails[r]))
                 return np.concatenate(found), failed, processed
             found.append(alive)
             n_found += len(alive)
             if fails:
-                for r in sorted(fails, key=lambda r: (r - start) % n):
-                    failed.append((nodes[r].name, fails[r]))
+                failed.extend([(nodes[r].name, fails[r]) for r in _visit_order(fails, start, n)])
             pos += size
     except _SlowPath:
         raise
@@ -980,6 +1000,29 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], state: CycleState
         raise _SlowPath from e
     rows = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return rows, failed, n
+
+
+def _distinct_statuses(statuses: Collection[Status]) -> list[Status]:
+    """The distinct Status instances (by identity) of `statuses`, first seen first; the walk
+    stops once every one is found (rejections share a few instances)."""
+    want = set(map(id, statuses))
+    out: list[Status] = []
+    for st in statuses:
+        key = id(st)
+        if key in want:
+            want.discard(key)
+            out.append(st)
+            if not want:
+                break
+    return out
+
+
+def _visit_order(rows: dict[int, Status], start: int, n: int) -> list[int]:
+    """The rows of `rows` in round-robin visiting order from `start` (distinct keys: a sort
+    of their offsets)."""
+    arr = np.fromiter(rows, dtype=np.int64, count=len(rows))
+    out: list[int] = arr[np.argsort((arr - start) % n, kind="stable")].tolist()
+    return out
 
 
 def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:

@@ -274,6 +274,8 @@ class Framework:
         self._vector_totals = sum(self.score_weights.values()) * MAX_NODE_SCORE < 2**62
         self.vector_filter_plugins = {p.name() for p in self.filter_plugins
                                       if type(p).filter_accept_mask is not FilterPlugin.filter_accept_mask}
+        self.vector_reject_plugins = {p.name() for p in self.filter_plugins
+                                      if type(p).filter_reject_rows is not FilterPlugin.filter_reject_rows}
         if len(self.queue_sort_plugins) > 1:
             raise FrameworkError(
                 f"only one queue sort plugin required for profile with scheduler name "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY
@@ -264,6 +265,52 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             alloc, used = arrays.scalar_columns(name)
             mask &= q <= alloc[rows] - used[rows]
         return mask
+
+    def filter_reject_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> tuple[IntArray, list[Status]] | None:
+        """`insufficient_resources` over the window: each reason is one boolean column (in
+        upstream's order: pods, cpu, memory, ephemeral-storage, then the pod's extended
+        resources in request order); a row's reasons form a bit code, and each distinct code
+        becomes one shared Status, so a rejection of 5,000 nodes builds a handful of them.
+        None outside the int64-safe range (the scalar path then reports it)."""
+        req: Resource = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        if max(abs(req.milli_cpu), abs(req.memory), abs(req.ephemeral_storage)) >= SAFE_LIMIT:
+            return None
+        labels = ["Too many pods"]
+        cols: list[BoolArray] = [arrays.npods[rows] + 1 > arrays.alloc_pods[rows]]
+        if req.milli_cpu != 0 or req.memory != 0 or req.ephemeral_storage != 0 or req.scalar:
+            if req.milli_cpu > 0:
+                labels.append("Insufficient cpu")
+                cols.append(req.milli_cpu > arrays.alloc_cpu[rows] - arrays.req_cpu[rows])
+            if req.memory > 0:
+                labels.append("Insufficient memory")
+                cols.append(req.memory > arrays.alloc_mem[rows] - arrays.req_mem[rows])
+            if req.ephemeral_storage > 0:
+                labels.append("Insufficient ephemeral-storage")
+                cols.append(req.ephemeral_storage > arrays.alloc_eph[rows] - arrays.req_eph[rows])
+            for name, q in req.scalar.items():
+                if q == 0:
+                    continue
+                if abs(q) >= SAFE_LIMIT:
+                    return None
+                if "/" in name and "kubernetes.io/" not in name.split("/", 1)[0] + "/":
+                    if name in self._ignored or (self._ignored_groups and name.split("/", 1)[0] in self._ignored_groups):
+                        continue
+                alloc, used = arrays.scalar_columns(name)
+                labels.append(f"Insufficient {name}")
+                cols.append(q > alloc[rows] - used[rows])
+        if len(cols) > 62:
+            return None  # more reasons than bits in an int64 code
+        code = np.zeros(len(rows), dtype=np.int64)
+        for bit, col in enumerate(cols):
+            code |= col.astype(np.int64) << bit
+        bad = np.flatnonzero(code)
+        if not len(bad):
+            return rows[bad], []
+        distinct, inverse = np.unique(code[bad], return_inverse=True)
+        table = [Status.unschedulable(*(labels[b] for b in range(len(labels)) if c >> b & 1), plugin=self.NAME)
+                 for c in distinct.tolist()]
+        return rows[bad], [table[i] for i in inverse.tolist()]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         state.write(PRE_SCORE_STATE_KEY, self._scorer.pod_requests(pod))

@@ -284,3 +284,118 @@ def test_vector_select_host_draws_like_the_reservoir() -> None:
         b.rng = random.Random(trial)
         assert a.select_host_array(nodes, np.asarray(totals, dtype=np.int64)) == b.select_host(nodes, totals)
         assert a.rng.random() == b.rng.random()  # the same number of draws
+
+
+# ---- the vector reject path (NodeResourcesFit.filter_reject_rows) ------------------------------
+
+def _reject_pod(name: str, rng: random.Random) -> dict[str, Any]:
+    """Mostly pods that fit few or no nodes: several resources short at once, extended
+    resources, empty requests (only "Too many pods" can reject them), a zone selector or
+    toleration so that earlier plugins (NodeUnschedulable, TaintToleration, NodeAffinity)
+    reject some nodes before NodeResourcesFit sees them."""
+    kind = rng.random()
+    if kind < 0.15:
+        req: dict[str, Any] = {}
+    elif kind < 0.55:
+        req = {"cpu": rng.choice(["3", "9"]), "memory": rng.choice(["5Gi", "64Gi"])}
+        if rng.random() < 0.5:
+            req["ephemeral-storage"] = rng.choice(["5Gi", "50Gi"])
+        if rng.random() < 0.4:
+            req[GPU] = str(rng.choice([2, 8]))
+    else:
+        req = _requests(rng)
+    b = make_pod(name).container(requests=req or None, limits={GPU: req[GPU]} if GPU in req else None)
+    if rng.random() < 0.3:
+        b = b.toleration("dedicated", "db", "NoSchedule")
+    if rng.random() < 0.3:
+        b = b.node_affinity_in(ZONE, [rng.choice(["z0", "z1", "z2"])])
+    return b.obj()
+
+
+async def _big_cluster(real_api: Any, seed: int, schedulers: int) -> tuple[list[Scheduler], random.Random]:
+    """Like `_cluster`, with 300 nodes (several filter chunks, a moving round-robin start)."""
+    rng = random.Random(seed)
+    scheds = [Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                        rng=random.Random(3)) for _ in range(schedulers)]
+    for n in _nodes(rng, 300):
+        await real_api.create(NODES, n)
+    names = [f"n{i:03d}" for i in range(300)]
+    for i in range(400):
+        await real_api.create(PODS, _pod(f"bound-{i}", rng, rng.choice(names)))
+    await real_api.settle()
+    for sched in scheds:
+        sched.cache.update_snapshot(sched.snapshot)
+    return scheds, rng
+
+
+async def test_fit_vector_rejects_equal_the_scalar_filter(real_api: Any) -> None:
+    """For every row, `filter_reject_rows` rejects exactly the nodes NodeResourcesFit's scalar
+    `filter` rejects, with an equal Status (reasons in upstream's order)."""
+    (sched,), rng = await _big_cluster(real_api, seed=5, schedulers=1)
+    fw = next(iter(sched.frameworks.values()))
+    fit = next(pl for pl in fw.filter_plugins if pl.name() == "NodeResourcesFit")
+    assert fw.vector_reject_plugins == {"NodeResourcesFit"}
+    nodes = sched.snapshot.node_info_list
+    arrays = sched.snapshot.node_arrays()
+    rows = np.arange(len(nodes), dtype=np.int64)
+    multi = seen_pods_only = 0
+    for i in range(60):
+        pi = PodInfo(_reject_pod(f"probe-{i}", rng))
+        state = CycleState()
+        assert fw.run_pre_filter(state, pi, nodes)[1].is_success()
+        out = fit.filter_reject_rows(state, pi, arrays, rows)
+        assert out is not None
+        bad_rows, sts = out
+        got = dict(zip(bad_rows.tolist(), sts, strict=True))
+        for r, ni in enumerate(nodes):
+            scalar = fit.filter(state, pi, ni)
+            if scalar.is_success():
+                assert r not in got, (ni.name, got[r])
+            else:
+                assert got[r] == scalar, (ni.name, got[r], scalar)
+                multi += len(scalar.reasons) > 1
+                seen_pods_only += scalar.reasons == ["Too many pods"]
+    assert multi > 100 and seen_pods_only > 10  # several reasons at once, and pod-count-only rejections
+
+
+def _decide_with_diagnosis(sched: Scheduler, pods: list[dict[str, Any]]) -> list[Any]:
+    """`_decide` plus, for a pod that fits nowhere, its whole diagnosis: NodeToStatus in order,
+    the unschedulable/pending plugin sets and the FailedScheduling message."""
+    fw = next(iter(sched.frameworks.values()))
+    out: list[Any] = []
+    for i, pod in enumerate(pods):
+        pi = PodInfo(pod)
+        pi.uid = f"uid-new-{i}"
+        sched.cache.update_snapshot(sched.snapshot)
+        rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, 1, i, "t")
+        try:
+            r = sched.schedule_pod(fw, CycleState(), pi, rec)
+        except FitError as e:
+            d = e.diagnosis
+            out.append((str(e), [(n, st.code, st.reasons, st.plugin) for n, st in d.node_to_status.items()],
+                        sorted(d.unschedulable_plugins), sorted(d.pending_plugins), sched.next_start_node_index,
+                        json.dumps(rec.to_dict())))
+            continue
+        sched.cache.assume_pod(_assumed_pod_info(pi, r.suggested_host))
+        out.append((r.suggested_host, sched.next_start_node_index, json.dumps(rec.to_dict())))
+    return out
+
+
+async def test_decisions_and_diagnoses_with_vector_rejects_equal_scalar_paths(real_api: Any) -> None:
+    """Three schedulers on one cluster, same pod stream: vector rejects on, off (NumPy walk,
+    `filter_nodes` for rejected rows), and every NumPy path off. Same decisions, the same
+    per-node statuses in the same order, plugin sets and FailedScheduling messages."""
+    (vec, no_rejects, scalar), rng = await _big_cluster(real_api, seed=9, schedulers=3)
+    no_rejects.vector_rejects = False
+    scalar.vector_paths = False
+    pods = [_reject_pod(f"new-{i}", rng) for i in range(80)]
+    got = _decide_with_diagnosis(vec, pods)
+    assert got == _decide_with_diagnosis(no_rejects, pods)
+    assert got == _decide_with_diagnosis(scalar, pods)
+    failures = [g for g in got if len(g) == 6]
+    assert len(failures) > 10 and len(got) - len(failures) > 10
+    msgs = " ".join(g[0] for g in failures)
+    for reason in ("Insufficient cpu", "Insufficient memory", "Too many pods", "node(s) were unschedulable",
+                   "untolerated taint", "didn't match Pod's node affinity/selector"):
+        assert reason in msgs, reason  # earlier plugins and Fit both reject in the failures
+    assert any("NodeResourcesFit" in g[2] and len(g[2]) > 1 for g in failures)
