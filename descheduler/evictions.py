@@ -202,6 +202,6 @@ class PodEvictor:
             "count": 1,
         }
         try:
-            await self.client.create(EVENTS, ev, ns)
+            await self.client.create(EVENTS, ev, ns, read_only=True)
         except ApiError as e:  # events are best effort
             logger.debug("event dropped pod=%s err=%s", key(pod), e)

@@ -231,7 +231,7 @@ class StageController:
                 wanted += [f for f in nxt.finalizers.add if f not in wanted]
                 if wanted != current:
                     await self._client.patch(PODS, name, {"metadata": {
-                        "finalizers": wanted or None, "resourceVersion": meta.get("resourceVersion")}}, ns)
+                        "finalizers": wanted or None, "resourceVersion": meta.get("resourceVersion")}}, ns, read_only=True)
             if nxt.delete and not rec.delete_sent:
                 logger.debug("confirming pod deletion pod=%s/%s", ns, name)
                 await self._client.delete(PODS, name, ns, grace_period_seconds=0,
@@ -258,7 +258,7 @@ class StageController:
             return
         obj = copy.deepcopy({k: v for k, v in pod.items() if k != "status"})
         obj["status"] = new_status
-        await self._client.update_status(PODS, obj)
+        await self._client.update_status(PODS, obj, read_only=True)
         if new_status.get("phase") == "Running":
             self._nodes.note_images(node, pod_images(pod), size_hint=image_size_hint(pod))
 

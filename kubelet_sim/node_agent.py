@@ -248,7 +248,7 @@ class NodeAgent:
     async def _ensure_lease_namespace(self) -> None:
         try:
             await self._client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                                   "metadata": {"name": NODE_LEASE_NAMESPACE}})
+                                                   "metadata": {"name": NODE_LEASE_NAMESPACE}}, read_only=True)
         except (AlreadyExistsError, ConflictError):
             pass
 
@@ -314,15 +314,15 @@ class NodeAgent:
             try:
                 await self._client.patch(LEASES, st.name, {"spec": {
                     "holderIdentity": st.name, "renewTime": rfc3339_micro(self._clock.now())}},
-                    NODE_LEASE_NAMESPACE)
+                    NODE_LEASE_NAMESPACE, read_only=True)
                 st.renewals += 1
                 return
             except NotFoundError:
                 pass
         try:
-            await self._client.create(LEASES, self._lease(st), NODE_LEASE_NAMESPACE)
+            await self._client.create(LEASES, self._lease(st), NODE_LEASE_NAMESPACE, read_only=True)
         except AlreadyExistsError:
-            await self._client.patch(LEASES, st.name, {"spec": self._lease(st)["spec"]}, NODE_LEASE_NAMESPACE)
+            await self._client.patch(LEASES, st.name, {"spec": self._lease(st)["spec"]}, NODE_LEASE_NAMESPACE, read_only=True)
         st.renewals += 1
 
     # -- heartbeats --------------------------------------------------------------------------
@@ -342,7 +342,7 @@ class NodeAgent:
             if st.dirty or now - st.last_report >= self.options.status_report_frequency:
                 st.dirty = False
                 await self._client.patch(NODES, st.name, {"status": self.node_status(st)},
-                                         subresource="status")
+                                         subresource="status", read_only=True)
                 st.last_report = now
         except NotFoundError:
             logger.info("simulated node is gone, stopping its heartbeats node=%s", st.name)

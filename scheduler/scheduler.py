@@ -202,11 +202,11 @@ class ApiWriter:
             (ns, name), patch = next(iter(self._status.items()))
             del self._status[(ns, name)]
             return lambda: self._client.patch(PODS, name, {"status": patch}, ns,
-                                              patch_type="strategic", subresource="status")
+                                              patch_type="strategic", subresource="status", read_only=True)
         if self._events:
             ev = self._events.pop(0)
             ns = ev["metadata"]["namespace"]
-            return lambda: self._client.create(EVENTS, ev, ns)
+            return lambda: self._client.create(EVENTS, ev, ns, read_only=True)
         return None
 
     async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:

@@ -182,10 +182,10 @@ class RealCluster:
                kw.get("subresource"))
         return await self._call("update", rec, self._client.update, res, obj, **kw)
 
-    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+    async def update_status(self, res: ResourceInfo, obj: JsonDict, **kw: Any) -> JsonDict:
         meta = obj.get("metadata") or {}
         rec = ("update_status", res.resource, self._key(res, meta.get("name", ""), meta.get("namespace")))
-        return await self._call("update_status", rec, self._client.update_status, res, obj)
+        return await self._call("update_status", rec, self._client.update_status, res, obj, **kw)
 
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
                     subresource: str | None = None, **kw: Any) -> JsonDict:

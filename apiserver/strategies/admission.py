@@ -20,7 +20,10 @@ Cost: every pod create without `priorityClassName` needs the globalDefault class
 core hands `admit` a `DefaultPriorityClass` (`default_priority=`), which lists the classes
 only after one of them changed: it holds a store watcher on the PriorityClass prefix, opened at
 the revision it listed (RBAC's `Authorizer` keeps its policy current the same way), so a class
-created, changed or deleted through any transport is seen by the next pod create.
+created, changed or deleted through any transport is seen by the next pod create. A pod that
+needs no change from ServiceAccount, DefaultTolerationSeconds or RuntimeClass (name resolved,
+both default tolerations present, no runtimeClassName nor overhead) leaves each of them after a
+few dict lookups, with the same result as their full paths.
 """
 
 from __future__ import annotations
@@ -238,11 +241,27 @@ def admit_priority_class(operation: str, obj: JsonDict, lookup: Lookup,
 # ------------------------------------------------------------------------------------------------
 
 
+# the tolerations DefaultTolerationSeconds adds, exactly as it adds them
+_DEFAULT_NOT_READY: JsonDict = {"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+_DEFAULT_UNREACHABLE: JsonDict = {"key": UNREACHABLE_TAINT, "operator": "Exists", "effect": "NoExecute",
+                                  "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+
+
 def admit_default_tolerations(obj: JsonDict) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     tols = spec.get("tolerations")
+    # early exit: a pod that already carries both default tolerations (one posted from an admitted
+    # pod's manifest, a controller's template that has them) tolerates both taints: nothing to add
+    if isinstance(tols, list) and _DEFAULT_NOT_READY in tols and _DEFAULT_UNREACHABLE in tols:
+        return
+    _add_default_tolerations(spec, tols)
+
+
+def _add_default_tolerations(spec: JsonDict, tols: Any) -> None:
+    """The plugin's full path: add each default toleration no existing one already covers."""
     if not isinstance(tols, list):
         tols = []
     not_ready = unreachable = False
@@ -258,11 +277,9 @@ def admit_default_tolerations(obj: JsonDict) -> None:
     if not_ready and unreachable:
         return
     if not not_ready:
-        tols.append({"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute",
-                     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+        tols.append(dict(_DEFAULT_NOT_READY))
     if not unreachable:
-        tols.append({"key": UNREACHABLE_TAINT, "operator": "Exists", "effect": "NoExecute",
-                     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+        tols.append(dict(_DEFAULT_UNREACHABLE))
     spec["tolerations"] = tols
 
 
@@ -272,6 +289,14 @@ def admit_service_account(obj: JsonDict) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
+    sa = spec.get("serviceAccountName")
+    if sa and spec.get("serviceAccount") == sa:  # early exit: already resolved
+        return
+    _resolve_service_account(spec)
+
+
+def _resolve_service_account(spec: JsonDict) -> None:
+    """The plugin's full path."""
     if not spec.get("serviceAccountName"):
         spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
     spec["serviceAccount"] = spec["serviceAccountName"]
@@ -301,6 +326,12 @@ def admit_runtime_class(obj: JsonDict, lookup: Lookup) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
+    if not spec.get("runtimeClassName") and spec.get("overhead") is None:
+        return  # early exit: no class to look up, no overhead to check (the full path changes nothing)
+    _admit_runtime_class_full(obj, spec, lookup)
+
+
+def _admit_runtime_class_full(obj: JsonDict, spec: JsonDict, lookup: Lookup) -> None:
     name = (obj.get("metadata") or {}).get("name") or ""
     rc_name = spec.get("runtimeClassName")
     rc: JsonDict = {}

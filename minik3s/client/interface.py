@@ -69,8 +69,11 @@ class Client(Protocol):
     Identity: a client carries its component's user agent (`kube-scheduler/...`); writes without
     an explicit `field_manager` are recorded under that binary name, as kube-apiserver does.
     Sharing: single objects returned by get/create/update/patch/delete are the caller's own.
-    Items of `list(..., read_only=True)` and watch event objects may be shared with the server
-    and with other components when `shares_items` is True (in-process): never change them.
+    Items of `list(..., read_only=True)`, the results of create/update/update_status/patch
+    called with `read_only=True` and watch event objects may be shared with the server and with
+    other components when `shares_items` is True (in-process): never change them. A caller that
+    drops a write's result or only reads it passes `read_only=True` (no copy in process; a
+    no-op over HTTP, where every response is freshly decoded).
     """
 
     @property
@@ -90,19 +93,21 @@ class Client(Protocol):
         hands out the stored objects without copying them (informers do this)."""
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
-                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+                     field_manager: str | None = None, dry_run: bool = False,
+                     read_only: bool = False) -> JsonDict:
         """Namespace defaults to obj.metadata.namespace (then "default" for namespaced kinds)."""
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
-                     field_manager: str | None = None) -> JsonDict:
+                     field_manager: str | None = None, read_only: bool = False) -> JsonDict:
         """PUT; name/namespace from obj.metadata; a set metadata.resourceVersion is a precondition."""
 
-    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+    async def update_status(self, res: ResourceInfo, obj: JsonDict, *, read_only: bool = False) -> JsonDict:
         """PUT .../status."""
 
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
                     patch_type: PatchType = "merge", subresource: str | None = None,
-                    field_manager: str | None = None, force: bool | None = None) -> JsonDict: ...
+                    field_manager: str | None = None, force: bool | None = None,
+                    read_only: bool = False) -> JsonDict: ...
 
     async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                      grace_period_seconds: int | None = None,

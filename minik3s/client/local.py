@@ -9,8 +9,9 @@ Each component holds its own `LocalClient` with its identity (the user agent the
 would send), so field managers, `fieldValidation` defaults and warnings are HTTP's.
 
 Objects going in are deep-copied (the core takes ownership of what it is given); single
-objects coming out are copies the caller owns; watch events and informer lists share the
-stored objects, which are read-only by contract.
+objects coming out are copies the caller owns, except from writes called with `read_only=True`
+(the caller drops or only reads the result), which return the stored object itself; watch
+events and informer lists share the stored objects too, all read-only by contract.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class LocalClient:
     WARNING once per text by default, `WarningLog`, as the HTTP transport does).
     """
 
-    shares_items = True  # list(read_only=True) and watch events hand out the stored objects
+    shares_items = True  # list/write(read_only=True) and watch events hand out the stored objects
 
     def __init__(self, core: LocalCore, *, user_agent: str, on_warning: Callable[[str], None] | None = None,
                  user: UserInfo | None = None) -> None:
@@ -141,38 +142,40 @@ class LocalClient:
         return lst
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
-                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+                     field_manager: str | None = None, dry_run: bool = False, read_only: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         opts = self._wopts(field_manager, dry_run)
         out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), opts)
         self._warn(opts)
-        return _owned(out)
+        return out if read_only else _owned(out)
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
-                     field_manager: str | None = None) -> JsonDict:
+                     field_manager: str | None = None, read_only: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         name = (obj.get("metadata") or {}).get("name") or ""
         ns = _ns(info, obj, None)
         if subresource == "scale":  # as over HTTP: the scale PUT records only an explicit manager
+            # the Scale is built per request (never stored): the caller owns it either way
             return await self.core.update_scale(info, ns, name, _copy(obj),
                                                 self._wopts(field_manager, default_manager=False))
         opts = self._wopts(field_manager)
         out = await self.core.update(info, ns, name, _copy(obj), opts, subresource=subresource)
         self._warn(opts)
-        return _owned(out)
+        return out if read_only else _owned(out)
 
-    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
-        return await self.update(res, obj, subresource="status")
+    async def update_status(self, res: ResourceInfo, obj: JsonDict, *, read_only: bool = False) -> JsonDict:
+        return await self.update(res, obj, subresource="status", read_only=read_only)
 
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
                     patch_type: PatchType = "merge", subresource: str | None = None,
-                    field_manager: str | None = None, force: bool | None = None) -> JsonDict:
+                    field_manager: str | None = None, force: bool | None = None,
+                    read_only: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         opts = self._wopts(field_manager, force=force, default_manager=patch_type != "apply")
         out = await self.core.patch(info, _ns(info, None, namespace), name, patch_type, _copy(patch), opts,
                                     subresource=subresource)
         self._warn(opts)
-        return _owned(out)
+        return out if read_only else _owned(out)
 
     async def delete(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
                      grace_period_seconds: int | None = None, preconditions: JsonDict | None = None,

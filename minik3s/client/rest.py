@@ -176,22 +176,25 @@ class HttpClient:
             **{"continue": continue_}))
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
-                     field_manager: str | None = None, dry_run: bool = False) -> JsonDict:
+                     field_manager: str | None = None, dry_run: bool = False,
+                     read_only: bool = False) -> JsonDict:
+        # read_only: accepted for the protocol; every response is freshly decoded, the caller's own
         return await self._req("POST", res.path(_ns(res, obj, namespace)), body=obj,
                                   params=_params(fieldManager=field_manager, dryRun="All" if dry_run else None))
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,
-                     field_manager: str | None = None) -> JsonDict:
+                     field_manager: str | None = None, read_only: bool = False) -> JsonDict:
         name = (obj.get("metadata") or {}).get("name") or ""
         return await self._req("PUT", res.path(_ns(res, obj, None), quote(name), subresource), body=obj,
                                   params=_params(fieldManager=field_manager))
 
-    async def update_status(self, res: ResourceInfo, obj: JsonDict) -> JsonDict:
+    async def update_status(self, res: ResourceInfo, obj: JsonDict, *, read_only: bool = False) -> JsonDict:
         return await self.update(res, obj, subresource="status")
 
     async def patch(self, res: ResourceInfo, name: str, patch: Any, namespace: str | None = None, *,
                     patch_type: PatchType = "merge", subresource: str | None = None,
-                    field_manager: str | None = None, force: bool | None = None) -> JsonDict:
+                    field_manager: str | None = None, force: bool | None = None,
+                    read_only: bool = False) -> JsonDict:
         return await self._req("PATCH", res.path(_ns(res, None, namespace) if res.namespaced else None, quote(name),
                                                     subresource),
                                   body=patch, content_type=PATCH_CONTENT_TYPES[patch_type],

@@ -90,7 +90,7 @@ class ClusterRoleAggregationController:
             return
         updated = {**role, "rules": rules}
         try:
-            await self._client.update(CLUSTERROLES, updated, field_manager=FIELD_MANAGER)
+            await self._client.update(CLUSTERROLES, updated, field_manager=FIELD_MANAGER, read_only=True)
         except NotFoundError:
             return
         logger.info("%s: aggregated clusterrole=%s rules=%d", self.NAME, name, len(rules))

@@ -219,7 +219,7 @@ class EventRecorder:
         while True:
             ev = await self._queue.get()
             try:
-                await self._client.create(EVENTS, self._build(ev), ev.namespace)
+                await self._client.create(EVENTS, self._build(ev), ev.namespace, read_only=True)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # events are best effort: no failure may stop the recorder

@@ -301,7 +301,7 @@ class CronJobController:
         body = copy.copy(cj)
         body["status"] = status
         try:
-            await self._client.update_status(CRONJOBS, body)
+            await self._client.update_status(CRONJOBS, body, read_only=True)
         except NotFoundError:
             return
         except ConflictError:

@@ -296,7 +296,7 @@ class DaemonSetController:
 
         async def mk(node_name: str) -> None:
             try:
-                pod = await self._client.create(PODS, new_daemon_pod(ds, node_name, cur_hash), ns)
+                pod = await self._client.create(PODS, new_daemon_pod(ds, node_name, cur_hash), ns, read_only=True)
             except ApiError as e:
                 self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {e.message}")
                 raise
@@ -411,7 +411,7 @@ class DaemonSetController:
         body = copy.copy(ds)
         body["status"] = new
         try:
-            await self._client.update_status(DAEMONSETS, body)
+            await self._client.update_status(DAEMONSETS, body, read_only=True)
         except NotFoundError:
             return
         except ConflictError:

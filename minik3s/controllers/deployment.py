@@ -134,7 +134,7 @@ class DeploymentController:
                                 "This deployment is selecting all pods. A non-empty selector is required.")
             if get_int(d.get("status"), "observedGeneration") < get_int(meta(d), "generation"):
                 d.setdefault("status", {})["observedGeneration"] = get_int(meta(d), "generation")
-                await self._client.update_status(DEPLOYMENTS, d)
+                await self._client.update_status(DEPLOYMENTS, d, read_only=True)
             return
         rses = await self._rses_for(d, selector)
         if is_deleting(d):
@@ -254,7 +254,7 @@ class DeploymentController:
                                                       (d.get("spec") or {}).get("template"))):
                 return other
             status["collisionCount"] = int(collision or 0) + 1
-            await self._client.update_status(DEPLOYMENTS, d)
+            await self._client.update_status(DEPLOYMENTS, d, read_only=True)
             logger.info("%s: hash collision deployment=%s/%s collisionCount=%d", self.NAME,
                         dm.get("namespace"), dm.get("name"), status["collisionCount"])
             raise

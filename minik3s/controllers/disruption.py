@@ -310,7 +310,7 @@ class DisruptionController:
         body = copy.copy(pdb)
         body["status"] = status
         try:
-            await self._client.update_status(PODDISRUPTIONBUDGETS, body)
+            await self._client.update_status(PODDISRUPTIONBUDGETS, body, read_only=True)
         except NotFoundError:
             return
         except ConflictError:

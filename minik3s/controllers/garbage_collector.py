@@ -469,7 +469,7 @@ class GarbageCollector:
         body = {"metadata": {"ownerReferences": keep or None, "uid": lm.get("uid"),
                              "resourceVersion": lm.get("resourceVersion")}}
         try:
-            await self._client.patch(node.res, node.name, body, node.namespace if node.res.namespaced else None)
+            await self._client.patch(node.res, node.name, body, node.namespace if node.res.namespaced else None, read_only=True)
         except NotFoundError:
             pass
 
@@ -488,7 +488,7 @@ class GarbageCollector:
             body = {"metadata": {"finalizers": fins or None, "resourceVersion": lm.get("resourceVersion")}}
             try:
                 await self._client.patch(node.res, node.name, body,
-                                         node.namespace if node.res.namespaced else None)
+                                         node.namespace if node.res.namespaced else None, read_only=True)
                 logger.info("%s: removed finalizer %s from %s %s/%s", self.NAME, finalizer,
                             node.res.kind, node.namespace, node.name)
                 return

@@ -554,7 +554,7 @@ class HorizontalPodAutoscalerController:
             body = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": dict(scale.get("metadata") or {}),
                     "spec": {"replicas": desired}}
             try:
-                await self._client.update(info, body, subresource="scale")
+                await self._client.update(info, body, subresource="scale", read_only=True)
             except ApiError as e:
                 self.recorder.event(hpa, "Warning", "FailedRescale", f"New size: {desired}; reason: {rescale_reason}; "
                                                                       f"error: {e.message}")
@@ -703,7 +703,7 @@ class HorizontalPodAutoscalerController:
         body = dict(hpa)
         body["status"] = status
         try:
-            await self._client.update_status(HPAS, body)
+            await self._client.update_status(HPAS, body, read_only=True)
         except NotFoundError:
             return
 

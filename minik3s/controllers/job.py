@@ -507,8 +507,7 @@ class JobController:
         m = meta(pod)
         try:
             await self._client.patch(
-                PODS, m["name"], REMOVE_FINALIZER_PATCH, m.get("namespace"), patch_type="strategic"
-            )
+                PODS, m["name"], REMOVE_FINALIZER_PATCH, m.get("namespace"), patch_type="strategic", read_only=True)
         except NotFoundError:
             pass
 
@@ -784,8 +783,7 @@ class JobController:
             try:
                 if has_tracking_finalizer(pod):
                     await self._client.patch(
-                        PODS, m["name"], REMOVE_FINALIZER_PATCH, m.get("namespace"), patch_type="strategic"
-                    )
+                        PODS, m["name"], REMOVE_FINALIZER_PATCH, m.get("namespace"), patch_type="strategic", read_only=True)
                 await self._delete_pod(job, pod)
             except Exception:
                 self.expectations.deletion_observed(key, object_key(pod))
@@ -864,7 +862,7 @@ class JobController:
     async def _create_pod(self, job: JsonDict) -> JsonDict:
         m = meta(job)
         try:
-            pod = await self._client.create(PODS, pod_from_job_template(job), m.get("namespace"))
+            pod = await self._client.create(PODS, pod_from_job_template(job), m.get("namespace"), read_only=True)
         except ApiError as e:
             self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {e.message}")
             raise

@@ -195,7 +195,7 @@ class NamespaceController:
         body.setdefault("status", {})["conditions"] = conds
         body["status"]["phase"] = "Terminating"
         try:
-            await self._client.update_status(NAMESPACES, body)
+            await self._client.update_status(NAMESPACES, body, read_only=True)
         except (ConflictError, NotFoundError):
             pass
 
@@ -209,7 +209,7 @@ class NamespaceController:
             fins = [f for f in (body.get("spec") or {}).get("finalizers") or [] if f != FINALIZER_KUBERNETES]
             body.setdefault("spec", {})["finalizers"] = fins
             try:
-                await self._client.update(NAMESPACES, body, subresource="finalize")
+                await self._client.update(NAMESPACES, body, subresource="finalize", read_only=True)
                 logger.info("%s: namespace=%s finalized", self.NAME, name)
                 return
             except ConflictError:

@@ -240,7 +240,7 @@ class NodeLifecycleController:
             if not mark_unknown(body, now=now_str(self._clock)):
                 return
             try:
-                await self._client.update_status(NODES, body)
+                await self._client.update_status(NODES, body, read_only=True)
             except ConflictError:
                 continue
             logger.info("%s: node=%s stopped posting status; Ready=Unknown", self.NAME, name)
@@ -262,7 +262,7 @@ class NodeLifecycleController:
                     c["status"] = "False"
                     c["lastTransitionTime"] = now
             try:
-                await self._client.update_status(PODS, body)
+                await self._client.update_status(PODS, body, read_only=True)
             except (NotFoundError, ConflictError):
                 continue
             self.recorder.event(pod, "Warning", "NodeNotReady", "Node is not ready")
@@ -279,7 +279,7 @@ class NodeLifecycleController:
         body = copy.deepcopy(node)
         body.setdefault("spec", {})["taints"] = taints
         try:
-            await self._client.update(NODES, body)
+            await self._client.update(NODES, body, read_only=True)
         except NotFoundError:
             return
         logger.info("%s: node=%s taints=%s", self.NAME, name,

@@ -149,7 +149,7 @@ class PodGCController:
         conds.append({"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
                       "message": message, "lastTransitionTime": now_str(self._clock)})
         try:
-            await self._client.update_status(PODS, body)
+            await self._client.update_status(PODS, body, read_only=True)
         except (NotFoundError, ConflictError):
             pass
 

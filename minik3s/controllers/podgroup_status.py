@@ -297,7 +297,7 @@ class PodGroupStatusController:
             new = copy.deepcopy(obj)
             new["status"] = status
             try:
-                await self._client.update_status(XK8S_PODGROUPS, new)
+                await self._client.update_status(XK8S_PODGROUPS, new, read_only=True)
             except NotFoundError:
                 return
             # the informer's update event re-runs the state machine for the next transition
@@ -372,7 +372,7 @@ class PodGroupStatusController:
         new = copy.deepcopy(obj)
         new["status"] = status
         try:
-            await self._client.update(VOLCANO_PODGROUPS, new)
+            await self._client.update(VOLCANO_PODGROUPS, new, read_only=True)
         except NotFoundError:
             return
         if new_phase != old.get("phase"):

@@ -472,7 +472,7 @@ class ReplicaSetController:
         patch = {"metadata": {"ownerReferences": refs or None, "uid": m.get("uid"),
                               "resourceVersion": m.get("resourceVersion")}}
         try:
-            await self._client.patch(PODS, m["name"], patch, m.get("namespace"))
+            await self._client.patch(PODS, m["name"], patch, m.get("namespace"), read_only=True)
         except (NotFoundError, ConflictError):
             pass
 
@@ -536,7 +536,7 @@ class ReplicaSetController:
         m = meta(rs)
         body = pod_from_template(rs, api_version=self.API_VERSION, kind=self.KIND)
         try:
-            pod = await self._client.create(PODS, body, m.get("namespace"))
+            pod = await self._client.create(PODS, body, m.get("namespace"), read_only=True)  # only read
         except ApiError as e:
             self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {e.message}")
             raise
@@ -567,7 +567,7 @@ class ReplicaSetController:
         m = meta(rs)
         for attempt in range(2):
             try:
-                await self._client.update_status(self.RESOURCE, body)
+                await self._client.update_status(self.RESOURCE, body, read_only=True)
                 return
             except NotFoundError:
                 return

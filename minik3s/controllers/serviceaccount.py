@@ -49,7 +49,7 @@ class ServiceAccountsController:
             return
         try:
             await self._client.create(SERVICEACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
-                                                        "metadata": {"name": DEFAULT_SA}}, namespace)
+                                                        "metadata": {"name": DEFAULT_SA}}, namespace, read_only=True)
         except (AlreadyExistsError, NotFoundError, ForbiddenError):
             pass  # already there, or the namespace is gone / terminating
 

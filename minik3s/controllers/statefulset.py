@@ -289,7 +289,7 @@ class StatefulSetController:
                 if owners:
                     body["metadata"]["ownerReferences"] = owners
                 try:
-                    await self._client.create(PERSISTENTVOLUMECLAIMS, body, ns)
+                    await self._client.create(PERSISTENTVOLUMECLAIMS, body, ns, read_only=True)
                     self.recorder.event(sts, "Normal", "SuccessfulCreate",
                                         f"create Claim {name} Pod {pod_name} in StatefulSet "
                                         f"{meta(sts).get('name')} success")
@@ -301,7 +301,7 @@ class StatefulSetController:
             if missing:
                 refs = list(meta(cur).get("ownerReferences") or []) + missing
                 try:
-                    await self._client.patch(PERSISTENTVOLUMECLAIMS, name, {"metadata": {"ownerReferences": refs}}, ns)
+                    await self._client.patch(PERSISTENTVOLUMECLAIMS, name, {"metadata": {"ownerReferences": refs}}, ns, read_only=True)
                 except (NotFoundError, ConflictError):
                     pass
 
@@ -310,7 +310,7 @@ class StatefulSetController:
         await self._ensure_claims(sts, body, ordinal, condemned=False)
         name = body["metadata"]["name"]
         try:
-            await self._client.create(PODS, body, meta(sts).get("namespace"))
+            await self._client.create(PODS, body, meta(sts).get("namespace"), read_only=True)
         except AlreadyExistsError:
             return
         except ApiError as e:
@@ -364,7 +364,7 @@ class StatefulSetController:
         body = copy.copy(sts)
         body["status"] = merged
         try:
-            await self._client.update_status(STATEFULSETS, body)
+            await self._client.update_status(STATEFULSETS, body, read_only=True)
         except NotFoundError:
             return
         except ConflictError:

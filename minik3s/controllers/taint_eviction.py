@@ -167,7 +167,7 @@ class TaintEvictionController:
                       "message": "Taint manager: deleting due to NoExecute taint",
                       "lastTransitionTime": now_str(self._clock)})
         try:
-            await self._client.update_status(PODS, body)
+            await self._client.update_status(PODS, body, read_only=True)
         except ConflictError:
             pass
         except NotFoundError:

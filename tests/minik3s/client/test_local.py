@@ -1,7 +1,8 @@
 """The in-process transport never lets objects alias across the call: the server does not
 change what the caller handed in, and the caller cannot change the stored object through what
-it got back (single objects out are the caller's; only `list(read_only=True)` and watch events
-share the stored objects, by contract). On the real API (`real_api`)."""
+it got back (single objects out are the caller's; only `list(read_only=True)`, writes called
+with `read_only=True` and watch events share the stored objects, by contract). On the real API
+(`real_api`)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ async def test_a_write_neither_changes_its_input_nor_shares_its_result(real_api,
     sent = copy.deepcopy(body)
     out = await write(c, body)
     assert body == sent  # the server took a copy: no defaults, uid, managedFields written into it
+    assert out is not real_api.core.get(res, "default", name)  # without read_only: a private copy
     stored = copy.deepcopy(real_api.core.get(res, "default", name))
     assert out == stored
     scribble(out)
@@ -120,3 +122,50 @@ async def test_read_only_list_shares_the_stored_objects(real_api):
     items = (await c.list(PODS, "default", read_only=True))["items"]
     assert c.shares_items
     assert items[0] is real_api.core.get(PODS, "default", "s")
+
+
+async def _pod(c: LocalClient) -> None:
+    await c.create(PODS, pod("st"), "default")
+
+
+READ_ONLY_WRITES: list[Any] = [
+    pytest.param(PODS, "p", None, lambda c, body: c.create(PODS, body, "default", read_only=True), pod("p"),
+                 id="create"),
+    pytest.param(CONFIGMAPS, "cm", _cm, lambda c, body: c.update(CONFIGMAPS, body, read_only=True),
+                 {"metadata": {"name": "cm", "namespace": "default"}, "data": {"a": "2"}}, id="update"),
+    pytest.param(PODS, "st", _pod, lambda c, body: c.update_status(PODS, body, read_only=True),
+                 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "st", "namespace": "default"},
+                  "spec": pod("st")["spec"], "status": {"phase": "Running"}}, id="update-status"),
+    pytest.param(CONFIGMAPS, "cm", _cm, lambda c, body: c.patch(CONFIGMAPS, "cm", body, "default", read_only=True),
+                 {"data": {"b": "2"}}, id="merge-patch"),
+    pytest.param(PODS, "st", _pod, lambda c, body: c.patch(PODS, "st", body, "default", patch_type="strategic",
+                                                           subresource="status", read_only=True),
+                 {"status": {"conditions": [{"type": "PodScheduled", "status": "False"}]}}, id="status-patch"),
+    pytest.param(CONFIGMAPS, "applied", None,
+                 lambda c, body: c.patch(CONFIGMAPS, "applied", body, "default", patch_type="apply",
+                                         field_manager="tool", read_only=True),
+                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"k": "v"}},
+                 id="apply"),
+]
+
+
+@pytest.mark.parametrize(("res", "name", "setup", "write", "body"), READ_ONLY_WRITES)
+async def test_a_read_only_write_returns_the_stored_object(real_api, res, name, setup, write, body):
+    """For callers that drop or only read a write's result: no copy out, the stored object itself
+    (its input is still copied in); what it returns is what a fresh GET returns."""
+    c: LocalClient = real_api._client
+    if setup is not None:
+        await setup(c)
+    sent = copy.deepcopy(body)
+    out = await write(c, body)
+    assert body == sent
+    assert out is real_api.core.get(res, "default", name)
+    assert out == await c.get(res, name, "default")
+    assert out["metadata"]["managedFields"]  # the write was recorded as any other
+
+
+async def test_a_read_only_dry_run_create_stores_nothing(real_api):
+    c: LocalClient = real_api._client
+    out = await c.create(PODS, pod("dry"), "default", dry_run=True, read_only=True)
+    assert out["metadata"]["name"] == "dry" and out["metadata"]["uid"]
+    assert real_api.core.store.get(PODS.key("default", "dry")) is None

@@ -141,3 +141,18 @@ async def test_a_component_identity_names_the_manager_of_its_writes(clients):
         finally:
             await other.close()
         assert [e["manager"] for e in cm["metadata"]["managedFields"]] == [binary]
+
+
+async def test_read_only_writes_record_the_same_on_both_transports(clients):
+    """`read_only=True` only decides whether the in-process result is a copy: the same writes
+    with it give what HTTP (where it is a no-op) gives, and the result equals a fresh GET."""
+    got = {}
+    for t, (c, _) in clients.items():
+        name = f"ro-{t}"
+        out = [await c.create(CONFIGMAPS, {"metadata": {"name": name}, "data": {"a": "1"}}, "default",
+                              read_only=True)]
+        out.append(await c.patch(CONFIGMAPS, name, {"data": {"b": "2"}}, "default", read_only=True))
+        out.append(await c.update(CONFIGMAPS, {**out[-1], "data": {"c": "3"}}, read_only=True))
+        assert out[-1] == await c.get(CONFIGMAPS, name, "default")
+        got[t] = [(o["data"], ownership(o)) for o in out]
+    assert got["local"] == got["http"]
