@@ -22,16 +22,15 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from scheduler.framework.node_arrays import SAFE_LIMIT, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS
 from scheduler.plugins.node_resources.fit import ResourceSpec, _default_resources
 from scheduler.plugins.node_resources.strategies import (
     BALANCED,
+    AllocationScoring,
     ResourceAllocationScorer,
     balanced_scorer,
-    score_rows,
 )
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
@@ -42,8 +41,9 @@ class NodeResourcesBalancedAllocationArgs(BaseModel):
     resources: list[ResourceSpec] = Field(default_factory=_default_resources)
 
 
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesBalancedAllocation(AllocationScoring, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
+    pre_score_key = PRE_SCORE_STATE_KEY
     Args = NodeResourcesBalancedAllocationArgs
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
@@ -60,27 +60,6 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, EnqueueExtens
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, reqs)
         return SUCCESS
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        return self._scorer.score(node, reqs), SUCCESS
-
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        return self._scorer.score_many(nodes, reqs), SUCCESS
-
-    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
-                   nodes: Sequence[NodeInfo]) -> IntArray | None:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        if any(abs(v) >= SAFE_LIMIT for v in reqs):
-            return None
-        return score_rows(self._scorer, arrays, rows, reqs)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

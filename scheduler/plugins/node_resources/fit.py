@@ -39,11 +39,11 @@ from scheduler.plugins.node_resources.strategies import (
     MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
+    AllocationScoring,
     ResourceAllocationScorer,
     least_allocated_scorer,
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
-    score_rows,
 )
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
@@ -184,8 +184,10 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
                                     shape=shape)
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
+                       EnqueueExtensions):
     NAME = names.NODE_RESOURCES_FIT
+    pre_score_key = PRE_SCORE_STATE_KEY
     Args = NodeResourcesFitArgs
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
@@ -315,27 +317,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         state.write(PRE_SCORE_STATE_KEY, self._scorer.pod_requests(pod))
         return SUCCESS
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        return self._scorer.score(node, reqs), SUCCESS
-
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        return self._scorer.score_many(nodes, reqs), SUCCESS
-
-    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
-                   nodes: Sequence[NodeInfo]) -> IntArray | None:
-        reqs = state.get(PRE_SCORE_STATE_KEY)
-        if reqs is None:
-            reqs = self._scorer.pod_requests(pod)
-        if any(abs(v) >= SAFE_LIMIT for v in reqs):
-            return None
-        return score_rows(self._scorer, arrays, rows, reqs)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

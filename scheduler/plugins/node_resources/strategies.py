@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from scheduler.framework.interface import MAX_NODE_SCORE
-from scheduler.framework.node_arrays import IntArray, NodeArrays
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import MAX_NODE_SCORE, Status
+from scheduler.framework.node_arrays import SAFE_LIMIT, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -385,3 +386,30 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
     else:
         out[has] = total[has] // wsum[has]
     return out
+
+
+class AllocationScoring:
+    """Score, score_nodes and score_rows of a plugin that scores with one
+    `ResourceAllocationScorer` from the pod requests its PreScore wrote under `pre_score_key`
+    (NodeResourcesFit's scoring strategy, NodeResourcesBalancedAllocation). Listed before the
+    framework's plugin bases, so these implement their Score methods."""
+
+    _scorer: ResourceAllocationScorer
+    pre_score_key: str
+
+    def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        reqs: list[int] | None = state.get(self.pre_score_key)
+        return reqs if reqs is not None else self._scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        return self._scorer.score(node, self._requests(state, pod)), Status()
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        return self._scorer.score_many(nodes, self._requests(state, pod)), Status()
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        reqs = self._requests(state, pod)
+        if any(abs(v) >= SAFE_LIMIT for v in reqs):
+            return None  # int64 could overflow: the scalar path scores with Python integers
+        return score_rows(self._scorer, arrays, rows, reqs)
