@@ -635,17 +635,9 @@ class Scheduler:
                     rec: AttemptRecord | None) -> list[int]:
         if not fw.has_score_plugins():
             return [1] * len(feasible)
-        st = fw.run_pre_score(state, pi, feasible)
-        if not st.is_success():
-            raise SchedulingError(st)
-        record: dict[str, Any] | None = {} if rec is not None else None
+        record = self._pre_score(fw, state, pi, feasible, rec)
         totals, st = fw.run_score(state, pi, feasible, record=record)
-        if not st.is_success():
-            raise SchedulingError(st)
-        if rec is not None and record is not None:
-            rec.scores = record
-            rec.totals = totals
-            rec.skipped_score_plugins = sorted(state.skip_score_plugins)
+        self._scored(st, state, rec, record, totals)
         return totals
 
     def _prioritize_rows(self, fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],
@@ -653,18 +645,30 @@ class Scheduler:
         """`_prioritize` with the feasible nodes' snapshot rows: vector scores and int64 totals
         (a plain list when the profile's weights could overflow int64: the runtime then sums
         Python integers)."""
+        record = self._pre_score(fw, state, pi, feasible, rec)
+        totals, st = fw.run_score(state, pi, feasible, record=record, arrays=self.snapshot.node_arrays(), rows=rows)
+        self._scored(st, state, rec, record, totals)
+        return totals
+
+    @staticmethod
+    def _pre_score(fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],
+                   rec: AttemptRecord | None) -> dict[str, Any] | None:
+        """PreScore (raising on failure); the dict explain's record collects scores in, if any."""
         st = fw.run_pre_score(state, pi, feasible)
         if not st.is_success():
             raise SchedulingError(st)
-        record: dict[str, Any] | None = {} if rec is not None else None
-        totals, st = fw.run_score(state, pi, feasible, record=record, arrays=self.snapshot.node_arrays(), rows=rows)
+        return {} if rec is not None else None
+
+    @staticmethod
+    def _scored(st: Status, state: CycleState, rec: AttemptRecord | None, record: dict[str, Any] | None,
+                totals: IntArray | list[int]) -> None:
+        """Raise on a failed Score; else keep the scores in explain's record, if any."""
         if not st.is_success():
             raise SchedulingError(st)
         if rec is not None and record is not None:
             rec.scores = record
             rec.totals = totals
             rec.skipped_score_plugins = sorted(state.skip_score_plugins)
-        return totals
 
     def select_host_array(self, nodes: list[NodeInfo], totals: IntArray) -> str:
         """`select_host` over an int64 array, drawing the same random numbers in the same order:
