@@ -226,11 +226,13 @@ async def inproc_run(n: int, status_patches: int = 0) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--inproc-pods", type=int, default=20000)
+    ap.add_argument("--inproc-pods", type=int, default=20000, help="in-process creates per run (0: skip the in-process run)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--status-patches", type=int, default=5000, help="in-process pods/status patches after the creates")
     ap.add_argument("--no-wrk", action="store_true", help="use the Python load generator even if wrk exists")
     args = ap.parse_args()
+    if args.inproc_pods < 0 or args.runs < 1:
+        ap.error("--inproc-pods must be >= 0 and --runs >= 1")
     wrk = None if args.no_wrk else shutil.which("wrk")
     try:
         import uvloop
@@ -249,7 +251,8 @@ def main() -> None:
                 http_runs.append(run(http_run(srv.url, args.seconds, wrk, pid)))
             finally:
                 srv.stop()
-        local_runs.append(run(inproc_run(args.inproc_pods, args.status_patches)))
+        if args.inproc_pods:
+            local_runs.append(run(inproc_run(args.inproc_pods, args.status_patches)))
 
     def med(runs: list[dict], k: str) -> float | str:
         vals = [r[k] for r in runs]
@@ -258,7 +261,7 @@ def main() -> None:
     emit("api", {
         "runs": args.runs, "concurrency": CONCURRENCY, "watchers": NS,
         "http": {k: med(http_runs, k) for k in http_runs[0]},
-        "inprocess": {k: med(local_runs, k) for k in local_runs[0]},
+        "inprocess": {k: med(local_runs, k) for k in local_runs[0]} if local_runs else {},
         "raw": {"http": http_runs, "inprocess": local_runs},
     })
 
