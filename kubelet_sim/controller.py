@@ -27,7 +27,6 @@ Data flow: pod informer event → (pod bound to one of our nodes?) → queue key
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import random
 from dataclasses import dataclass
@@ -256,7 +255,9 @@ class StageController:
         new_status = STATUS_STEPS[step_name](pod, ctx)
         if new_status == pod.get("status"):
             return
-        obj = copy.deepcopy({k: v for k, v in pod.items() if k != "status"})
+        # a shallow body: both transports take their own copy of what they are given (the
+        # in-process client copies it in, HTTP serialises it), and the cached pod is never edited
+        obj = {k: v for k, v in pod.items() if k != "status"}
         obj["status"] = new_status
         await self._client.update_status(PODS, obj, read_only=True)
         if new_status.get("phase") == "Running":

@@ -166,10 +166,8 @@ class LabelSelector:
         if labels is None:
             labels = {}
         if eq is not None:
-            for k, v in eq.items():
-                if labels.get(k) != v:
-                    return False
-            return True
+            # every (key, value) pair present: a set comparison of the item views, in C
+            return eq.items() <= labels.items()
         for key, op, operand in self._reqs:
             val = labels.get(key)
             if op == OP_IN:

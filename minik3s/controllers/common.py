@@ -23,6 +23,7 @@ from minik3s.api.errors import ApiError, ConflictError
 from minik3s.api.helpers.pods import pod_condition
 from minik3s.api.resources import EVENTS
 from minik3s.api.types import JsonDict
+from minik3s.client.informer import Informer
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import ShutDownError
 from minik3s.utils.clock import Clock, parse_time, rfc3339
@@ -44,6 +45,46 @@ def controller_ref(obj: JsonDict) -> JsonDict | None:
         if ref.get("controller"):
             return dict_or_none(ref)
     return None
+
+
+# --------------------------------------------------------------------------- pods by owner
+
+# controller.PodControllerUIDIndex: every pod under its controller's uid, or under its
+# namespace's orphan key when no ownerReference has `controller: true`. A controller reads its
+# own pods and the adoptable orphans from the index (controller.FilterPodsByOwner) instead of
+# walking every pod of the namespace on each sync.
+POD_CONTROLLER_UID_INDEX = "controllerUID"
+_ORPHAN_PREFIX = "orphan/"  # uids carry no "/", so an orphan key never equals a uid
+
+
+def orphan_pod_index_key(namespace: str) -> str:
+    return _ORPHAN_PREFIX + namespace
+
+
+def pod_controller_uid_index(pod: JsonDict) -> list[str]:
+    ref = controller_ref(pod)
+    if ref is not None:
+        return [str(ref.get("uid") or "")]
+    return [orphan_pod_index_key(str(meta(pod).get("namespace") or ""))]
+
+
+def pods_by_owner(pod_informer: Informer, owner: JsonDict, *, include_orphans: bool) -> list[JsonDict]:
+    """controller.FilterPodsByOwner: the pods whose controller is `owner` (by uid) and, with
+    `include_orphans`, the namespace's pods that have no controller. The informer must carry
+    `POD_CONTROLLER_UID_INDEX` (see `pod_controller_uid_index`)."""
+    owned, orphans = owned_and_orphan_pods(pod_informer, owner, orphans=include_orphans)
+    return owned + orphans
+
+
+def owned_and_orphan_pods(pod_informer: Informer, owner: JsonDict, *, orphans: bool = True
+                          ) -> tuple[list[JsonDict], list[JsonDict]]:
+    """`pods_by_owner` as its two halves: every pod of the first list has `owner` as its
+    controller; no pod of the second has a controller (empty unless `orphans`)."""
+    m = meta(owner)
+    owned = pod_informer.by_index(POD_CONTROLLER_UID_INDEX, str(m.get("uid") or ""))
+    if not orphans:
+        return owned, []
+    return owned, pod_informer.by_index(POD_CONTROLLER_UID_INDEX, orphan_pod_index_key(str(m.get("namespace") or "")))
 
 
 def dict_or_none(v: Any) -> JsonDict | None:
@@ -77,16 +118,22 @@ def creation_time(obj: JsonDict) -> datetime | None:
 def is_pod_available(pod: JsonDict, min_ready_seconds: int, now: datetime) -> bool:
     """podutil.IsPodAvailable: Ready, and Ready since at least minReadySeconds.
 
-    Example: minReadySeconds 10, Ready since 12:00:00, now 12:00:09 -> not yet available."""
+    Example: minReadySeconds 10, Ready since 12:00:00: not yet available at 12:00:10, available
+    at 12:00:10.5."""
     c = pod_condition(pod, "Ready")
     if not c or c.get("status") != "True":
         return False
+    return ready_long_enough(parse_time(c.get("lastTransitionTime")) if min_ready_seconds > 0 else None,
+                             min_ready_seconds, now)
+
+
+def ready_long_enough(since: datetime | None, min_ready_seconds: int, now: datetime) -> bool:
+    """The time half of IsPodAvailable for a Ready pod: no minReadySeconds, or Ready since a
+    known time that lies strictly more than minReadySeconds before `now` (upstream's
+    `LastTransitionTime.Add(minReadySeconds).Before(now)`)."""
     if min_ready_seconds <= 0:
         return True
-    since = parse_time(c.get("lastTransitionTime"))
-    if since is None:
-        return False
-    return since + timedelta(seconds=min_ready_seconds) <= now
+    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
 def is_pod_active(pod: JsonDict) -> bool:

@@ -200,7 +200,12 @@ class DeploymentController:
         now = now_str(self._clock)
         status = d.setdefault("status", {})
         if existing is not None:
-            rs = copy.deepcopy(existing)
+            # the two paths set_new_rs_annotations and the minReadySeconds fix may edit, copied;
+            # the rest (the pod template) shared with the informer's object and never edited
+            rs = dict(existing)
+            rs["metadata"] = dict(meta(existing))
+            rs["metadata"]["annotations"] = dict(rs["metadata"].get("annotations") or {})
+            rs["spec"] = dict(existing.get("spec") or {})
             changed = du.set_new_rs_annotations(d, rs, new_revision, exists=True)
             min_ready = get_int(d.get("spec"), "minReadySeconds")
             if get_int(rs.get("spec"), "minReadySeconds") != min_ready:

@@ -83,8 +83,9 @@ def template_equal_ignore_hash(a: JsonDict | None, b: JsonDict | None) -> bool:
     """EqualIgnoreHash: templates equal once the pod-template-hash label is dropped."""
 
     def strip(t: JsonDict | None) -> JsonDict:
-        t = copy.deepcopy(t or {})
-        m = t.setdefault("metadata", {})
+        # only metadata.labels changes: copy that path, share the rest (compared, never edited)
+        t = dict(t or {})
+        m = t["metadata"] = dict(t.get("metadata") or {})
         labels = dict(m.get("labels") or {})
         labels.pop(POD_TEMPLATE_HASH, None)
         m["labels"] = labels

@@ -52,6 +52,7 @@ from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
+    POD_CONTROLLER_UID_INDEX,
     EventRecorder,
     controller_ref,
     get_int,
@@ -59,6 +60,8 @@ from minik3s.controllers.common import (
     is_pod_active,
     make_controller_ref,
     meta,
+    pod_controller_uid_index,
+    pods_by_owner,
     run_workers,
 )
 from minik3s.controllers.expectations import Expectations
@@ -327,6 +330,7 @@ class JobController:
         self._pod_inf = informers.informer(PODS)
         self._job_inf.add_index(NAMESPACE_INDEX, _namespace_index)
         self._pod_inf.add_index(NAMESPACE_INDEX, _namespace_index)
+        self._pod_inf.add_index(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
         self.expectations = Expectations(self._clock)
         self._finalizer_expectations: dict[str, set[str]] = {}
         self._backoffs: dict[str, _Backoff] = {}
@@ -373,10 +377,8 @@ class JobController:
         self._cleanup_pod_finalizers(job)
 
     def _cleanup_pod_finalizers(self, job: JsonDict) -> None:
-        uid = _uid(job)
-        for pod in self._pod_inf.by_index(NAMESPACE_INDEX, meta(job).get("namespace") or ""):
-            ref = controller_ref(pod)
-            if ref is not None and ref.get("uid") == uid and has_tracking_finalizer(pod):
+        for pod in pods_by_owner(self._pod_inf, job, include_orphans=False):
+            if has_tracking_finalizer(pod):
                 self.orphan_queue.add(object_key(pod))
 
     def _resolve(self, namespace: str, ref: JsonDict | None) -> JsonDict | None:
@@ -688,7 +690,7 @@ class JobController:
         uid = _uid(job)
         out: list[JsonDict] = []
         adopt: list[JsonDict] = []
-        for pod in self._pod_inf.by_index(NAMESPACE_INDEX, meta(job).get("namespace") or ""):
+        for pod in pods_by_owner(self._pod_inf, job, include_orphans=True):
             labels = meta(pod).get("labels") or {}
             matches = selector is not None and not selector.empty and selector.matches(labels)
             ref = controller_ref(pod)

@@ -19,7 +19,7 @@ import copy
 import functools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,15 +32,18 @@ from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
+    POD_CONTROLLER_UID_INDEX,
     EventRecorder,
     controller_ref,
     get_int,
     is_deleting,
     is_pod_active,
-    is_pod_available,
     make_controller_ref,
     meta,
     now_str,
+    owned_and_orphan_pods,
+    pod_controller_uid_index,
+    ready_long_enough,
     run_workers,
     set_condition,
 )
@@ -203,20 +206,69 @@ def pods_to_delete(pods: Sequence[JsonDict], related: Sequence[JsonDict], diff: 
     return rank_pods_for_deletion(pods, related, now=now)[:diff]
 
 
+def pod_readiness(pod: JsonDict) -> tuple[bool, datetime | None]:
+    """Whether the pod is Ready, and since when (lastTransitionTime of its Ready condition)."""
+    c = pod_condition(pod, "Ready")
+    if not c or c.get("status") != "True":
+        return False, None
+    return True, parse_time(c.get("lastTransitionTime"))
+
+
+class PodFacts:
+    """What a ReplicaSet sync reads of every owned pod (active, Ready, Ready since), remembered
+    per informer object. The informer replaces a pod's dict on every change and never edits
+    one in place, so an entry holding the very object it was read from is current; the
+    controller forgets an object when the informer replaces or drops it. A sync reads every
+    owned pod, so a burst of N pods costs N dict lookups per sync instead of N phase and
+    condition walks and timestamp parses."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[JsonDict, bool, bool, datetime | None]] = {}
+
+    def _read(self, pod: JsonDict) -> tuple[JsonDict, bool, bool, datetime | None]:
+        e = self._memo.get(id(pod))
+        if e is not None and e[0] is pod:
+            return e
+        ready, since = pod_readiness(pod)
+        e = self._memo[id(pod)] = (pod, is_pod_active(pod), ready, since)
+        return e
+
+    def active(self, pod: JsonDict) -> bool:
+        """controller.IsPodActive."""
+        return self._read(pod)[1]
+
+    def readiness(self, pod: JsonDict) -> tuple[bool, datetime | None]:
+        """`pod_readiness`."""
+        e = self._read(pod)
+        return e[2], e[3]
+
+    def forget(self, pod: JsonDict) -> None:
+        e = self._memo.get(id(pod))
+        if e is not None and e[0] is pod:
+            del self._memo[id(pod)]
+
+    def __len__(self) -> int:
+        return len(self._memo)
+
+
 def calculate_status(rs: JsonDict, pods: Sequence[JsonDict], *, now: datetime,
-                     manage_error: str | None = None, now_s: str = "") -> JsonDict:
+                     manage_error: str | None = None, now_s: str = "",
+                     readiness: Callable[[JsonDict], tuple[bool, datetime | None]] = pod_readiness) -> JsonDict:
     """replica_set_utils.calculateStatus."""
     spec = rs.get("spec") or {}
-    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    template_labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items()
     min_ready = get_int(spec, "minReadySeconds")
     fully = ready = available = 0
     for p in pods:
-        labels = meta(p).get("labels") or {}
-        if all(labels.get(k) == v for k, v in template_labels.items()):
+        # every template label present with the same value (labels.SelectorFromSet(...).Matches)
+        if template_labels <= (meta(p).get("labels") or {}).items():
             fully += 1
-        if is_pod_ready(p):
+        is_ready, since = readiness(p)
+        if is_ready:
             ready += 1
-            if is_pod_available(p, min_ready, now):
+            if ready_long_enough(since, min_ready, now):
                 available += 1
     old = rs.get("status") or {}
     status: JsonDict = {
@@ -273,6 +325,8 @@ class ReplicaSetController:
         self._pod_inf = informers.informer(PODS)
         self._rs_inf.add_index(NAMESPACE_INDEX, namespace_index)
         self._pod_inf.add_index(NAMESPACE_INDEX, namespace_index)
+        self._pod_inf.add_index(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
+        self._facts = PodFacts()
         self.expectations = Expectations(self._clock)
         self.queue = WorkQueue()
         self.recorder = EventRecorder(client, self.NAME, clock=self._clock)
@@ -336,6 +390,7 @@ class ReplicaSetController:
             self.queue.add(object_key(rs))
 
     def _pod_updated(self, old: JsonDict, cur: JsonDict) -> None:
+        self._facts.forget(old)
         if meta(old).get("resourceVersion") == meta(cur).get("resourceVersion"):
             return
         ns = meta(cur).get("namespace") or ""
@@ -365,6 +420,7 @@ class ReplicaSetController:
                 self.queue.add(object_key(rs))
 
     def _pod_deleted(self, pod: JsonDict) -> None:
+        self._facts.forget(pod)
         ns = meta(pod).get("namespace") or ""
         rs = self._resolve(ns, controller_ref(pod))
         if rs is None:
@@ -397,9 +453,12 @@ class ReplicaSetController:
         except ValueError as e:
             logger.info("%s: invalid selector rs=%s err=%s", self.NAME, key, e)
             return
-        ns = meta(rs).get("namespace") or ""
-        active = [p for p in self._pod_inf.by_index(NAMESPACE_INDEX, ns) if is_pod_active(p)]
-        owned = await self._claim_pods(rs, selector, active)
+        facts = self._facts
+        if len(facts) > 2 * len(self._pod_inf.store) + 1024:
+            facts = self._facts = PodFacts()  # objects that never passed through the informer (adopted copies)
+        controlled, orphans = owned_and_orphan_pods(self._pod_inf, rs)
+        owned = await self._claim_pods(rs, selector, [p for p in controlled if facts.active(p)],
+                                       [p for p in orphans if facts.active(p)])
         manage_error: str | None = None
         if needs_sync and not is_deleting(rs):
             manage_error = await self._manage_replicas(rs, owned)
@@ -408,31 +467,27 @@ class ReplicaSetController:
         min_ready = get_int(spec, "minReadySeconds")
         if manage_error is None and min_ready > 0:
             now = self._clock.now()
-            ready = sum(1 for p in owned if is_pod_ready(p))
-            avail = sum(1 for p in owned if is_pod_available(p, min_ready, now))
+            readings = [facts.readiness(p) for p in owned]
+            ready = sum(1 for r, _ in readings if r)
+            avail = sum(1 for r, since in readings if r and ready_long_enough(since, min_ready, now))
             if ready == get_int(spec, "replicas", 1) and avail != ready:
                 self.queue.add_after(key, float(min_ready))
 
-    async def _claim_pods(self, rs: JsonDict, selector: LabelSelector, pods: list[JsonDict]) -> list[JsonDict]:
-        """PodControllerRefManager.ClaimPods: keep owned matches, adopt orphans, release mismatches."""
-        uid = meta(rs).get("uid")
+    async def _claim_pods(self, rs: JsonDict, selector: LabelSelector, controlled: list[JsonDict],
+                          orphans: list[JsonDict]) -> list[JsonDict]:
+        """PodControllerRefManager.ClaimPods over the active pods this ReplicaSet controls and the
+        namespace's active pods without a controller: keep controlled matches, release controlled
+        mismatches, adopt matching orphans."""
         out: list[JsonDict] = []
-        adopt: list[JsonDict] = []
-        for pod in pods:
-            ref = controller_ref(pod)
-            labels = meta(pod).get("labels") or {}
-            matches = not selector.empty and selector.matches(labels)
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    out.append(pod)
-                elif not is_deleting(rs):
-                    await self._release(rs, pod)
-                continue
-            if is_deleting(rs) or not matches or is_deleting(pod):
-                continue
-            adopt.append(pod)
+        deleting = is_deleting(rs)
+        for pod in controlled:
+            if not selector.empty and selector.matches(meta(pod).get("labels")):
+                out.append(pod)
+            elif not deleting:
+                await self._release(rs, pod)
+        if deleting or selector.empty:
+            return out
+        adopt = [pod for pod in orphans if selector.matches(meta(pod).get("labels"))]
         if adopt:
             fresh = await self._can_adopt(rs)
             if fresh:
@@ -525,11 +580,9 @@ class ReplicaSetController:
                 ref = controller_ref(other)
                 if ref is not None and ref.get("uid") == owner.get("uid"):
                     uids.add(meta(other).get("uid"))
-        out = []
-        for p in self._pod_inf.by_index(NAMESPACE_INDEX, ns):
-            ref = controller_ref(p)
-            if ref is not None and ref.get("uid") in uids:
-                out.append(p)
+        out: list[JsonDict] = []
+        for uid in uids:
+            out += self._pod_inf.by_index(POD_CONTROLLER_UID_INDEX, str(uid or ""))
         return out
 
     async def _create_pod(self, rs: JsonDict) -> JsonDict:
@@ -559,7 +612,7 @@ class ReplicaSetController:
 
     async def _update_status(self, rs: JsonDict, pods: list[JsonDict], manage_error: str | None) -> None:
         status = calculate_status(rs, pods, now=self._clock.now(), manage_error=manage_error,
-                                  now_s=now_str(self._clock))
+                                  now_s=now_str(self._clock), readiness=self._facts.readiness)
         if not _status_differs(rs.get("status") or {}, status):
             return
         body: dict[str, Any] = copy.copy(rs)

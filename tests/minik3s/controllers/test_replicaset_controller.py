@@ -105,3 +105,25 @@ async def test_adopts_orphans_and_releases_mismatched_pods(harness):
         return len(pods) == 2
 
     await harness.eventually(replacement, what="replacement for released pod")
+
+
+async def test_pods_of_another_controller_are_neither_counted_nor_adopted(harness):
+    """The pod-by-controller index: a sibling ReplicaSet's pods carry the same labels, but only
+    pods this ReplicaSet controls, and orphans it adopts, are its replicas."""
+    ctl = ReplicaSetController(harness.client, harness.informers)
+    harness.start(ctl.run, harness.kubelet)
+    a = await harness.client.create(REPLICASETS, rs_obj("a", 2))
+
+    async def settled(name: str, n: int):
+        cur = await harness.client.get(REPLICASETS, name, "default")
+        return cur if (cur.get("status") or {}).get("readyReplicas") == n else None
+
+    await harness.eventually(lambda: settled("a", 2), what="a: 2 ready")
+    b = await harness.client.create(REPLICASETS, rs_obj("b", 1))  # same selector as a
+    await harness.eventually(lambda: settled("b", 1), what="b: 1 ready")
+    pods = await harness.pods(selector="app=web")
+    owners = sorted(p["metadata"]["ownerReferences"][0]["uid"] for p in pods)
+    assert owners == sorted([a["metadata"]["uid"]] * 2 + [b["metadata"]["uid"]])
+    for name, n in (("a", 2), ("b", 1)):
+        st = (await harness.client.get(REPLICASETS, name, "default"))["status"]
+        assert st["replicas"] == n and st["availableReplicas"] == n

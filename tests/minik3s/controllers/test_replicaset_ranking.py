@@ -100,3 +100,38 @@ def test_calculate_status_counts_availability_with_min_ready_seconds():
 def test_calculate_status_omits_zero_counts_but_keeps_replicas():
     rs = {"metadata": {"generation": 1}, "spec": {"replicas": 0}}
     assert calculate_status(rs, [], now=NOW) == {"replicas": 0, "observedGeneration": 1}
+
+
+def test_available_only_strictly_after_min_ready_seconds():
+    """IsPodAvailable: lastTransitionTime + minReadySeconds must lie *before* now; a pod Ready for
+    exactly minReadySeconds is not available yet."""
+    rs = {"metadata": {"generation": 1}, "spec": {"replicas": 2, "minReadySeconds": 60,
+                                                  "template": {"metadata": {"labels": {"app": "web"}}}}}
+    pods = [pod("exact", ready_since="2026-01-01T11:59:00Z"), pod("over", ready_since="2026-01-01T11:58:59Z")]
+    st = calculate_status(rs, pods, now=NOW)
+    assert st["readyReplicas"] == 2 and st["availableReplicas"] == 1
+
+
+def test_fully_labeled_needs_every_template_label_with_its_value():
+    rs = {"metadata": {"generation": 1}, "spec": {"replicas": 3, "template": {"metadata": {
+        "labels": {"app": "web", "tier": "front"}}}}}
+    pods = [pod("all"), pod("missing"), pod("other-value")]
+    pods[0]["metadata"]["labels"] = {"app": "web", "tier": "front", "extra": "x"}
+    pods[2]["metadata"]["labels"] = {"app": "web", "tier": "back"}
+    assert calculate_status(rs, pods, now=NOW)["fullyLabeledReplicas"] == 1
+
+
+def test_pod_facts_read_each_object_once_and_follow_replacement():
+    from minik3s.controllers.replicaset import PodFacts
+
+    facts = PodFacts()
+    a = pod("a")
+    assert facts.readiness(a) == (True, datetime(2026, 1, 1, 10, 0, tzinfo=UTC)) and facts.active(a)
+    a["status"]["conditions"][0]["status"] = "False"  # (never done to informer objects) proves the cache is used
+    a["status"]["phase"] = "Failed"
+    assert facts.readiness(a)[0] is True and facts.active(a)
+    a2 = pod("a", ready=False, phase="Succeeded")  # the informer's replacement object is read afresh
+    assert facts.readiness(a2) == (False, None) and not facts.active(a2)
+    facts.forget(a)
+    facts.forget(a2)
+    assert len(facts) == 0
