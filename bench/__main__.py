@@ -118,7 +118,7 @@ def median_tree(runs: list[Any]) -> Any:
 # ---------------------------------------------------------------------------- scheduler
 
 
-def run_scheduler(shapes: list[str], *, runs: int, scale: float, metrics: bool) -> dict[str, Any]:
+def run_scheduler(shapes: list[str], *, runs: int, scale: float, metrics: bool, watchers: int = 0) -> dict[str, Any]:
     from bench.bench_scheduler import PREFILLED, make_workload_counts, run_prefilled
 
     results = []
@@ -130,7 +130,7 @@ def run_scheduler(shapes: list[str], *, runs: int, scale: float, metrics: bool) 
         per_run = []
         for i in range(runs):
             before = load_average()
-            r = asyncio.run(run_prefilled(wl, percentage=None, profile=None, metrics=metrics))
+            r = asyncio.run(run_prefilled(wl, percentage=None, profile=None, metrics=metrics, watchers=watchers))
             r["load_average_before"] = before
             r["load_average_after"] = load_average()
             logging.getLogger("bench").warning("%s run %d/%d: %s pods/s (load %s)", short, i + 1, runs,
@@ -155,6 +155,10 @@ def run_scheduler(shapes: list[str], *, runs: int, scale: float, metrics: bool) 
         print(f"{r['shape']:16} {r['pods_per_second_median']:>10.1f} [{lo:.0f}, {hi:.0f}]".ljust(44)
               + f"{anchor_s:>7} {r['ratio'] if r['ratio'] is not None else '-':>6} "
               f"{m['watch_max_gap_ms']:>11.0f} ms {m['watch_lag_p99_ms']:>5.0f} ms {m['load_average_after'][0]:>8}")
+        if watchers:
+            print(f"{'':16} {watchers} HTTP watchers: lag p50 {m['watchers_lag_p50_ms']:.0f} ms, "
+                  f"p99 {m['watchers_lag_p99_ms']:.0f} ms, max {m['watchers_lag_max_ms']:.0f} ms; longest silence "
+                  f"{m['watchers_max_gap_ms']:.0f} ms; events missing {m['watchers_missing_events']:.0f}")
     if scale != 1.0:
         print(f"(--scale {scale}: counts scaled, so no anchor applies)")
     return {"results": results}
@@ -212,6 +216,9 @@ def main() -> None:
     p.add_argument("--scale", type=float, default=None, help="scheduler: multiply every count (default 1, quick 0.2)")
     p.add_argument("--no-scheduler-metrics", action="store_true",
                    help="scheduler: run without the Prometheus scheduler metrics (to measure their cost)")
+    p.add_argument("--watchers", type=int, default=0,
+                   help="scheduler: HTTP watch streams on the measured pods during each burst (a child "
+                        "process; 20 of them measure event lag and the longest silence)")
     p.add_argument("--log-level", default="WARNING")
     args, passthrough = p.parse_known_args()
     logging.basicConfig(level=args.log_level)
@@ -237,7 +244,7 @@ def main() -> None:
         if name == "scheduler":
             scale = args.scale if args.scale is not None else (0.2 if args.quick else 1.0)
             report.update(run_scheduler(args.shape or list(SHAPES), runs=args.runs, scale=scale,
-                                        metrics=not args.no_scheduler_metrics))
+                                        metrics=not args.no_scheduler_metrics, watchers=args.watchers))
         else:
             report.update(run_delegated(name, DELEGATED[name], runs=args.runs, quick=args.quick,
                                         passthrough=passthrough))

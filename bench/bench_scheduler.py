@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import emit, pct
+from bench.watch_clients import WatchClients
 from minik3s import server
 from minik3s.api.resources import NAMESPACES, NODES, PODS
 from minik3s.config import ServerConfig
@@ -427,12 +428,17 @@ def podscheduled_samples(pods: list[dict[str, Any]], prefix: str) -> tuple[list[
 
 
 async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | None,
-                        gc_freeze: bool = False, metrics: bool = True) -> dict[str, Any]:
+                        gc_freeze: bool = False, metrics: bool = True, watchers: int = 0) -> dict[str, Any]:
     """Issue 14's measurement: nodes, init pods (created bound, round robin over the nodes) and
     all measured pods are created with the scheduler off; then the scheduler starts and drains the
     pre-filled queue. Creation stays out of the timed window; throughput is counted from each
     pod's PodScheduled time; a watcher on the measured namespace records the longest gap between
-    two watch events during the burst (watch delivery must not starve behind scheduling)."""
+    two watch events during the burst (watch delivery must not starve behind scheduling).
+
+    `watchers`: that many HTTP watch streams on the measured namespace's pods, opened before the
+    burst by a child process (bench.watch_clients); 20 of them record when each event arrived,
+    so the result also holds their lag (arrival - the write's submission to the store) and
+    their longest silence during the burst, as issue 14 asks with 1,000 watchers."""
     from scheduler.config import parse_config
     from scheduler.metrics import SchedulerMetrics
     from scheduler.scheduler import Scheduler
@@ -442,6 +448,7 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                            disable={"kubelet", "controllers", "scheduler", "descheduler"})
         rs = await server.start(cfg)
         tasks: list[asyncio.Task[Any]] = []
+        clients: WatchClients | None = None
         try:
             for ns in wl.namespaces:
                 await rs.client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
@@ -481,6 +488,12 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
             gap = WatchGap()
             gap.track_submissions(rs.store, wl.measured_ns)
             tasks.append(asyncio.create_task(gap.run(rs, wl.measured_ns), name="bench-watch-gap"))
+            if watchers:
+                listed0 = await rs.client.list(PODS, wl.measured_ns, limit=1)
+                clients = WatchClients(rs.url, f"/api/v1/namespaces/{wl.measured_ns}/pods",
+                                       listed0["metadata"]["resourceVersion"], watchers=watchers,
+                                       measured=min(20, watchers), out=Path(d) / "watch-clients.json")
+                await clients.ready()
             loop_watch = LoopWatch()
             watch_task = asyncio.create_task(loop_watch.run(), name="bench-loop-watch")
             prof = cProfile.Profile() if profile else None
@@ -501,6 +514,12 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 logger.warning("watch gaps > 0.5 s (events before, seconds): %s", gap.long_gaps[:20])
             last = max(watcher.bound_at[p["metadata"]["name"]] for p in measured)
             overall = wl.measured_pods / (last - t3)
+            many: dict[str, Any] = {}
+            if clients is not None:
+                await asyncio.sleep(1.0)  # the last events' delivery
+                many = {"watchers": watchers,
+                        **_watch_clients_result(clients.stop(), gap.submitted, t3, last)}
+                clients = None
             listed = await rs.client.list(PODS, wl.measured_ns)
             samples, bound = podscheduled_samples(listed.get("items") or [], "measured-")
             if bound != wl.measured_pods:
@@ -531,8 +550,11 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
                 "gc_full_collections": len(loop_watch.gc_pauses),
                 "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
+                **many,
             }
         finally:
+            if clients is not None:
+                clients.kill()
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -606,7 +628,7 @@ class WatchGap:
             now = time.monotonic()
             if self.stop:
                 return
-            sent = self.submitted.pop((ev.object.get("metadata") or {}).get("resourceVersion", ""), None)
+            sent = self.submitted.get((ev.object.get("metadata") or {}).get("resourceVersion", ""))
             if sent is not None:
                 self.lags.append(now - sent)
             if last is not None:
@@ -615,6 +637,36 @@ class WatchGap:
                     self.long_gaps.append((self.events, round(now - last, 3)))
             last = now
             self.events += 1
+
+
+def _watch_clients_result(got: dict[str, Any], submitted: dict[str, float], start: float,
+                          end: float) -> dict[str, Any]:
+    """Lag and longest silence of the measured HTTP watchers over the writes submitted between
+    `start` and `end` (the burst)."""
+    wanted = {rv: t for rv, t in submitted.items() if start <= t <= end}
+    lags: list[float] = []
+    missing = 0
+    longest = 0.0
+    for seen in got["seen"]:
+        arrivals = []
+        for rv, t in wanted.items():
+            at = seen.get(rv)
+            if at is None:
+                missing += 1
+            else:
+                lags.append(at - t)
+                arrivals.append(at)
+        arrivals.sort()
+        longest = max([longest, *(b - a for a, b in zip(arrivals, arrivals[1:], strict=False))])
+    return {
+        "watchers_events": len(wanted),
+        "watchers_lag_p50_ms": round(pct(lags, 50) * 1000, 1) if lags else 0.0,
+        "watchers_lag_p99_ms": round(pct(lags, 99) * 1000, 1) if lags else 0.0,
+        "watchers_lag_max_ms": round(max(lags, default=0.0) * 1000, 1),
+        "watchers_max_gap_ms": round(longest * 1000, 1),
+        "watchers_missing_events": missing,
+        "watchers_bytes": got["bytes"],
+    }
 
 
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -633,7 +685,7 @@ def _main_prefilled(args: argparse.Namespace) -> None:
         for i in range(args.runs):
             prof = args.profile if (args.profile and i == args.runs - 1) else None
             r = asyncio.run(run_prefilled(wl, percentage=args.percentage_of_nodes_to_score, profile=prof,
-                                          gc_freeze=args.gc_freeze))
+                                          gc_freeze=args.gc_freeze, watchers=args.watchers))
             r["load_average_1m"] = round(os.getloadavg()[0], 2)
             logger.warning("%s run %d: %s", shape, i + 1, r)
             runs.append(r)
@@ -679,6 +731,9 @@ def main() -> None:
                    help="pre-filled shape (repeatable; default: all four); used unless --workload/--performance")
     p.add_argument("--scale", type=float, default=1.0,
                    help="multiply the pre-filled shapes' node and pod counts (e.g. 0.2 for a quick look)")
+    p.add_argument("--watchers", type=int, default=0,
+                   help="pre-filled shapes: HTTP watch streams on the measured pods during the burst "
+                        "(a child process; 20 of them measure lag and silence)")
     p.add_argument("--no-hostname", action="store_true",
                    help="nodes without kubernetes.io/hostname (upstream's node template)")
     p.add_argument("--log-level", default="WARNING")
