@@ -6,7 +6,7 @@
 The child opens `--watchers` watch streams on `--path` from `--rv` (raw asyncio protocols under
 uvloop: reading is cheap, so the server's fan-out, not the clients' parsing, is what a run
 loads), prints `ready` once every stream has its response headers, and keeps reading until its
-stdin closes. Then it writes `--out`: the bytes every stream received and, for the first
+stdin closes and then until nothing has arrived for 0.3 s. Then it writes `--out`: the bytes every stream received and, for the first
 `--measured` streams, when each event's `resourceVersion` first arrived (CLOCK_MONOTONIC, the
 same clock the benchmark process reads, so lag = arrival here - submission there).
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import re
 import subprocess
@@ -60,6 +61,10 @@ class _Watch(asyncio.Protocol):
                 seen.setdefault(m.group(1).decode(), now)
 
 
+def _same(watch: _Watch) -> _Watch:
+    return watch
+
+
 async def _main(url: str, path: str, rv: str, n: int, measured: int, out: Path) -> None:
     loop = asyncio.get_running_loop()
     u = urlsplit(url)
@@ -71,13 +76,19 @@ async def _main(url: str, path: str, rv: str, n: int, measured: int, out: Path) 
     transports = []
     for i in range(n):
         started = asyncio.Event()
-        tr, _ = await loop.create_connection(
-            lambda i=i, started=started: _Watch(seen[i] if i < measured else None, started, counter), host, port)
+        watch = _Watch(seen[i] if i < measured else None, started, counter)
+        tr, _ = await loop.create_connection(functools.partial(_same, watch), host, port)
         tr.write(req)
         transports.append(tr)
         await asyncio.wait_for(started.wait(), 30)
     print("ready", flush=True)
     await loop.run_in_executor(None, sys.stdin.read)  # until the benchmark closes our stdin
+    # then drain what is in flight: stop once nothing has arrived for 0.3 s (at most 10 s)
+    end = time.monotonic() + 10
+    last = -1
+    while counter[0] != last and time.monotonic() < end:
+        last = counter[0]
+        await asyncio.sleep(0.3)
     for tr in transports:
         tr.close()
     out.write_text(json.dumps({"bytes": counter[0], "seen": seen}))
