@@ -19,8 +19,8 @@ import copy
 import functools
 import logging
 import math
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
@@ -214,34 +214,47 @@ def pod_readiness(pod: JsonDict) -> tuple[bool, datetime | None]:
     return True, parse_time(c.get("lastTransitionTime"))
 
 
+# (the pod, active, Ready, Ready since, labels), as PodFacts remembers them
+PodFact = tuple[JsonDict, bool, bool, "datetime | None", dict[str, str]]
+
+
 class PodFacts:
-    """What a ReplicaSet sync reads of every owned pod (active, Ready, Ready since), remembered
-    per informer object. The informer replaces a pod's dict on every change and never edits
-    one in place, so an entry holding the very object it was read from is current; the
-    controller forgets an object when the informer replaces or drops it. A sync reads every
+    """What a ReplicaSet sync reads of every owned pod (active, Ready, Ready since, labels),
+    remembered per informer object. The informer replaces a pod's dict on every change and
+    never edits one in place, so an entry holding the very object it was read from is current;
+    the controller forgets an object when the informer replaces or drops it. A sync reads every
     owned pod, so a burst of N pods costs N dict lookups per sync instead of N phase and
     condition walks and timestamp parses."""
 
     __slots__ = ("_memo",)
 
     def __init__(self) -> None:
-        self._memo: dict[int, tuple[JsonDict, bool, bool, datetime | None]] = {}
+        self._memo: dict[int, PodFact] = {}
 
-    def _read(self, pod: JsonDict) -> tuple[JsonDict, bool, bool, datetime | None]:
-        e = self._memo.get(id(pod))
-        if e is not None and e[0] is pod:
-            return e
+    def _fresh(self, pod: JsonDict) -> PodFact:
         ready, since = pod_readiness(pod)
-        e = self._memo[id(pod)] = (pod, is_pod_active(pod), ready, since)
+        e = self._memo[id(pod)] = (pod, is_pod_active(pod), ready, since, meta(pod).get("labels") or {})
         return e
+
+    def read(self, pod: JsonDict) -> PodFact:
+        e = self._memo.get(id(pod))
+        return e if e is not None and e[0] is pod else self._fresh(pod)
+
+    def read_all(self, pods: Sequence[JsonDict]) -> list[PodFact]:
+        get = self._memo.get
+        out: list[PodFact] = []
+        for pod in pods:
+            e = get(id(pod))
+            out.append(e if e is not None and e[0] is pod else self._fresh(pod))
+        return out
 
     def active(self, pod: JsonDict) -> bool:
         """controller.IsPodActive."""
-        return self._read(pod)[1]
+        return self.read(pod)[1]
 
     def readiness(self, pod: JsonDict) -> tuple[bool, datetime | None]:
         """`pod_readiness`."""
-        e = self._read(pod)
+        e = self.read(pod)
         return e[2], e[3]
 
     def forget(self, pod: JsonDict) -> None:
@@ -254,21 +267,21 @@ class PodFacts:
 
 
 def calculate_status(rs: JsonDict, pods: Sequence[JsonDict], *, now: datetime,
-                     manage_error: str | None = None, now_s: str = "",
-                     readiness: Callable[[JsonDict], tuple[bool, datetime | None]] = pod_readiness) -> JsonDict:
-    """replica_set_utils.calculateStatus."""
+                     manage_error: str | None = None, now_s: str = "", facts: PodFacts | None = None) -> JsonDict:
+    """replica_set_utils.calculateStatus. `facts`: the controller's memo of its pods' readings."""
     spec = rs.get("spec") or {}
     template_labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items()
     min_ready = get_int(spec, "minReadySeconds")
+    # available: Ready since strictly before now - minReadySeconds (IsPodAvailable)
+    ready_before = now - timedelta(seconds=min_ready) if min_ready > 0 else None
     fully = ready = available = 0
-    for p in pods:
+    for _, _, is_ready, since, labels in (facts or PodFacts()).read_all(pods):
         # every template label present with the same value (labels.SelectorFromSet(...).Matches)
-        if template_labels <= (meta(p).get("labels") or {}).items():
+        if template_labels <= labels.items():
             fully += 1
-        is_ready, since = readiness(p)
         if is_ready:
             ready += 1
-            if ready_long_enough(since, min_ready, now):
+            if ready_before is None or (since is not None and since < ready_before):
                 available += 1
     old = rs.get("status") or {}
     status: JsonDict = {
@@ -457,8 +470,8 @@ class ReplicaSetController:
         if len(facts) > 2 * len(self._pod_inf.store) + 1024:
             facts = self._facts = PodFacts()  # objects that never passed through the informer (adopted copies)
         controlled, orphans = owned_and_orphan_pods(self._pod_inf, rs)
-        owned = await self._claim_pods(rs, selector, [p for p in controlled if facts.active(p)],
-                                       [p for p in orphans if facts.active(p)])
+        owned = await self._claim_pods(rs, selector, [e for e in facts.read_all(controlled) if e[1]],
+                                       [e for e in facts.read_all(orphans) if e[1]])
         manage_error: str | None = None
         if needs_sync and not is_deleting(rs):
             manage_error = await self._manage_replicas(rs, owned)
@@ -473,21 +486,22 @@ class ReplicaSetController:
             if ready == get_int(spec, "replicas", 1) and avail != ready:
                 self.queue.add_after(key, float(min_ready))
 
-    async def _claim_pods(self, rs: JsonDict, selector: LabelSelector, controlled: list[JsonDict],
-                          orphans: list[JsonDict]) -> list[JsonDict]:
+    async def _claim_pods(self, rs: JsonDict, selector: LabelSelector, controlled: list[PodFact],
+                          orphans: list[PodFact]) -> list[JsonDict]:
         """PodControllerRefManager.ClaimPods over the active pods this ReplicaSet controls and the
         namespace's active pods without a controller: keep controlled matches, release controlled
         mismatches, adopt matching orphans."""
         out: list[JsonDict] = []
         deleting = is_deleting(rs)
-        for pod in controlled:
-            if not selector.empty and selector.matches(meta(pod).get("labels")):
-                out.append(pod)
+        matches = selector.matches
+        for e in controlled:
+            if not selector.empty and matches(e[4]):
+                out.append(e[0])
             elif not deleting:
-                await self._release(rs, pod)
+                await self._release(rs, e[0])
         if deleting or selector.empty:
             return out
-        adopt = [pod for pod in orphans if selector.matches(meta(pod).get("labels"))]
+        adopt = [e[0] for e in orphans if matches(e[4])]
         if adopt:
             fresh = await self._can_adopt(rs)
             if fresh:
@@ -612,7 +626,7 @@ class ReplicaSetController:
 
     async def _update_status(self, rs: JsonDict, pods: list[JsonDict], manage_error: str | None) -> None:
         status = calculate_status(rs, pods, now=self._clock.now(), manage_error=manage_error,
-                                  now_s=now_str(self._clock), readiness=self._facts.readiness)
+                                  now_s=now_str(self._clock), facts=self._facts)
         if not _status_differs(rs.get("status") or {}, status):
             return
         body: dict[str, Any] = copy.copy(rs)
