@@ -281,6 +281,7 @@ class Framework:
                 f"only one queue sort plugin required for profile with scheduler name "
                 f"{self.profile_name!r}, but got {len(self.queue_sort_plugins)}")
         self._less = self.queue_sort_plugins[0].less if self.queue_sort_plugins else None
+        self._sort_key = self.queue_sort_plugins[0].sort_key if self.queue_sort_plugins else None
 
     # ---- Handle -------------------------------------------------------------------------
     def snapshot(self) -> Any:
@@ -381,6 +382,12 @@ class Framework:
         if self._less is None:
             return bool(a.timestamp < b.timestamp)
         return bool(self._less(a, b))
+
+    def queue_sort_key(self, item: Any) -> tuple[Any, ...] | None:
+        """The QueueSort plugin's `sort_key` for `item` (see QueueSortPlugin.sort_key)."""
+        if self._sort_key is None:
+            return (item.timestamp,)
+        return self._sort_key(item)
 
     def run_pre_enqueue(self, pod: JsonDict) -> Status:
         """First rejection wins; its plugin becomes the pod's gating plugin."""
