@@ -426,13 +426,19 @@ class Framework:
         except Exception as e:  # the runtime is the one place that catches broadly
             logger.exception("plugin raised plugin=%s point=%s", pl.name(), method)
             return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
+        return self._checked(pl, method, st)
+
+    @staticmethod
+    def _checked(pl: Plugin, method: str, st: Any) -> Status:
+        """A plugin's return value as a Status naming the plugin when it is not a success (None
+        or a non-Status become an Error)."""
         if st is None:
             return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
         if not isinstance(st, Status):
             return Status.as_error(f"plugin {pl.name()!r} returned {type(st).__name__}, not a Status, "
                                    f"from {method}", pl.name())
         if st.code and not st.plugin:
-            st = st.with_plugin(pl.name())
+            return st.with_plugin(pl.name())
         return st
 
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
@@ -580,9 +586,24 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
 
     def run_pre_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        """Skip marks the plugin's Score skipped for this cycle; the first failure stops."""
         skip = state.skip_score_plugins
         for pl in self.pre_score_plugins:
-            st = self._call(pl, "pre_score", state, pi, nodes)
+            try:  # `_call` inlined: ~7 plugins per pod, most of them Success or Skip
+                out = pl.pre_score(state, pi, nodes)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                logger.exception("plugin raised plugin=%s point=%s", pl.name(), "pre_score")
+                st = Status.as_error(f"running pre_score plugin {pl.name()!r}: {e}", pl.name())
+            else:
+                code = out.code if isinstance(out, Status) else None
+                if code == Code.SUCCESS:
+                    continue
+                if code == Code.SKIP:
+                    skip.add(pl.name())
+                    continue
+                st = self._checked(pl, "pre_score", out)
             if st.code == Code.SKIP:
                 skip.add(pl.name())
                 continue
