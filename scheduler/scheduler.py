@@ -593,7 +593,7 @@ class Scheduler:
                              else diag.unschedulable_plugins).add(st.plugin)
                     self.next_start_node_index = (start + processed) % n
                     diag.feasible_rows = rows
-                    return [nodes[r] for r in rows.tolist()]
+                    return list(map(nodes.__getitem__, rows.tolist()))
         ordered = nodes[start:] + nodes[:start] if start else nodes
         if not fw.nominator:
             try:

@@ -346,6 +346,11 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
         a_cpu, q_cpu = arrays.alloc_cpu[rows], (arrays.req_cpu if scorer.use_requested else arrays.nz_cpu)[rows]
         a_mem, q_mem = arrays.alloc_mem[rows], (arrays.req_mem if scorer.use_requested else arrays.nz_mem)[rows]
         both = (a_cpu != 0) & (a_mem != 0)
+        if both.all():  # the usual cluster: no row lacks cpu or memory, no masks
+            f1 = np.minimum((q_cpu + pod_requests[0]) / a_cpu, 1.0)
+            f2 = np.minimum((q_mem + pod_requests[1]) / a_mem, 1.0)
+            every: IntArray = ((1 - np.abs((f1 - f2) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+            return every
         out = np.full(m, MAX_NODE_SCORE, dtype=np.int64)  # fewer than two fractions: std 0
         if both.any():
             f1 = (q_cpu[both] + pod_requests[0]) / a_cpu[both]
