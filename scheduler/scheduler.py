@@ -1010,16 +1010,7 @@ def _visit_order(rows: dict[int, Status], start: int, n: int) -> list[int]:
 
 def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:
     """A copy of `pi` whose pod carries spec.nodeName = host (the shared pod is not mutated)."""
-    pod = dict(pi.pod)
-    spec = dict(pod.get("spec") or {})
-    spec["nodeName"] = host
-    pod["spec"] = spec
-    out = PodInfo.__new__(PodInfo)
-    for slot in PodInfo.__slots__:
-        setattr(out, slot, getattr(pi, slot))
-    out.pod = pod
-    out.node_name = host
-    return out
+    return pi.on_node(host)
 
 
 def _in_tree_registry() -> dict[str, type[Plugin]]:
