@@ -281,6 +281,7 @@ class Framework:
                 f"only one queue sort plugin required for profile with scheduler name "
                 f"{self.profile_name!r}, but got {len(self.queue_sort_plugins)}")
         self._less = self.queue_sort_plugins[0].less if self.queue_sort_plugins else None
+        self._active_filters: dict[frozenset[str], list[FilterPlugin]] = {}
         self._sort_key = self.queue_sort_plugins[0].sort_key if self.queue_sort_plugins else None
 
     # ---- Handle -------------------------------------------------------------------------
@@ -480,10 +481,17 @@ class Framework:
         return result, Status.success(), set(narrowing)
 
     def active_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
+        """The Filter plugins minus those whose PreFilter returned Skip this cycle (a shared list:
+        callers do not mutate it), remembered per skip set (at most one per subset of the
+        profile's PreFilter plugins)."""
         skip = state.skip_filter_plugins
         if not skip:
             return self.filter_plugins
-        return [p for p in self.filter_plugins if p.name() not in skip]
+        key = frozenset(skip)
+        got = self._active_filters.get(key)
+        if got is None:
+            got = self._active_filters[key] = [p for p in self.filter_plugins if p.name() not in skip]
+        return got
 
     def run_filter(self, state: CycleState, pi: PodInfo, node: NodeInfo,
                    plugins: Sequence[FilterPlugin] | None = None) -> Status | None:
