@@ -67,6 +67,9 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 # Upstream MaxTotalScore is MaxInt64; we only guard against absurd weights.
 MAX_TOTAL_SCORE = 2**63 - 1
 
+_MIN_REDUCE = np.minimum.reduce
+_MAX_REDUCE = np.maximum.reduce
+
 # extension point config name -> plugin base class
 EXTENSION_POINTS: dict[str, type[Plugin]] = {
     "preEnqueue": PreEnqueuePlugin,
@@ -723,9 +726,9 @@ class Framework:
                 assert isinstance(raw, list)
                 normalized = raw
             weight = self.score_weights.get(name, 1)
-            if normalized_arr is not None:
-                lo = int(normalized_arr.min()) if len(normalized_arr) else 0
-                hi = int(normalized_arr.max()) if len(normalized_arr) else 0
+            if normalized_arr is not None:  # the ufuncs' reduce: ndarray.min/max without their Python wrappers
+                lo = int(_MIN_REDUCE(normalized_arr)) if len(normalized_arr) else 0
+                hi = int(_MAX_REDUCE(normalized_arr)) if len(normalized_arr) else 0
             else:
                 lo, hi = min(normalized, default=0), max(normalized, default=0)
             if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:
