@@ -593,7 +593,7 @@ class Scheduler:
                              else diag.unschedulable_plugins).add(st.plugin)
                     self.next_start_node_index = (start + processed) % n
                     diag.feasible_rows = rows
-                    return [nodes[r] for r in rows.tolist()]
+                    return list(map(nodes.__getitem__, rows.tolist()))
         ordered = nodes[start:] + nodes[:start] if start else nodes
         if not fw.nominator:
             try:
@@ -671,45 +671,24 @@ class Scheduler:
             rec.skipped_score_plugins = sorted(state.skip_score_plugins)
 
     def select_host_array(self, nodes: list[NodeInfo], totals: IntArray) -> str:
-        """`select_host` over an int64 array, drawing the same random numbers in the same order:
-        a node that ties the best total seen so far draws one `random()` (the k-th node with that
-        total is kept with probability 1/k); only the draws of the final best total decide."""
+        """`select_host` over an int64 array: the same rows tie, the same single draw picks one."""
         m = len(totals)
         if m < 2:
             return nodes[0].name
-        prev = np.maximum.accumulate(totals)[:-1]
-        tie = np.flatnonzero(totals[1:] == prev) + 1
-        best = totals.max()
-        first = int(np.argmax(totals))  # the first node reaching the best total
-        if not len(tie):
-            return nodes[first].name
-        rnd = self.rng.random
-        draws = np.array([rnd() for _ in range(len(tie))], dtype=np.float64)
-        best_ties = totals[tie] == best
-        if not best_ties.any():
-            return nodes[first].name
-        # the k-th node with the best total (k = 2, 3, ...): all of them come after `first`
-        ks = np.arange(2, int(best_ties.sum()) + 2, dtype=np.float64)
-        kept = np.flatnonzero(draws[best_ties] * ks < 1.0)
-        if not len(kept):
-            return nodes[first].name
-        return nodes[int(tie[best_ties][kept[-1]])].name
+        ties = np.flatnonzero(totals == totals.max())
+        if len(ties) == 1:
+            return nodes[int(ties[0])].name
+        return nodes[int(ties[self.rng.randrange(len(ties))])].name
 
     def select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
-        """Highest total; ties broken uniformly at random by reservoir sampling."""
-        best_i = 0
-        best = totals[0]
-        count = 1
-        rng = self.rng
-        for i in range(1, len(totals)):
-            s = totals[i]
-            if s > best:
-                best, best_i, count = s, i, 1
-            elif s == best:
-                count += 1
-                if rng.random() * count < 1.0:  # keep each tied node with probability 1/count
-                    best_i = i
-        return nodes[best_i].name
+        """Highest total; a tie at the top is broken uniformly at random (upstream selectHost's
+        reservoir sampling over the nodes with the top score keeps each with probability 1/k; one
+        `randrange(k)` over the tied nodes, in node order, draws from the same distribution)."""
+        best = max(totals)
+        ties = [i for i, s in enumerate(totals) if s == best]
+        if len(ties) == 1:
+            return nodes[ties[0]].name
+        return nodes[ties[self.rng.randrange(len(ties))]].name
 
     # ---- binding cycle ------------------------------------------------------------------
     async def _binding_cycle(self, fw: Framework, state: CycleState, q: QueuedPodInfo,
@@ -1031,16 +1010,7 @@ def _visit_order(rows: dict[int, Status], start: int, n: int) -> list[int]:
 
 def _assumed_pod_info(pi: PodInfo, host: str) -> PodInfo:
     """A copy of `pi` whose pod carries spec.nodeName = host (the shared pod is not mutated)."""
-    pod = dict(pi.pod)
-    spec = dict(pod.get("spec") or {})
-    spec["nodeName"] = host
-    pod["spec"] = spec
-    out = PodInfo.__new__(PodInfo)
-    for slot in PodInfo.__slots__:
-        setattr(out, slot, getattr(pi, slot))
-    out.pod = pod
-    out.node_name = host
-    return out
+    return pi.on_node(host)
 
 
 def _in_tree_registry() -> dict[str, type[Plugin]]:

@@ -180,7 +180,11 @@ class PriorityQueue:
         first = next(iter(frameworks.values()), None)
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
             first.queue_sort_less if first is not None else (lambda a, b: a.timestamp < b.timestamp))
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less)
+        # the profile's precomputed sort keys, when it offers them (Framework.queue_sort_key):
+        # the same order as `less`, compared in C
+        sort_key: Callable[[QueuedPodInfo], tuple[Any, ...] | None] | None = (
+            getattr(first, "queue_sort_key", None) if first is not None else (lambda q: (q.timestamp,)))
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less, sort_key=sort_key)
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, self._backoff_less)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._events: dict[str, dict[str, list[ClusterEventWithHint]]] = {

@@ -336,6 +336,15 @@ class QueueSortPlugin(Plugin):
         """a, b are QueuedPodInfo; True if a should be popped before b."""
         raise NotImplementedError
 
+    def sort_key(self, item: Any) -> tuple[Any, ...] | None:
+        """Optional (a framework addition, not upstream's): a key the queue's heap compares in C
+        instead of calling `less`, computed when the item enters or is updated in the heap. The
+        contract: for any two items whose keys are both not None, `key(a) < key(b)` exactly when
+        `less(a, b)`, and the key depends only on the item itself (its pod and timestamp), so it
+        stays valid while the item is queued. None (the default) for an item whose order may
+        change while it waits: comparisons involving it call `less`."""
+        return None
+
 
 class EnqueueExtensions(Plugin):
     def events_to_register(self) -> list[ClusterEventWithHint]:

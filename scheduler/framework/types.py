@@ -188,6 +188,32 @@ class PodInfo:
         self.host_ports = ports
         self._extra: dict[str, Any] | None = None
 
+    def on_node(self, host: str) -> PodInfo:
+        """A copy whose pod carries spec.nodeName = host (shallow copies of the pod and its spec;
+        the shared pod is not mutated); every parsed field is shared with this one."""
+        pod = dict(self.pod)
+        spec = dict(pod.get("spec") or {})
+        spec["nodeName"] = host
+        pod["spec"] = spec
+        out = PodInfo.__new__(PodInfo)
+        out.pod = pod
+        out.uid = self.uid
+        out.name = self.name
+        out.namespace = self.namespace
+        out.key = self.key
+        out.labels = self.labels
+        out.node_name = host
+        out.priority = self.priority
+        out.requests = self.requests
+        out.non_zero_requests = self.non_zero_requests
+        out.required_affinity_terms = self.required_affinity_terms
+        out.required_anti_affinity_terms = self.required_anti_affinity_terms
+        out.preferred_affinity_terms = self.preferred_affinity_terms
+        out.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        out.host_ports = self.host_ports
+        out._extra = self._extra
+        return out
+
     @property
     def spec(self) -> JsonDict:
         return self.pod.get("spec") or {}

@@ -380,6 +380,20 @@ class Coscheduling(GangPlugin, QueueSortPlugin):
         created = self._order.creation_monotonic(ref)
         return (created if created is not None else ts), ref.key, pi.key
 
+    def sort_key(self, item: Any) -> tuple[Any, ...] | None:
+        """(-priority, timestamp, "") for a pod outside any gang, ordered as `less` orders it
+        against another such pod (priority, then timestamp) or, through `less`, against a gang
+        member (whose group key is never empty, so "" sorts first on equal times as
+        `_sort_key`'s ""). None for a gang member: its order follows its PodGroup's creation
+        time, which can appear or change while it waits, so it is compared live."""
+        pi = getattr(item, "pod_info", None) or as_pod_info(item)
+        extra = pi._extra
+        cached = extra.get("gang") if extra is not None else None
+        ref = cached[0] if cached is not None else ref_of(pi)
+        if ref is not None:
+            return None
+        return -pi.priority, float(getattr(item, "timestamp", 0.0)), ""
+
     def less(self, a: Any, b: Any) -> bool:
         ai = getattr(a, "pod_info", None) or as_pod_info(a)
         bi = getattr(b, "pod_info", None) or as_pod_info(b)

@@ -288,6 +288,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self._default_constraints: tuple[JsonDict, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
         )
+        # the whenUnsatisfiable values among them: no default constraint of an action, no
+        # selector scan for it
+        self._default_actions = frozenset(c.get("whenUnsatisfiable") or DO_NOT_SCHEDULE
+                                          for c in self._default_constraints)
         self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
         self._domain_memo: dict[tuple[Any, ...], _DomainCounts] = {}
 
@@ -358,14 +362,12 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         raw = pod.spec.get("topologySpreadConstraints")
         if raw:
             return cached_on(pod, f"pts-{action}", lambda: build_constraints(raw, pod.labels, action))  # type: ignore[no-any-return]
-        if not self._default_constraints:
-            return []
-        cons = build_constraints(self._default_constraints, pod.labels, action)
-        if not cons:
+        if action not in self._default_actions:
             return []
         sel = self.default_selector(pod)
-        if sel.empty:
+        if sel.empty:  # no Service or controller selects the pod: upstream skips the defaults
             return []
+        cons = build_constraints(self._default_constraints, pod.labels, action)
         for c in cons:
             c.selector = sel
         return cons

@@ -24,3 +24,7 @@ class PrioritySort(QueueSortPlugin):
     def less(self, a: Any, b: Any) -> bool:
         p1, p2 = _priority(a), _priority(b)
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    def sort_key(self, item: Any) -> tuple[Any, ...]:
+        """(-priority, timestamp): ordered as `less`."""
+        return -_priority(item), item.timestamp

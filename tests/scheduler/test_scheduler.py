@@ -10,6 +10,7 @@ import asyncio
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 
 from minik3s.api.errors import conflict
@@ -248,6 +249,31 @@ async def test_select_host_breaks_ties_uniformly(make_scheduler):
     picks = {s.select_host(nodes, totals) for _ in range(200)}
     assert picks == {"n1", "n2", "n3"}
     assert s.select_host(nodes, [1, 2, 3, 100]) == "n3"
+
+
+async def test_select_host_draws_once_and_uniformly_among_the_top_ties(make_scheduler):
+    """Upstream selectHost keeps each node tied at the top score with probability 1/k; nodes
+    tied below the top never win, and a decision costs one draw (both the list and the
+    int64-array forms)."""
+    s = make_scheduler()
+    nodes = [NodeInfo(make_node(f"n{i}").obj()) for i in range(8)]
+    totals = [7, 7, 3, 9, 7, 9, 9, 1]  # 7 ties before the top appears; 9 at n3, n5, n6
+    for form in ("list", "array"):
+        s.rng = random.Random(11)
+        twin = random.Random(11)
+        counts = dict.fromkeys(("n3", "n5", "n6"), 0)
+        for _ in range(3000):
+            got = (s.select_host(nodes, totals) if form == "list"
+                   else s.select_host_array(nodes, np.asarray(totals, dtype=np.int64)))
+            counts[got] += 1  # KeyError for a node that is not tied at the top
+            twin.randrange(3)
+        assert s.rng.random() == twin.random()  # one draw per decision
+        assert all(850 < c < 1150 for c in counts.values()), counts
+    s.rng = random.Random(1)
+    before = s.rng.getstate()
+    assert s.select_host(nodes, [1, 5, 2]) == "n1"
+    assert s.select_host_array(nodes, np.asarray([4, 8, 8, 2], dtype=np.int64)[:1]) == "n0"
+    assert s.rng.getstate() == before  # no tie at the top: no draw
 
 
 async def test_nominated_pods_are_accounted_in_filter(real_api, env, make_scheduler):

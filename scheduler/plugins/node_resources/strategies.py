@@ -346,6 +346,11 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
         a_cpu, q_cpu = arrays.alloc_cpu[rows], (arrays.req_cpu if scorer.use_requested else arrays.nz_cpu)[rows]
         a_mem, q_mem = arrays.alloc_mem[rows], (arrays.req_mem if scorer.use_requested else arrays.nz_mem)[rows]
         both = (a_cpu != 0) & (a_mem != 0)
+        if both.all():  # the usual cluster: no row lacks cpu or memory, no masks
+            f1 = np.minimum((q_cpu + pod_requests[0]) / a_cpu, 1.0)
+            f2 = np.minimum((q_mem + pod_requests[1]) / a_mem, 1.0)
+            every: IntArray = ((1 - np.abs((f1 - f2) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+            return every
         out = np.full(m, MAX_NODE_SCORE, dtype=np.int64)  # fewer than two fractions: std 0
         if both.any():
             f1 = (q_cpu[both] + pod_requests[0]) / a_cpu[both]
@@ -360,6 +365,10 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
         return None
     if kind == REQUESTED_TO_CAPACITY_RATIO and not scorer.shape:
         return None
+    if kind != REQUESTED_TO_CAPACITY_RATIO:
+        fast = _fraction_scores_all_present(kind, scorer, arrays, rows, pod_requests)
+        if fast is not None:
+            return fast
     total = np.zeros(m, dtype=np.int64)
     wsum = np.zeros(m, dtype=np.int64)
     for i, r in enumerate(scorer.resources):
@@ -385,6 +394,38 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
         out[has] = np.floor(total[has] / wsum[has] + 0.5).astype(np.int64)
     else:
         out[has] = total[has] // wsum[has]
+    return out
+
+
+def _fraction_scores_all_present(kind: str, scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntArray,
+                                 pod_requests: list[int]) -> IntArray | None:
+    """`score_rows` for LeastAllocated / MostAllocated when every row has a non-zero allocatable
+    of every scored resource (the usual cluster): the same integer formulas without the masks,
+    the weight sum one integer. None when some row lacks a resource (the masked code decides)."""
+    total: IntArray | None = None
+    wsum = 0
+    for i, r in enumerate(scorer.resources):
+        cols = vector_columns(arrays, rows, r, pod_requests[i], scorer.use_requested)
+        if cols is None:
+            continue
+        a, q = cols
+        if not a.all():
+            return None
+        if kind == LEAST_ALLOCATED:
+            s = np.where(q <= a, (a - q) * MAX_NODE_SCORE // a, 0)
+        else:
+            s = np.minimum(q, a) * MAX_NODE_SCORE // a
+        w = scorer.weights[i]
+        if w != 1:
+            s *= w
+        if total is None:
+            total = s
+        else:
+            total += s
+        wsum += w
+    if total is None or wsum == 0:
+        return np.zeros(len(rows), dtype=np.int64)
+    out: IntArray = total // wsum
     return out
 
 
