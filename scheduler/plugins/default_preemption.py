@@ -44,11 +44,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from minik3s.api.errors import NotFoundError
@@ -72,6 +74,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
+from scheduler.framework.node_arrays import PRIO_LIMIT, BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import compile_selector
@@ -213,9 +216,16 @@ def fit_error_message(
 ) -> str:
     """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream FitError)."""
     counts: dict[str, int] = {}
+    # statuses are often shared (one object per reason set): count each object once, times its nodes
+    per_status = Counter(map(id, statuses.values()))
+    seen: set[int] = set()
     for st in statuses.values():
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        times = per_status[id(st)]
         for r in st.reasons:
-            counts[r] = counts.get(r, 0) + 1
+            counts[r] = counts.get(r, 0) + times
     if absent > 0:
         counts[absent_reason] = counts.get(absent_reason, 0) + absent
     msg = f"0/{num_all_nodes} nodes are available:"
@@ -448,6 +458,72 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         memo[key] = known
         return known
 
+    def _nodes_with_nominated_peers(self, pod: PodInfo) -> set[str]:
+        """Every node `_nominated_peers` holds for (asked only of the nodes with nominations)."""
+        h = self._h
+        return {n for n in h.nodes_with_nominated_pods() if self._nominated_peers(pod, n)}
+
+    def _vector_known(
+        self,
+        fit: FilterPlugin | None,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        arrays: NodeArrays,
+        rows: IntArray,
+        fit_failed: frozenset[str],
+        peers: set[str],
+        memo: dict[tuple[Any, ...], Status | None],
+    ) -> tuple[BoolArray, list[tuple[IntArray, Status]]]:
+        """The two shortcuts of `dry_run_preemption` decided over the node arrays at once, for
+        the nodes where no pod is protected: (which potential nodes are known, [(their
+        indexes in `potential`, the shared status they get)]). A node whose lowest pod priority
+        is not below the preemptor's has no victim ("No preemption victims found for incoming
+        pod"); a node in `fit_failed`, without equal-or-higher-priority nominations, whose every
+        pod is of lower priority becomes empty in the simulation, so NodeResourcesFit's verdict
+        there depends on its allocatable only: one `_fit_without_lower` per distinct allocatable
+        answers every such node (those where the pod would fit stay unknown: they are simulated)."""
+        p = pod.priority
+        n = len(potential)
+        no_victims = arrays.min_prio[rows] >= p  # an empty node's min_prio is above every priority
+        groups: list[tuple[IntArray, Status]] = []
+        idx = np.flatnonzero(no_victims)
+        if len(idx):
+            groups.append((idx, Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)))
+        known = no_victims.copy()
+        if fit is None or not fit_failed:
+            return known, groups
+        emptied = ~no_victims & (arrays.max_prio[rows] < p)
+        if len(fit_failed) < n:
+            emptied &= np.fromiter((ni.name in fit_failed for ni in potential), dtype=np.bool_, count=n)
+        for name in peers:
+            r = arrays.index.get(name)
+            if r is not None:
+                emptied &= rows != r
+        idx = np.flatnonzero(emptied)
+        if not len(idx):
+            return known, groups
+        sel = rows[idx]
+        cols = [arrays.alloc_cpu[sel], arrays.alloc_mem[sel], arrays.alloc_eph[sel], arrays.alloc_pods[sel]]
+        cols += [col[sel] for col in arrays.scalar_alloc.values()]
+        key = np.stack(cols, axis=1)
+        if bool((key == key[0]).all()):
+            first: list[int] = [0]
+            members: list[IntArray] = [idx]
+        else:
+            _, first_arr, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            first = first_arr.tolist()
+            members = [idx[inverse == g] for g in range(len(first))]
+        for f, group in zip(first, members, strict=True):
+            rep = potential[int(idx[f])]
+            st = self._fit_without_lower(fit, state, pod, rep, rep.pods, memo)
+            if st is None:
+                continue
+            known[group] = True
+            groups.append((group, st))
+        return known, groups
+
     def _nominated_peers(self, pod: PodInfo, node_name: str) -> bool:
         """Whether pods of equal or higher priority are nominated to the node (then the dry
         run's Filter runs twice, with and without them, and no shortcut applies)."""
@@ -467,6 +543,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         *,
         protected: frozenset[str] = frozenset(),
         fit_failed: frozenset[str] = frozenset(),
+        rows: IntArray | None = None,
     ) -> tuple[list[Candidate], dict[str, Status]]:
         """Simulate preemption on each potential node from `offset` (upstream DryRunPreemption).
         Two exact shortcuts skip the clone-and-filter simulation where its answer is known: a
@@ -475,24 +552,42 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         failure was NodeResourcesFit's) without higher-priority nominations, where the pod still
         does not fit once every lower-priority pod is gone, gets NodeResourcesFit's status on
         that reduced node (what the simulation's Filter run returns). `shortcuts = False` on the
-        instance turns both off (tests compare the two paths)."""
+        instance turns both off (tests compare the two paths).
+
+        `rows` (the snapshot rows of `potential`, row k = potential[k]'s index in the snapshot's
+        node list) lets both shortcuts be decided for every node at once over the snapshot's
+        node arrays (`_vector_known`) when no pod is protected; the walk then visits only the
+        other nodes, in the same order, and the known nodes' statuses are reported for the
+        part of the walk that ran (all of it unless enough candidates were found), as if each
+        had been visited in turn."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         n = len(potential)
         fit = self._fit_shortcut_plugin(state) if self.shortcuts and fit_failed else None
         memo: dict[tuple[Any, ...], Status | None] = {}
-        for i in range(n):
-            src = potential[(offset + i) % n]
+        peers = self._nodes_with_nominated_peers(pod) if self.shortcuts and self.handle is not None else set()
+        groups: list[tuple[IntArray, Status]] = []
+        todo: Sequence[int] = range(offset, offset + n)
+        if self.shortcuts and rows is not None and not protected and n and abs(pod.priority) < PRIO_LIMIT:
+            arrays = self._h.snapshot().node_arrays()
+            if arrays.safe and len(rows) == n:
+                known, groups = self._vector_known(fit, state, pod, potential, arrays, rows, fit_failed, peers, memo)
+                walk = (np.arange(n, dtype=np.int64) + offset) % n
+                todo = walk[~known[walk]].tolist()
+        stop = n  # how many steps of the walk ran
+        for i in todo:
+            k = i % n
+            src = potential[k]
             if self.shortcuts:
                 lower = [p for p in src.pods if p.priority < pod.priority and p.uid not in protected]
                 if not lower:
                     statuses[src.name] = Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
                     continue
-                if fit is not None and src.name in fit_failed and not self._nominated_peers(pod, src.name):
-                    known = self._fit_without_lower(fit, state, pod, src, lower, memo)
-                    if known is not None:
-                        statuses[src.name] = known
+                if fit is not None and src.name in fit_failed and src.name not in peers:
+                    known_st = self._fit_without_lower(fit, state, pod, src, lower, memo)
+                    if known_st is not None:
+                        statuses[src.name] = known_st
                         continue
             ni = src.clone()
             victims, num_viol, st = self.select_victims_on_node(
@@ -501,6 +596,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             if st.is_success() and victims:
                 (non_violating if num_viol == 0 else violating).append(Candidate(ni.name, victims, num_viol))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    stop = (k - offset) % n + 1
                     break
                 continue
             if st.is_success():
@@ -508,6 +604,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     f'expected at least one victim pod on node "{ni.name}"', plugin=self.NAME
                 )
             statuses[ni.name] = st
+        for idx, st in groups:
+            if stop < n:
+                idx = idx[(idx - offset) % n < stop]
+            statuses.update(dict.fromkeys([potential[k].name for k in idx.tolist()], st))
         return non_violating + violating, statuses
 
     # --- PostFilter -------------------------------------------------------------------------
@@ -532,11 +632,16 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         all_nodes: list[NodeInfo] = list(snap.node_infos())
         if not all_nodes:
             return None, Status.as_error("no nodes available", plugin=self.NAME)
-        potential = [
-            ni
-            for ni in all_nodes
-            if (st := node_status.get(ni.name)) is not None and st.code == Code.UNSCHEDULABLE
-        ]
+        potential: list[NodeInfo] = []
+        potential_rows: list[int] = []
+        fit_failed_names: list[str] = []
+        for row, ni in enumerate(all_nodes):
+            st = node_status.get(ni.name)
+            if st is not None and st.code == Code.UNSCHEDULABLE:
+                potential.append(ni)
+                potential_rows.append(row)
+                if st.plugin == names.NODE_RESOURCES_FIT:
+                    fit_failed_names.append(ni.name)
         statuses: dict[str, Status] = {}
         candidates: list[Candidate] = []
         if not potential:
@@ -545,9 +650,6 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 await self._clear_nominated_node_name([pod])
         else:
             offset = self._rng.randrange(len(potential))
-            fit_failed = frozenset(
-                ni.name for ni in potential if node_status[ni.name].plugin == names.NODE_RESOURCES_FIT
-            )
             candidates, statuses = self.dry_run_preemption(
                 state,
                 pod,
@@ -555,7 +657,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 self._pdbs(),
                 offset,
                 self.calculate_num_candidates(len(potential)),
-                fit_failed=fit_failed,
+                fit_failed=frozenset(fit_failed_names),
+                # all_nodes is the snapshot's node list: its indexes are the node arrays' rows
+                rows=np.array(potential_rows, dtype=np.int64),
             )
         if not candidates:
             errs = [s for s in statuses.values() if s.code == Code.ERROR]
