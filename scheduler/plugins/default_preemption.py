@@ -48,6 +48,8 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -98,6 +100,7 @@ _POD_INDEPENDENT_OR_MONOTONE_FILTERS = frozenset(
 _INFALLIBLE_EXTENSIONS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
 _REJECTIONS = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 _FAR_FUTURE = "9999-12-31T23:59:59Z"
+_NAME = attrgetter("name")
 
 
 class DefaultPreemptionArgs(BaseModel):
@@ -232,6 +235,33 @@ def fit_error_message(
     if counts:
         msg += " " + ", ".join(sorted(f"{v} {k}" for k, v in counts.items())) + "."
     return msg
+
+
+def _potential_nodes(
+    all_nodes: list[NodeInfo], node_status: dict[str, Status]
+) -> tuple[list[NodeInfo], IntArray, frozenset[str]]:
+    """The nodes whose filter status is Unschedulable (preemption may help there; upstream
+    nodesWherePreemptionMightHelp), their indexes in `all_nodes`, and the names of those whose
+    failing plugin was NodeResourcesFit. The statuses are mostly shared (one object per reason
+    set), so each distinct one is judged once and the nodes are sorted by identity."""
+    node_names = list(map(_NAME, all_nodes))
+    sts = list(map(node_status.get, node_names))
+    ids = list(map(id, sts))
+    distinct = dict(zip(ids, sts, strict=True))
+    maybe = {i for i, st in distinct.items() if st is not None and st.code == Code.UNSCHEDULABLE}
+    fit = {i for i in maybe if distinct[i].plugin == names.NODE_RESOURCES_FIT}  # type: ignore[union-attr]
+    if len(maybe) == len(distinct):
+        potential, rows, pot_names = list(all_nodes), np.arange(len(all_nodes), dtype=np.int64), node_names
+    else:
+        mask = np.fromiter(map(maybe.__contains__, ids), dtype=np.bool_, count=len(ids))
+        rows = np.flatnonzero(mask).astype(np.int64)
+        idx = rows.tolist()
+        potential = [all_nodes[i] for i in idx]
+        pot_names = [node_names[i] for i in idx]
+    if fit == maybe:
+        return potential, rows, frozenset(pot_names)
+    pot_ids = [ids[i] for i in rows.tolist()]
+    return potential, rows, frozenset(compress(pot_names, map(fit.__contains__, pot_ids)))
 
 
 class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
@@ -632,16 +662,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         all_nodes: list[NodeInfo] = list(snap.node_infos())
         if not all_nodes:
             return None, Status.as_error("no nodes available", plugin=self.NAME)
-        potential: list[NodeInfo] = []
-        potential_rows: list[int] = []
-        fit_failed_names: list[str] = []
-        for row, ni in enumerate(all_nodes):
-            st = node_status.get(ni.name)
-            if st is not None and st.code == Code.UNSCHEDULABLE:
-                potential.append(ni)
-                potential_rows.append(row)
-                if st.plugin == names.NODE_RESOURCES_FIT:
-                    fit_failed_names.append(ni.name)
+        potential, potential_rows, fit_failed = _potential_nodes(all_nodes, node_status)
         statuses: dict[str, Status] = {}
         candidates: list[Candidate] = []
         if not potential:
@@ -657,9 +678,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 self._pdbs(),
                 offset,
                 self.calculate_num_candidates(len(potential)),
-                fit_failed=frozenset(fit_failed_names),
+                fit_failed=fit_failed,
                 # all_nodes is the snapshot's node list: its indexes are the node arrays' rows
-                rows=np.array(potential_rows, dtype=np.int64),
+                rows=potential_rows,
             )
         if not candidates:
             errs = [s for s in statuses.values() if s.code == Code.ERROR]
