@@ -49,7 +49,6 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import compress
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -100,7 +99,6 @@ _POD_INDEPENDENT_OR_MONOTONE_FILTERS = frozenset(
 _INFALLIBLE_EXTENSIONS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
 _REJECTIONS = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 _FAR_FUTURE = "9999-12-31T23:59:59Z"
-_NAME = attrgetter("name")
 
 
 class DefaultPreemptionArgs(BaseModel):
@@ -244,7 +242,7 @@ def _potential_nodes(
     nodesWherePreemptionMightHelp), their indexes in `all_nodes`, and the names of those whose
     failing plugin was NodeResourcesFit. The statuses are mostly shared (one object per reason
     set), so each distinct one is judged once and the nodes are sorted by identity."""
-    node_names = list(map(_NAME, all_nodes))
+    node_names = [ni.name for ni in all_nodes]
     sts = list(map(node_status.get, node_names))
     ids = list(map(id, sts))
     distinct = dict(zip(ids, sts, strict=True))
@@ -683,7 +681,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 rows=potential_rows,
             )
         if not candidates:
-            errs = [s for s in statuses.values() if s.code == Code.ERROR]
+            # the distinct statuses, first seen first (most nodes share one of a few)
+            distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
+            errs = [s for s in distinct.values() if s.code == Code.ERROR]
             if errs:
                 return None, Status.as_error(errs[0].message(), plugin=self.NAME)
             msg = fit_error_message(len(all_nodes), statuses, len(all_nodes) - len(statuses), MSG_NOT_HELPFUL)
