@@ -213,10 +213,20 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
 
 
 def fit_error_message(
-    num_all_nodes: int, statuses: dict[str, Status], absent: int, absent_reason: str
+    num_all_nodes: int,
+    statuses: dict[str, Status],
+    absent: int,
+    absent_reason: str,
+    *,
+    shared: Sequence[tuple[int, Status]] = (),
 ) -> str:
-    """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream FitError)."""
+    """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream
+    FitError). `shared`: (number of nodes, status) for nodes not in `statuses` that all have that
+    status (the dry run's known nodes, counted without a per-node entry)."""
     counts: dict[str, int] = {}
+    for times, st in shared:
+        for r in st.reasons:
+            counts[r] = counts.get(r, 0) + times
     # statuses are often shared (one object per reason set): count each object once, times its nodes
     per_status = Counter(map(id, statuses.values()))
     seen: set[int] = set()
@@ -588,6 +598,29 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         other nodes, in the same order, and the known nodes' statuses are reported for the
         part of the walk that ran (all of it unless enough candidates were found), as if each
         had been visited in turn."""
+        cands, statuses, known = self._dry_run(
+            state, pod, potential, pdbs, offset, num_candidates, protected=protected, fit_failed=fit_failed, rows=rows
+        )
+        for idx, st in known:
+            statuses.update(dict.fromkeys([potential[k].name for k in idx.tolist()], st))
+        return cands, statuses
+
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[JsonDict],
+        offset: int,
+        num_candidates: int,
+        *,
+        protected: frozenset[str],
+        fit_failed: frozenset[str],
+        rows: IntArray | None,
+    ) -> tuple[list[Candidate], dict[str, Status], list[tuple[IntArray, Status]]]:
+        """`dry_run_preemption` with the array-known nodes apart: (candidates, the statuses of
+        the nodes walked, [(indexes in `potential` of known nodes the walk passed, their shared
+        status)])."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
@@ -632,11 +665,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     f'expected at least one victim pod on node "{ni.name}"', plugin=self.NAME
                 )
             statuses[ni.name] = st
-        for idx, st in groups:
-            if stop < n:
-                idx = idx[(idx - offset) % n < stop]
-            statuses.update(dict.fromkeys([potential[k].name for k in idx.tolist()], st))
-        return non_violating + violating, statuses
+        if stop < n:
+            groups = [(idx[(idx - offset) % n < stop], st) for idx, st in groups]
+        return non_violating + violating, statuses, groups
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -662,6 +693,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             return None, Status.as_error("no nodes available", plugin=self.NAME)
         potential, potential_rows, fit_failed = _potential_nodes(all_nodes, node_status)
         statuses: dict[str, Status] = {}
+        known: list[tuple[IntArray, Status]] = []
         candidates: list[Candidate] = []
         if not potential:
             logger.debug("preemption will not help pod=%s", pod.key)
@@ -669,13 +701,14 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 await self._clear_nominated_node_name([pod])
         else:
             offset = self._rng.randrange(len(potential))
-            candidates, statuses = self.dry_run_preemption(
+            candidates, statuses, known = self._dry_run(
                 state,
                 pod,
                 potential,
                 self._pdbs(),
                 offset,
                 self.calculate_num_candidates(len(potential)),
+                protected=frozenset(),
                 fit_failed=fit_failed,
                 # all_nodes is the snapshot's node list: its indexes are the node arrays' rows
                 rows=potential_rows,
@@ -686,7 +719,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             errs = [s for s in distinct.values() if s.code == Code.ERROR]
             if errs:
                 return None, Status.as_error(errs[0].message(), plugin=self.NAME)
-            msg = fit_error_message(len(all_nodes), statuses, len(all_nodes) - len(statuses), MSG_NOT_HELPFUL)
+            # the known nodes are counted per shared status, without a per-node entry
+            shared = [(len(idx), st) for idx, st in known]
+            absent = len(all_nodes) - len(statuses) - sum(t for t, _ in shared)
+            msg = fit_error_message(len(all_nodes), statuses, absent, MSG_NOT_HELPFUL, shared=shared)
             return PostFilterResult(""), Status.unschedulable(msg, plugin=self.NAME)
         best = pick_one_node_for_preemption(candidates)
         if best is None or not best.name:
