@@ -8,7 +8,8 @@ nominated node already terminating because of scheduler preemption) -> candidate
 Unschedulable (not UnschedulableAndUnresolvable), dry-run from a random offset until enough are
 found -> per node: remove every lower-priority pod, check fit, reprieve PDB-violating then other
 victims, most important first (skipped, with the same answer, on a node with no lower-priority
-pod and on a node whose NodeResourcesFit failure stays when all of them are gone) -> pick a node (fewest PDB violations, lowest highest victim priority,
+pod and on a node whose NodeResourcesFit failure stays when all of them are gone; both decided
+for every node at once over the snapshot's NodeArrays, `_vector_known`) -> pick a node (fewest PDB violations, lowest highest victim priority,
 smallest shifted priority sum, fewest victims, latest start of the highest-priority victims, first)
 -> return the node as the preemptor's nomination at once, and do the API calls in a tracked task
 (upstream v1.33 async preemption, KEP-4832, `prepareCandidateAsync`): clear lower-priority
@@ -31,9 +32,10 @@ again ("a terminating pod on the nominated node") until the victims are gone; th
 Delete event then requeues it through NodeResourcesFit's hint, and it binds.
 
 What it uses of the framework `Handle` (all declared there, implemented by the runtime): the
-snapshot, `run_pre_filter`, `run_filter_plugins_with_nominated_pods` and the PreFilter extensions
-(`run_pre_filter_extension_add_pod` / `_remove_pod`) for the dry runs, the nominator
-(`nominated_pods_for_node`, `nominated_node_name`, `add_nominated_pod`), `gang_demand`, `spawn`
+snapshot (and its `node_arrays()`), `run_pre_filter`, `run_filter_plugins_with_nominated_pods` and
+the PreFilter extensions (`run_pre_filter_extension_add_pod` / `_remove_pod`) for the dry runs,
+the nominator (`nominated_pods_for_node`, `nodes_with_nominated_pods`, `nominated_node_name`,
+`add_nominated_pod`), `gang_demand`, `spawn`
 (the scheduler owns the preemption task), `activate`, `record_event`, `client`, `informers`,
 `clock`, `rng` and `scheduler_name`. Without a handle (a plugin built alone, e.g. to compute
 candidate counts) only the pure helpers work.
