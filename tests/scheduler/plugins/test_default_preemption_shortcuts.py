@@ -253,3 +253,32 @@ def test_node_arrays_priority_columns(fw):
     arrays = s.snapshot.node_arrays()
     assert (arrays.min_prio[row["a"]], arrays.max_prio[row["a"]]) == (5, 5)
     assert arrays.min_prio[row["c"]] == arrays.max_prio[row["c"]] == 2**40
+
+
+@pytest.mark.parametrize(("huge_node", "prio"), [(True, 10), (False, 2**62), (False, 10)])
+async def test_array_path_falls_back_exactly(fw, huge_node, prio):
+    """A node holding an exabyte (the arrays are not int64-safe) or a preemptor priority beyond
+    the clamped priority columns: the node-by-node path answers, with the full simulation's
+    message; in the plain case the array path answers the same."""
+    nodes = [make_node(f"n{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(6)]
+    if huge_node:
+        nodes.append(make_node("huge").capacity(cpu="4", memory=str(2**60)).obj())
+    pods = [make_pod(f"low{i}").req(cpu="1").priority(0).node(f"n{i}").obj() for i in range(4)]
+    run = fw.Run([NodeResourcesFit, DefaultPreemption], fw.Snapshot(nodes, pods))
+    pod = make_pod("big").req(cpu="9").priority(prio).obj()
+    statuses, _, _, state = run.filter(pod)
+    failed = {k: v for k, v in statuses.items() if not v.is_success()}
+    pl = run.plugin("DefaultPreemption")
+    used = []
+    full_known = pl._vector_known
+    pl._vector_known = lambda *a, **kw: used.append(1) or full_known(*a, **kw)
+    got = {}
+    for shortcuts in (True, False):
+        pl.shortcuts = shortcuts
+        _, st = await run.framework.run_post_filter(state, PodInfo(pod), failed)
+        got[shortcuts] = st.reasons
+    assert got[True] == got[False]
+    n = len(nodes)
+    assert got[True] == [f"preemption: 0/{n} nodes are available: {n - 4} No preemption victims found for "
+                         f"incoming pod, 4 Insufficient cpu."]
+    assert bool(used) == (not huge_node and prio == 10)
