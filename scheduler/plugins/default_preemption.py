@@ -253,7 +253,7 @@ def _potential_nodes(
     """The nodes whose filter status is Unschedulable (preemption may help there; upstream
     nodesWherePreemptionMightHelp), their indexes in `all_nodes`, and the names of those whose
     failing plugin was NodeResourcesFit. The statuses are mostly shared (one object per reason
-    set), so each distinct one is judged once and the nodes are sorted by identity."""
+    set), so each distinct one is judged once and every node goes by its status's identity."""
     node_names = [ni.name for ni in all_nodes]
     sts = list(map(node_status.get, node_names))
     ids = list(map(id, sts))
