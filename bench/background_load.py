@@ -74,12 +74,15 @@ class BatchShape:
 
 def scheduler_counters(registry: Any) -> dict[str, Any]:
     """The scheduler's Prometheus counters that tell where the work went: attempts by result,
-    preemption attempts, pods moved into each queue by event, the mean attempt duration and the
-    seconds spent in each extension point (all profiles, all results)."""
+    preemption attempts, pods moved into each queue by event, the mean attempt duration (all
+    results, and per result: `unschedulable` is the cost of one failed cycle, PostFilter and
+    failure handling included) and the seconds spent in each extension point (all profiles, all
+    results)."""
     attempts: dict[str, float] = {}
     incoming: dict[str, float] = {}
     preemption = 0.0
     attempt_sum = attempt_count = 0.0
+    by_result: dict[str, list[float]] = {}
     points: dict[str, float] = {}
     for metric in registry.collect():
         for s in metric.samples:
@@ -92,8 +95,10 @@ def scheduler_counters(registry: Any) -> dict[str, Any]:
                 incoming[k] = incoming.get(k, 0) + s.value
             elif s.name == "scheduler_scheduling_attempt_duration_seconds_sum":
                 attempt_sum += s.value
+                by_result.setdefault(s.labels.get("result", ""), [0.0, 0.0])[0] += s.value
             elif s.name == "scheduler_scheduling_attempt_duration_seconds_count":
                 attempt_count += s.value
+                by_result.setdefault(s.labels.get("result", ""), [0.0, 0.0])[1] += s.value
             elif s.name == "scheduler_framework_extension_point_duration_seconds_sum":
                 ep = s.labels.get("extension_point", "")
                 points[ep] = points.get(ep, 0.0) + s.value
@@ -101,6 +106,7 @@ def scheduler_counters(registry: Any) -> dict[str, Any]:
             "preemption_attempts": int(preemption),
             "queue_incoming": {k: int(v) for k, v in sorted(incoming.items())},
             "attempt_mean_ms": round(1000 * attempt_sum / attempt_count, 2) if attempt_count else None,
+            "attempt_mean_ms_by_result": {k: round(1000 * t / c, 2) for k, (t, c) in sorted(by_result.items()) if c},
             "extension_point_seconds": {k: round(v, 3) for k, v in sorted(points.items(), key=lambda kv: -kv[1])}}
 
 

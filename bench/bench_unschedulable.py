@@ -21,7 +21,10 @@ its cost is one failed cycle per injected pod, not one per bind.
 
 Reported per side (baseline: no injection; injected): the median of `--runs` runs (interleaved) of
 the batch's rate (see bench.background_load), the slowdown in percent (target <= 10 %), and the
-scheduler's attempt and queue-move counters, which show whether injected pods were retried.
+scheduler's attempt and queue-move counters, which show whether injected pods were retried; the
+mean attempt duration per result (`attempt_mean_ms_by_result.unschedulable`: one injected pod's
+failed cycle, PostFilter included) is the figure to compare when the machine's load makes
+single-run rates noisy.
 """
 
 from __future__ import annotations

@@ -147,6 +147,10 @@ class Nominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._by_node.get(node_name) or []
 
+    def nodes(self) -> list[str]:
+        """The nodes at least one pod is nominated to."""
+        return list(self._by_node)
+
     def nominated_node(self, uid: str) -> str:
         return self._node_of.get(uid, "")
 

@@ -284,6 +284,10 @@ class Handle(Protocol):
         """The node the scheduler has nominated pod `uid` to in memory, before the API shows it
         ("" when none)."""
 
+    def nodes_with_nominated_pods(self) -> list[str]:
+        """The nodes at least one pod is nominated to in memory (preemption's dry run asks
+        `nominated_pods_for_node` only of these)."""
+
     def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
         """Nominate `pod` to `node_name` in memory (upstream PodNominator.AddNominatedPod)."""
 

@@ -2,8 +2,10 @@
 
 A minik3s addition for speed (upstream loops over NodeInfos in Go). Row i describes
 `snapshot.node_info_list[i]`: allocatable, requested and non-zero requested cpu / memory /
-ephemeral-storage, allowed and current pod counts, extended resources (a column pair per
-resource name, made on first use), and flags (tainted, unschedulable, holds images).
+ephemeral-storage, allowed and current pod counts, the lowest and highest priority of the node's
+pods (preemption's dry run: which nodes hold a possible victim, and where every pod is one),
+extended resources (a column pair per resource name, made on first use), and flags (tainted,
+unschedulable, holds images).
 
 Data flow: `Snapshot.node_arrays()` -> `NodeArrays.sync(snapshot)` before a cycle uses it. The
 cache refreshes the snapshot in place and journals the names it changed; sync rewrites only those
@@ -44,7 +46,13 @@ BoolArray = npt.NDArray[np.bool_]
 SAFE_LIMIT = 2**50
 
 _INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                "nz_cpu", "nz_mem", "nz_eph", "npods", "generation")
+                "nz_cpu", "nz_mem", "nz_eph", "npods", "generation", "min_prio", "max_prio")
+# min_prio / max_prio of a node without pods: no priority is below / above them. A pod's priority
+# is stored clamped to +-PRIO_LIMIT (the API bounds it to int32; a hand-built pod may not be), so
+# comparing a column with a priority p, |p| < PRIO_LIMIT, gives the unclamped answer.
+PRIO_LIMIT = 2**61
+NO_POD_MIN_PRIO = 2**62
+NO_POD_MAX_PRIO = -(2**62)
 _BOOL_COLUMNS = ("tainted", "unschedulable", "has_images")
 
 
@@ -63,6 +71,8 @@ class NodeArrays:
     nz_eph: IntArray
     npods: IntArray
     generation: IntArray
+    min_prio: IntArray
+    max_prio: IntArray
     tainted: BoolArray
     unschedulable: BoolArray
     has_images: BoolArray
@@ -158,6 +168,15 @@ class NodeArrays:
          self.req_mem[i], self.req_eph[i], self.nz_cpu[i], self.nz_mem[i], self.nz_eph[i],
          self.npods[i]) = vals
         self.generation[i] = ni.generation
+        lo, hi = NO_POD_MIN_PRIO, NO_POD_MAX_PRIO
+        for p in ni.pods:
+            prio = min(max(p.priority, -PRIO_LIMIT), PRIO_LIMIT)
+            if prio < lo:
+                lo = prio
+            if prio > hi:
+                hi = prio
+        self.min_prio[i] = lo
+        self.max_prio[i] = hi
         self.tainted[i] = bool(ni.taints)
         self.unschedulable[i] = ni.unschedulable
         self.has_images[i] = bool(ni.image_states)

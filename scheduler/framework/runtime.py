@@ -346,6 +346,10 @@ class Framework:
         """Pods nominated to `node_name` (by preemption), for PostFilter plugins."""
         return list(self.nominator.nominated_pods_for_node(node_name)) if self.nominator is not None else []
 
+    def nodes_with_nominated_pods(self) -> list[str]:
+        """The nodes pods are nominated to in memory ([] without a nominator)."""
+        return list(self.nominator.nodes()) if self.nominator is not None else []
+
     def nominated_node_name(self, uid: str) -> str:
         """The in-memory nomination of pod `uid` ("" without one or without a nominator)."""
         return self.nominator.nominated_node(uid) if self.nominator is not None else ""

@@ -8,7 +8,8 @@ nominated node already terminating because of scheduler preemption) -> candidate
 Unschedulable (not UnschedulableAndUnresolvable), dry-run from a random offset until enough are
 found -> per node: remove every lower-priority pod, check fit, reprieve PDB-violating then other
 victims, most important first (skipped, with the same answer, on a node with no lower-priority
-pod and on a node whose NodeResourcesFit failure stays when all of them are gone) -> pick a node (fewest PDB violations, lowest highest victim priority,
+pod and on a node whose NodeResourcesFit failure stays when all of them are gone; both decided
+for every node at once over the snapshot's NodeArrays, `_vector_known`) -> pick a node (fewest PDB violations, lowest highest victim priority,
 smallest shifted priority sum, fewest victims, latest start of the highest-priority victims, first)
 -> return the node as the preemptor's nomination at once, and do the API calls in a tracked task
 (upstream v1.33 async preemption, KEP-4832, `prepareCandidateAsync`): clear lower-priority
@@ -31,9 +32,10 @@ again ("a terminating pod on the nominated node") until the victims are gone; th
 Delete event then requeues it through NodeResourcesFit's hint, and it binds.
 
 What it uses of the framework `Handle` (all declared there, implemented by the runtime): the
-snapshot, `run_pre_filter`, `run_filter_plugins_with_nominated_pods` and the PreFilter extensions
-(`run_pre_filter_extension_add_pod` / `_remove_pod`) for the dry runs, the nominator
-(`nominated_pods_for_node`, `nominated_node_name`, `add_nominated_pod`), `gang_demand`, `spawn`
+snapshot (and its `node_arrays()`), `run_pre_filter`, `run_filter_plugins_with_nominated_pods` and
+the PreFilter extensions (`run_pre_filter_extension_add_pod` / `_remove_pod`) for the dry runs,
+the nominator (`nominated_pods_for_node`, `nodes_with_nominated_pods`, `nominated_node_name`,
+`add_nominated_pod`), `gang_demand`, `spawn`
 (the scheduler owns the preemption task), `activate`, `record_event`, `client`, `informers`,
 `clock`, `rng` and `scheduler_name`. Without a handle (a plugin built alone, e.g. to compute
 candidate counts) only the pure helpers work.
@@ -44,11 +46,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from minik3s.api.errors import NotFoundError
@@ -72,6 +77,7 @@ from scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
+from scheduler.framework.node_arrays import PRIO_LIMIT, BoolArray, IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import compile_selector
@@ -209,19 +215,63 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
 
 
 def fit_error_message(
-    num_all_nodes: int, statuses: dict[str, Status], absent: int, absent_reason: str
+    num_all_nodes: int,
+    statuses: dict[str, Status],
+    absent: int,
+    absent_reason: str,
+    *,
+    shared: Sequence[tuple[int, Status]] = (),
 ) -> str:
-    """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream FitError)."""
+    """`0/N nodes are available: <count> <reason>, ....` with reasons sorted as strings (upstream
+    FitError). `shared`: (number of nodes, status) for nodes not in `statuses` that all have that
+    status (the dry run's known nodes, counted without a per-node entry)."""
     counts: dict[str, int] = {}
-    for st in statuses.values():
+    for times, st in shared:
         for r in st.reasons:
-            counts[r] = counts.get(r, 0) + 1
+            counts[r] = counts.get(r, 0) + times
+    # statuses are often shared (one object per reason set): count each object once, times its nodes
+    per_status = Counter(map(id, statuses.values()))
+    seen: set[int] = set()
+    for st in statuses.values():
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        times = per_status[id(st)]
+        for r in st.reasons:
+            counts[r] = counts.get(r, 0) + times
     if absent > 0:
         counts[absent_reason] = counts.get(absent_reason, 0) + absent
     msg = f"0/{num_all_nodes} nodes are available:"
     if counts:
         msg += " " + ", ".join(sorted(f"{v} {k}" for k, v in counts.items())) + "."
     return msg
+
+
+def _potential_nodes(
+    all_nodes: list[NodeInfo], node_status: dict[str, Status]
+) -> tuple[list[NodeInfo], IntArray, frozenset[str]]:
+    """The nodes whose filter status is Unschedulable (preemption may help there; upstream
+    nodesWherePreemptionMightHelp), their indexes in `all_nodes`, and the names of those whose
+    failing plugin was NodeResourcesFit. The statuses are mostly shared (one object per reason
+    set), so each distinct one is judged once and every node goes by its status's identity."""
+    node_names = [ni.name for ni in all_nodes]
+    sts = list(map(node_status.get, node_names))
+    ids = list(map(id, sts))
+    distinct = dict(zip(ids, sts, strict=True))
+    maybe = {i for i, st in distinct.items() if st is not None and st.code == Code.UNSCHEDULABLE}
+    fit = {i for i in maybe if distinct[i].plugin == names.NODE_RESOURCES_FIT}  # type: ignore[union-attr]
+    if len(maybe) == len(distinct):
+        potential, rows, pot_names = list(all_nodes), np.arange(len(all_nodes), dtype=np.int64), node_names
+    else:
+        mask = np.fromiter(map(maybe.__contains__, ids), dtype=np.bool_, count=len(ids))
+        rows = np.flatnonzero(mask).astype(np.int64)
+        idx = rows.tolist()
+        potential = [all_nodes[i] for i in idx]
+        pot_names = [node_names[i] for i in idx]
+    if fit == maybe:
+        return potential, rows, frozenset(pot_names)
+    pot_ids = [ids[i] for i in rows.tolist()]
+    return potential, rows, frozenset(compress(pot_names, map(fit.__contains__, pot_ids)))
 
 
 class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
@@ -448,6 +498,72 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         memo[key] = known
         return known
 
+    def _nodes_with_nominated_peers(self, pod: PodInfo) -> set[str]:
+        """Every node `_nominated_peers` holds for (asked only of the nodes with nominations)."""
+        h = self._h
+        return {n for n in h.nodes_with_nominated_pods() if self._nominated_peers(pod, n)}
+
+    def _vector_known(
+        self,
+        fit: FilterPlugin | None,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        arrays: NodeArrays,
+        rows: IntArray,
+        fit_failed: frozenset[str],
+        peers: set[str],
+        memo: dict[tuple[Any, ...], Status | None],
+    ) -> tuple[BoolArray, list[tuple[IntArray, Status]]]:
+        """The two shortcuts of `dry_run_preemption` decided over the node arrays at once, for
+        the nodes where no pod is protected: (which potential nodes are known, [(their
+        indexes in `potential`, the shared status they get)]). A node whose lowest pod priority
+        is not below the preemptor's has no victim ("No preemption victims found for incoming
+        pod"); a node in `fit_failed`, without equal-or-higher-priority nominations, whose every
+        pod is of lower priority becomes empty in the simulation, so NodeResourcesFit's verdict
+        there depends on its allocatable only: one `_fit_without_lower` per distinct allocatable
+        answers every such node (those where the pod would fit stay unknown: they are simulated)."""
+        p = pod.priority
+        n = len(potential)
+        no_victims = arrays.min_prio[rows] >= p  # an empty node's min_prio is above every priority
+        groups: list[tuple[IntArray, Status]] = []
+        idx = np.flatnonzero(no_victims)
+        if len(idx):
+            groups.append((idx, Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)))
+        known = no_victims.copy()
+        if fit is None or not fit_failed:
+            return known, groups
+        emptied = ~no_victims & (arrays.max_prio[rows] < p)
+        if len(fit_failed) < n:
+            emptied &= np.fromiter((ni.name in fit_failed for ni in potential), dtype=np.bool_, count=n)
+        for name in peers:
+            r = arrays.index.get(name)
+            if r is not None:
+                emptied &= rows != r
+        idx = np.flatnonzero(emptied)
+        if not len(idx):
+            return known, groups
+        sel = rows[idx]
+        cols = [arrays.alloc_cpu[sel], arrays.alloc_mem[sel], arrays.alloc_eph[sel], arrays.alloc_pods[sel]]
+        cols += [col[sel] for col in arrays.scalar_alloc.values()]
+        key = np.stack(cols, axis=1)
+        if bool((key == key[0]).all()):
+            first: list[int] = [0]
+            members: list[IntArray] = [idx]
+        else:
+            _, first_arr, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            first = first_arr.tolist()
+            members = [idx[inverse == g] for g in range(len(first))]
+        for f, group in zip(first, members, strict=True):
+            rep = potential[int(idx[f])]
+            st = self._fit_without_lower(fit, state, pod, rep, rep.pods, memo)
+            if st is None:
+                continue
+            known[group] = True
+            groups.append((group, st))
+        return known, groups
+
     def _nominated_peers(self, pod: PodInfo, node_name: str) -> bool:
         """Whether pods of equal or higher priority are nominated to the node (then the dry
         run's Filter runs twice, with and without them, and no shortcut applies)."""
@@ -467,6 +583,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         *,
         protected: frozenset[str] = frozenset(),
         fit_failed: frozenset[str] = frozenset(),
+        rows: IntArray | None = None,
     ) -> tuple[list[Candidate], dict[str, Status]]:
         """Simulate preemption on each potential node from `offset` (upstream DryRunPreemption).
         Two exact shortcuts skip the clone-and-filter simulation where its answer is known: a
@@ -475,24 +592,65 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         failure was NodeResourcesFit's) without higher-priority nominations, where the pod still
         does not fit once every lower-priority pod is gone, gets NodeResourcesFit's status on
         that reduced node (what the simulation's Filter run returns). `shortcuts = False` on the
-        instance turns both off (tests compare the two paths)."""
+        instance turns both off (tests compare the two paths).
+
+        `rows` (the snapshot rows of `potential`, row k = potential[k]'s index in the snapshot's
+        node list) lets both shortcuts be decided for every node at once over the snapshot's
+        node arrays (`_vector_known`) when no pod is protected; the walk then visits only the
+        other nodes, in the same order, and the known nodes' statuses are reported for the
+        part of the walk that ran (all of it unless enough candidates were found), as if each
+        had been visited in turn."""
+        cands, statuses, known = self._dry_run(
+            state, pod, potential, pdbs, offset, num_candidates, protected=protected, fit_failed=fit_failed, rows=rows
+        )
+        for idx, st in known:
+            statuses.update(dict.fromkeys([potential[k].name for k in idx.tolist()], st))
+        return cands, statuses
+
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[JsonDict],
+        offset: int,
+        num_candidates: int,
+        *,
+        protected: frozenset[str],
+        fit_failed: frozenset[str],
+        rows: IntArray | None,
+    ) -> tuple[list[Candidate], dict[str, Status], list[tuple[IntArray, Status]]]:
+        """`dry_run_preemption` with the array-known nodes apart: (candidates, the statuses of
+        the nodes walked, [(indexes in `potential` of known nodes the walk passed, their shared
+        status)])."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         n = len(potential)
         fit = self._fit_shortcut_plugin(state) if self.shortcuts and fit_failed else None
         memo: dict[tuple[Any, ...], Status | None] = {}
-        for i in range(n):
-            src = potential[(offset + i) % n]
+        peers = self._nodes_with_nominated_peers(pod) if self.shortcuts and self.handle is not None else set()
+        groups: list[tuple[IntArray, Status]] = []
+        todo: Sequence[int] = range(offset, offset + n)
+        if self.shortcuts and rows is not None and not protected and n and abs(pod.priority) < PRIO_LIMIT:
+            arrays = self._h.snapshot().node_arrays()
+            if arrays.safe and len(rows) == n:
+                known, groups = self._vector_known(fit, state, pod, potential, arrays, rows, fit_failed, peers, memo)
+                walk = (np.arange(n, dtype=np.int64) + offset) % n
+                todo = walk[~known[walk]].tolist()
+        stop = n  # how many steps of the walk ran
+        for i in todo:
+            k = i % n
+            src = potential[k]
             if self.shortcuts:
                 lower = [p for p in src.pods if p.priority < pod.priority and p.uid not in protected]
                 if not lower:
                     statuses[src.name] = Status.unresolvable(MSG_NO_VICTIMS, plugin=self.NAME)
                     continue
-                if fit is not None and src.name in fit_failed and not self._nominated_peers(pod, src.name):
-                    known = self._fit_without_lower(fit, state, pod, src, lower, memo)
-                    if known is not None:
-                        statuses[src.name] = known
+                if fit is not None and src.name in fit_failed and src.name not in peers:
+                    known_st = self._fit_without_lower(fit, state, pod, src, lower, memo)
+                    if known_st is not None:
+                        statuses[src.name] = known_st
                         continue
             ni = src.clone()
             victims, num_viol, st = self.select_victims_on_node(
@@ -501,6 +659,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             if st.is_success() and victims:
                 (non_violating if num_viol == 0 else violating).append(Candidate(ni.name, victims, num_viol))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    stop = (k - offset) % n + 1
                     break
                 continue
             if st.is_success():
@@ -508,7 +667,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     f'expected at least one victim pod on node "{ni.name}"', plugin=self.NAME
                 )
             statuses[ni.name] = st
-        return non_violating + violating, statuses
+        if stop < n:
+            groups = [(idx[(idx - offset) % n < stop], st) for idx, st in groups]
+        return non_violating + violating, statuses, groups
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -532,12 +693,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         all_nodes: list[NodeInfo] = list(snap.node_infos())
         if not all_nodes:
             return None, Status.as_error("no nodes available", plugin=self.NAME)
-        potential = [
-            ni
-            for ni in all_nodes
-            if (st := node_status.get(ni.name)) is not None and st.code == Code.UNSCHEDULABLE
-        ]
+        potential, potential_rows, fit_failed = _potential_nodes(all_nodes, node_status)
         statuses: dict[str, Status] = {}
+        known: list[tuple[IntArray, Status]] = []
         candidates: list[Candidate] = []
         if not potential:
             logger.debug("preemption will not help pod=%s", pod.key)
@@ -545,23 +703,28 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 await self._clear_nominated_node_name([pod])
         else:
             offset = self._rng.randrange(len(potential))
-            fit_failed = frozenset(
-                ni.name for ni in potential if node_status[ni.name].plugin == names.NODE_RESOURCES_FIT
-            )
-            candidates, statuses = self.dry_run_preemption(
+            candidates, statuses, known = self._dry_run(
                 state,
                 pod,
                 potential,
                 self._pdbs(),
                 offset,
                 self.calculate_num_candidates(len(potential)),
+                protected=frozenset(),
                 fit_failed=fit_failed,
+                # all_nodes is the snapshot's node list: its indexes are the node arrays' rows
+                rows=potential_rows,
             )
         if not candidates:
-            errs = [s for s in statuses.values() if s.code == Code.ERROR]
+            # the distinct statuses, first seen first (most nodes share one of a few)
+            distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
+            errs = [s for s in distinct.values() if s.code == Code.ERROR]
             if errs:
                 return None, Status.as_error(errs[0].message(), plugin=self.NAME)
-            msg = fit_error_message(len(all_nodes), statuses, len(all_nodes) - len(statuses), MSG_NOT_HELPFUL)
+            # the known nodes are counted per shared status, without a per-node entry
+            shared = [(len(idx), st) for idx, st in known]
+            absent = len(all_nodes) - len(statuses) - sum(t for t, _ in shared)
+            msg = fit_error_message(len(all_nodes), statuses, absent, MSG_NOT_HELPFUL, shared=shared)
             return PostFilterResult(""), Status.unschedulable(msg, plugin=self.NAME)
         best = pick_one_node_for_preemption(candidates)
         if best is None or not best.name:

@@ -224,3 +224,58 @@ async def test_pre_enqueue_holds_a_preemptor_until_its_preemption_finishes(clust
     c.sched.queue.add(gated)
     fw.activate([gated], gated_by=PREEMPTION)
     assert c.sched.queue.where(gated["metadata"]["uid"]) == "unschedulablePods"
+
+
+async def test_pod_fitting_nowhere_gets_upstreams_message_and_stays_parked(cluster: Cluster) -> None:
+    """The Unschedulable benchmark's pod at small scale: 24 nodes of 4 CPU, 20 of them holding a
+    lower-priority pod, one tainted; a 9-CPU high-priority pod fits nowhere, even after
+    preemption. FailedScheduling and the PodScheduled condition carry upstream's message (the
+    Filter histogram, then the dry run's: Insufficient cpu where victims exist, no victims on the
+    empty nodes, not helpful on the tainted one); no pod is evicted, and binding more pods does
+    not retry it (NodeResourcesFit's hint: an assigned pod's arrival cannot free CPU)."""
+    c = cluster
+    for i in range(23):
+        await c.node(f"n{i:02d}", "4")
+    await c.node("tainted", "4", taint="dedicated")
+    for i in range(20):
+        await c.pod(f"low-{i:02d}", "100m", "low")
+    for i in range(20):
+        await c.eventually(_bound(c, f"low-{i:02d}"), f"low-{i:02d} bound")
+    await c.pod("big", "9", "high")
+
+    async def failed() -> JsonDict | None:
+        return next((e for e in await c.events("big") if e["reason"] == "FailedScheduling"), None)
+
+    ev = await c.eventually(failed, "FailedScheduling")
+    msg = ("0/24 nodes are available: 1 node(s) had untolerated taint {dedicated: }, 23 Insufficient cpu. "
+           "preemption: 0/24 nodes are available: 1 Preemption is not helpful for scheduling, "
+           "20 Insufficient cpu, 3 No preemption victims found for incoming pod.")
+    assert ev["message"] == msg
+    big = await c.get("big")
+    assert big is not None
+    (cond,) = [x for x in big["status"]["conditions"] if x["type"] == "PodScheduled"]
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", msg)
+    assert "nominatedNodeName" not in big["status"]
+
+    def parked() -> list[tuple[str, int, list[str]]]:
+        return [(q["queue"], q["attempts"], q["unschedulablePlugins"])
+                for q in c.sched.pending_pods() if q["pod"] == "default/big"]
+
+    await c.eventually(_async(parked), "big parked")
+    assert parked() == [("unschedulablePods", 1, ["NodeResourcesFit", "TaintToleration"])]
+    # more binds: the parked pod is not retried, nothing is preempted
+    for i in range(20, 23):
+        await c.pod(f"low-{i:02d}", "100m", "low")
+    for i in range(20, 23):
+        await c.eventually(_bound(c, f"low-{i:02d}"), f"low-{i:02d} bound")
+    assert parked() == [("unschedulablePods", 1, ["NodeResourcesFit", "TaintToleration"])]
+    for i in range(23):
+        low = await c.get(f"low-{i:02d}")
+        assert low is not None and not low["metadata"].get("deletionTimestamp")
+
+
+def _async(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    async def call() -> Any:
+        return fn()
+
+    return call

@@ -336,3 +336,103 @@ def test_select_victims_reports_no_victims():
     )
     assert (victims, n, st.code) == ([], 0, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
     assert isinstance(st, Status)
+
+
+# --- many nodes: the dry run's shortcuts decided over the node arrays --------------------------
+# (upstream: a node without a lower-priority pod answers "No preemption victims found for incoming
+# pod"; any other node's simulation removes every lower-priority pod and reports the Filter
+# failure on what is left, here NodeResourcesFit's; candidates are the nodes where it then fits)
+
+
+def _counting_fit_calls(monkeypatch):
+    calls = []
+    full = DefaultPreemption._fit_without_lower
+
+    def counting(self, fit, state, pod, node, lower, memo):
+        calls.append(node.name)
+        return full(self, fit, state, pod, node, lower, memo)
+
+    monkeypatch.setattr(DefaultPreemption, "_fit_without_lower", counting)
+    return calls
+
+
+async def test_fits_nowhere_message_over_many_nodes(fw, real_api, monkeypatch):
+    """The benchmark's shape at small scale: a 9-CPU pod, 4-CPU nodes with lower-priority pods,
+    empty nodes, a node holding only a higher-priority pod, a tainted node. NodeResourcesFit runs
+    once per distinct allocatable for the nodes every lower-priority pod would leave, not once
+    per node, and no node is cloned and simulated."""
+    nodes = [_node(f"n{i:02d}") for i in range(30)]
+    nodes += [_node(f"e{i}") for i in range(5)]  # no pods
+    nodes += [_node("big", cpu="8")]  # 8 CPU: still short of 9
+    nodes.append(make_node("t").capacity(cpu="4", memory="8Gi").taints(("k", "v", "NoSchedule")).obj())
+    pods = [_pod(f"low{i:02d}-{j}", f"n{i:02d}", LOW, cpu="100m") for i in range(30) for j in range(2)]
+    pods += [_pod("lowbig", "big", LOW, cpu="1"), _pod("high", "n00", HIGH, cpu="100m")]
+    calls = _counting_fit_calls(monkeypatch)
+    simulated = []
+    full_select = DefaultPreemption.select_victims_on_node
+    monkeypatch.setattr(DefaultPreemption, "select_victims_on_node",
+                        lambda self, *a, **kw: simulated.append(a[2].name) or full_select(self, *a, **kw))
+    preemptor = make_pod("big-pod").req(cpu="9").priority(MID).obj()
+    result, st, calls_api = await _preempt(fw, real_api, nodes, pods, preemptor,
+                                           plugins=[TaintToleration, NodeResourcesFit])
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.reasons == [
+        "preemption: 0/37 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "31 Insufficient cpu, 5 No preemption victims found for incoming pod."
+    ]
+    assert result.nominated_node_name == "" and calls_api == []
+    # n00 keeps its higher-priority pod (its own call); n01..n29 share one 4-CPU allocatable, big has 8
+    assert len(calls) == 3 and {"n00", "big"} < set(calls)
+    assert simulated == []
+
+
+async def test_fits_after_preemption_on_some_nodes(fw, real_api):
+    """Most nodes cannot hold the pod even when emptied; two larger nodes can, after evicting their
+    lower-priority pods: the one with the lower-priority victims is nominated and only its
+    victims are preempted."""
+    nodes = [_node(f"n{i:02d}") for i in range(40)] + [_node("b1", cpu="12"), _node("b2", cpu="12")]
+    pods = [_pod(f"low{i:02d}", f"n{i:02d}", LOW, cpu="1") for i in range(40)]
+    pods += [_pod("b1-a", "b1", LOW, cpu="2"), _pod("b1-b", "b1", LOW, cpu="6")]
+    pods += [_pod("b2-a", "b2", MID, cpu="6"), _pod("b2-b", "b2", MID, cpu="6")]
+    preemptor = make_pod("p").req(cpu="9").priority(HIGH).obj()
+    result, st, calls = await _preempt(fw, real_api, nodes, pods, preemptor)
+    assert st.is_success()
+    assert result.nominated_node_name == "b1"
+    # 9 of 12 CPU: the 2-CPU pod may stay (the reprieve keeps it), the 6-CPU one goes
+    assert [c[3] for c in calls if c[0] == "delete"] == ["b1-b"]
+
+
+async def test_mixed_priorities_nominations_and_sizes(fw, real_api):
+    """Mixed nodes: some hold a pod at the preemptor's priority (not a victim, so the node keeps
+    its requests), one has a higher-priority pod nominated to it (the dry run filters it with
+    that pod), one is larger: the only place the pod fits after preemption is `fit`, where only
+    the lower-priority pod goes."""
+    nodes = [_node(f"n{i}") for i in range(12)] + [_node("fit", cpu="6"), _node("nom", cpu="6")]
+    pods = [_pod(f"low{i}", f"n{i}", LOW, cpu="1") for i in range(12)]
+    pods += [_pod(f"same{i}", f"n{i}", HIGH, cpu="1") for i in range(0, 12, 3)]
+    pods += [_pod("fit-low", "fit", LOW, cpu="3"), _pod("nom-low", "nom", LOW, cpu="3")]
+    nominated = {"nom": [make_pod("other").req(cpu="2").priority(HIGH).obj()]}
+    preemptor = make_pod("p").req(cpu="5").priority(HIGH).obj()
+    result, st, calls = await _preempt(fw, real_api, nodes, pods, preemptor, nominated=nominated)
+    assert st.is_success() and result.nominated_node_name == "fit"
+    assert [c[3] for c in calls if c[0] == "delete"] == ["fit-low"]
+
+
+async def test_fits_nowhere_mixed_reasons(fw, real_api):
+    """Nothing fits even after preemption, for every reason at once: nodes whose pods would all
+    go, nodes keeping a pod of the preemptor's priority, an empty node, a node whose nominated
+    higher-priority pod keeps the room, a tainted node (not a candidate)."""
+    nodes = [_node(f"n{i}") for i in range(6)] + [_node("e0"), _node("nom", cpu="6")]
+    nodes.append(make_node("t").capacity(cpu="8", memory="8Gi").taints(("k", "v", "NoSchedule")).obj())
+    pods = [_pod(f"low{i}", f"n{i}", LOW, cpu="1") for i in range(6)]
+    pods += [_pod("same0", "n0", HIGH, cpu="1"), _pod("same3", "n3", HIGH, cpu="1"), _pod("nom-low", "nom", LOW, cpu="3")]
+    nominated = {"nom": [make_pod("other").req(cpu="2").priority(HIGH).obj()]}
+    preemptor = make_pod("p").req(cpu="5").priority(HIGH).obj()
+    result, st, calls = await _preempt(fw, real_api, nodes, pods, preemptor, nominated=nominated,
+                                       plugins=[TaintToleration, NodeResourcesFit])
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.reasons == [
+        "preemption: 0/9 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling, 7 Insufficient cpu."
+    ]
+    assert result.nominated_node_name == "" and calls == []
