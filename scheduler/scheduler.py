@@ -32,13 +32,14 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from minik3s.api.resources import EVENTS, NODES, PODS
 from minik3s.api.types import JsonDict
-from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
+from minik3s.utils.clock import Clock, rfc3339
 from scheduler.backend.cache import Cache
 from scheduler.backend.queue import (
     EVENT_ASSIGNED_POD_DELETE,
@@ -237,6 +238,24 @@ class ApiWriter:
                 tg.create_task(self._worker(), name=f"scheduler-api-writer-{i}")
 
 
+@dataclass(slots=True)
+class EventStamps:
+    """An Event's firstTimestamp/lastTimestamp (RFC 3339 seconds) and eventTime (microseconds) for
+    a time from the injected clock; the seconds text is formatted once per second (every bound
+    pod gets an Event, hundreds per second), the microseconds appended to it."""
+
+    _sec: float = float("nan")
+    _text: str = ""
+
+    def format(self, now: datetime, epoch: float) -> tuple[str, str]:
+        """`epoch` is now.timestamp() (the caller has it)."""
+        sec = epoch // 1
+        if sec != self._sec:
+            self._sec, self._text = sec, rfc3339(now)
+        text = self._text
+        return text, f"{text[:-1]}.{now.microsecond:06d}Z"
+
+
 class Scheduler:
     """The embedded kube-scheduler. `run()` until cancelled; `explain(ns, name)` for debugging."""
 
@@ -303,6 +322,7 @@ class Scheduler:
         self._tg: asyncio.TaskGroup | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()
+        self._event_stamps = EventStamps()
         self.scheduled_count = 0
         self.yields_per_pod = YIELDS_PER_POD
         self.metrics = metrics
@@ -839,8 +859,9 @@ class Scheduler:
         # upstream builds one event recorder per profile, named by its schedulerName
         component = str((pod.get("spec") or {}).get("schedulerName") or DEFAULT_COMPONENT)
         seq = next(self._event_seq)
-        stamp = int(now.timestamp() * 1e9) + seq
-        ts = rfc3339(now)
+        epoch = now.timestamp()
+        stamp = int(epoch * 1e9) + seq
+        ts, event_time = self._event_stamps.format(now, epoch)
         event: JsonDict = {
             "apiVersion": "v1",
             "kind": "Event",
@@ -856,7 +877,7 @@ class Scheduler:
             "reportingInstance": DEFAULT_COMPONENT,
             "firstTimestamp": ts,
             "lastTimestamp": ts,
-            "eventTime": rfc3339_micro(now),
+            "eventTime": event_time,
             "count": 1,
         }
         if related is not None:

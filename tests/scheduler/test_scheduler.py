@@ -435,3 +435,24 @@ async def test_what_if_reports_placement_without_side_effects(real_api, env, mak
     await real_api.settle()
     assert len(real_api.calls) == calls and env.binds() == []
     assert s.cache.pod_count() == 1 and s.next_start_node_index == 0
+
+
+async def test_scheduled_event_times_follow_the_injected_clock(real_api, env, make_scheduler, clock):
+    """firstTimestamp / lastTimestamp in seconds and eventTime in microseconds of the fake clock's
+    time at the bind, within one second and across seconds (the seconds text is cached)."""
+    s = make_scheduler()
+    await env.add(make_node("n1").capacity(cpu="8").obj())
+    clock.advance(59.25)  # 2026-01-01T00:00:59.250000
+    want = []
+    for i, step in enumerate((0.0, 0.5, 0.3, 1.0)):  # .25, .75, :01:00.05, :01:01.05
+        clock.advance(step)
+        await env.add(make_pod(f"p{i}").req(cpu="1").obj())
+        await cycle(s, real_api)
+        want.append(clock.now())
+    for i, at in enumerate(want):
+        [ev] = env.events(f"p{i}", "Scheduled")
+        assert ev["firstTimestamp"] == ev["lastTimestamp"] == at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert ev["eventTime"] == at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert [e["eventTime"] for e in (env.events(f"p{i}", "Scheduled")[0] for i in range(4))] == [
+        "2026-01-01T00:00:59.250000Z", "2026-01-01T00:00:59.750000Z", "2026-01-01T00:01:00.050000Z",
+        "2026-01-01T00:01:01.050000Z"]
