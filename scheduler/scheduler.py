@@ -170,7 +170,15 @@ class ScheduleResult:
 class ApiWriter:
     """Off-hot-path API writes: status patches (coalesced per pod, never dropped) and events
     (bounded; dropped with a log line when `max_pending_events` are already queued, as
-    client-go's event broadcaster does)."""
+    client-go's event broadcaster does).
+
+    Events are written in batches, as upstream's broadcaster writes them from its own goroutine:
+    a worker takes every queued event (up to `EVENT_BATCH`) and creates them concurrently, so
+    they reach the storage writer together and commit in one transaction instead of one each;
+    the events queued while a batch commits form the next one. Each event is still one create,
+    with its own content, in the order emitted."""
+
+    EVENT_BATCH = 128
 
     def __init__(self, client: Any, *, workers: int = 4, max_pending_events: int = 1000) -> None:
         self._client = client
@@ -205,10 +213,24 @@ class ApiWriter:
             return lambda: self._client.patch(PODS, name, {"status": patch}, ns,
                                               patch_type="strategic", subresource="status", read_only=True)
         if self._events:
-            ev = self._events.pop(0)
-            ns = ev["metadata"]["namespace"]
-            return lambda: self._client.create(EVENTS, ev, ns, read_only=True)
+            batch = self._events[:self.EVENT_BATCH]
+            del self._events[:self.EVENT_BATCH]
+            return lambda: self._create_events(batch)
         return None
+
+    async def _create_events(self, batch: list[JsonDict]) -> None:
+        if len(batch) == 1:
+            ev = batch[0]
+            await self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True)
+            return
+        results = await asyncio.gather(
+            *(self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True) for ev in batch),
+            return_exceptions=True)
+        for ev, res in zip(batch, results, strict=True):
+            if isinstance(res, asyncio.CancelledError):
+                raise res
+            if isinstance(res, BaseException):
+                logger.info("api write failed event=%s err=%s", ev["metadata"]["name"], res)
 
     async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:
         try:

@@ -456,3 +456,27 @@ async def test_scheduled_event_times_follow_the_injected_clock(real_api, env, ma
     assert [e["eventTime"] for e in (env.events(f"p{i}", "Scheduled")[0] for i in range(4))] == [
         "2026-01-01T00:00:59.250000Z", "2026-01-01T00:00:59.750000Z", "2026-01-01T00:01:00.050000Z",
         "2026-01-01T00:01:01.050000Z"]
+
+
+async def test_events_are_written_in_batches_every_one_in_order(real_api, env, make_scheduler):
+    """Events queued while the writer runs reach the store together (one transaction for many),
+    each its own create with its own content, in the order emitted; one the API refuses is
+    logged and the others are written."""
+    s = make_scheduler()
+    pods = [make_pod(f"p{i}").node("n1").uid(f"uid-{i}").obj() for i in range(40)]
+    for p in pods[:20]:
+        s._record_event(p, "Normal", "Scheduled", "Binding", f"Successfully assigned default/{p['metadata']['name']}")
+    s.writer.emit_event({**s.writer._events[0], "metadata": {"name": "Not_A_Valid_Name", "namespace": "default"}})
+    for p in pods[20:]:
+        s._record_event(p, "Normal", "Scheduled", "Binding", f"Successfully assigned default/{p['metadata']['name']}")
+    stats = real_api.core.store.stats
+    before = stats.batches
+    real_api.spawn(s.writer.run(), "writer")
+    await real_api.settle()
+    evs = env.events(reason="Scheduled")
+    assert [e["involvedObject"]["name"] for e in evs] == [f"p{i}" for i in range(40)]
+    assert [e["message"] for e in evs] == [f"Successfully assigned default/p{i}" for i in range(40)]
+    assert all(e["involvedObject"]["uid"] == f"uid-{i}" and e["count"] == 1 for i, e in enumerate(evs))
+    assert len({e["metadata"]["name"] for e in evs}) == 40
+    assert s.writer.pending() == 0
+    assert stats.batches - before <= 4  # 40 creates, not 40 transactions
