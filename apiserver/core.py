@@ -696,10 +696,13 @@ class ApiCore:
     async def guaranteed_update(self, info: ResourceInfo, namespace: str | None, name: str,
                                 mutate: Callable[[JsonDict], JsonDict | None], opts: WriteOptions | None = None,
                                 *, subresource: str | None = None, operation: str = "Update",
-                                precondition_rv: int | None = None) -> JsonDict:
+                                precondition_rv: int | None = None,
+                                private_copy: Callable[[JsonDict], JsonDict] = deep_copy) -> JsonDict:
         """Read-modify-write with retries on concurrent modification (upstream GuaranteedUpdate).
-        `mutate` gets a private deep copy of the current object and returns the new one (or
-        mutates it in place and returns None)."""
+        `mutate` gets a private copy of the current object and returns the new one (or mutates it
+        in place and returns None). The copy is deep unless the caller's `private_copy` copies
+        exactly the parts its `mutate` changes (the rest stays shared with the stored object,
+        which is never changed in place)."""
         opts = opts or WriteOptions()
         key = info.key(namespace if info.namespaced else None, name)
         for _ in range(MAX_UPDATE_RETRIES):
@@ -709,7 +712,7 @@ class ApiCore:
             old_rv = int(old["metadata"]["resourceVersion"])
             if precondition_rv is not None and precondition_rv != old_rv:
                 raise errors.conflict(info.resource, info.group, name)
-            work = deep_copy(old)
+            work = private_copy(old)
             res = mutate(work)
             new = work if res is None else res
             try:

@@ -32,13 +32,14 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from minik3s.api.resources import EVENTS, NODES, PODS
 from minik3s.api.types import JsonDict
-from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
+from minik3s.utils.clock import Clock, rfc3339
 from scheduler.backend.cache import Cache
 from scheduler.backend.queue import (
     EVENT_ASSIGNED_POD_DELETE,
@@ -169,7 +170,15 @@ class ScheduleResult:
 class ApiWriter:
     """Off-hot-path API writes: status patches (coalesced per pod, never dropped) and events
     (bounded; dropped with a log line when `max_pending_events` are already queued, as
-    client-go's event broadcaster does)."""
+    client-go's event broadcaster does).
+
+    Events are written in batches, as upstream's broadcaster writes them from its own goroutine:
+    a worker takes every queued event (up to `EVENT_BATCH`) and creates them concurrently, so
+    they reach the storage writer together and commit in one transaction instead of one each;
+    the events queued while a batch commits form the next one. Each event is still one create,
+    with its own content, in the order emitted."""
+
+    EVENT_BATCH = 128
 
     def __init__(self, client: Any, *, workers: int = 4, max_pending_events: int = 1000) -> None:
         self._client = client
@@ -204,10 +213,24 @@ class ApiWriter:
             return lambda: self._client.patch(PODS, name, {"status": patch}, ns,
                                               patch_type="strategic", subresource="status", read_only=True)
         if self._events:
-            ev = self._events.pop(0)
-            ns = ev["metadata"]["namespace"]
-            return lambda: self._client.create(EVENTS, ev, ns, read_only=True)
+            batch = self._events[:self.EVENT_BATCH]
+            del self._events[:self.EVENT_BATCH]
+            return lambda: self._create_events(batch)
         return None
+
+    async def _create_events(self, batch: list[JsonDict]) -> None:
+        if len(batch) == 1:
+            ev = batch[0]
+            await self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True)
+            return
+        results = await asyncio.gather(
+            *(self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True) for ev in batch),
+            return_exceptions=True)
+        for ev, res in zip(batch, results, strict=True):
+            if isinstance(res, asyncio.CancelledError):
+                raise res
+            if isinstance(res, BaseException):
+                logger.info("api write failed event=%s err=%s", ev["metadata"]["name"], res)
 
     async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:
         try:
@@ -235,6 +258,24 @@ class ApiWriter:
         async with asyncio.TaskGroup() as tg:
             for i in range(self._workers):
                 tg.create_task(self._worker(), name=f"scheduler-api-writer-{i}")
+
+
+@dataclass(slots=True)
+class EventStamps:
+    """An Event's firstTimestamp/lastTimestamp (RFC 3339 seconds) and eventTime (microseconds) for
+    a time from the injected clock; the seconds text is formatted once per second (every bound
+    pod gets an Event, hundreds per second), the microseconds appended to it."""
+
+    _sec: float = float("nan")
+    _text: str = ""
+
+    def format(self, now: datetime, epoch: float) -> tuple[str, str]:
+        """`epoch` is now.timestamp() (the caller has it)."""
+        sec = epoch // 1
+        if sec != self._sec:
+            self._sec, self._text = sec, rfc3339(now)
+        text = self._text
+        return text, f"{text[:-1]}.{now.microsecond:06d}Z"
 
 
 class Scheduler:
@@ -303,6 +344,7 @@ class Scheduler:
         self._tg: asyncio.TaskGroup | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()
+        self._event_stamps = EventStamps()
         self.scheduled_count = 0
         self.yields_per_pod = YIELDS_PER_POD
         self.metrics = metrics
@@ -818,8 +860,9 @@ class Scheduler:
         # upstream builds one event recorder per profile, named by its schedulerName
         component = str((pod.get("spec") or {}).get("schedulerName") or DEFAULT_COMPONENT)
         seq = next(self._event_seq)
-        stamp = int(now.timestamp() * 1e9) + seq
-        ts = rfc3339(now)
+        epoch = now.timestamp()
+        stamp = int(epoch * 1e9) + seq
+        ts, event_time = self._event_stamps.format(now, epoch)
         event: JsonDict = {
             "apiVersion": "v1",
             "kind": "Event",
@@ -835,7 +878,7 @@ class Scheduler:
             "reportingInstance": DEFAULT_COMPONENT,
             "firstTimestamp": ts,
             "lastTimestamp": ts,
-            "eventTime": rfc3339_micro(now),
+            "eventTime": event_time,
             "count": 1,
         }
         if related is not None:

@@ -105,8 +105,29 @@ class BindingREST(Subresource):
                 conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                               "lastTransitionTime": now})
 
-        await ops.guaranteed_update(pods_info(ops), namespace, name, mutate, opts, subresource="binding")
+        await ops.guaranteed_update(pods_info(ops), namespace, name, mutate, opts, subresource="binding",
+                                    private_copy=_binding_copy)
         return dict(SUCCESS_CREATED)
+
+
+def _binding_copy(pod: JsonDict) -> JsonDict:
+    """The parts of the stored pod a binding changes, copied: metadata (the write stamps
+    resourceVersion; annotations the Binding carries), spec (nodeName) and status with its
+    conditions (PodScheduled). Containers, volumes and the rest stay shared with the stored
+    object (never changed in place), so the write copies a few small dicts instead of the pod,
+    and the bound pod's spec shares its lists with the pending one."""
+    out = dict(pod)
+    meta = dict(pod.get("metadata") or {})
+    if isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = dict(meta["annotations"])
+    out["metadata"] = meta
+    out["spec"] = dict(pod.get("spec") or {})
+    status = dict(pod.get("status") or {})
+    conds = status.get("conditions")
+    if isinstance(conds, list):
+        status["conditions"] = [dict(c) if isinstance(c, dict) else c for c in conds]
+    out["status"] = status
+    return out
 
 
 class EvictionREST(Subresource):

@@ -67,8 +67,10 @@ class RegistryOps(Protocol):
 
     async def guaranteed_update(self, info: ResourceInfo, namespace: str | None, name: str, mutate: Mutator,
                                 opts: WriteOptions | None = None, *, subresource: str | None = None,
-                                operation: str = "Update", precondition_rv: int | None = None) -> JsonDict:
-        """Read-modify-write with retries on conflict; `mutate` gets a private copy."""
+                                operation: str = "Update", precondition_rv: int | None = None,
+                                private_copy: Callable[[JsonDict], JsonDict] = ...) -> JsonDict:
+        """Read-modify-write with retries on conflict; `mutate` gets a private copy (deep, or
+        made by `private_copy` when the caller knows which parts it changes)."""
         ...
 
     async def delete(self, info: ResourceInfo, namespace: str | None, name: str,

@@ -190,9 +190,9 @@ class Cache:
 
     def add_pod(self, pod: JsonDict) -> None:
         """An assigned pod observed from the API (confirms an assumption if there was one)."""
-        pi = PodInfo(pod)
-        st = self._pods.get(pi.uid)
+        st = self._pods.get((pod.get("metadata") or {}).get("uid") or "")
         if st is not None and st.assumed:
+            pi = reparsed(st.pod_info, pod)
             if st.pod_info.node_name != pi.node_name:
                 logger.info("pod was added to a different node than assumed pod=%s assumed=%s actual=%s",
                             pi.key, st.pod_info.node_name, pi.node_name)
@@ -202,22 +202,19 @@ class Cache:
             self._pods[pi.uid] = _PodState(pi)
             return
         if st is not None:
-            self._update(st, pi)
+            self._update(st, reparsed(st.pod_info, pod))
             return
+        pi = PodInfo(pod)
         self._pods[pi.uid] = _PodState(pi)
         self._add_to_node(pi)
 
     def update_pod(self, old: JsonDict | None, new: JsonDict) -> None:
-        pi = PodInfo(new)
-        st = self._pods.get(pi.uid)
-        if st is None:
+        st = self._pods.get((new.get("metadata") or {}).get("uid") or "")
+        if st is None or st.assumed:
+            # unknown, or the informer saw the bound pod as an update (it arrived unassigned first)
             self.add_pod(new)
             return
-        if st.assumed:
-            # the informer saw the bound pod as an update (e.g. it arrived unassigned first)
-            self.add_pod(new)
-            return
-        self._update(st, pi)
+        self._update(st, reparsed(st.pod_info, new))
 
     def _update(self, st: _PodState, pi: PodInfo) -> None:
         self._remove_from_node(st.pod_info)
@@ -291,6 +288,29 @@ class Cache:
 
 
 _NODEINFO_SLOTS = NodeInfo.__slots__
+_PODINFO_SLOTS = tuple(s for s in PodInfo.__slots__ if s not in ("pod", "labels", "_extra"))
+
+
+def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
+    """The PodInfo of `pod`, a newer version of `prev`'s pod (the bound pod confirming its
+    assumption, a status update). Everything PodInfo parses comes from the spec, the labels, the
+    name and namespace: when those are equal, the parsed fields (requests, affinity terms, host
+    ports, priority) are `prev`'s, shared (PodInfos are immutable) instead of parsed again; the
+    per-PodInfo memo of plugins starts empty, as on a new PodInfo. Otherwise a full parse."""
+    meta = pod.get("metadata") or {}
+    prev_pod = prev.pod
+    prev_meta = prev_pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if (pod.get("spec") != prev_pod.get("spec") or labels != prev.labels
+            or meta.get("name") != prev_meta.get("name") or meta.get("namespace") != prev_meta.get("namespace")):
+        return PodInfo(pod)
+    out = PodInfo.__new__(PodInfo)
+    for slot in _PODINFO_SLOTS:
+        setattr(out, slot, getattr(prev, slot))
+    out.pod = pod
+    out.labels = labels
+    out._extra = None
+    return out
 
 
 def _copy_into(dst: NodeInfo, src: NodeInfo) -> None:

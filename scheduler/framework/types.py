@@ -18,7 +18,7 @@ from minik3s.api.helpers.resources import (
     MEMORY,
     PODS,
     node_allocatable,
-    pod_requests,
+    pod_requests_and_non_zero,
 )
 from minik3s.api.types import JsonDict
 
@@ -164,15 +164,21 @@ class PodInfo:
         self.labels: dict[str, str] = meta.get("labels") or {}
         self.node_name: str = spec.get("nodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)
-        self.requests = Resource.from_map(pod_requests(pod))
-        self.non_zero_requests = Resource.from_map(pod_requests(pod, non_zero=True))
-        affinity = spec.get("affinity") or {}
-        pa = affinity.get("podAffinity") or {}
-        paa = affinity.get("podAntiAffinity") or {}
-        self.required_affinity_terms = _parse_terms(pod, pa.get("requiredDuringSchedulingIgnoredDuringExecution"))
-        self.required_anti_affinity_terms = _parse_terms(pod, paa.get("requiredDuringSchedulingIgnoredDuringExecution"))
-        self.preferred_affinity_terms = _parse_weighted(pod, pa.get("preferredDuringSchedulingIgnoredDuringExecution"))
-        self.preferred_anti_affinity_terms = _parse_weighted(pod, paa.get("preferredDuringSchedulingIgnoredDuringExecution"))
+        plain, non_zero = pod_requests_and_non_zero(pod)
+        self.requests = Resource.from_map(plain)
+        self.non_zero_requests = Resource.from_map(non_zero)
+        affinity = spec.get("affinity")
+        pa = affinity.get("podAffinity") if affinity else None
+        paa = affinity.get("podAntiAffinity") if affinity else None
+        # most pods have no inter-pod terms: four empty lists without the parse
+        self.required_affinity_terms = _parse_terms(pod, pa.get("requiredDuringSchedulingIgnoredDuringExecution")) \
+            if pa else []
+        self.required_anti_affinity_terms = _parse_terms(
+            pod, paa.get("requiredDuringSchedulingIgnoredDuringExecution")) if paa else []
+        self.preferred_affinity_terms = _parse_weighted(
+            pod, pa.get("preferredDuringSchedulingIgnoredDuringExecution")) if pa else []
+        self.preferred_anti_affinity_terms = _parse_weighted(
+            pod, paa.get("preferredDuringSchedulingIgnoredDuringExecution")) if paa else []
         ports: list[tuple[str, str, int]] = []
         for c in spec.get("containers") or ():
             for p in c.get("ports") or ():

@@ -25,9 +25,10 @@ def test_standalone_scheduler_binds_pods_over_http(minik3s_server_factory, tmp_p
             node = wait_for(lambda: http.get("/api/v1/namespaces/default/pods/standalone").json()["spec"]
                             .get("nodeName"), timeout=30)
             assert node in {"node-1", "node-2", "node-3"}
-            ev = http.get("/api/v1/namespaces/default/events",
-                          params={"fieldSelector": "involvedObject.name=standalone,reason=Scheduled"}).json()
-            assert ev["items"][0]["message"] == f"Successfully assigned default/standalone to {node}"
+            # the Event is written after the bind, asynchronously (as upstream's event broadcaster)
+            items = wait_for(lambda: http.get("/api/v1/namespaces/default/events", params={
+                "fieldSelector": "involvedObject.name=standalone,reason=Scheduled"}).json()["items"], timeout=30)
+            assert [e["message"] for e in items] == [f"Successfully assigned default/standalone to {node}"]
     finally:
         proc.terminate()
         proc.wait(10)

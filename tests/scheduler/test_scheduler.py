@@ -461,3 +461,48 @@ async def test_what_if_reports_placement_without_side_effects(real_api, env, mak
     await real_api.settle()
     assert len(real_api.calls) == calls and env.binds() == []
     assert s.cache.pod_count() == 1 and s.next_start_node_index == 0
+
+
+async def test_scheduled_event_times_follow_the_injected_clock(real_api, env, make_scheduler, clock):
+    """firstTimestamp / lastTimestamp in seconds and eventTime in microseconds of the fake clock's
+    time at the bind, within one second and across seconds (the seconds text is cached)."""
+    s = make_scheduler()
+    await env.add(make_node("n1").capacity(cpu="8").obj())
+    clock.advance(59.25)  # 2026-01-01T00:00:59.250000
+    want = []
+    for i, step in enumerate((0.0, 0.5, 0.3, 1.0)):  # .25, .75, :01:00.05, :01:01.05
+        clock.advance(step)
+        await env.add(make_pod(f"p{i}").req(cpu="1").obj())
+        await cycle(s, real_api)
+        want.append(clock.now())
+    for i, at in enumerate(want):
+        [ev] = env.events(f"p{i}", "Scheduled")
+        assert ev["firstTimestamp"] == ev["lastTimestamp"] == at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert ev["eventTime"] == at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert [e["eventTime"] for e in (env.events(f"p{i}", "Scheduled")[0] for i in range(4))] == [
+        "2026-01-01T00:00:59.250000Z", "2026-01-01T00:00:59.750000Z", "2026-01-01T00:01:00.050000Z",
+        "2026-01-01T00:01:01.050000Z"]
+
+
+async def test_events_are_written_in_batches_every_one_in_order(real_api, env, make_scheduler):
+    """Events queued while the writer runs reach the store together (one transaction for many),
+    each its own create with its own content, in the order emitted; one the API refuses is
+    logged and the others are written."""
+    s = make_scheduler()
+    pods = [make_pod(f"p{i}").node("n1").uid(f"uid-{i}").obj() for i in range(40)]
+    for p in pods[:20]:
+        s._record_event(p, "Normal", "Scheduled", "Binding", f"Successfully assigned default/{p['metadata']['name']}")
+    s.writer.emit_event({**s.writer._events[0], "metadata": {"name": "Not_A_Valid_Name", "namespace": "default"}})
+    for p in pods[20:]:
+        s._record_event(p, "Normal", "Scheduled", "Binding", f"Successfully assigned default/{p['metadata']['name']}")
+    stats = real_api.core.store.stats
+    before = stats.batches
+    real_api.spawn(s.writer.run(), "writer")
+    await real_api.settle()
+    evs = env.events(reason="Scheduled")
+    assert [e["involvedObject"]["name"] for e in evs] == [f"p{i}" for i in range(40)]
+    assert [e["message"] for e in evs] == [f"Successfully assigned default/p{i}" for i in range(40)]
+    assert all(e["involvedObject"]["uid"] == f"uid-{i}" and e["count"] == 1 for i, e in enumerate(evs))
+    assert len({e["metadata"]["name"] for e in evs}) == 40
+    assert s.writer.pending() == 0
+    assert stats.batches - before <= 4  # 40 creates, not 40 transactions

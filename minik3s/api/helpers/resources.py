@@ -62,41 +62,65 @@ def _max_into(acc: dict[str, int], other: dict[str, int]) -> None:
             acc[k] = v
 
 
+def _non_zero(r: dict[str, int]) -> dict[str, int]:
+    """A container's requests with the scheduler's defaults for an unset (or zero) cpu / memory."""
+    out = dict(r)
+    if not out.get(CPU):
+        out[CPU] = DEFAULT_MILLI_CPU_REQUEST
+    if not out.get(MEMORY):
+        out[MEMORY] = DEFAULT_MEMORY_REQUEST
+    return out
+
+
+def _combine(regular: list[dict[str, int]], init: list[tuple[dict[str, int], bool]],
+             overhead: dict[str, int]) -> dict[str, int]:
+    """max(sum of regular + sidecars, max over init containers of itself + the sidecars before it)
+    plus overhead; `init` holds (requests, is_sidecar) in spec order."""
+    reqs: dict[str, int] = {}
+    for r in regular:
+        _add_into(reqs, r)
+    if init:
+        init_max: dict[str, int] = {}
+        sidecars: dict[str, int] = {}
+        for r, sidecar in init:
+            if sidecar:
+                _add_into(sidecars, r)
+                _add_into(reqs, r)
+                continue
+            total = dict(r)
+            _add_into(total, sidecars)
+            _max_into(init_max, total)
+        _max_into(reqs, init_max)
+    if overhead:
+        _add_into(reqs, overhead)
+    return reqs
+
+
+def _parsed_containers(spec: JsonDict) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]]]:
+    regular = [_container_requests(c) for c in spec.get("containers") or ()]
+    init = [(_container_requests(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()]
+    return regular, init
+
+
 def pod_requests(pod: JsonDict, *, non_zero: bool = False) -> dict[str, int]:
     """Effective requests of a pod: {"cpu": milli, "memory": bytes, ...}."""
     spec = pod.get("spec") or {}
-    reqs: dict[str, int] = {}
-    for c in spec.get("containers") or ():
-        r = _container_requests(c)
-        if non_zero:
-            r.setdefault(CPU, 0)
-            r.setdefault(MEMORY, 0)
-            if r[CPU] == 0:
-                r[CPU] = DEFAULT_MILLI_CPU_REQUEST
-            if r[MEMORY] == 0:
-                r[MEMORY] = DEFAULT_MEMORY_REQUEST
-        _add_into(reqs, r)
-    init_max: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    for c in spec.get("initContainers") or ():
-        r = _container_requests(c)
-        if non_zero:
-            if r.get(CPU, 0) == 0:
-                r[CPU] = DEFAULT_MILLI_CPU_REQUEST
-            if r.get(MEMORY, 0) == 0:
-                r[MEMORY] = DEFAULT_MEMORY_REQUEST
-        if c.get("restartPolicy") == "Always":
-            _add_into(sidecars, r)
-            _add_into(reqs, r)
-            continue
-        total = dict(r)
-        _add_into(total, sidecars)
-        _max_into(init_max, total)
-    _max_into(reqs, init_max)
-    overhead = spec.get("overhead")
-    if overhead:
-        _add_into(reqs, resource_list_to_ints(overhead))
-    return reqs
+    regular, init = _parsed_containers(spec)
+    if non_zero:
+        regular = [_non_zero(r) for r in regular]
+        init = [(_non_zero(r), sidecar) for r, sidecar in init]
+    return _combine(regular, init, resource_list_to_ints(spec.get("overhead")))
+
+
+def pod_requests_and_non_zero(pod: JsonDict) -> tuple[dict[str, int], dict[str, int]]:
+    """`pod_requests(pod)` and `pod_requests(pod, non_zero=True)` from one parse of the containers
+    (the scheduler's PodInfo needs both for every pod it sees)."""
+    spec = pod.get("spec") or {}
+    regular, init = _parsed_containers(spec)
+    overhead = resource_list_to_ints(spec.get("overhead"))
+    plain = _combine(regular, init, overhead)
+    nz = _combine([_non_zero(r) for r in regular], [(_non_zero(r), sidecar) for r, sidecar in init], overhead)
+    return plain, nz
 
 
 def node_allocatable(node: JsonDict) -> dict[str, int]:
