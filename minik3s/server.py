@@ -280,6 +280,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
     app[READY].set()
+    store.decode_in_background()  # the objects loaded at start that no request has read yet
     informers = SharedInformerFactory(client)
     rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics, clock=clock, pki=pki)
     rs.components = holder
