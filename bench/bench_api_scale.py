@@ -27,7 +27,12 @@ Measurements (each repeated --runs times; medians and [min, max] reported):
   * rss: the server's VmRSS and VmHWM (peak) from /proc after the restart, and after a full
     JSON LIST of every pod and every node.
 
+The server processes may write bytecode caches (`--no-bytecode` keeps PYTHONDONTWRITEBYTECODE
+from the environment: then every restart also compiles the project's modules from source, ~0.3 s
+of CPU here). `--restart-only` skips the LISTs (fill or reuse the data, then only restart).
+
     python -m bench.bench_api_scale [--nodes 5000] [--pods 50000] [--runs 3] [--components api|all]
+        [--data-dir D] [--restart-only] [--no-bytecode] [--kubectl PATH]
 """
 
 from __future__ import annotations
@@ -270,6 +275,10 @@ def main() -> None:
     ap.add_argument("--kubectl", default=os.environ.get("KUBECTL"), help="kubectl binary: also time `get pods -A`")
     ap.add_argument("--data-dir", type=Path, default=None,
                     help="reuse (or create and keep) this data directory instead of a temporary one")
+    ap.add_argument("--bytecode", action=argparse.BooleanOptionalAction, default=True,
+                    help="let the server processes write and read bytecode caches, as an installed package has "
+                         "(default on; --no-bytecode keeps PYTHONDONTWRITEBYTECODE from the environment, which "
+                         "compiles every project module from source at each start)")
     ap.add_argument("--restart-only", action="store_true",
                     help="skip the LIST and RSS measures: fill (or reuse --data-dir), then only restart --runs times")
     args = ap.parse_args()
@@ -283,9 +292,11 @@ def main() -> None:
             filled = asyncio.run(fill(data_dir, nodes=args.nodes, pods=args.pods, namespaces=args.namespaces))
             log.warning("filled %s: %s", data_dir, filled)
         result: dict[str, Any] = {"nodes": args.nodes, "pods": args.pods, "namespaces": args.namespaces,
-                                  "components": args.components, "fill": filled,
+                                  "components": args.components, "fill": filled, "bytecode": args.bytecode,
                                   "load_average_before": load_average()}
-        srv = ServerProcess(data_dir, nodes=0, args=server_args(args.components))
+        # "" = unset for Python: the first start writes __pycache__, the restarts read it
+        env = {"PYTHONDONTWRITEBYTECODE": ""} if args.bytecode else None
+        srv = ServerProcess(data_dir, nodes=0, args=server_args(args.components), env=env)
         restarts: list[dict[str, float]] = []
         t0 = time.perf_counter()
         srv.start(timeout=120)
