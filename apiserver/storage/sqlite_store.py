@@ -57,12 +57,13 @@ import builtins
 import contextlib
 import functools
 import gc
+import itertools
 import logging
 import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,6 +218,7 @@ class SqliteStore:
         self._wake: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
         self._decoder: asyncio.Task[None] | None = None
+        self._freeze_decoded = False  # a large load: objects decoded later are frozen (_decode_keys)
         self._compactor: asyncio.Task[None] | None = None
         self._started = False
         self._closed = False
@@ -370,6 +372,7 @@ class SqliteStore:
         self._encoded = encoded = {key: value for key, _r, value in kv_rows}
         self._revs = revs = {key: r for key, r, _value in kv_rows}
         self._objects = {}
+        self._freeze_decoded = len(revs) >= _FREEZE_MIN_OBJECTS
         if kv_rows:
             rev = max(rev, max(revs.values()))
         del kv_rows
@@ -449,20 +452,27 @@ class SqliteStore:
 
     async def _decode_rest(self) -> None:
         objects = self._objects
-        encoded = self._encoded
-        todo = [key for key in encoded if key not in objects]
-        freeze = len(todo) >= _FREEZE_MIN_OBJECTS
+        todo = [key for key in self._encoded if key not in objects]
         for i in range(0, len(todo), _DECODE_CHUNK):
-            with _gc_paused():
-                for key in todo[i:i + _DECODE_CHUNK]:
-                    if key not in objects:
-                        data = encoded.get(key)
-                        if data is not None:  # else deleted since the load
-                            objects[key] = _loads(data)
-                if freeze:
-                    gc.freeze()
+            self._decode_keys(todo[i:i + _DECODE_CHUNK])
             await asyncio.sleep(_DECODE_PAUSE)
         logger.debug("store decoded objects=%d", len(todo))
+
+    def _decode_keys(self, keys: Iterable[str]) -> None:
+        """Decode those of `keys` not decoded yet, with the cyclic GC paused, and freeze a large
+        load's decoded objects out of it as the load did before it kept bytes only: decoding
+        50,000 pods makes ~1.5 million containers, and without this the collections that follow
+        walk them again and again (a first full LIST after a restart took 4.8 s instead of 1)."""
+        objects = self._objects
+        encoded = self._encoded
+        with _gc_paused():
+            for key in keys:
+                if key not in objects:
+                    data = encoded.get(key)
+                    if data is not None:  # else deleted since the load
+                        objects[key] = _loads(data)
+            if self._freeze_decoded:
+                gc.freeze()
 
     def _decode(self, key: str) -> JsonDict | None:
         """The current object under `key`, decoded from its committed bytes on first read."""
@@ -472,6 +482,12 @@ class SqliteStore:
         obj: JsonDict = _loads(data)
         self._objects[key] = obj
         return obj
+
+    def _decode_from(self, key: str) -> JsonDict:
+        """For a LIST reaching an undecoded object: it and the next keys, a chunk at a time
+        (`_decode_keys`), as a LIST reads on. `key` is a current key."""
+        self._decode_keys(itertools.islice(self._keys.irange(minimum=key), _DECODE_CHUNK))
+        return self._objects[key]
 
     # ------------------------------------------------------------------ reads
 
@@ -488,8 +504,8 @@ class SqliteStore:
     def list(self, prefix: str) -> tuple[builtins.list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
         objects = self._objects
-        decode = self._decode
-        return [objects.get(k) or decode(k) for k in self._key_range(prefix, "")], self._rev  # type: ignore[misc]
+        decode = self._decode_from
+        return [objects.get(k) or decode(k) for k in self._key_range(prefix, "")], self._rev
 
     def keys(self, prefix: str) -> builtins.list[str]:
         """Current keys under `prefix`, sorted."""
@@ -502,7 +518,7 @@ class SqliteStore:
         objects = self._objects
         for k in self._key_range(prefix, start_after):
             obj = objects.get(k)
-            yield k, obj if obj is not None else self._decode(k)  # type: ignore[misc]
+            yield k, obj if obj is not None else self._decode_from(k)
 
     def count_after(self, prefix: str, start_after: str = "") -> int:
         """How many keys under `prefix` are > `start_after`: two bisections, O(log n)."""

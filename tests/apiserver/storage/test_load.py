@@ -120,3 +120,23 @@ async def test_a_write_before_the_background_decoding_is_not_undone_by_it(open_s
     assert store.get("core/pods/default/p0001")["spec"] == {"nodeName": "n1"}  # type: ignore[index]
     assert store.get("core/pods/default/p0002") is None and len(store) == 50
     assert store.keys("core/pods/default/p000") == [f"core/pods/default/p000{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9)]
+
+
+async def test_a_list_of_a_large_load_decodes_in_frozen_chunks(
+    open_store: Any, monkeypatch: pytest.MonkeyPatch, unfreeze_after: None
+) -> None:
+    """A LIST that reaches objects nothing decoded yet (the background decoding not started)
+    decodes them with the collector paused and freezes them, as the background decoding does:
+    otherwise the collections after a first full LIST walk every decoded container again."""
+    await fill(open_store, 300)
+    monkeypatch.setattr(sqlite_store, "_FREEZE_MIN_OBJECTS", 200)
+    monkeypatch.setattr(sqlite_store, "_DECODE_CHUNK", 64)
+    gc.unfreeze()
+    store = await open_store()
+    frozen = gc.get_freeze_count()
+    page = [o for _i, (_k, o) in zip(range(10), store.iter_after("core/pods/default/"), strict=False)]
+    assert [o["metadata"]["name"] for o in page[:2]] == ["p300", "p0"]
+    assert 64 * 3 <= gc.get_freeze_count() - frozen < 2 * 64 * 3 + 1000  # one chunk, not the whole load
+    items, _ = store.list("core/pods/default/")
+    assert len(items) == 301 and items[0] is page[0]
+    assert gc.get_freeze_count() - frozen >= 301 * 3
