@@ -18,6 +18,11 @@ Data flow:
                  each object the store keeps its committed encoding (`encoded`: the bytes the
                  writer already made for SQLite, or the row read at start), so a JSON LIST is
                  written from those bytes without encoding any object again.
+    start     -> every kv row and the history's log rows in one job on SQLite's thread, kept as
+                 bytes: nothing is decoded before the server is ready. An object is decoded on
+                 first read (a LIST decodes the next chunk of keys with it, GC paused and frozen),
+                 the rest by `decode_in_background` once the server is up; a watch replaying the
+                 history read at start decodes the entries it replays.
     watch     -> replay from the history ring, then live events from the broadcaster; both happen
                  synchronously on the loop, so nothing can slip in between (no gap, no dup).
     compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
