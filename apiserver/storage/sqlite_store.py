@@ -157,13 +157,15 @@ class _Op:
 class _LoadedEvent:
     """A history entry read at start, not decoded yet: the object's and the previous state's
     committed bytes (`obj` None for DELETED: the event's object is `prev` with the delete's
-    revision). `StoreWatcher` replays only `StoreEvent`s: `watch` decodes what it replays."""
+    revision) and the previous state's revision. `StoreWatcher` replays only `StoreEvent`s:
+    `watch` decodes what it replays, `decode_in_background` the rest."""
 
     type: str
     key: str
     obj: bytes | None
     revision: int
     prev: bytes | None
+    prev_revision: int
 
 
 @dataclass(slots=True)
@@ -214,6 +216,9 @@ class SqliteStore:
         # Entries below _hist_loaded are the ones read at start and may still be undecoded.
         self._hist: builtins.list[StoreEvent | _LoadedEvent] = []
         self._hist_loaded = 0
+        # while some are: the states decoded so far by revision, so that an update's `prev` and
+        # the previous entry's object stay one dict whichever of the two is decoded first
+        self._hist_states: dict[int, JsonDict] = {}
         self._hist_floor = 0
         self._db_compacted = 0
         self._broadcaster = Broadcaster()
@@ -430,13 +435,14 @@ class SqliteStore:
                     hist.clear()
                     floor = r
                     continue
-            hist.append(_LoadedEvent(schema.TYPE_NAMES[typ], key, obj, r, prev))
+            hist.append(_LoadedEvent(schema.TYPE_NAMES[typ], key, obj, r, prev, prev_rev))
         if floor + len(hist) != rev:
             hist.clear()
             floor = rev
         self._rev = rev
         self._hist = hist
         self._hist_loaded = len(hist)
+        self._hist_states = {}
         self._hist_floor = floor
 
     def decode_in_background(self) -> None:
@@ -461,7 +467,11 @@ class SqliteStore:
         for i in range(0, len(todo), _DECODE_CHUNK):
             self._decode_keys(todo[i:i + _DECODE_CHUNK])
             await asyncio.sleep(_DECODE_PAUSE)
-        logger.debug("store decoded objects=%d", len(todo))
+        entries = self._hist_loaded
+        while self._hist_loaded > 0:  # then the history read at start, from its newest entries back
+            self._decode_history(max(0, self._hist_loaded - _DECODE_CHUNK))
+            await asyncio.sleep(_DECODE_PAUSE)
+        logger.debug("store decoded objects=%d history=%d", len(todo), entries)
 
     def _decode_keys(self, keys: Iterable[str]) -> None:
         """Decode those of `keys` not decoded yet, with the cyclic GC paused, and freeze a large
@@ -787,6 +797,8 @@ class SqliteStore:
                 del hist[:excess]
                 self._hist_floor += excess
                 self._hist_loaded = max(0, self._hist_loaded - excess)
+                if not self._hist_loaded:
+                    self._hist_states = {}
         for fut, result, exc in outcomes:
             if fut.done():
                 continue
@@ -931,31 +943,37 @@ class SqliteStore:
 
     def _decode_history(self, start: int) -> None:
         """Decode the ring's entries from index `start` up to the end of those read at start,
-        in place. Entries that were one dict before the restart are one again: an entry whose
-        bytes are still the key's current encoding gets the current object, and each bytes
-        object is decoded once (an update's `prev` is the previous entry's object)."""
+        in place. States that were one dict before the restart are one again, in whatever order
+        the pieces are decoded: an entry whose bytes are still the key's current encoding gets
+        the current object, and each state (a revision) is decoded once (`_hist_states`), so an
+        update's `prev` is the previous entry's object."""
         hist = self._hist
         encoded = self._encoded
-        memo: dict[int, JsonDict] = {}
+        memo = self._hist_states
 
-        def decoded(key: str, data: bytes) -> JsonDict:
-            obj = memo.get(id(data))
+        def decoded(key: str, data: bytes, rev: int) -> JsonDict:
+            obj = memo.get(rev)
             if obj is None:
                 cur = self.get(key) if encoded.get(key) is data else None
-                obj = memo[id(data)] = cur if cur is not None else _loads(data)
+                obj = memo[rev] = cur if cur is not None else _loads(data)
             return obj
 
-        for i in range(start, self._hist_loaded):
-            ev = hist[i]
-            if isinstance(ev, StoreEvent):
-                continue
-            prev = decoded(ev.key, ev.prev) if ev.prev is not None else None
-            if ev.obj is None:
-                obj = _with_rv(prev or {}, ev.revision)
-            else:
-                obj = decoded(ev.key, ev.obj)
-            hist[i] = StoreEvent(ev.type, ev.key, obj, ev.revision, prev)  # type: ignore[arg-type]
+        with _gc_paused():  # as for the objects (_decode_keys): a replay may decode 100,000 entries
+            for i in range(start, self._hist_loaded):
+                ev = hist[i]
+                if isinstance(ev, StoreEvent):
+                    continue
+                prev = decoded(ev.key, ev.prev, ev.prev_revision) if ev.prev is not None else None
+                if ev.obj is None:
+                    obj = _with_rv(prev or {}, ev.revision)
+                else:
+                    obj = decoded(ev.key, ev.obj, ev.revision)
+                hist[i] = StoreEvent(ev.type, ev.key, obj, ev.revision, prev)  # type: ignore[arg-type]
+            if self._freeze_decoded:
+                gc.freeze()
         self._hist_loaded = start
+        if start == 0:
+            self._hist_states = {}
 
     # ------------------------------------------------------------------ compaction
 
@@ -973,6 +991,8 @@ class SqliteStore:
         if target > self._hist_floor:
             del self._hist[: target - self._hist_floor]
             self._hist_loaded = max(0, self._hist_loaded - (target - self._hist_floor))
+            if not self._hist_loaded:
+                self._hist_states = {}
             self._hist_floor = target
         async with self._compact_lock:
             deleted = 0

@@ -459,8 +459,8 @@ async def test_random_history_replays_identically_after_restart(open_store: Any,
 async def test_history_read_at_start_is_decoded_in_pieces_as_watches_need_it(open_store: Any) -> None:
     """The ring read at start is decoded by the watches that replay it: a later part first, then
     an earlier one, around live writes and a compaction, with the same events as before the
-    restart, and the same sharing within what one watch decoded (an update's prev is the
-    previous event's object; the newest event of a key is the stored object)."""
+    restart, and the same sharing (an update's prev is the previous event's object; the newest
+    event of a key is the stored object)."""
     import random
 
     rng = random.Random(11)
@@ -494,16 +494,36 @@ async def test_history_read_at_start_is_decoded_in_pieces_as_watches_need_it(ope
     last: dict[str, Any] = {}
     for e in after:
         if e.type == "MODIFIED" and e.key in last:
-            p = last[e.key]
-            # one dict within a piece decoded at once (revisions 41..250, then 251..); across the
-            # boundary an equal copy
-            assert e.prev is p.object if (p.revision > 250) == (e.revision > 250) else e.prev == p.object
+            assert e.prev is last[e.key].object  # also across the two pieces (251.., then 41..250)
         last[e.key] = e
     for k, e in last.items():
         if e.type != "DELETED":
             assert e.object is store.get(k)
     with pytest.raises(TooOldError):
         store.watch("", 39)
+
+
+async def test_background_decoding_decodes_the_history_too(open_store: Any) -> None:
+    store = await open_store(history_window=10_000)
+    for i in range(1200):
+        k = key(f"p{i % 40}")
+        if store.get(k) is None:
+            await store.create(k, obj(k, spec={"i": i}))
+        else:
+            await store.update(k, obj(k, spec={"i": i}))
+    w = store.watch("", 0, queue_size=10_000)
+    before = [await w.__anext__() for _ in range(1200)]
+    await store.close()
+
+    store = await open_store(history_window=10_000)
+    await store.wait_decoded()  # objects, then the ring in chunks of 500 from its newest entries
+    w = store.watch("", 0, queue_size=10_000)
+    after = [await w.__anext__() for _ in range(1200)]
+    assert [(e.type, e.key, e.revision, e.object, e.prev) for e in after] == [
+        (e.type, e.key, e.revision, e.object, e.prev) for e in before]
+    for prev_ev, ev in zip(after, after[40:], strict=False):
+        assert ev.prev is prev_ev.object  # p{i % 40}: each update's prev is 40 revisions back
+    assert all(after[-40 + j].object is store.get(key(f"p{(1160 + j) % 40}")) for j in range(40))
 
 
 async def test_update_with_the_stored_object_itself_is_rejected(store: SqliteStore) -> None:
