@@ -446,12 +446,13 @@ class SqliteStore:
         self._hist_floor = floor
 
     def decode_in_background(self) -> None:
-        """Decode the objects loaded at start that nothing has read yet, in chunks of
-        `_DECODE_CHUNK` on the loop with a pause between them (so requests are answered in
-        between), freezing a large load's decoded objects out of the cyclic GC as the load did
-        before it kept bytes only. The server calls this once it is ready: the restart does not
-        wait for 55,000 `orjson.loads`, and afterwards the process is as if it had decoded at
-        start. Idempotent; `wait_decoded` awaits the end."""
+        """Decode the objects loaded at start that nothing has read yet, then the history read
+        at start (newest entries first), in chunks of `_DECODE_CHUNK` on the loop with a pause
+        between them (so requests are answered in between), freezing a large load's decoded
+        objects out of the cyclic GC as the load did before it kept bytes only. The server
+        calls this once it is ready: the restart does not wait for 55,000 `orjson.loads`, and
+        afterwards the process is as if it had decoded at start. Idempotent; `wait_decoded`
+        awaits the end."""
         if self._decoder is None and not self._closed:
             self._decoder = asyncio.create_task(self._decode_rest(), name="storage-decoder")
 
