@@ -27,7 +27,12 @@ Measurements (each repeated --runs times; medians and [min, max] reported):
   * rss: the server's VmRSS and VmHWM (peak) from /proc after the restart, and after a full
     JSON LIST of every pod and every node.
 
+The server processes may write bytecode caches (`--no-bytecode` keeps PYTHONDONTWRITEBYTECODE
+from the environment: then every restart also compiles the project's modules from source, ~0.3 s
+of CPU here). `--restart-only` skips the LISTs (fill or reuse the data, then only restart).
+
     python -m bench.bench_api_scale [--nodes 5000] [--pods 50000] [--runs 3] [--components api|all]
+        [--data-dir D] [--restart-only] [--no-bytecode] [--kubectl PATH]
 """
 
 from __future__ import annotations
@@ -270,6 +275,12 @@ def main() -> None:
     ap.add_argument("--kubectl", default=os.environ.get("KUBECTL"), help="kubectl binary: also time `get pods -A`")
     ap.add_argument("--data-dir", type=Path, default=None,
                     help="reuse (or create and keep) this data directory instead of a temporary one")
+    ap.add_argument("--bytecode", action=argparse.BooleanOptionalAction, default=True,
+                    help="let the server processes write and read bytecode caches, as an installed package has "
+                         "(default on; --no-bytecode keeps PYTHONDONTWRITEBYTECODE from the environment, which "
+                         "compiles every project module from source at each start)")
+    ap.add_argument("--restart-only", action="store_true",
+                    help="skip the LIST and RSS measures: fill (or reuse --data-dir), then only restart --runs times")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.runs < 1:
@@ -281,9 +292,11 @@ def main() -> None:
             filled = asyncio.run(fill(data_dir, nodes=args.nodes, pods=args.pods, namespaces=args.namespaces))
             log.warning("filled %s: %s", data_dir, filled)
         result: dict[str, Any] = {"nodes": args.nodes, "pods": args.pods, "namespaces": args.namespaces,
-                                  "components": args.components, "fill": filled,
+                                  "components": args.components, "fill": filled, "bytecode": args.bytecode,
                                   "load_average_before": load_average()}
-        srv = ServerProcess(data_dir, nodes=0, args=server_args(args.components))
+        # "" = unset for Python: the first start writes __pycache__, the restarts read it
+        env = {"PYTHONDONTWRITEBYTECODE": ""} if args.bytecode else None
+        srv = ServerProcess(data_dir, nodes=0, args=server_args(args.components), env=env)
         restarts: list[dict[str, float]] = []
         t0 = time.perf_counter()
         srv.start(timeout=120)
@@ -314,7 +327,7 @@ def main() -> None:
                 raise SystemExit(f"the data dir holds {n_pods} pods and {n_nodes} nodes, not {args.pods} and {args.nodes}")
             c = RawClient(srv.url)
             try:
-                for i in range(args.runs):
+                for i in range(0 if args.restart_only else args.runs):
                     s, nbytes = timed_cpu("list_json", lambda: list_json(c, "/api/v1/pods"))
                     jl.append(s)
                     result["list_json_bytes"] = nbytes
@@ -329,12 +342,13 @@ def main() -> None:
                 c.close()
             result["nodes_listed"] = n_nodes
             result["rss_after_lists"] = proc_memory(srv.proc.pid)
-            result["list_json"] = stats(jl)
-            result["list_paged_500"] = stats(pl)
-            result["list_table_500"] = stats(tl)
-            for name, values in cpu.items():
-                result[name]["server_cpu_median_s"] = round(statistics.median(values), 4)
-                result[name]["client_cpu_median_s"] = round(statistics.median(client_cpu[name]), 4)
+            if jl:
+                result["list_json"] = stats(jl)
+                result["list_paged_500"] = stats(pl)
+                result["list_table_500"] = stats(tl)
+                for name, values in cpu.items():
+                    result[name]["server_cpu_median_s"] = round(statistics.median(values), 4)
+                    result[name]["client_cpu_median_s"] = round(statistics.median(client_cpu[name]), 4)
             if kl:
                 result["kubectl_get_pods_all"] = stats(kl)
             for i in range(args.runs):
@@ -355,7 +369,7 @@ def main() -> None:
             result["restart_" + key.removesuffix("_s")] = stats([r[key] for r in restarts])
         result["load_average_after"] = load_average()
     emit("api_scale", result)
-    print(f"\nLIST of {args.pods} pods ({result['list_json_bytes'] / 1e6:.0f} MB JSON), {args.nodes} nodes, "
+    print(f"\nLIST of {args.pods} pods ({result.get('list_json_bytes', 0) / 1e6:.0f} MB JSON), {args.nodes} nodes, "
           f"server: {args.components}; medians of {args.runs} [min, max]")
     rows = [("LIST JSON, unpaged", "list_json", 2.0), ("LIST JSON, limit=500 pages", "list_paged_500", 2.0),
             ("LIST Table (kubectl -A), limit=500", "list_table_500", 2.0),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minik3s.pki import is_ip_or_dns_name, is_loopback
+from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
 

@@ -34,7 +34,6 @@ import io
 import ipaddress
 import logging
 import os
-import re
 import secrets
 import socket
 import ssl
@@ -48,6 +47,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from minik3s.utils.clock import Clock
+from minik3s.utils.net import is_ip_or_dns_name, is_loopback  # noqa: F401 - is_loopback: re-exported
 
 logger = logging.getLogger(__name__)
 
@@ -62,31 +62,6 @@ LOOPBACK_SANS = ("localhost", "127.0.0.1", "::1")
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
-
-
-def is_loopback(host: str) -> bool:
-    """`127.0.0.1`, `::1`, `localhost`: addresses only this machine reaches."""
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def is_ip_or_dns_name(name: str) -> bool:
-    """What a certificate SAN may be: an IP address, or a DNS name (RFC 1123 labels, case
-    insensitive, at most 253 characters, a leading `*.` wildcard allowed)."""
-    try:
-        ipaddress.ip_address(name.strip("[]"))
-        return True
-    except ValueError:
-        pass
-    n = name.lower().removeprefix("*.")
-    return 0 < len(n) <= 253 and all(_DNS_LABEL.fullmatch(label) for label in n.split("."))
 
 
 def private_dir(path: Path) -> Path:

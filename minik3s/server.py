@@ -50,8 +50,10 @@ from minik3s.api.resources import (
     NAMESPACES,
     PRIORITYCLASSES,
     SERVICES,
+    ResourceInfo,
     ResourceRegistry,
 )
+from minik3s.api.types import JsonDict
 from minik3s.api.user import component_user
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
@@ -97,6 +99,23 @@ class RunningServer:
         return LocalClient(self.core, user_agent=default_user_agent(binary), user=component_user(binary))
 
 
+async def _create_missing(client: LocalClient, info: ResourceInfo, obj: JsonDict) -> JsonDict | None:
+    """Create a bootstrap object unless one of its name exists; the created object, or None.
+    Looked up first: on a restart every bootstrap object exists, and a create (refused only by
+    the store) would first run the decoding and admission steps, which load the wire models
+    (`apiserver.strategies.schema`) before the server is ready."""
+    md = obj["metadata"]
+    try:
+        await client.get(info, md["name"], md.get("namespace"))
+        return None
+    except NotFoundError:
+        pass
+    try:
+        return await client.create(info, obj, md.get("namespace"))
+    except AlreadyExistsError:
+        return None
+
+
 async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> None:
     """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
     authorizer enforces on authenticated and impersonated requests) and a local APIService per
@@ -104,18 +123,14 @@ async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> 
     for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles()),
                        (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings())):
         for obj in objs:
-            try:
-                await client.create(info, obj)
-            except AlreadyExistsError:
-                pass
+            await _create_missing(client, info, obj)
     seen: set[tuple[str, str]] = set()
     for res in registry.all():
         if not res.builtin or (res.group, res.version) in seen:
             continue
         seen.add((res.group, res.version))
-        try:
-            created = await client.create(APISERVICES, local_apiservice(res.group, res.version))
-        except AlreadyExistsError:
+        created = await _create_missing(client, APISERVICES, local_apiservice(res.group, res.version))
+        if created is None:
             continue
         created["status"] = local_available_status(created["metadata"]["creationTimestamp"])
         await client.update_status(APISERVICES, created)
@@ -139,28 +154,17 @@ class FleetUsage:
 
 async def _bootstrap(client: LocalClient, port: int) -> None:
     for ns in SYSTEM_NAMESPACES:
-        try:
-            await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        except AlreadyExistsError:
-            pass
+        await _create_missing(client, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for name, value, desc in SYSTEM_PRIORITY_CLASSES:
-        try:
-            await client.create(PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                                  "metadata": {"name": name}, "value": value,
-                                                  "description": desc})
-        except AlreadyExistsError:
-            pass
+        await _create_missing(client, PRIORITYCLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                                        "metadata": {"name": name}, "value": value,
+                                                        "description": desc})
     # gang-scheduling CRDs (Volcano PodGroup + Queue, scheduler-plugins PodGroup), as a cluster
     # with those projects installed serves them
     for crd in builtin_crds():
-        try:
-            await client.create(CRDS, crd)
-        except AlreadyExistsError:
-            pass
-    try:  # Volcano's installation creates the `default` queue PodGroups fall back to
-        await client.create(VOLCANO_QUEUES, default_volcano_queue())
-    except AlreadyExistsError:
-        pass
+        await _create_missing(client, CRDS, crd)
+    # Volcano's installation creates the `default` queue PodGroups fall back to
+    await _create_missing(client, VOLCANO_QUEUES, default_volcano_queue())
     await _bootstrap_policy(client, client.core.registry)
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
     try:
@@ -280,6 +284,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
     app[READY].set()
+    store.decode_in_background()  # the objects loaded at start that no request has read yet
     informers = SharedInformerFactory(client)
     rs = RunningServer(config, url, core, store, client, informers, runner, metrics=metrics, clock=clock, pki=pki)
     rs.components = holder

@@ -18,6 +18,11 @@ Data flow:
                  each object the store keeps its committed encoding (`encoded`: the bytes the
                  writer already made for SQLite, or the row read at start), so a JSON LIST is
                  written from those bytes without encoding any object again.
+    start     -> every kv row and the history's log rows in one job on SQLite's thread, kept as
+                 bytes: nothing is decoded before the server is ready. An object is decoded on
+                 first read (a LIST decodes the next chunk of keys with it, GC paused and frozen),
+                 the rest by `decode_in_background` once the server is up; a watch replaying the
+                 history read at start decodes the entries it replays.
     watch     -> replay from the history ring, then live events from the broadcaster; both happen
                  synchronously on the loop, so nothing can slip in between (no gap, no dup).
     compaction-> a background task (and `compact()`) trims the ring, deletes old log rows in
@@ -57,12 +62,13 @@ import builtins
 import contextlib
 import functools
 import gc
+import itertools
 import logging
 import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +121,10 @@ _HAND_OVER_INTERVAL = 0.001
 # (tests, small clusters) are left to it, so a process that opens many small stores (a test
 # session) does not freeze each one's garbage for good.
 _FREEZE_MIN_OBJECTS = 10_000
+# Objects loaded at start are decoded on first read, and the rest by `decode_in_background` in
+# chunks of this many, with a pause between chunks so requests are served in between.
+_DECODE_CHUNK = 500
+_DECODE_PAUSE = 0.001
 
 _dumps = orjson.dumps
 _loads = orjson.loads
@@ -141,6 +151,21 @@ class _Op:
     obj: JsonDict | None
     expected_rv: int | None
     fut: asyncio.Future[JsonDict]
+
+
+@dataclass(slots=True)
+class _LoadedEvent:
+    """A history entry read at start, not decoded yet: the object's and the previous state's
+    committed bytes (`obj` None for DELETED: the event's object is `prev` with the delete's
+    revision) and the previous state's revision. `StoreWatcher` replays only `StoreEvent`s:
+    `watch` decodes what it replays, `decode_in_background` the rest."""
+
+    type: str
+    key: str
+    obj: bytes | None
+    revision: int
+    prev: bytes | None
+    prev_revision: int
 
 
 @dataclass(slots=True)
@@ -176,16 +201,24 @@ class SqliteStore:
         self._clock = clock or Clock()
 
         self._db: aiosqlite.Connection | None = None
-        self._objects: dict[str, JsonDict] = {}
-        # each current object's JSON as committed (the bytes written to SQLite): a LIST answers
-        # with these instead of encoding the objects again, and an update's undo image is these
+        # each current object's JSON as committed (the bytes written to SQLite or read at start):
+        # a LIST answers with these instead of encoding the objects again, an update's undo image
+        # is these, and an object loaded at start is decoded from them on first read
         self._encoded: dict[str, bytes] = {}
+        # the decoded current objects: every key written since start, and those loaded at start
+        # that were read (or decoded by `decode_in_background`); `_revs` holds every current key
+        self._objects: dict[str, JsonDict] = {}
         self._revs: dict[str, int] = {}
         # every current key, sorted (etcd order): insert/remove O(log n), a prefix range by bisection
         self._keys: SortedList = SortedList()
         self._rev = 0
         # History ring: _hist[i].revision == _hist_floor + 1 + i (revisions are consecutive).
-        self._hist: builtins.list[StoreEvent] = []
+        # Entries below _hist_loaded are the ones read at start and may still be undecoded.
+        self._hist: builtins.list[StoreEvent | _LoadedEvent] = []
+        self._hist_loaded = 0
+        # while some are: the states decoded so far by revision, so that an update's `prev` and
+        # the previous entry's object stay one dict whichever of the two is decoded first
+        self._hist_states: dict[int, JsonDict] = {}
         self._hist_floor = 0
         self._db_compacted = 0
         self._broadcaster = Broadcaster()
@@ -194,6 +227,8 @@ class SqliteStore:
         self._pending: deque[_Op | _Call] = deque()
         self._wake: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._decoder: asyncio.Task[None] | None = None
+        self._freeze_decoded = False  # a large load: objects decoded later are frozen (_decode_keys)
         self._compactor: asyncio.Task[None] | None = None
         self._started = False
         self._closed = False
@@ -233,7 +268,7 @@ class SqliteStore:
         return len(self._broadcaster)
 
     def __len__(self) -> int:
-        return len(self._objects)
+        return len(self._revs)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -248,12 +283,13 @@ class SqliteStore:
             wal = await self._open_schema(db)
             with _gc_paused():
                 await self._load(db)
-                if len(self._objects) >= _FREEZE_MIN_OBJECTS:
+                if len(self._revs) >= _FREEZE_MIN_OBJECTS:
                     # Everything just loaded lives as long as the store holds it and has no
                     # reference cycles: frozen out of the cyclic GC before collection resumes,
                     # the first automatic collection (its young generation held every loaded
                     # object) and the server's full collection before its own freeze no longer
-                    # walk them (55,000 objects: 0.5 s + 1.4 s of a 2.7 s start).
+                    # walk them (55,000 objects: 0.5 s + 1.4 s of a 2.7 s start, when the load
+                    # decoded every object; now it holds their bytes, see decode_in_background).
                     gc.freeze()
             if wal:
                 self._ckpt_db = await _open_checkpointer(self._path)
@@ -269,7 +305,7 @@ class SqliteStore:
         logger.info(
             "store opened path=%s keys=%d revision=%d history_floor=%d",
             self._path,
-            len(self._objects),
+            len(self._revs),
             self._rev,
             self._hist_floor,
         )
@@ -279,6 +315,10 @@ class SqliteStore:
         if self._closed:
             return
         self._closed = True
+        if self._decoder is not None:
+            self._decoder.cancel()
+            await asyncio.wait([self._decoder])
+            self._decoder = None
         if self._compactor is not None:
             self._compactor.cancel()
             await asyncio.wait([self._compactor])
@@ -334,16 +374,19 @@ class SqliteStore:
         compacted = int(meta.get("compacted", 0))
 
         # every row in one job on the connection's thread (not ~50 hops of 1,024-row chunks, each
-        # a wait for the loop and the GIL), then decoded here in tight comprehensions
+        # a wait for the loop and the GIL). Nothing is decoded here: the store keeps each row's
+        # bytes (what a JSON LIST sends) and decodes an object when it is first read
+        # (`_decode`), or in the background once the server is up (`decode_in_background`).
         kv_rows: builtins.list[tuple[str, int, bytes]] = await db._execute(  # type: ignore[no-untyped-call]
             _fetch_all, db._conn, schema.SELECT_KV)
-        self._encoded = {key: value for key, _r, value in kv_rows}
+        self._encoded = encoded = {key: value for key, _r, value in kv_rows}
         self._revs = revs = {key: r for key, r, _value in kv_rows}
-        self._objects = objects = {key: _loads(value) for key, _r, value in kv_rows}
+        self._objects = {}
+        self._freeze_decoded = len(revs) >= _FREEZE_MIN_OBJECTS
         if kv_rows:
             rev = max(rev, max(revs.values()))
         del kv_rows
-        self._keys = SortedList(objects)
+        self._keys = SortedList(encoded)
 
         async with db.execute(schema.MAX_LOG_REVISION) as cur:
             row = await cur.fetchone()
@@ -366,44 +409,108 @@ class SqliteStore:
         if rows:
             floor = rows[0][0] - 1
         # The log holds undo images: the state after revision r of a key is the prev_value of the
-        # key's next row (or the current kv value when r is the key's latest write).
-        state_at: dict[int, JsonDict] = {}
+        # key's next row (or the current kv value when r is the key's latest write). The ring
+        # keeps those bytes; `watch` decodes the entries it replays.
+        state_at: dict[int, bytes] = {}
         for _r, _key, _typ, prev_rev, prev_value in rows:
             if prev_rev > floor and prev_value is not None:
-                state_at[prev_rev] = _loads(prev_value)
-        hist: builtins.list[StoreEvent] = []
+                state_at[prev_rev] = prev_value
+        hist: builtins.list[StoreEvent | _LoadedEvent] = []
         for r, key, typ, prev_rev, prev_value in rows:
-            prev: JsonDict | None = None
+            prev: bytes | None = None
             if typ != schema.TYPE_ADDED:
                 if prev_rev > floor:
                     prev = state_at.get(prev_rev)
                 elif prev_value is not None:
-                    prev = _loads(prev_value)
+                    prev = prev_value
+            obj: bytes | None
             if typ == schema.TYPE_DELETED:
-                obj = _with_rv(prev or {}, r)
+                obj = None
             elif revs.get(key) == r:
-                obj = objects[key]
+                obj = encoded[key]
             else:
-                found = state_at.get(r)
-                if found is None:
+                obj = state_at.get(r)
+                if obj is None:
                     logger.warning("missing state for revision=%d key=%s; dropping older history", r, key)
                     hist.clear()
                     floor = r
                     continue
-                obj = found
-            hist.append(StoreEvent(schema.TYPE_NAMES[typ], key, obj, r, prev))  # type: ignore[arg-type]
+            hist.append(_LoadedEvent(schema.TYPE_NAMES[typ], key, obj, r, prev, prev_rev))
         if floor + len(hist) != rev:
             hist.clear()
             floor = rev
         self._rev = rev
         self._hist = hist
+        self._hist_loaded = len(hist)
+        self._hist_states = {}
         self._hist_floor = floor
+
+    def decode_in_background(self) -> None:
+        """Decode the objects loaded at start that nothing has read yet, then the history read
+        at start (newest entries first), in chunks of `_DECODE_CHUNK` on the loop with a pause
+        between them (so requests are answered in between), freezing a large load's decoded
+        objects out of the cyclic GC as the load did before it kept bytes only. The server
+        calls this once it is ready: the restart does not wait for 55,000 `orjson.loads`, and
+        afterwards the process is as if it had decoded at start. Idempotent; `wait_decoded`
+        awaits the end."""
+        if self._decoder is None and not self._closed:
+            self._decoder = asyncio.create_task(self._decode_rest(), name="storage-decoder")
+
+    async def wait_decoded(self) -> None:
+        """Until every object loaded at start is decoded (starts the background decoding)."""
+        self.decode_in_background()
+        if self._decoder is not None:
+            await asyncio.shield(self._decoder)
+
+    async def _decode_rest(self) -> None:
+        objects = self._objects
+        todo = [key for key in self._encoded if key not in objects]
+        for i in range(0, len(todo), _DECODE_CHUNK):
+            self._decode_keys(todo[i:i + _DECODE_CHUNK])
+            await asyncio.sleep(_DECODE_PAUSE)
+        entries = self._hist_loaded
+        while self._hist_loaded > 0:  # then the history read at start, from its newest entries back
+            self._decode_history(max(0, self._hist_loaded - _DECODE_CHUNK))
+            await asyncio.sleep(_DECODE_PAUSE)
+        logger.debug("store decoded objects=%d history=%d", len(todo), entries)
+
+    def _decode_keys(self, keys: Iterable[str]) -> None:
+        """Decode those of `keys` not decoded yet, with the cyclic GC paused, and freeze a large
+        load's decoded objects out of it as the load did before it kept bytes only: decoding
+        50,000 pods makes ~1.5 million containers, and without this the collections that follow
+        walk them again and again (a first full LIST after a restart took 4.8 s instead of 1)."""
+        objects = self._objects
+        encoded = self._encoded
+        with _gc_paused():
+            for key in keys:
+                if key not in objects:
+                    data = encoded.get(key)
+                    if data is not None:  # else deleted since the load
+                        objects[key] = _loads(data)
+            if self._freeze_decoded:
+                gc.freeze()
+
+    def _decode(self, key: str) -> JsonDict | None:
+        """The current object under `key`, decoded from its committed bytes on first read."""
+        data = self._encoded.get(key)
+        if data is None:
+            return None
+        obj: JsonDict = _loads(data)
+        self._objects[key] = obj
+        return obj
+
+    def _decode_from(self, key: str) -> JsonDict:
+        """For a LIST reaching an undecoded object: it and the next keys, a chunk at a time
+        (`_decode_keys`), as a LIST reads on. `key` is a current key."""
+        self._decode_keys(itertools.islice(self._keys.irange(minimum=key), _DECODE_CHUNK))
+        return self._objects[key]
 
     # ------------------------------------------------------------------ reads
 
     def get(self, key: str) -> JsonDict | None:
         """The current object (shared; never mutate) or None."""
-        return self._objects.get(key)
+        obj = self._objects.get(key)
+        return obj if obj is not None else self._decode(key)
 
     def encoded(self, key: str) -> bytes | None:
         """The current object's JSON exactly as committed (orjson's encoding of what `get`
@@ -413,7 +520,8 @@ class SqliteStore:
     def list(self, prefix: str) -> tuple[builtins.list[JsonDict], int]:
         """Current objects whose key starts with `prefix`, sorted by key; and the revision."""
         objects = self._objects
-        return [objects[k] for k in self._key_range(prefix, "")], self._rev
+        decode = self._decode_from
+        return [objects.get(k) or decode(k) for k in self._key_range(prefix, "")], self._rev
 
     def keys(self, prefix: str) -> builtins.list[str]:
         """Current keys under `prefix`, sorted."""
@@ -425,7 +533,8 @@ class SqliteStore:
         iterating (a commit between steps would change the key set)."""
         objects = self._objects
         for k in self._key_range(prefix, start_after):
-            yield k, objects[k]
+            obj = objects.get(k)
+            yield k, obj if obj is not None else self._decode_from(k)
 
     def count_after(self, prefix: str, start_after: str = "") -> int:
         """How many keys under `prefix` are > `start_after`: two bisections, O(log n)."""
@@ -571,6 +680,8 @@ class SqliteStore:
                 staged = overlay.get(key)
                 if staged is None:
                     cur_obj = objects.get(key)
+                    if cur_obj is None:
+                        cur_obj = self._decode(key)
                     cur_rev = revs.get(key, 0)
                     cur_data = encoded.get(key)
                 else:
@@ -661,12 +772,12 @@ class SqliteStore:
         keys = self._keys
         for key, (r, obj) in overlay.items():
             if obj is None:
-                if objects.pop(key, None) is not None:
-                    del revs[key]
+                if revs.pop(key, None) is not None:
+                    objects.pop(key, None)
                     encoded.pop(key, None)
                     keys.discard(key)
             else:
-                if key not in objects:
+                if key not in revs:
                     keys.add(key)
                 objects[key] = obj
                 revs[key] = r
@@ -686,6 +797,9 @@ class SqliteStore:
             if excess >= self._slack:
                 del hist[:excess]
                 self._hist_floor += excess
+                self._hist_loaded = max(0, self._hist_loaded - excess)
+                if not self._hist_loaded:
+                    self._hist_states = {}
         for fut, result, exc in outcomes:
             if fut.done():
                 continue
@@ -811,11 +925,13 @@ class SqliteStore:
         hist = self._hist
         start = from_revision - floor
         replay: builtins.list[StoreEvent] = []
+        if start < self._hist_loaded:
+            self._decode_history(start)
         if start < len(hist):
             if prefix:
-                replay = [ev for ev in hist[start:] if ev.key.startswith(prefix)]
+                replay = [ev for ev in hist[start:] if ev.key.startswith(prefix)]  # type: ignore[misc]
             else:
-                replay = hist[start:]
+                replay = hist[start:]  # type: ignore[assignment]
         w = StoreWatcher(
             prefix,
             max(from_revision, self._rev),
@@ -825,6 +941,40 @@ class SqliteStore:
         )
         self._broadcaster.subscribe(w)
         return w
+
+    def _decode_history(self, start: int) -> None:
+        """Decode the ring's entries from index `start` up to the end of those read at start,
+        in place. States that were one dict before the restart are one again, in whatever order
+        the pieces are decoded: an entry whose bytes are still the key's current encoding gets
+        the current object, and each state (a revision) is decoded once (`_hist_states`), so an
+        update's `prev` is the previous entry's object."""
+        hist = self._hist
+        encoded = self._encoded
+        memo = self._hist_states
+
+        def decoded(key: str, data: bytes, rev: int) -> JsonDict:
+            obj = memo.get(rev)
+            if obj is None:
+                cur = self.get(key) if encoded.get(key) is data else None
+                obj = memo[rev] = cur if cur is not None else _loads(data)
+            return obj
+
+        with _gc_paused():  # as for the objects (_decode_keys): a replay may decode 100,000 entries
+            for i in range(start, self._hist_loaded):
+                ev = hist[i]
+                if isinstance(ev, StoreEvent):
+                    continue
+                prev = decoded(ev.key, ev.prev, ev.prev_revision) if ev.prev is not None else None
+                if ev.obj is None:
+                    obj = _with_rv(prev or {}, ev.revision)
+                else:
+                    obj = decoded(ev.key, ev.obj, ev.revision)
+                hist[i] = StoreEvent(ev.type, ev.key, obj, ev.revision, prev)  # type: ignore[arg-type]
+            if self._freeze_decoded:
+                gc.freeze()
+        self._hist_loaded = start
+        if start == 0:
+            self._hist_states = {}
 
     # ------------------------------------------------------------------ compaction
 
@@ -841,6 +991,9 @@ class SqliteStore:
         target = self._rev - keep
         if target > self._hist_floor:
             del self._hist[: target - self._hist_floor]
+            self._hist_loaded = max(0, self._hist_loaded - (target - self._hist_floor))
+            if not self._hist_loaded:
+                self._hist_states = {}
             self._hist_floor = target
         async with self._compact_lock:
             deleted = 0

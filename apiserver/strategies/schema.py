@@ -19,22 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from minik3s.api import (
-    admissionregistration,
-    apiextensions,
-    apiregistration,
-    apps,
-    autoscaling,
-    certificates,
-    coordination,
-    core,
-    networking,
-    node,
-    policy,
-    rbac,
-    scheduling,
-    storage,
-)
 from minik3s.api.quantity import QuantityError, canonical_quantity
 from minik3s.api.types import JsonDict
 
@@ -373,7 +357,26 @@ def first_type_error(obj: Any, root: Node) -> str | None:
 
 
 def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
-    """(group, kind) -> wire model for the kinds with a schema."""
+    """(group, kind) -> wire model for the kinds with a schema. The model modules are imported
+    here, by the first request that decodes a body, not by the server's start (building their
+    ~200 pydantic classes is a good part of the import time)."""
+    from minik3s.api import (
+        admissionregistration,
+        apiextensions,
+        apiregistration,
+        apps,
+        autoscaling,
+        certificates,
+        coordination,
+        core,
+        networking,
+        node,
+        policy,
+        rbac,
+        scheduling,
+        storage,
+    )
+
     return {
         ("", "Pod"): core.Pod,
         ("", "Node"): core.Node,
@@ -421,6 +424,8 @@ def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
     """Decode-time type trees for built-in kinds without a full wire model: their integer fields
     (int32/int64 ranges, upstream's batch/v1 and apps/v1 types) and the pod template. Only type
     errors are read from these trees, never unknown fields (they are partial)."""
+    from minik3s.api import core
+
     tmpl = model_node(core.PodTemplateSpec, cache)
     job_spec = _ints("JobSpec", "parallelism completions activeDeadlineSeconds backoffLimit backoffLimitPerIndex "
                      "maxFailedIndexes ttlSecondsAfterFinished", template=tmpl)

@@ -80,7 +80,9 @@ def _crd_texts() -> tuple[str, ...]:
 
 def builtin_crds() -> list[JsonDict]:
     """Fresh copies of the gang CRDs the server installs at bootstrap."""
-    return [yaml.safe_load(t) for t in _crd_texts()]
+    # libyaml's loader where PyYAML has it (the same documents, ~10x less CPU at each start)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [yaml.load(t, Loader=loader) for t in _crd_texts()]  # noqa: S506 - a safe loader
 
 
 def default_volcano_queue() -> JsonDict:

@@ -22,7 +22,9 @@ IntOrString = int | str
 class K8sModel(BaseModel):
     """Base: accept the wire names, keep unknown fields (they round-trip in stored objects)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow", protected_namespaces=())
+    model_config = ConfigDict(
+        populate_by_name=True, extra="allow", protected_namespaces=(), defer_build=True
+    )
 
 
 class OwnerReference(K8sModel):

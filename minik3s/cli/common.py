@@ -16,9 +16,10 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from minik3s.client.kubeconfig import ClusterAccess, KubeconfigError, resolve_access, resolve_server_url
+if TYPE_CHECKING:
+    from minik3s.client.kubeconfig import ClusterAccess
 
 DEFAULT_KUBECONFIG = Path(".minik3s") / "kubeconfig.yaml"  # what `minik3s server` writes by default
 
@@ -63,6 +64,8 @@ def client_args(sp: argparse.ArgumentParser) -> None:
 
 def server_url(args: argparse.Namespace) -> str:
     """--server, else the kubeconfig (--kubeconfig, KUBECONFIG, ./.minik3s/kubeconfig.yaml)."""
+    from minik3s.client.kubeconfig import resolve_server_url  # YAML and TLS: only for client commands
+
     url = resolve_server_url(server=getattr(args, "server", None), kubeconfig=getattr(args, "kubeconfig", None),
                              environ=os.environ, default=DEFAULT_KUBECONFIG)
     if url is None:
@@ -74,6 +77,8 @@ def server_url(args: argparse.Namespace) -> str:
 def cluster_access(args: argparse.Namespace) -> ClusterAccess:
     """The server and credentials: --server (or the kubeconfig's), with the kubeconfig's CA,
     client certificate and token (--kubeconfig, KUBECONFIG, ./.minik3s/kubeconfig.yaml)."""
+    from minik3s.client.kubeconfig import KubeconfigError, resolve_access
+
     try:
         access = resolve_access(server=getattr(args, "server", None), kubeconfig=getattr(args, "kubeconfig", None),
                                 environ=os.environ, default=DEFAULT_KUBECONFIG)

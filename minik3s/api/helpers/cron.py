@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+if TYPE_CHECKING:
+    from croniter import croniter
 
 DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _TZ_PART = re.compile(r"^[A-Za-z._-]{1,14}$")
+
+
+def _croniter() -> type[croniter]:
+    """croniter, imported on first use: the apiserver imports this module at start, and only a
+    CronJob needs the parser."""
+    from croniter import croniter
+
+    return croniter
 
 
 def schedule_error(schedule: str) -> str | None:
@@ -35,9 +45,10 @@ def schedule_error(schedule: str) -> str | None:
     fields = s.split()
     if len(fields) != 5:
         return f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
-    if not croniter.is_valid(s):
+    cron = _croniter()
+    if not cron.is_valid(s):
         try:
-            croniter(s)
+            cron(s)
         except (ValueError, KeyError) as e:
             return str(e)
         return f"invalid schedule: {s}"
@@ -91,7 +102,7 @@ class Schedule:
         if self._every is not None:
             # robfig's ConstantDelaySchedule: t + delay, rounded down to the second
             return (local + timedelta(seconds=int(self._every))).replace(microsecond=0)
-        nxt: datetime = croniter(self._expr, local).get_next(datetime)
+        nxt: datetime = _croniter()(self._expr, local).get_next(datetime)
         return nxt
 
     def most_recent(self, earliest: datetime, now: datetime, *, cap: int = 100) -> tuple[datetime | None, int]:
@@ -113,5 +124,5 @@ class Schedule:
             step = int(self._every)
             n = int((now - last).total_seconds()) // step
             return last + timedelta(seconds=n * step), count
-        prev: datetime = croniter(self._expr, now.astimezone(self._zone) + timedelta(seconds=1)).get_prev(datetime)
+        prev: datetime = _croniter()(self._expr, now.astimezone(self._zone) + timedelta(seconds=1)).get_prev(datetime)
         return prev, count

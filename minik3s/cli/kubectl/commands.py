@@ -8,22 +8,32 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from minik3s.api.errors import ApiError
 from minik3s.cli.common import cluster_access, run_async
-from minik3s.cli.kubectl.api import Api
-from minik3s.cli.kubectl.apply import run_apply
-from minik3s.cli.kubectl.delete import run_delete
-from minik3s.cli.kubectl.describe import run_describe
-from minik3s.cli.kubectl.discovery import (
-    Discovery,
-)
-from minik3s.cli.kubectl.errors import CommandError, format_error
-from minik3s.cli.kubectl.get import run_get
-from minik3s.cli.kubectl.palette import Palette
-from minik3s.client.rest import HttpClient, default_user_agent
+
+# A command's implementation (and the HTTP client under it) is imported when the command runs,
+# not when the parser is built: `minik3s server` and `minik3s --help` do not load them.
+Run = Callable[..., Awaitable[int]]
+
+
+def _run(command: str) -> Run:
+    if command == "apply":
+        from minik3s.cli.kubectl.apply import run_apply
+
+        return run_apply
+    if command == "get":
+        from minik3s.cli.kubectl.get import run_get
+
+        return run_get
+    if command == "delete":
+        from minik3s.cli.kubectl.delete import run_delete
+
+        return run_delete
+    from minik3s.cli.kubectl.describe import run_describe
+
+    return run_describe
 
 
 def _bool(v: str) -> bool:
@@ -34,8 +44,16 @@ def _bool(v: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean value {v!r}")
 
 
-def _cmd(run: Callable[..., Any]) -> Callable[[argparse.Namespace], int]:
+def _cmd(command: str) -> Callable[[argparse.Namespace], int]:
     def func(args: argparse.Namespace) -> int:
+        from minik3s.api.errors import ApiError
+        from minik3s.cli.kubectl.api import Api
+        from minik3s.cli.kubectl.discovery import Discovery
+        from minik3s.cli.kubectl.errors import CommandError, format_error
+        from minik3s.cli.kubectl.palette import Palette
+        from minik3s.client.rest import HttpClient, default_user_agent
+
+        run = _run(command)
         access = cluster_access(args)
         err_pal = Palette.for_stream(sys.stderr)
 
@@ -111,7 +129,7 @@ def _add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPa
     common(a, all_ns=False)
     files(a, required=True)
     a.add_argument("--dry-run", choices=("none", "server"), default="none")
-    a.set_defaults(func=_cmd(run_apply))
+    a.set_defaults(func=_cmd("apply"))
 
     g = subparsers.add_parser(
         "get",
@@ -128,7 +146,7 @@ def _add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPa
     g.add_argument("--watch-only", action="store_true", help="watch without listing first")
     g.add_argument("--show-labels", action="store_true")
     g.add_argument("--no-headers", action="store_true")
-    g.set_defaults(func=_cmd(run_get))
+    g.set_defaults(func=_cmd("get"))
 
     d = subparsers.add_parser(
         "delete",
@@ -159,7 +177,7 @@ def _add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPa
     d.add_argument("--timeout", type=float, default=0.0, help="seconds to wait (0: no limit)")
     d.add_argument("--cascade", choices=("background", "foreground", "orphan"), default="background")
     d.add_argument("--ignore-not-found", action="store_true")
-    d.set_defaults(func=_cmd(run_delete))
+    d.set_defaults(func=_cmd("delete"))
 
     s = subparsers.add_parser(
         "describe",
@@ -170,4 +188,4 @@ def _add_subcommands(subparsers: Any, client_args: Callable[[argparse.ArgumentPa
     s.add_argument("resources", nargs="+", metavar="ARG")
     s.add_argument("-l", "--selector", default=None)
     s.add_argument("--show-events", nargs="?", const=True, default=True, type=_bool)
-    s.set_defaults(func=_cmd(run_describe))
+    s.set_defaults(func=_cmd("describe"))

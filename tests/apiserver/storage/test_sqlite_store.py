@@ -456,6 +456,76 @@ async def test_random_history_replays_identically_after_restart(open_store: Any,
     ]
 
 
+async def test_history_read_at_start_is_decoded_in_pieces_as_watches_need_it(open_store: Any) -> None:
+    """The ring read at start is decoded by the watches that replay it: a later part first, then
+    an earlier one, around live writes and a compaction, with the same events as before the
+    restart, and the same sharing (an update's prev is the previous event's object; the newest
+    event of a key is the stored object)."""
+    import random
+
+    rng = random.Random(11)
+    store = await open_store(history_window=10_000)
+    for i in range(300):
+        k = key(f"p{rng.randrange(10)}")
+        if store.get(k) is None:
+            await store.create(k, obj(k, spec={"i": i}))
+        elif rng.random() < 0.2:
+            await store.delete(k)
+        else:
+            await store.update(k, obj(k, spec={"i": i}))
+    final = store.revision
+    w = store.watch("", 0, queue_size=10_000)
+    before = [await w.__anext__() for _ in range(final)]
+    await store.close()
+
+    def shape(evs: list[Any]) -> list[Any]:
+        return [(e.type, e.key, e.revision, e.object, e.prev) for e in evs]
+
+    store = await open_store(history_window=10_000)
+    late = store.watch("core/pods/", 250)
+    assert shape([await late.__anext__() for _ in range(final - 250)]) == shape(before[250:])
+    await store.create(key("live"), obj("live"))
+    await store.compact(keep=final + 1 - 40)  # drops revisions 1..40, none of them decoded yet
+    assert store.compacted_revision == 40
+    w = store.watch("", 40, queue_size=10_000)
+    after = [await w.__anext__() for _ in range(final - 40 + 1)]
+    assert shape(after[:-1]) == shape(before[40:])
+    assert (after[-1].type, after[-1].key) == ("ADDED", key("live"))
+    last: dict[str, Any] = {}
+    for e in after:
+        if e.type == "MODIFIED" and e.key in last:
+            assert e.prev is last[e.key].object  # also across the two pieces (251.., then 41..250)
+        last[e.key] = e
+    for k, e in last.items():
+        if e.type != "DELETED":
+            assert e.object is store.get(k)
+    with pytest.raises(TooOldError):
+        store.watch("", 39)
+
+
+async def test_background_decoding_decodes_the_history_too(open_store: Any) -> None:
+    store = await open_store(history_window=10_000)
+    for i in range(1200):
+        k = key(f"p{i % 40}")
+        if store.get(k) is None:
+            await store.create(k, obj(k, spec={"i": i}))
+        else:
+            await store.update(k, obj(k, spec={"i": i}))
+    w = store.watch("", 0, queue_size=10_000)
+    before = [await w.__anext__() for _ in range(1200)]
+    await store.close()
+
+    store = await open_store(history_window=10_000)
+    await store.wait_decoded()  # objects, then the ring in chunks of 500 from its newest entries
+    w = store.watch("", 0, queue_size=10_000)
+    after = [await w.__anext__() for _ in range(1200)]
+    assert [(e.type, e.key, e.revision, e.object, e.prev) for e in after] == [
+        (e.type, e.key, e.revision, e.object, e.prev) for e in before]
+    for prev_ev, ev in zip(after, after[40:], strict=False):
+        assert ev.prev is prev_ev.object  # p{i % 40}: each update's prev is 40 revisions back
+    assert all(after[-40 + j].object is store.get(key(f"p{(1160 + j) % 40}")) for j in range(40))
+
+
 async def test_update_with_the_stored_object_itself_is_rejected(store: SqliteStore) -> None:
     created = await store.create(key("a"), obj("a"))
     with pytest.raises(StorageError, match="copy it first"):
