@@ -11,8 +11,11 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
+
+import orjson
 
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
@@ -700,8 +703,44 @@ def validate_workload_ref(ref: Any, field: str) -> list[JsonDict]:
     return errs
 
 
+# Specs whose JSON is larger than this are never memo keys (the memo holds a copy of each).
+_MEMO_MAX_BYTES = 16 * 1024
+# orjson refuses subclasses of str/int/dict/list, dataclasses and datetimes with these (and
+# integers beyond 64 bits always): such a spec is walked without the memo
+_EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+@functools.lru_cache(maxsize=128)
+def _spec_entry(field: str, data: bytes) -> tuple[Any, bytes]:
+    """The spec that `data` encodes (a private copy) and the causes of validating it at `field`,
+    as JSON. A pure function of its arguments, memoised: the pods of one template (a
+    controller's, a benchmark's) are walked once instead of per create."""
+    plain = orjson.loads(data)
+    return plain, orjson.dumps(_validate_pod_spec(plain, field))
+
+
 def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
-    """ValidatePodSpec: containers, policies, scheduling constraints, resources."""
+    """ValidatePodSpec: containers, policies, scheduling constraints, resources.
+
+    Memoised (`_spec_entry`): a spec whose JSON and whose value both equal a memoised one gets
+    that spec's causes, as fresh dicts. The two checks together are exact: the bytes tell apart
+    what Python's equality does not (1, 1.0 and True; key order), the equality what the bytes
+    do not (a tuple for a list; NaN, which orjson writes as null). A spec over 16 KiB or with a
+    value orjson does not encode as itself is walked without the memo. (A Python enum member
+    counts as its value, as both transports would send it.)"""
+    if isinstance(spec, dict):
+        try:
+            data = orjson.dumps(spec, option=_EXACT)
+        except TypeError:
+            data = b""
+        if data and len(data) <= _MEMO_MAX_BYTES:
+            plain, causes = _spec_entry(field, data)
+            if spec == plain:
+                return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
+    return _validate_pod_spec(spec, field)
+
+
+def _validate_pod_spec(spec: Any, field: str) -> list[JsonDict]:
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
