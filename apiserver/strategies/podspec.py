@@ -170,9 +170,21 @@ def default_pod_spec(spec: Any) -> None:
 
 
 def _nonzero(q: Any) -> bool:
+    if type(q) is str:
+        return _nonzero_string(q)
     try:
         return parse_quantity(q) != 0
     except (QuantityError, TypeError):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _nonzero_string(q: str) -> bool:
+    """`_nonzero` of a quantity string, memoised: the strings repeat ("100m", "500Mi") and a
+    Fraction comparison is slow Python code."""
+    try:
+        return parse_quantity(q) != 0
+    except QuantityError:
         return False
 
 
