@@ -12,6 +12,7 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from fractions import Fraction
 from typing import Any, TypeGuard, cast
 
@@ -722,33 +723,60 @@ _MEMO_MAX_BYTES = 16 * 1024
 _EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
-@functools.lru_cache(maxsize=128)
-def _spec_entry(field: str, data: bytes) -> tuple[Any, bytes]:
-    """The spec that `data` encodes (a private copy) and the causes of validating it at `field`,
-    as JSON. A pure function of its arguments, memoised: the pods of one template (a
-    controller's, a benchmark's) are walked once instead of per create."""
-    plain = orjson.loads(data)
-    return plain, orjson.dumps(_validate_pod_spec(plain, field))
-
-
-def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
-    """ValidatePodSpec: containers, policies, scheduling constraints, resources.
-
-    Memoised (`_spec_entry`): a spec whose JSON and whose value both equal a memoised one gets
-    that spec's causes, as fresh dicts. The two checks together are exact: the bytes tell apart
+class SpecValidationMemo:
+    """Pod spec validation memoised on the spec's JSON and value (a cache: the answers are
+    `_validate_pod_spec`'s). A spec enters on its second sighting (the first costs only its JSON
+    encoding, so a stream of specs unlike each other pays little); a hit needs the bytes and
+    Python's equality both to match the entry's spec (a private copy): the bytes tell apart
     what Python's equality does not (1, 1.0 and True; key order), the equality what the bytes
-    do not (a tuple for a list; NaN, which orjson writes as null). A spec over 16 KiB or with a
-    value orjson does not encode as itself is walked without the memo. (A Python enum member
-    counts as its value, as both transports would send it.)"""
-    if isinstance(spec, dict):
+    do not (a tuple for a list; NaN, which orjson writes as null). Bounded: `size` entries and
+    `size` sightings, least recently used out first."""
+
+    __slots__ = ("_entries", "_seen", "size")
+
+    def __init__(self, size: int = 128) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, bytes], tuple[Any, bytes]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+
+    def causes(self, spec: JsonDict, field: str) -> list[JsonDict]:
         try:
             data = orjson.dumps(spec, option=_EXACT)
         except TypeError:
-            data = b""
-        if data and len(data) <= _MEMO_MAX_BYTES:
-            plain, causes = _spec_entry(field, data)
-            if spec == plain:
-                return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
+            return _validate_pod_spec(spec, field)
+        if len(data) > _MEMO_MAX_BYTES:
+            return _validate_pod_spec(spec, field)
+        key = (field, data)
+        entry = self._entries.get(key)
+        if entry is None:
+            if key not in self._seen:
+                self._seen[key] = None
+                if len(self._seen) > self.size:
+                    self._seen.popitem(last=False)
+                return _validate_pod_spec(spec, field)
+            del self._seen[key]
+            plain = orjson.loads(data)
+            entry = (plain, orjson.dumps(_validate_pod_spec(plain, field)))
+            self._entries[key] = entry
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(key)
+        plain, causes = entry
+        if spec != plain:
+            return _validate_pod_spec(spec, field)
+        return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
+
+
+# the process's memo (a cache of a pure function, as functools.lru_cache would be)
+_MEMO = SpecValidationMemo()
+
+
+def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
+    """ValidatePodSpec: containers, policies, scheduling constraints, resources. Memoised
+    (`SpecValidationMemo`): the same causes as the walk, as fresh dicts."""
+    if isinstance(spec, dict):
+        return _MEMO.causes(spec, field)
     return _validate_pod_spec(spec, field)
 
 

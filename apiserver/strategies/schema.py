@@ -509,6 +509,7 @@ class SchemaIndex:
         # decode's memo of specs the walk leaves as they are (`_decode_spec`)
         self._without_spec: dict[tuple[str, str], Node] = {}
         self._unchanged: OrderedDict[tuple[str, str, bytes], Any] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str, bytes], None] = OrderedDict()
 
     def node(self, group: str, kind: str) -> Node | None:
         key = (group, kind)
@@ -561,7 +562,7 @@ class SchemaIndex:
         known to decode to itself (no unknown field, every quantity canonical): memoised per
         kind on the spec's JSON and value, a hit needs both to equal a spec the walk left
         unchanged (the bytes tell 1, 1.0 and True apart; the equality a tuple from a list, NaN
-        from null). At most `DECODE_MEMO_SIZE` specs, each under `DECODE_MEMO_MAX_BYTES`, are
+        from null). A spec enters on its second sighting. At most `DECODE_MEMO_SIZE` specs, each under `DECODE_MEMO_MAX_BYTES`, are
         remembered. Example: the pods of one template, already canonical, walk their spec once."""
         try:
             data = orjson.dumps(spec, option=_EXACT)
@@ -573,12 +574,22 @@ class SchemaIndex:
         key = (group, kind, data)
         memo = self._unchanged
         plain = memo.get(key)
-        if plain is not None and spec == plain:
-            memo.move_to_end(key)
+        if plain is not None:
+            if spec == plain:
+                memo.move_to_end(key)
+                return
+        elif key not in self._seen:
+            # first sighting: walked, only remembered as seen (a stream of specs unlike each
+            # other pays the JSON encoding alone)
+            self._seen[key] = None
+            if len(self._seen) > DECODE_MEMO_SIZE:
+                self._seen.popitem(last=False)
+            decode_walk(spec, node, "spec", out)
             return
         before = len(out)
         decode_walk(spec, node, "spec", out)
-        if len(out) == before and orjson.dumps(spec, option=_EXACT) == data:
+        if plain is None and len(out) == before and orjson.dumps(spec, option=_EXACT) == data:
+            del self._seen[key]
             memo[key] = orjson.loads(data)
             if len(memo) > DECODE_MEMO_SIZE:
                 memo.popitem(last=False)
