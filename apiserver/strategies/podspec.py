@@ -11,6 +11,7 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import OrderedDict
 from fractions import Fraction
@@ -751,21 +752,30 @@ class SpecValidationMemo:
         if entry is None:
             if key not in self._seen:
                 self._seen[key] = None
-                if len(self._seen) > self.size:
-                    self._seen.popitem(last=False)
+                _trim(self._seen, self.size)
                 return _validate_pod_spec(spec, field)
-            del self._seen[key]
+            self._seen.pop(key, None)
             plain = orjson.loads(data)
             entry = (plain, orjson.dumps(_validate_pod_spec(plain, field)))
             self._entries[key] = entry
-            if len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            _trim(self._entries, self.size)
         else:
-            self._entries.move_to_end(key)
+            with contextlib.suppress(KeyError):  # another thread's server may have evicted it
+                self._entries.move_to_end(key)
         plain, causes = entry
         if spec != plain:
             return _validate_pod_spec(spec, field)
         return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
+
+
+def _trim(d: OrderedDict[Any, Any], size: int) -> None:
+    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
+    process share the memo)."""
+    while len(d) > size:
+        try:
+            d.popitem(last=False)
+        except KeyError:
+            return
 
 
 # the process's memo (a cache of a pure function, as functools.lru_cache would be)

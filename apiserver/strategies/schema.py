@@ -12,6 +12,7 @@ Example: for a Pod `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2}]}
 
 from __future__ import annotations
 
+import contextlib
 import types
 import typing
 from collections import OrderedDict
@@ -488,6 +489,17 @@ _DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str
 
 
 _UNSET = Node("unset")
+
+
+def _trim(d: OrderedDict[Any, Any], size: int) -> None:
+    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
+    process share the index)."""
+    while len(d) > size:
+        try:
+            d.popitem(last=False)
+        except KeyError:
+            return
+
 # decode's spec memo (SchemaIndex._decode_spec): how many specs, how large (their JSON)
 DECODE_MEMO_SIZE = 128
 DECODE_MEMO_MAX_BYTES = 16 * 1024
@@ -576,23 +588,22 @@ class SchemaIndex:
         plain = memo.get(key)
         if plain is not None:
             if spec == plain:
-                memo.move_to_end(key)
+                with contextlib.suppress(KeyError):  # another thread's server may have evicted it
+                    memo.move_to_end(key)
                 return
         elif key not in self._seen:
             # first sighting: walked, only remembered as seen (a stream of specs unlike each
             # other pays the JSON encoding alone)
             self._seen[key] = None
-            if len(self._seen) > DECODE_MEMO_SIZE:
-                self._seen.popitem(last=False)
+            _trim(self._seen, DECODE_MEMO_SIZE)
             decode_walk(spec, node, "spec", out)
             return
         before = len(out)
         decode_walk(spec, node, "spec", out)
         if plain is None and len(out) == before and orjson.dumps(spec, option=_EXACT) == data:
-            del self._seen[key]
+            self._seen.pop(key, None)
             memo[key] = orjson.loads(data)
-            if len(memo) > DECODE_MEMO_SIZE:
-                memo.popitem(last=False)
+            _trim(memo, DECODE_MEMO_SIZE)
 
     def _node_without_spec(self, group: str, kind: str, n: Node) -> Node:
         """`n` with its `spec` field kept but not descended (the spec was decoded apart)."""
