@@ -5,7 +5,8 @@ component off; prints `<CPU µs per create> <creates per second>`. CPU is the wh
 (`time.process_time`: the SQLite writer thread included). The script uses only
 `minik3s.server.start`/`stop` and `rs.client`, so the same file runs against an older checkout
 (`PYTHONPATH=<checkout> python bench/bench_create_cost.py 6000`) for interleaved A/B runs, which
-is how docs/benchmarks.md "Session 3: create cost against session 1's code" was measured.
+is how docs/benchmarks.md "Create cost" was measured (PYTHONPATH wins over this tree's editable
+install as long as the current directory is not on sys.path first, as it is with `python -c`).
 
 The loop drops each create's result, as the controllers creating pods do (ReplicaSet, Job,
 DaemonSet only read the name), so it passes `read_only=True` as they do when the checkout's

@@ -11,8 +11,13 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections import OrderedDict
 from fractions import Fraction
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
+
+import orjson
 
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
@@ -167,9 +172,21 @@ def default_pod_spec(spec: Any) -> None:
 
 
 def _nonzero(q: Any) -> bool:
+    if type(q) is str:
+        return _nonzero_string(q)
     try:
         return parse_quantity(q) != 0
     except (QuantityError, TypeError):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _nonzero_string(q: str) -> bool:
+    """`_nonzero` of a quantity string, memoised: the strings repeat ("100m", "500Mi") and a
+    Fraction comparison is slow Python code."""
+    try:
+        return parse_quantity(q) != 0
+    except QuantityError:
         return False
 
 
@@ -700,8 +717,80 @@ def validate_workload_ref(ref: Any, field: str) -> list[JsonDict]:
     return errs
 
 
+# Specs whose JSON is larger than this are never memo keys (the memo holds a copy of each).
+_MEMO_MAX_BYTES = 16 * 1024
+# orjson refuses subclasses of str/int/dict/list, dataclasses and datetimes with these (and
+# integers beyond 64 bits always): such a spec is walked without the memo
+_EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+class SpecValidationMemo:
+    """Pod spec validation memoised on the spec's JSON and value (a cache: the answers are
+    `_validate_pod_spec`'s). A spec enters on its second sighting (the first costs only its JSON
+    encoding, so a stream of specs unlike each other pays little); a hit needs the bytes and
+    Python's equality both to match the entry's spec (a private copy): the bytes tell apart
+    what Python's equality does not (1, 1.0 and True; key order), the equality what the bytes
+    do not (a tuple for a list; NaN, which orjson writes as null). Bounded: `size` entries and
+    `size` sightings, least recently used out first."""
+
+    __slots__ = ("_entries", "_seen", "size")
+
+    def __init__(self, size: int = 128) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, bytes], tuple[Any, bytes]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+
+    def causes(self, spec: JsonDict, field: str) -> list[JsonDict]:
+        try:
+            data = orjson.dumps(spec, option=_EXACT)
+        except TypeError:
+            return _validate_pod_spec(spec, field)
+        if len(data) > _MEMO_MAX_BYTES:
+            return _validate_pod_spec(spec, field)
+        key = (field, data)
+        entry = self._entries.get(key)
+        if entry is None:
+            if key not in self._seen:
+                self._seen[key] = None
+                _trim(self._seen, self.size)
+                return _validate_pod_spec(spec, field)
+            self._seen.pop(key, None)
+            plain = orjson.loads(data)
+            entry = (plain, orjson.dumps(_validate_pod_spec(plain, field)))
+            self._entries[key] = entry
+            _trim(self._entries, self.size)
+        else:
+            with contextlib.suppress(KeyError):  # another thread's server may have evicted it
+                self._entries.move_to_end(key)
+        plain, causes = entry
+        if spec != plain:
+            return _validate_pod_spec(spec, field)
+        return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
+
+
+def _trim(d: OrderedDict[Any, Any], size: int) -> None:
+    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
+    process share the memo)."""
+    while len(d) > size:
+        try:
+            d.popitem(last=False)
+        except KeyError:
+            return
+
+
+# the process's memo (a cache of a pure function, as functools.lru_cache would be)
+_MEMO = SpecValidationMemo()
+
+
 def validate_pod_spec(spec: Any, field: str = "spec") -> list[JsonDict]:
-    """ValidatePodSpec: containers, policies, scheduling constraints, resources."""
+    """ValidatePodSpec: containers, policies, scheduling constraints, resources. Memoised
+    (`SpecValidationMemo`): the same causes as the walk, as fresh dicts."""
+    if isinstance(spec, dict):
+        return _MEMO.causes(spec, field)
+    return _validate_pod_spec(spec, field)
+
+
+def _validate_pod_spec(spec: Any, field: str) -> list[JsonDict]:
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):

@@ -12,11 +12,14 @@ Example: for a Pod `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2}]}
 
 from __future__ import annotations
 
+import contextlib
 import types
 import typing
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from minik3s.api.quantity import QuantityError, canonical_quantity
@@ -493,6 +496,23 @@ _DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str
 _UNSET = Node("unset")
 
 
+def _trim(d: OrderedDict[Any, Any], size: int) -> None:
+    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
+    process share the index)."""
+    while len(d) > size:
+        try:
+            d.popitem(last=False)
+        except KeyError:
+            return
+
+# decode's spec memo (SchemaIndex._decode_spec): how many specs, how large (their JSON)
+DECODE_MEMO_SIZE = 128
+DECODE_MEMO_MAX_BYTES = 16 * 1024
+# orjson refuses subclasses of str/int/dict/list, dataclasses and datetimes with these: such a
+# spec is walked without the memo
+_EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
 class SchemaIndex:
     """Compiled schema trees per kind (built lazily; one instance per app)."""
 
@@ -503,6 +523,10 @@ class SchemaIndex:
         self._type_only: dict[tuple[str, str], Node] | None = None
         self._quantities: dict[tuple[str, str], Node | None] = {}
         self._qmemo: dict[int, Node | None] = {}
+        # decode's memo of specs the walk leaves as they are (`_decode_spec`)
+        self._without_spec: dict[tuple[str, str], Node] = {}
+        self._unchanged: OrderedDict[tuple[str, str, bytes], Any] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str, bytes], None] = OrderedDict()
 
     def node(self, group: str, kind: str) -> Node | None:
         key = (group, kind)
@@ -530,6 +554,11 @@ class SchemaIndex:
         n = self.node(group, kind)
         out: list[str] = []
         if n is not None:
+            spec = obj.get("spec")
+            child = n.fields.get("spec")
+            if type(spec) is dict and child is not None and child.kind == "model":
+                self._decode_spec(group, kind, spec, child, out)
+                n = self._node_without_spec(group, kind, n)
             decode_walk(obj, n, "", out)
             out.sort()
             return out
@@ -544,6 +573,51 @@ class SchemaIndex:
         if q is not None:
             normalize_quantities(obj, q)  # a partial tree: it may not drop what it does not list
         return out
+
+    def _decode_spec(self, group: str, kind: str, spec: JsonDict, node: Node, out: list[str]) -> None:
+        """`decode_walk` of the top-level `spec` (dropped paths to `out`), skipped for a spec
+        known to decode to itself (no unknown field, every quantity canonical): memoised per
+        kind on the spec's JSON and value, a hit needs both to equal a spec the walk left
+        unchanged (the bytes tell 1, 1.0 and True apart; the equality a tuple from a list, NaN
+        from null). A spec enters on its second sighting. At most `DECODE_MEMO_SIZE` specs, each under `DECODE_MEMO_MAX_BYTES`, are
+        remembered. Example: the pods of one template, already canonical, walk their spec once."""
+        try:
+            data = orjson.dumps(spec, option=_EXACT)
+        except TypeError:
+            data = b""
+        if not data or len(data) > DECODE_MEMO_MAX_BYTES:
+            decode_walk(spec, node, "spec", out)
+            return
+        key = (group, kind, data)
+        memo = self._unchanged
+        plain = memo.get(key)
+        if plain is not None:
+            if spec == plain:
+                with contextlib.suppress(KeyError):  # another thread's server may have evicted it
+                    memo.move_to_end(key)
+                return
+        elif key not in self._seen:
+            # first sighting: walked, only remembered as seen (a stream of specs unlike each
+            # other pays the JSON encoding alone)
+            self._seen[key] = None
+            _trim(self._seen, DECODE_MEMO_SIZE)
+            decode_walk(spec, node, "spec", out)
+            return
+        before = len(out)
+        decode_walk(spec, node, "spec", out)
+        if plain is None and len(out) == before and orjson.dumps(spec, option=_EXACT) == data:
+            self._seen.pop(key, None)
+            memo[key] = orjson.loads(data)
+            _trim(memo, DECODE_MEMO_SIZE)
+
+    def _node_without_spec(self, group: str, kind: str, n: Node) -> Node:
+        """`n` with its `spec` field kept but not descended (the spec was decoded apart)."""
+        key = (group, kind)
+        rest = self._without_spec.get(key)
+        if rest is None:
+            rest = Node(n.kind, fields={**n.fields, "spec": _ANY}, elem=n.elem, name=n.name)
+            self._without_spec[key] = rest
+        return rest
 
     def unknown_fields(self, group: str, kind: str, obj: JsonDict) -> list[str]:
         n = self.node(group, kind)

@@ -254,6 +254,9 @@ def validate_labels(labels: Any, field: str) -> list[JsonDict]:
         return [type_invalid(field, labels, "must be an object")]
     errs: list[JsonDict] = []
     for k, v in labels.items():
+        if type(k) is str and type(v) is str and not _is_qualified_name_cached(k) \
+                and not _is_valid_label_value_cached(v):
+            continue  # the common case, decided by the two memoised checks alone
         errs.extend(validate_label_name(k, field))
         if not isinstance(v, str):
             errs.append(type_invalid(field, v, "must be a string"))
@@ -272,6 +275,9 @@ def validate_annotations(annotations: Any, field: str) -> list[JsonDict]:
     errs: list[JsonDict] = []
     total = 0
     for k, v in annotations.items():
+        if type(v) is str and type(k) is str and not _is_qualified_name_cached(k.lower()):
+            total += len(k) + (len(v) if v.isascii() else len(v.encode()))
+            continue  # the common case, decided by the memoised check alone
         if not isinstance(v, str):
             errs.append(type_invalid(field, v, "must be a string"))
             continue
@@ -342,6 +348,8 @@ NAME_FORMATS = {"subdomain": is_dns1123_subdomain, "label": is_dns1123_label, "d
 
 
 def validate_name(name: Any, field: str, *, fmt: str = "subdomain") -> list[JsonDict]:
+    if fmt == "subdomain" and type(name) is str and not _is_dns1123_subdomain_cached(name):
+        return []  # the common case, decided by the memoised check alone
     if not isinstance(name, str):
         return [type_invalid(field, name, "must be a string")]
     return [invalid(field, name, m) for m in NAME_FORMATS[fmt](name)]
@@ -409,10 +417,15 @@ def validate_object_meta(meta: Any, *, name_format: str = "subdomain", field: st
         probe = gen[:-1] if gen.endswith("-") else gen
         if probe:
             errs.extend(invalid(f"{field}.generateName", gen, m) for m in NAME_FORMATS[name_format](probe))
-    errs.extend(validate_labels(meta.get("labels"), f"{field}.labels"))
-    errs.extend(validate_annotations(meta.get("annotations"), f"{field}.annotations"))
-    errs.extend(validate_finalizers(meta.get("finalizers"), f"{field}.finalizers"))
-    errs.extend(validate_owner_references(meta.get("ownerReferences"), f"{field}.ownerReferences"))
+    # each check answers [] for a missing field: skipped without building its path
+    if (labels := meta.get("labels")) is not None:
+        errs.extend(validate_labels(labels, f"{field}.labels"))
+    if (annotations := meta.get("annotations")) is not None:
+        errs.extend(validate_annotations(annotations, f"{field}.annotations"))
+    if (finalizers := meta.get("finalizers")) is not None:
+        errs.extend(validate_finalizers(finalizers, f"{field}.finalizers"))
+    if (refs := meta.get("ownerReferences")) is not None:
+        errs.extend(validate_owner_references(refs, f"{field}.ownerReferences"))
     return errs
 
 

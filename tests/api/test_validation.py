@@ -102,6 +102,26 @@ def test_bad_label_value_reports_at_labels_path():
     assert rendered(errs) == [f'metadata.labels: Invalid value: "bad value": {LABEL_VALUE_MSG}']
 
 
+def test_valid_entries_between_bad_ones_keep_every_error_in_order():
+    # the valid entries take a shortcut; the bad ones around them are reported as before
+    labels = {"ok": "v", "bad key": "v", "app": "web", "k": "bad value", "n": 5, "last": "x"}
+    assert rendered(validate_labels(labels, "metadata.labels")) == [
+        'metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+        "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        f'metadata.labels: Invalid value: "bad value": {LABEL_VALUE_MSG}',
+        "metadata.labels: Invalid value: 5: must be a string",
+    ]
+    annotations = {"a": "x" * (128 * 1024), "bad key": "v", "b": 1, "c": "x" * (128 * 1024)}
+    assert [e["message"].split(":")[0] for e in validate_annotations(annotations, "metadata.annotations")] == [
+        "Invalid value", "Invalid value", "Too long"]
+    meta = {"name": "Bad_Name", "labels": {"a": "b", "c": "bad value"}, "annotations": {"ok": "v"},
+            "finalizers": ["bad key"], "ownerReferences": [{}]}
+    assert [e["field"] for e in validate_object_meta(meta)] == [
+        "metadata.name", "metadata.labels", "metadata.finalizers", "metadata.ownerReferences.apiVersion",
+        "metadata.ownerReferences.kind", "metadata.ownerReferences.name", "metadata.ownerReferences.uid"]
+
+
 def test_annotations_total_size_limit_is_256k():
     assert validate_annotations({"a": "x" * (256 * 1024 - 1)}, "metadata.annotations") == []
     errs = validate_annotations({"a": "x" * (256 * 1024)}, "metadata.annotations")

@@ -1,0 +1,93 @@
+"""validate_pod_spec's memo on the spec's JSON: the same causes as the walk, fresh each call,
+and the values the memo's key could blur (NaN written as null, a tuple for a list, True for 1,
+another field path) never answered from another spec's entry."""
+
+import copy
+
+from apiserver.strategies import strategy_for
+from apiserver.strategies.podspec import SpecValidationMemo, _validate_pod_spec, validate_pod_spec
+
+S = strategy_for("", "Pod")
+
+
+def remembered(s, field="spec"):
+    """Validate `s` twice: a spec enters the memo on its second sighting."""
+    first, second = validate_pod_spec(copy.deepcopy(s), field), validate_pod_spec(copy.deepcopy(s), field)
+    assert first == second
+    return second
+
+
+def spec(**kw):
+    s = {"containers": [{"name": "c", "image": "nginx",
+                         "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}], **kw}
+    S.default({"spec": s})
+    return s
+
+
+def test_clean_spec_repeats_clean_and_is_not_changed():
+    s = spec()
+    before = copy.deepcopy(s)
+    assert validate_pod_spec(s, "spec") == []
+    assert validate_pod_spec(copy.deepcopy(s), "spec") == []
+    assert s == before
+
+
+def test_invalid_spec_same_causes_every_time_and_fresh_dicts():
+    s = spec(restartPolicy="Sometimes", dnsPolicy="Nope")
+    walked = _validate_pod_spec(copy.deepcopy(s), "spec")
+    assert [c["field"] for c in walked] == ["spec.restartPolicy", "spec.dnsPolicy"]
+    first = validate_pod_spec(s, "spec")
+    first[0]["message"] = "changed by the caller"
+    first.append({"field": "x"})
+    assert validate_pod_spec(copy.deepcopy(s), "spec") == walked
+
+
+def test_field_path_is_part_of_the_key():
+    s = spec(restartPolicy="Sometimes")
+    assert [c["field"] for c in remembered(s)] == ["spec.restartPolicy"]
+    assert [c["field"] for c in validate_pod_spec(s, "spec.template.spec")] == ["spec.template.spec.restartPolicy"]
+
+
+def test_nan_is_not_answered_by_a_null_entry():
+    # orjson writes NaN as null: a spec with a NaN must not hit the entry of the same spec with null
+    clean = spec(terminationGracePeriodSeconds=None)
+    assert remembered(clean) == []
+    bad = spec(terminationGracePeriodSeconds=float("nan"))
+    assert [c["field"] for c in validate_pod_spec(bad, "spec")] == ["spec.terminationGracePeriodSeconds"]
+
+
+def test_tuple_where_a_list_belongs_is_not_answered_by_the_list_entry():
+    s = spec()
+    assert remembered(s) == []
+    t = {**s, "containers": tuple(s["containers"])}
+    assert validate_pod_spec(t, "spec") == _validate_pod_spec(t, "spec") != []
+
+
+def test_bool_for_int_is_not_answered_by_the_int_entry():
+    # True == 1 in Python: the JSON bytes tell them apart
+    assert remembered(spec(priority=1)) == []
+    assert [c["field"] for c in validate_pod_spec(spec(priority=True), "spec")] == ["spec.priority"]
+
+
+def test_changed_spec_is_walked_again():
+    s = spec()
+    assert remembered(s) == []
+    s2 = copy.deepcopy(s)
+    s2["containers"][0]["name"] = "Bad_Name"
+    assert [c["field"] for c in validate_pod_spec(s2, "spec")] == ["spec.containers[0].name"]
+
+
+def test_entry_on_second_sighting_and_bounded():
+    memo = SpecValidationMemo(size=4)
+    s = spec(restartPolicy="Sometimes")
+    want = _validate_pod_spec(copy.deepcopy(s), "spec")
+    assert memo.causes(copy.deepcopy(s), "spec") == want
+    assert not memo._entries
+    assert memo.causes(copy.deepcopy(s), "spec") == want
+    assert len(memo._entries) == 1
+    assert memo.causes(copy.deepcopy(s), "spec") == want
+    for i in range(10):
+        for _ in range(2):
+            assert memo.causes(spec(hostname=f"h{i}"), "spec") == []
+    assert len(memo._entries) == 4 and len(memo._seen) <= 4
+    assert memo.causes(copy.deepcopy(s), "spec") == want  # evicted: walked again
