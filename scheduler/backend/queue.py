@@ -92,6 +92,8 @@ class QueuedPodInfo:
     gated: bool = False
     gating_plugin: str = ""
     consecutive_errors: int = 0
+    # spec.schedulerName, read once (immutable on a pod): the requeue walk asks it per event
+    profile: str | None = None
 
     @property
     def pod(self) -> JsonDict:
@@ -194,6 +196,8 @@ class PriorityQueue:
         self._events: dict[str, dict[str, list[ClusterEventWithHint]]] = {
             name: fw.events_to_register() for name, fw in frameworks.items()}
         self._match_cache: dict[ClusterEvent, bool] = {}
+        # (event, profile) -> the plugins of that profile with a registration matching the event
+        self._matching_plugins: dict[tuple[ClusterEvent, str], frozenset[str]] = {}
         self.nominator = Nominator()
         self._has_items = asyncio.Event()
         self._closed = False
@@ -481,12 +485,12 @@ class PriorityQueue:
             if precheck is not None and not q.gated and not precheck(q.pod):
                 continue
             if not q.gated and not wildcard and (q.unschedulable_plugins or q.pending_plugins):
-                name = only or scheduler_name(q.pod)
+                name = only or q.profile
+                if name is None:
+                    name = q.profile = scheduler_name(q.pod)
                 plugins = matching.get(name)
                 if plugins is None:
-                    plugins = matching[name] = frozenset(
-                        plugin for plugin, regs in self._events.get(name, {}).items()
-                        if any(reg.event.matches(event) for reg in regs))
+                    plugins = matching[name] = self._plugins_matching(event, name)
                 if plugins.isdisjoint(q.unschedulable_plugins) and plugins.isdisjoint(q.pending_plugins):
                     continue
             hint = self._is_pod_worth_requeuing(q, event, old, new)
@@ -496,6 +500,17 @@ class PriorityQueue:
                 self._move_to_active(q, event.label)
             else:
                 self._requeue_with_strategy(q, hint, event.label)
+
+    def _plugins_matching(self, event: ClusterEvent, profile: str) -> frozenset[str]:
+        """The plugins of `profile` with a registration matching `event` (the registrations are
+        fixed when the queue is built, so cached per event and profile)."""
+        key = (event, profile)
+        hit = self._matching_plugins.get(key)
+        if hit is None:
+            hit = self._matching_plugins[key] = frozenset(
+                plugin for plugin, regs in self._events.get(profile, {}).items()
+                if any(reg.event.matches(event) for reg in regs))
+        return hit
 
     def _may_match(self, event: ClusterEvent) -> bool:
         """Whether any registration of any profile matches `event` (cached per event)."""

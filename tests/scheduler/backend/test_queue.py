@@ -326,3 +326,28 @@ def test_keyed_heap_update_and_delete():
     h.delete("b")
     h.add_or_update(("d", 0))
     assert [h.pop() for _ in range(len(h))] == [("d", 0), ("c", 3), ("a", 5)]
+
+
+async def test_requeue_walk_asks_each_pods_own_profile_every_time(clock):
+    """Two profiles that register different events for the same plugin: an event moves only the
+    parked pods whose own profile's rejecting plugin registered it, on every repetition (the
+    per-event, per-profile plugin sets and each pod's profile are remembered)."""
+    narrow = FakeFramework()
+    narrow.events = {"Fit": [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]}
+    q = PriorityQueue({"default-scheduler": FakeFramework(), "narrow": narrow}, clock=clock)
+    for i in range(6):
+        pod = make_pod(f"p{i}").obj()
+        if i % 2:
+            pod["spec"]["schedulerName"] = "narrow"
+        q.add(pod)
+    for _ in range(6):
+        qpi = await q.pop()
+        assert qpi is not None
+        qpi.unschedulable_plugins = {"Fit"}
+        q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+    gone = make_pod("b").node("n1").obj()
+    for _ in range(2):
+        q.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, gone, None)
+        for i in range(6):
+            want = "unschedulablePods" if i % 2 else "backoffQ"
+            assert q.where(f"uid-default-p{i}") == want, i
