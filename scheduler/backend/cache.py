@@ -288,7 +288,6 @@ class Cache:
 
 
 _NODEINFO_SLOTS = NodeInfo.__slots__
-_PODINFO_SLOTS = tuple(s for s in PodInfo.__slots__ if s not in ("pod", "labels", "_extra"))
 
 
 def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
@@ -304,10 +303,7 @@ def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
     if (pod.get("spec") != prev_pod.get("spec") or labels != prev.labels
             or meta.get("name") != prev_meta.get("name") or meta.get("namespace") != prev_meta.get("namespace")):
         return PodInfo(pod)
-    out = PodInfo.__new__(PodInfo)
-    for slot in _PODINFO_SLOTS:
-        setattr(out, slot, getattr(prev, slot))
-    out.pod = pod
+    out = prev.sharing(pod)
     out.labels = labels
     out._extra = None
     return out

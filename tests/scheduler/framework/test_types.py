@@ -18,3 +18,17 @@ def test_on_node_copies_every_field_and_leaves_the_original_alone() -> None:
         if slot not in ("pod", "node_name"):
             assert getattr(out, slot) is getattr(pi, slot), slot
     assert {k: v for k, v in out.pod.items() if k != "spec"} == {k: v for k, v in pod.items() if k != "spec"}
+
+
+def test_sharing_carries_every_slot_but_the_pod() -> None:
+    """The one copy both the assume path (on_node) and the cache's confirm (reparsed) use: a
+    slot added to PodInfo and forgotten there fails here."""
+    pod = make_pod("web").req(cpu="250m").labels(app="web").node("n2").obj()
+    pi = PodInfo(pod)
+    pi._extra = {"memo": 1}
+    newer = {**pod, "status": {"phase": "Running"}}
+    out = pi.sharing(newer)
+    assert out.pod is newer
+    for slot in PodInfo.__slots__:
+        if slot != "pod":
+            assert getattr(out, slot) is getattr(pi, slot), slot
