@@ -11,14 +11,13 @@ Example: `validate_pod_spec({"containers": []}, "spec")` ->
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections import OrderedDict
 from fractions import Fraction
 from typing import Any, TypeGuard, cast
 
 import orjson
 
+from apiserver.strategies.memo import SecondSightLRU, exact_json
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -719,9 +718,6 @@ def validate_workload_ref(ref: Any, field: str) -> list[JsonDict]:
 
 # Specs whose JSON is larger than this are never memo keys (the memo holds a copy of each).
 _MEMO_MAX_BYTES = 16 * 1024
-# orjson refuses subclasses of str/int/dict/list, dataclasses and datetimes with these (and
-# integers beyond 64 bits always): such a spec is walked without the memo
-_EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 class SpecValidationMemo:
@@ -731,51 +727,33 @@ class SpecValidationMemo:
     Python's equality both to match the entry's spec (a private copy): the bytes tell apart
     what Python's equality does not (1, 1.0 and True; key order), the equality what the bytes
     do not (a tuple for a list; NaN, which orjson writes as null). Bounded: `size` entries and
-    `size` sightings, least recently used out first."""
+    `size` sightings, least recently used out first (`apiserver.strategies.memo`)."""
 
-    __slots__ = ("_entries", "_seen", "size")
+    __slots__ = ("_lru",)
 
     def __init__(self, size: int = 128) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple[str, bytes], tuple[Any, bytes]] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+        self._lru: SecondSightLRU[tuple[str, bytes], tuple[Any, bytes]] = SecondSightLRU(size)
+
+    @property
+    def size(self) -> int:
+        return self._lru.size
 
     def causes(self, spec: JsonDict, field: str) -> list[JsonDict]:
-        try:
-            data = orjson.dumps(spec, option=_EXACT)
-        except TypeError:
-            return _validate_pod_spec(spec, field)
-        if len(data) > _MEMO_MAX_BYTES:
+        data = exact_json(spec, _MEMO_MAX_BYTES)
+        if data is None:
             return _validate_pod_spec(spec, field)
         key = (field, data)
-        entry = self._entries.get(key)
+        entry = self._lru.get(key)
         if entry is None:
-            if key not in self._seen:
-                self._seen[key] = None
-                _trim(self._seen, self.size)
+            if self._lru.first_sighting(key):
                 return _validate_pod_spec(spec, field)
-            self._seen.pop(key, None)
             plain = orjson.loads(data)
             entry = (plain, orjson.dumps(_validate_pod_spec(plain, field)))
-            self._entries[key] = entry
-            _trim(self._entries, self.size)
-        else:
-            with contextlib.suppress(KeyError):  # another thread's server may have evicted it
-                self._entries.move_to_end(key)
+            self._lru.put(key, entry)
         plain, causes = entry
         if spec != plain:
             return _validate_pod_spec(spec, field)
         return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))
-
-
-def _trim(d: OrderedDict[Any, Any], size: int) -> None:
-    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
-    process share the memo)."""
-    while len(d) > size:
-        try:
-            d.popitem(last=False)
-        except KeyError:
-            return
 
 
 # the process's memo (a cache of a pure function, as functools.lru_cache would be)

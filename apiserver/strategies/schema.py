@@ -12,16 +12,15 @@ Example: for a Pod `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2}]}
 
 from __future__ import annotations
 
-import contextlib
 import types
 import typing
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
+from apiserver.strategies.memo import SecondSightLRU, exact_json
 from minik3s.api.quantity import QuantityError, canonical_quantity
 from minik3s.api.types import JsonDict
 
@@ -496,21 +495,9 @@ _DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str
 _UNSET = Node("unset")
 
 
-def _trim(d: OrderedDict[Any, Any], size: int) -> None:
-    """Drop the oldest entries beyond `size` (each step atomic: servers in other threads of the
-    process share the index)."""
-    while len(d) > size:
-        try:
-            d.popitem(last=False)
-        except KeyError:
-            return
-
 # decode's spec memo (SchemaIndex._decode_spec): how many specs, how large (their JSON)
 DECODE_MEMO_SIZE = 128
 DECODE_MEMO_MAX_BYTES = 16 * 1024
-# orjson refuses subclasses of str/int/dict/list, dataclasses and datetimes with these: such a
-# spec is walked without the memo
-_EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 class SchemaIndex:
@@ -525,8 +512,7 @@ class SchemaIndex:
         self._qmemo: dict[int, Node | None] = {}
         # decode's memo of specs the walk leaves as they are (`_decode_spec`)
         self._without_spec: dict[tuple[str, str], Node] = {}
-        self._unchanged: OrderedDict[tuple[str, str, bytes], Any] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, str, bytes], None] = OrderedDict()
+        self._unchanged: SecondSightLRU[tuple[str, str, bytes], Any] = SecondSightLRU(DECODE_MEMO_SIZE)
 
     def node(self, group: str, kind: str) -> Node | None:
         key = (group, kind)
@@ -581,11 +567,8 @@ class SchemaIndex:
         unchanged (the bytes tell 1, 1.0 and True apart; the equality a tuple from a list, NaN
         from null). A spec enters on its second sighting. At most `DECODE_MEMO_SIZE` specs, each under `DECODE_MEMO_MAX_BYTES`, are
         remembered. Example: the pods of one template, already canonical, walk their spec once."""
-        try:
-            data = orjson.dumps(spec, option=_EXACT)
-        except TypeError:
-            data = b""
-        if not data or len(data) > DECODE_MEMO_MAX_BYTES:
+        data = exact_json(spec, DECODE_MEMO_MAX_BYTES)
+        if data is None:
             decode_walk(spec, node, "spec", out)
             return
         key = (group, kind, data)
@@ -593,22 +576,16 @@ class SchemaIndex:
         plain = memo.get(key)
         if plain is not None:
             if spec == plain:
-                with contextlib.suppress(KeyError):  # another thread's server may have evicted it
-                    memo.move_to_end(key)
                 return
-        elif key not in self._seen:
+        elif memo.first_sighting(key):
             # first sighting: walked, only remembered as seen (a stream of specs unlike each
             # other pays the JSON encoding alone)
-            self._seen[key] = None
-            _trim(self._seen, DECODE_MEMO_SIZE)
             decode_walk(spec, node, "spec", out)
             return
         before = len(out)
         decode_walk(spec, node, "spec", out)
-        if plain is None and len(out) == before and orjson.dumps(spec, option=_EXACT) == data:
-            self._seen.pop(key, None)
-            memo[key] = orjson.loads(data)
-            _trim(memo, DECODE_MEMO_SIZE)
+        if plain is None and len(out) == before and exact_json(spec, DECODE_MEMO_MAX_BYTES) == data:
+            memo.put(key, orjson.loads(data))
 
     def _node_without_spec(self, group: str, kind: str, n: Node) -> Node:
         """`n` with its `spec` field kept but not descended (the spec was decoded apart)."""

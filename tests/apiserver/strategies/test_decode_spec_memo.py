@@ -44,12 +44,12 @@ def test_quantities_written_canonically_on_every_repeat():
 def test_memo_is_bounded_and_evicted_specs_still_decode():
     idx = SchemaIndex()
     idx.decode("", "Pod", pod(hostname="once"))
-    assert not idx._unchanged  # a spec enters on its second sighting
+    assert len(idx._unchanged) == 0  # a spec enters on its second sighting
     for i in range(DECODE_MEMO_SIZE + 10):
         idx.decode("", "Pod", pod(hostname=f"h{i}"))
         idx.decode("", "Pod", pod(hostname=f"h{i}"))
     assert len(idx._unchanged) == DECODE_MEMO_SIZE
-    assert len(idx._seen) <= DECODE_MEMO_SIZE
+    assert len(idx._unchanged._seen) <= DECODE_MEMO_SIZE
     p = pod(hostname="h0", foo=1)
     assert idx.decode("", "Pod", p) == ["spec.foo"]
     first = pod(hostname="h0")

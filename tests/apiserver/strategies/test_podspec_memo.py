@@ -82,12 +82,12 @@ def test_entry_on_second_sighting_and_bounded():
     s = spec(restartPolicy="Sometimes")
     want = _validate_pod_spec(copy.deepcopy(s), "spec")
     assert memo.causes(copy.deepcopy(s), "spec") == want
-    assert not memo._entries
+    assert len(memo._lru) == 0
     assert memo.causes(copy.deepcopy(s), "spec") == want
-    assert len(memo._entries) == 1
+    assert len(memo._lru) == 1
     assert memo.causes(copy.deepcopy(s), "spec") == want
     for i in range(10):
         for _ in range(2):
             assert memo.causes(spec(hostname=f"h{i}"), "spec") == []
-    assert len(memo._entries) == 4 and len(memo._seen) <= 4
+    assert len(memo._lru) == 4 and len(memo._lru._seen) <= 4
     assert memo.causes(copy.deepcopy(s), "spec") == want  # evicted: walked again
