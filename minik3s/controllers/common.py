@@ -131,9 +131,19 @@ def ready_long_enough(since: datetime | None, min_ready_seconds: int, now: datet
     """The time half of IsPodAvailable for a Ready pod: no minReadySeconds, or Ready since a
     known time that lies strictly more than minReadySeconds before `now` (upstream's
     `LastTransitionTime.Add(minReadySeconds).Before(now)`)."""
-    if min_ready_seconds <= 0:
-        return True
-    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
+    return ready_before(since, available_cutoff(min_ready_seconds, now))
+
+
+def available_cutoff(min_ready_seconds: int, now: datetime) -> datetime | None:
+    """The instant a Ready pod's lastTransitionTime must lie strictly before for the pod to be
+    available (`now - minReadySeconds`); None without minReadySeconds (Ready is enough). A
+    controller counting many pods computes it once (see `ready_before`)."""
+    return now - timedelta(seconds=min_ready_seconds) if min_ready_seconds > 0 else None
+
+
+def ready_before(since: datetime | None, cutoff: datetime | None) -> bool:
+    """Whether a Ready pod, Ready since `since`, is available given `available_cutoff`."""
+    return cutoff is None or (since is not None and since < cutoff)
 
 
 def is_pod_active(pod: JsonDict) -> bool:

@@ -20,7 +20,7 @@ import functools
 import logging
 import math
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
@@ -34,6 +34,7 @@ from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
     POD_CONTROLLER_UID_INDEX,
     EventRecorder,
+    available_cutoff,
     controller_ref,
     get_int,
     is_deleting,
@@ -43,7 +44,7 @@ from minik3s.controllers.common import (
     now_str,
     owned_and_orphan_pods,
     pod_controller_uid_index,
-    ready_long_enough,
+    ready_before,
     run_workers,
     set_condition,
 )
@@ -248,15 +249,6 @@ class PodFacts:
             out.append(e if e is not None and e[0] is pod else self._fresh(pod))
         return out
 
-    def active(self, pod: JsonDict) -> bool:
-        """controller.IsPodActive."""
-        return self.read(pod)[1]
-
-    def readiness(self, pod: JsonDict) -> tuple[bool, datetime | None]:
-        """`pod_readiness`."""
-        e = self.read(pod)
-        return e[2], e[3]
-
     def forget(self, pod: JsonDict) -> None:
         e = self._memo.get(id(pod))
         if e is not None and e[0] is pod:
@@ -272,8 +264,7 @@ def calculate_status(rs: JsonDict, pods: Sequence[JsonDict], *, now: datetime,
     spec = rs.get("spec") or {}
     template_labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items()
     min_ready = get_int(spec, "minReadySeconds")
-    # available: Ready since strictly before now - minReadySeconds (IsPodAvailable)
-    ready_before = now - timedelta(seconds=min_ready) if min_ready > 0 else None
+    cutoff = available_cutoff(min_ready, now)
     fully = ready = available = 0
     for _, _, is_ready, since, labels in (facts or PodFacts()).read_all(pods):
         # every template label present with the same value (labels.SelectorFromSet(...).Matches)
@@ -281,7 +272,7 @@ def calculate_status(rs: JsonDict, pods: Sequence[JsonDict], *, now: datetime,
             fully += 1
         if is_ready:
             ready += 1
-            if ready_before is None or (since is not None and since < ready_before):
+            if ready_before(since, cutoff):
                 available += 1
     old = rs.get("status") or {}
     status: JsonDict = {
@@ -480,9 +471,10 @@ class ReplicaSetController:
         min_ready = get_int(spec, "minReadySeconds")
         if manage_error is None and min_ready > 0:
             now = self._clock.now()
-            readings = [facts.readiness(p) for p in owned]
-            ready = sum(1 for r, _ in readings if r)
-            avail = sum(1 for r, since in readings if r and ready_long_enough(since, min_ready, now))
+            cutoff = available_cutoff(min_ready, now)
+            readings = facts.read_all(owned)
+            ready = sum(1 for e in readings if e[2])
+            avail = sum(1 for e in readings if e[2] and ready_before(e[3], cutoff))
             if ready == get_int(spec, "replicas", 1) and avail != ready:
                 self.queue.add_after(key, float(min_ready))
 

@@ -126,12 +126,13 @@ def test_pod_facts_read_each_object_once_and_follow_replacement():
 
     facts = PodFacts()
     a = pod("a")
-    assert facts.readiness(a) == (True, datetime(2026, 1, 1, 10, 0, tzinfo=UTC)) and facts.active(a)
+    _, active, ready, since, labels = facts.read(a)
+    assert (ready, since) == (True, datetime(2026, 1, 1, 10, 0, tzinfo=UTC)) and active and labels == {"app": "web"}
     a["status"]["conditions"][0]["status"] = "False"  # (never done to informer objects) proves the cache is used
     a["status"]["phase"] = "Failed"
-    assert facts.readiness(a)[0] is True and facts.active(a)
+    assert facts.read(a)[2] is True and facts.read(a)[1]
     a2 = pod("a", ready=False, phase="Succeeded")  # the informer's replacement object is read afresh
-    assert facts.readiness(a2) == (False, None) and not facts.active(a2)
+    assert facts.read_all([a2])[0][1:4] == (False, False, None)
     facts.forget(a)
     facts.forget(a2)
     assert len(facts) == 0
