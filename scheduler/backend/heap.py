@@ -124,17 +124,26 @@ class KeyedHeap(Generic[T]):
         key = self._key_fn(item)
         sk = self._sort_key(item) if self._sort_key is not None else None
         entry: _Entry[T] = (sk, key, item)
-        old = self._entries.get(key)
-        self._entries[key] = entry
-        self._count(sk)
+        entries = self._entries
+        old = entries.get(key)
+        entries[key] = entry
         if old is not None:
+            self._count(sk)
             self._uncount(old[0])
             pos = self._positions()
             i = pos[key]
             self._heap[i] = entry
             self._fix(i, pos)
             return
-        if self._fast():
+        if sk is not None:  # _count, inline: the burst's hot path
+            counts = self._counts
+            c = counts.get(sk, 0)
+            counts[sk] = c + 1
+            if c:
+                self._ties += 1
+        else:
+            self._unkeyed += 1
+        if self._pos is None and not self._ties and not self._unkeyed or self._fast():
             heapq.heappush(self._heap, entry)
             return
         pos = self._positions() if self._pos is None else self._pos
@@ -154,10 +163,10 @@ class KeyedHeap(Generic[T]):
         heap = self._heap
         if not heap:
             return None
-        if self._fast():
+        if self._pos is None and not self._ties and not self._unkeyed or self._fast():
             entry = heapq.heappop(heap)
             del self._entries[entry[1]]
-            self._uncount(entry[0])
+            del self._counts[entry[0]]  # _uncount, inline: no ties on this path
             return entry[2]
         pos = self._positions() if self._pos is None else self._pos
         return self._remove_at(0, pos)
