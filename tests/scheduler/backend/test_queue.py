@@ -1,12 +1,25 @@
-"""PriorityQueue semantics (upstream scheduling_queue_test.go style) with a fake clock."""
+"""PriorityQueue semantics (upstream scheduling_queue_test.go style) with a fake clock.
+
+The queue is built as the scheduler builds it: one real `Framework` per profile of a real
+KubeSchedulerConfiguration (scheduler.config: parse_config, build_registry, profile_spec),
+with the real QueueSort (PrioritySort) and PreEnqueue (SchedulingGates) plugins and small test
+plugins registered in the registry the way out-of-tree plugins are. The test plugins reject
+nothing themselves (the tests mark popped pods as rejected by them); what they contribute is
+their EventsToRegister and QueueingHints: Fit (Node Add when the node has >= 4 CPUs, or any
+Node Add with its `nodeAddOnly` arg; AssignedPod Delete), Never (every Node event, hint Skip),
+Flaky (Node Add, a hint that raises), Wild (the wildcard), Tol / ScaleDown / AnyUpdate (pod
+update events, enabled only where a test asks)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
+from minik3s.api.types import JsonDict
 from minik3s.testing.builders import make_node, make_pod
 from minik3s.utils.clock import FakeClock
 from scheduler.backend.heap import KeyedHeap
@@ -18,15 +31,20 @@ from scheduler.backend.queue import (
     node_scheduling_property_changes,
     pod_scheduling_property_changes,
 )
+from scheduler.config import build_registry, parse_config, profile_spec, validate_plugin_args
 from scheduler.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EnqueueExtensions,
     EventResource,
+    FilterPlugin,
     QueueingHint,
     Status,
 )
+from scheduler.framework.runtime import Framework
 from scheduler.framework.types import PodInfo
+from scheduler.plugins.registry import in_tree_registry
 
 
 def _never(pod: Any, old: Any, new: Any) -> QueueingHint:
@@ -42,30 +60,83 @@ def _only_big_nodes(pod: Any, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE if int(cpu) >= 4 else QueueingHint.SKIP
 
 
-class FakeFramework:
-    def __init__(self) -> None:
-        self.events: dict[str, list[ClusterEventWithHint]] = {
-            "Fit": [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _only_big_nodes),
-                    ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE))],
-            "Never": [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ALL), _never)],
-            "Flaky": [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _boom)],
-            "Gates": [ClusterEventWithHint(ClusterEvent(EventResource.POD,
-                                                        ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED))],
-            "Wild": [ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL))],
-        }
+class _Registers(FilterPlugin, EnqueueExtensions):
+    """A Filter that admits every node; the tests use only the events it registers."""
 
-    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        if a.pod_info.priority != b.pod_info.priority:
-            return a.pod_info.priority > b.pod_info.priority
-        return a.timestamp < b.timestamp
+    NAME = ""
+    EVENTS: ClassVar[list[ClusterEventWithHint]] = []
 
-    def run_pre_enqueue(self, pod: Any) -> Status:
-        if (pod.get("spec") or {}).get("schedulingGates"):
-            return Status.unresolvable("gated", plugin="Gates")
+    def filter(self, state: Any, pod: Any, node: Any) -> Status:
         return Status.success()
 
-    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        return self.events
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return list(self.EVENTS)
+
+
+class Fit(_Registers):
+    NAME = "Fit"
+
+    class Args(BaseModel):
+        model_config = ConfigDict(extra="forbid", populate_by_name=True)
+        node_add_only: bool = Field(False, alias="nodeAddOnly")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        if self.args.node_add_only:
+            return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _only_big_nodes),
+                ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE))]
+
+
+class Never(_Registers):
+    NAME = "Never"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ALL), _never)]
+
+
+class Flaky(_Registers):
+    NAME = "Flaky"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _boom)]
+
+
+class Wild(_Registers):
+    NAME = "Wild"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL))]
+
+
+class Tol(_Registers):
+    NAME = "Tol"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS))]
+
+
+class ScaleDown(_Registers):
+    NAME = "ScaleDown"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN))]
+
+
+class AnyUpdate(_Registers):
+    NAME = "AnyUpdate"
+    EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE))]
+
+
+TEST_PLUGINS = (Fit, Never, Flaky, Wild, Tol, ScaleDown, AnyUpdate)
+BASE_PLUGINS = ("PrioritySort", "SchedulingGates", "Fit", "Never", "Flaky", "Wild", "DefaultBinder")
+
+
+def profile(name: str, plugins: Sequence[str] = BASE_PLUGINS, *,
+            plugin_config: list[JsonDict] | None = None) -> JsonDict:
+    return {"schedulerName": name,
+            "plugins": {"multiPoint": {"enabled": [{"name": n} for n in plugins], "disabled": [{"name": "*"}]}},
+            "pluginConfig": plugin_config or []}
+
+
+def new_queue(clock: FakeClock, *profiles: JsonDict) -> PriorityQueue:
+    """The queue over one real Framework per profile, as Scheduler.__init__ wires them."""
+    cfg = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                        "profiles": list(profiles or [profile("default-scheduler")])})
+    registry = build_registry(cfg, {**in_tree_registry(), **{p.NAME: p for p in TEST_PLUGINS}})
+    validate_plugin_args(cfg, registry)
+    frameworks = {prof.scheduler_name: Framework(profile_spec(prof, registry), registry, clock=clock)
+                  for prof in cfg.profiles}
+    return PriorityQueue(frameworks, clock=clock)
 
 
 @pytest.fixture
@@ -75,7 +146,13 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def q(clock: FakeClock) -> PriorityQueue:
-    return PriorityQueue({"default-scheduler": FakeFramework()}, clock=clock)
+    return new_queue(clock)
+
+
+@pytest.fixture
+def queue_with(clock: FakeClock) -> Callable[..., PriorityQueue]:
+    """The default profile with more test plugins enabled."""
+    return lambda *extra: new_queue(clock, profile("default-scheduler", (*BASE_PLUGINS, *extra)))
 
 
 async def fail(q: PriorityQueue, name: str, *plugins: str, pending: tuple[str, ...] = ()) -> QueuedPodInfo:
@@ -124,7 +201,7 @@ async def test_pop_blocks_until_a_pod_is_added(q):
 async def test_gated_pod_is_never_popped_until_ungated(q):
     q.add(make_pod("g").scheduling_gates("x").obj())
     assert q.where("uid-default-g") == "unschedulablePods"
-    assert q.get("uid-default-g").gating_plugin == "Gates"
+    assert q.get("uid-default-g").gating_plugin == "SchedulingGates"
     q.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, make_node("n").obj())
     assert q.where("uid-default-g") == "unschedulablePods"
     q.update(make_pod("g").scheduling_gates("x").obj(), make_pod("g").obj())
@@ -138,7 +215,7 @@ async def test_gated_pod_is_never_popped_until_ungated(q):
     pytest.param(("Never", "Fit"), "8", "backoffQ", id="any-rejector-queue-wins"),
     pytest.param(("Flaky",), "1", "backoffQ", id="failing-hint-counts-as-queue"),
     pytest.param(("Wild",), "1", "backoffQ", id="wildcard-registration"),
-    pytest.param(("Gates",), "8", "unschedulablePods", id="unrelated-event"),
+    pytest.param(("SchedulingGates",), "8", "unschedulablePods", id="unrelated-event"),
 ])
 async def test_node_add_requeue_follows_queueing_hints(q, plugins, node_cpu, want):
     q.add(make_pod("p").obj())
@@ -151,7 +228,7 @@ async def test_node_add_requeue_follows_queueing_hints(q, plugins, node_cpu, wan
 async def test_one_event_moves_exactly_the_pods_whose_rejectors_registered_it(q):
     # many unschedulable pods, rejected by different plugins; the per-event plugin set decides
     # without a per-pod hint walk, and must agree with it pod by pod
-    rejectors = {"fit": ("Fit",), "never": ("Never",), "both": ("Never", "Fit"), "gates": ("Gates",)}
+    rejectors = {"fit": ("Fit",), "never": ("Never",), "both": ("Never", "Fit"), "gates": ("SchedulingGates",)}
     for i in range(40):
         q.add(make_pod(f"p{i}").obj())
     kinds = list(rejectors)
@@ -249,12 +326,8 @@ async def test_run_loop_flushes_with_fake_clock(q, clock):
         await task
 
 
-async def test_update_of_unschedulable_pod_uses_pod_events(q):
-    fw = q._frameworks["default-scheduler"]
-    fw.events["Tol"] = [ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD,
-                                                          ActionType.UPDATE_POD_TOLERATIONS))]
-    q._events = {"default-scheduler": fw.events_to_register()}
-    q._match_cache.clear()
+async def test_update_of_unschedulable_pod_uses_pod_events(queue_with):
+    q = queue_with("Tol")
     old = make_pod("p").obj()
     q.add(old)
     await fail(q, "p", "Tol")
@@ -304,12 +377,8 @@ def test_pod_update_classification():
     assert [e.label for e in pod_scheduling_property_changes(old, old)] == ["UnscheduledPodOtherUpdate"]
 
 
-async def test_status_only_update_does_not_wake_plugins_with_specific_pod_events(q):
-    fw = q._frameworks["default-scheduler"]
-    fw.events["ScaleDown"] = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN))]
-    fw.events["AnyUpdate"] = [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE))]
-    q._events = {"default-scheduler": fw.events_to_register()}
-    q._match_cache.clear()
+async def test_status_only_update_does_not_wake_plugins_with_specific_pod_events(queue_with):
+    q = queue_with("ScaleDown", "AnyUpdate")
     for name, plugin, want in (("a", "ScaleDown", "unschedulablePods"), ("b", "AnyUpdate", "backoffQ")):
         old = make_pod(name).obj()
         q.add(old)
@@ -332,9 +401,8 @@ async def test_requeue_walk_asks_each_pods_own_profile_every_time(clock):
     """Two profiles that register different events for the same plugin: an event moves only the
     parked pods whose own profile's rejecting plugin registered it, on every repetition (the
     per-event, per-profile plugin sets and each pod's profile are remembered)."""
-    narrow = FakeFramework()
-    narrow.events = {"Fit": [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]}
-    q = PriorityQueue({"default-scheduler": FakeFramework(), "narrow": narrow}, clock=clock)
+    q = new_queue(clock, profile("default-scheduler"),
+                  profile("narrow", plugin_config=[{"name": "Fit", "args": {"nodeAddOnly": True}}]))
     for i in range(6):
         pod = make_pod(f"p{i}").obj()
         if i % 2:
