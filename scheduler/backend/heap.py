@@ -23,8 +23,9 @@ Two ways to take the same steps:
   smaller-child path the keys increase, so both stop below the same prefix of keys
   smaller than the moved item. Entries never tie on their sort key here, so the tuple
   comparison never reaches the key string or the item.
-- Python: otherwise (a gang member without a key, or equal keys, as a fake clock gives),
-  or while positions are wanted: the same up/down written out, tracking each key's index.
+- Python: otherwise (a gang member without a key, an unhashable key, or equal keys, as a
+  fake clock gives), or while positions are wanted: the same up/down written out, tracking
+  each key's index.
 The C functions do not track positions, so after them the key -> index map is dropped and
 rebuilt (O(n), in a comprehension) when a delete or an update needs it; the next
 max(16, n // 8) adds/pops then keep it current in Python, so a stream of updates between
@@ -84,7 +85,11 @@ class KeyedHeap(Generic[T]):
         if sk is None:
             self._unkeyed += 1
             return
-        c = self._counts.get(sk, 0)
+        try:
+            c = self._counts.get(sk, 0)
+        except TypeError:  # an unhashable key: compared in Python only, like a missing one
+            self._unkeyed += 1
+            return
         self._counts[sk] = c + 1
         if c:
             self._ties += 1
@@ -93,7 +98,11 @@ class KeyedHeap(Generic[T]):
         if sk is None:
             self._unkeyed -= 1
             return
-        c = self._counts[sk]
+        try:
+            c = self._counts[sk]
+        except TypeError:
+            self._unkeyed -= 1
+            return
         if c == 1:
             del self._counts[sk]
         else:
@@ -135,14 +144,7 @@ class KeyedHeap(Generic[T]):
             self._heap[i] = entry
             self._fix(i, pos)
             return
-        if sk is not None:  # _count, inline: the burst's hot path
-            counts = self._counts
-            c = counts.get(sk, 0)
-            counts[sk] = c + 1
-            if c:
-                self._ties += 1
-        else:
-            self._unkeyed += 1
+        self._count(sk)
         if self._pos is None and not self._ties and not self._unkeyed or self._fast():
             heapq.heappush(self._heap, entry)
             return

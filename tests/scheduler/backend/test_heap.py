@@ -217,3 +217,28 @@ def test_sort_key_order_is_less_order_for_every_pair(plugin: str) -> None:
             assert (pl.sort_key(a) < pl.sort_key(b)) is pl.less(a, b)
     if plugin == "Coscheduling":  # gang members are compared live (their PodGroup may appear later)
         assert any(pl.sort_key(q) is None for q in made)
+
+
+def test_unhashable_sort_keys_are_compared_in_python() -> None:
+    """A plugin's key that cannot be hashed (a list inside) cannot be counted for ties: such
+    items take the Python path, and the order is still container/heap's."""
+    rng = random.Random(3)
+
+    def key(q: QueuedPodInfo) -> tuple[Any, ...]:
+        return ([q.pod_info.priority], q.timestamp)
+
+    def less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return key(a) < key(b)
+
+    h: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less, sort_key=key)
+    oracle = GoHeap(less)
+    items = Items(rng, gangs=False, times="some-ties")
+    for step in range(400):
+        if rng.random() < 0.6 or not oracle.items:
+            q = items.make(f"u{rng.randrange(300)}")
+            h.add_or_update(q)
+            oracle.add_or_update(q)
+        else:
+            a = h.pop()
+            assert a is not None and a is oracle.pop(), step
+        assert [_uid(x) for x in h] == [_uid(x) for x in oracle.items], step
