@@ -536,7 +536,8 @@ class ApiCore:
             raise BadRequestError("resourceVersion should not be set on objects to be created")
         self._check_namespace_for_create(info, namespace, name)
         meta["uid"] = uuid4_string(self.rng.getrandbits(128))
-        meta["creationTimestamp"] = self.now()
+        now = self.now()  # one reading for creationTimestamp and the creator's managedFields time
+        meta["creationTimestamp"] = now
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
         meta.pop("generation", None)
@@ -551,7 +552,7 @@ class ApiCore:
             for guard in self.write_guards:
                 guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
-            record_managed_fields(info, None, obj, opts, "Update", self.now())
+            record_managed_fields(info, None, obj, opts, "Update", now)
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
             if opts.dry_run:
                 return obj

@@ -769,7 +769,44 @@ def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tup
     return cast(dict[str, Any], orjson.loads(_encoded_created_fields(_Same(meta), reset, shape)))
 
 
+def _creator_entry(new: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...], *, manager: str,
+                   operation: str, api_version: str | None, now: str, subresource: str | None,
+                   shared: bool) -> dict[str, Any] | None:
+    """The one managedFields entry of a create (None when the creator owns no field)."""
+    tree = _created_fields_v1(new, schema, reset, shared=shared)
+    if not tree:
+        return None
+    entry: dict[str, Any] = {"manager": manager, "operation": operation,
+                             "apiVersion": api_version or str(new.get("apiVersion") or ""),
+                             "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
 # --- public API -------------------------------------------------------------------------------
+
+
+def record_created_fields(new: dict[str, Any], *, manager: str, operation: str, api_version: str, now: str,
+                          subresource: str | None = None, reset_fields: tuple[str, ...] = ()) -> bool:
+    """`update_managed_fields(None, new, share_created_fields=True)` done in place: when `new`
+    sends no managedFields, set its creator's entry (the shape memo's shared tree) on `new`
+    itself, without the copy of its top level and metadata `update_managed_fields` returns.
+    For the request core's creates (the object is stored next and never changed in place).
+    Returns False, changing nothing, when `new` sends managedFields (the caller takes the
+    general path)."""
+    meta = new.get("metadata")
+    if isinstance(meta, dict) and meta.get("managedFields"):
+        return False
+    reset = tuple((f"f:{name}",) for name in reset_fields)
+    entry = _creator_entry(new, _resolve_schema(LOOKUP, new), reset, manager=manager, operation=operation,
+                           api_version=api_version, now=now, subresource=subresource, shared=True)
+    if entry is not None:
+        if not isinstance(meta, dict):
+            meta = new["metadata"] = {}
+        meta["managedFields"] = [entry]
+    return True
+
 
 
 def update_managed_fields(
@@ -807,14 +844,11 @@ def update_managed_fields(
     reset = tuple((f"f:{name}",) for name in reset_fields)
     if old is None and not sent:
         # create: every field belongs to the creator; one walk instead of compare + encode
-        tree = _created_fields_v1(new, schema_, reset, shared=share_created_fields)
         out = _without_managed_fields(new)
-        if tree:
-            entry: dict[str, Any] = {"manager": manager, "operation": operation,
-                                     "apiVersion": api_version or str(new.get("apiVersion") or ""),
-                                     "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
-            if subresource:
-                entry["subresource"] = subresource
+        entry = _creator_entry(new, schema_, reset, manager=manager, operation=operation,
+                               api_version=api_version, now=now, subresource=subresource,
+                               shared=share_created_fields)
+        if entry is not None:
             out.setdefault("metadata", {})["managedFields"] = [entry]
         return out
     entries = decode_managed_fields(sent) if sent else []

@@ -10,8 +10,8 @@ Data flow: request core -> `server_side_apply(live, applied, info=...)` / `recor
 
 from __future__ import annotations
 
+from apiserver.patch.apply import record_created_fields, update_managed_fields
 from apiserver.patch.apply import server_side_apply as _ssa
-from apiserver.patch.apply import update_managed_fields
 from apiserver.patch.errors import ApplyConflictError
 from apiserver.patch.strategic_merge import PatchMeta
 from minik3s.api.options import WriteOptions
@@ -46,9 +46,14 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
         return
     if subresource not in (None, "status"):
         return
+    reset = reset_fields(info, subresource)
+    if old is None and record_created_fields(new, manager=opts.field_manager, operation=operation,
+                                             api_version=info.api_version, now=now, subresource=subresource,
+                                             reset_fields=reset):
+        return
     updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
                                     api_version=info.api_version, now=now, subresource=subresource,
-                                    reset_fields=reset_fields(info, subresource), share_created_fields=True)
+                                    reset_fields=reset, share_created_fields=True)
     if updated is not new:
         meta = updated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
