@@ -663,6 +663,8 @@ def _created_fields_v1_walk(obj: dict[str, Any], schema: PatchMeta, reset: tuple
 # Values whose JSON is larger than this are never part of a memo key (the memo would hold them).
 _MEMO_MAX_BYTES = 64 * 1024
 _CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
+# exact JSON scalar types: a value of one of these is never a container (one set lookup decides it)
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 _Token = tuple[str, Any] | None
 
 
@@ -676,8 +678,9 @@ def _shape_token(v: Any) -> _Token:
     labels, annotations, ConfigMap data); ("j", JSON) for any other container, whose values may
     name fields (keyed list items, set members)."""
     if isinstance(v, dict):
+        scalar = _SCALAR_TYPES
         for x in v.values():
-            if isinstance(x, _CONTAINER_TYPES):
+            if type(x) not in scalar and isinstance(x, _CONTAINER_TYPES):
                 return ("j", _bounded_json(v))
         return ("d", tuple(v))
     if isinstance(v, list):
@@ -702,20 +705,24 @@ def _creation_shape(obj: dict[str, Any]) -> tuple[Any, ...]:
     Example: two pods from one template, differing in name, uid and a label's value, have one
     shape."""
     parts: list[Any] = []
+    add = parts.append
+    scalar = _SCALAR_TYPES
     for k, v in obj.items():
-        if isinstance(v, dict) and k == "metadata":
+        if type(v) in scalar:  # most fields; what the isinstance checks below decide for them too
+            add(k)
+        elif isinstance(v, dict) and k == "metadata":
             meta: list[Any] = []
             for mk, mv in v.items():
-                if isinstance(mv, _CONTAINER_TYPES):
+                if type(mv) not in scalar and isinstance(mv, _CONTAINER_TYPES):
                     if mk != "managedFields":
                         meta.append((mk, _shape_token(mv)))
                 else:
                     meta.append(mk)
-            parts.append((k, ("m", tuple(meta))))
+            add((k, ("m", tuple(meta))))
         elif isinstance(v, _CONTAINER_TYPES):
-            parts.append((k, _shape_token(v)))
+            add((k, _shape_token(v)))
         else:
-            parts.append(k)
+            add(k)
     return tuple(parts)
 
 
