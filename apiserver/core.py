@@ -34,7 +34,7 @@ import orjson
 from apiserver.crd import register_crd
 from apiserver.patch import PatchError
 from apiserver.patch.json_patch import apply_json_patch
-from apiserver.patch.managed import record_managed_fields, server_side_apply
+from apiserver.patch.managed import record_managed_fields, records_managed_fields, server_side_apply
 from apiserver.patch.merge_patch import apply_merge_patch
 from apiserver.patch.strategic_merge import (
     apply_strategic_merge_patch,
@@ -536,7 +536,8 @@ class ApiCore:
             raise BadRequestError("resourceVersion should not be set on objects to be created")
         self._check_namespace_for_create(info, namespace, name)
         meta["uid"] = uuid4_string(self.rng.getrandbits(128))
-        meta["creationTimestamp"] = self.now()
+        now = self.now()  # one reading for creationTimestamp and the creator's managedFields time
+        meta["creationTimestamp"] = now
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
         meta.pop("generation", None)
@@ -551,7 +552,7 @@ class ApiCore:
             for guard in self.write_guards:
                 guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
-            record_managed_fields(info, None, obj, opts, "Update", self.now())
+            record_managed_fields(info, None, obj, opts, "Update", now)
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
             if opts.dry_run:
                 return obj
@@ -669,7 +670,8 @@ class ApiCore:
             for guard in self.write_guards:
                 guard(info, new, old, opts)
         self._validate(info, new, causes)
-        record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
+        if records_managed_fields(opts, operation, subresource):  # a binding records none: no clock read
+            record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:

@@ -663,6 +663,8 @@ def _created_fields_v1_walk(obj: dict[str, Any], schema: PatchMeta, reset: tuple
 # Values whose JSON is larger than this are never part of a memo key (the memo would hold them).
 _MEMO_MAX_BYTES = 64 * 1024
 _CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
+# exact JSON scalar types: a value of one of these is never a container (one set lookup decides it)
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 _Token = tuple[str, Any] | None
 
 
@@ -676,8 +678,9 @@ def _shape_token(v: Any) -> _Token:
     labels, annotations, ConfigMap data); ("j", JSON) for any other container, whose values may
     name fields (keyed list items, set members)."""
     if isinstance(v, dict):
+        scalar = _SCALAR_TYPES
         for x in v.values():
-            if isinstance(x, _CONTAINER_TYPES):
+            if type(x) not in scalar and isinstance(x, _CONTAINER_TYPES):
                 return ("j", _bounded_json(v))
         return ("d", tuple(v))
     if isinstance(v, list):
@@ -702,20 +705,24 @@ def _creation_shape(obj: dict[str, Any]) -> tuple[Any, ...]:
     Example: two pods from one template, differing in name, uid and a label's value, have one
     shape."""
     parts: list[Any] = []
+    add = parts.append
+    scalar = _SCALAR_TYPES
     for k, v in obj.items():
-        if isinstance(v, dict) and k == "metadata":
+        if type(v) in scalar:  # most fields; what the isinstance checks below decide for them too
+            add(k)
+        elif isinstance(v, dict) and k == "metadata":
             meta: list[Any] = []
             for mk, mv in v.items():
-                if isinstance(mv, _CONTAINER_TYPES):
+                if type(mv) not in scalar and isinstance(mv, _CONTAINER_TYPES):
                     if mk != "managedFields":
                         meta.append((mk, _shape_token(mv)))
                 else:
                     meta.append(mk)
-            parts.append((k, ("m", tuple(meta))))
+            add((k, ("m", tuple(meta))))
         elif isinstance(v, _CONTAINER_TYPES):
-            parts.append((k, _shape_token(v)))
+            add((k, _shape_token(v)))
         else:
-            parts.append(k)
+            add(k)
     return tuple(parts)
 
 
@@ -769,7 +776,44 @@ def _created_fields_v1(obj: dict[str, Any], schema: PatchMeta | None, reset: tup
     return cast(dict[str, Any], orjson.loads(_encoded_created_fields(_Same(meta), reset, shape)))
 
 
+def _creator_entry(new: dict[str, Any], schema: PatchMeta | None, reset: tuple[Path, ...], *, manager: str,
+                   operation: str, api_version: str | None, now: str, subresource: str | None,
+                   shared: bool) -> dict[str, Any] | None:
+    """The one managedFields entry of a create (None when the creator owns no field)."""
+    tree = _created_fields_v1(new, schema, reset, shared=shared)
+    if not tree:
+        return None
+    entry: dict[str, Any] = {"manager": manager, "operation": operation,
+                             "apiVersion": api_version or str(new.get("apiVersion") or ""),
+                             "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
 # --- public API -------------------------------------------------------------------------------
+
+
+def record_created_fields(new: dict[str, Any], *, manager: str, operation: str, api_version: str, now: str,
+                          subresource: str | None = None, reset_fields: tuple[str, ...] = ()) -> bool:
+    """`update_managed_fields(None, new, share_created_fields=True)` done in place: when `new`
+    sends no managedFields, set its creator's entry (the shape memo's shared tree) on `new`
+    itself, without the copy of its top level and metadata `update_managed_fields` returns.
+    For the request core's creates (the object is stored next and never changed in place).
+    Returns False, changing nothing, when `new` sends managedFields (the caller takes the
+    general path)."""
+    meta = new.get("metadata")
+    if isinstance(meta, dict) and meta.get("managedFields"):
+        return False
+    reset = tuple((f"f:{name}",) for name in reset_fields)
+    entry = _creator_entry(new, _resolve_schema(LOOKUP, new), reset, manager=manager, operation=operation,
+                           api_version=api_version, now=now, subresource=subresource, shared=True)
+    if entry is not None:
+        if not isinstance(meta, dict):
+            meta = new["metadata"] = {}
+        meta["managedFields"] = [entry]
+    return True
+
 
 
 def update_managed_fields(
@@ -807,14 +851,11 @@ def update_managed_fields(
     reset = tuple((f"f:{name}",) for name in reset_fields)
     if old is None and not sent:
         # create: every field belongs to the creator; one walk instead of compare + encode
-        tree = _created_fields_v1(new, schema_, reset, shared=share_created_fields)
         out = _without_managed_fields(new)
-        if tree:
-            entry: dict[str, Any] = {"manager": manager, "operation": operation,
-                                     "apiVersion": api_version or str(new.get("apiVersion") or ""),
-                                     "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
-            if subresource:
-                entry["subresource"] = subresource
+        entry = _creator_entry(new, schema_, reset, manager=manager, operation=operation,
+                               api_version=api_version, now=now, subresource=subresource,
+                               shared=share_created_fields)
+        if entry is not None:
             out.setdefault("metadata", {})["managedFields"] = [entry]
         return out
     entries = decode_managed_fields(sent) if sent else []

@@ -10,8 +10,8 @@ Data flow: request core -> `server_side_apply(live, applied, info=...)` / `recor
 
 from __future__ import annotations
 
+from apiserver.patch.apply import record_created_fields, update_managed_fields
 from apiserver.patch.apply import server_side_apply as _ssa
-from apiserver.patch.apply import update_managed_fields
 from apiserver.patch.errors import ApplyConflictError
 from apiserver.patch.strategic_merge import PatchMeta
 from minik3s.api.options import WriteOptions
@@ -37,18 +37,29 @@ def server_side_apply(live: JsonDict | None, applied: JsonDict, *, manager: str,
         raise e.to_api_error() from None
 
 
+def records_managed_fields(opts: WriteOptions, operation: str, subresource: str | None) -> bool:
+    """Whether `record_managed_fields` records anything for this write: an ordinary write (not
+    an apply, which records its own) with a field manager, on the main resource or /status
+    (a binding or another subresource's trusted write records nothing, as upstream)."""
+    return operation != "Apply" and bool(opts.field_manager) and subresource in (None, "status")
+
+
 def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDict, opts: WriteOptions,
                           operation: str, now: str, *, subresource: str | None = None) -> None:
     """Record field ownership for ordinary writes (so SSA can detect conflicts against them).
     `new` is about to be stored, and stored objects are never changed in place, so a create
     shares the creator's fieldsV1 tree with the other objects of its shape."""
-    if operation == "Apply" or not opts.field_manager:
+    if not records_managed_fields(opts, operation, subresource):
         return
-    if subresource not in (None, "status"):
+    assert opts.field_manager is not None
+    reset = reset_fields(info, subresource)
+    if old is None and record_created_fields(new, manager=opts.field_manager, operation=operation,
+                                             api_version=info.api_version, now=now, subresource=subresource,
+                                             reset_fields=reset):
         return
     updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
                                     api_version=info.api_version, now=now, subresource=subresource,
-                                    reset_fields=reset_fields(info, subresource), share_created_fields=True)
+                                    reset_fields=reset, share_created_fields=True)
     if updated is not new:
         meta = updated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:

@@ -71,10 +71,15 @@ class PodStrategy(Strategy):
                 spec["terminationGracePeriodSeconds"] = 1
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
         if isinstance(spec, dict) and spec.get("schedulingGates"):
-            # upstream applySchedulingGatedCondition (pkg/registry/core/pod/strategy.go)
+            # upstream applySchedulingGatedCondition (pkg/registry/core/pod/strategy.go). The
+            # request core stamps creationTimestamp from its injected clock just before this
+            # (the same instant, at the seconds both are written in); a caller of the strategy
+            # alone, without one, gets the wall clock
+            stamp = (obj.get("metadata") or {}).get("creationTimestamp")
             obj["status"]["conditions"] = [{
                 "type": "PodScheduled", "status": "False", "lastProbeTime": None,
-                "lastTransitionTime": rfc3339(datetime.now(UTC)), "reason": "SchedulingGated",
+                "lastTransitionTime": stamp if isinstance(stamp, str) and stamp else rfc3339(datetime.now(UTC)),
+                "reason": "SchedulingGated",
                 "message": "Scheduling is blocked due to non-empty scheduling gates"}]
 
     def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:

@@ -65,3 +65,18 @@ async def test_refused_bind_leaves_the_pod(core: ApiCore, body_meta: dict[str, s
                         WriteOptions())
     assert core.get(pods, "default", "p") is before or core.get(pods, "default", "p") == frozen
     assert before == frozen
+
+
+async def test_gated_pod_condition_time_follows_the_injected_clock(core: ApiCore) -> None:
+    """applySchedulingGatedCondition's lastTransitionTime is the create's time from the core's
+    clock (a fake one here, a year from the wall clock), as its creationTimestamp is."""
+    pods = _pods(core)
+    core.clock.advance(3 * 86400 + 0.5)  # type: ignore[attr-defined]
+    body = copy.deepcopy(POD)
+    body["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    out = await core.create(pods, "default", body, WriteOptions(field_manager="kubectl"))
+    (cond,) = out["status"]["conditions"]
+    assert cond == {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                    "lastTransitionTime": "2026-01-04T00:00:00Z", "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
+    assert out["metadata"]["creationTimestamp"] == "2026-01-04T00:00:00Z"
