@@ -28,7 +28,7 @@ from apiserver.handlers.subresources import subresource
 from apiserver.keys import CORE, READY, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
-from minik3s.api.errors import ApiError, MethodNotAllowedError
+from minik3s.api.errors import ApiError
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if e.status == 413:
             err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")
         elif e.status == 405:
-            err = MethodNotAllowedError("the server does not allow this method on the requested resource")
+            err = method_not_allowed()
         elif e.status == 404:
             err = not_found_path()
         elif e.status < 400:
@@ -130,6 +130,14 @@ def browser_guard(request: web.Request) -> None:
             f'type a browser may send cross-origin without a preflight is never decoded)')
 
 
+def _get_only(method: str) -> None:
+    """/version, /api, /api/v1 and /apis/<group>/<version> are go-restful web services with one
+    GET route each in kube-apiserver: any other method is the route-selection 405. (/healthz,
+    /apis and /openapi are plain handlers there, which answer every method.)"""
+    if method != "GET":
+        raise method_not_allowed()
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
     browser_guard(request)
@@ -145,6 +153,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return web.Response(text="[-]minik3s-ready failed: not ready\nreadyz check failed", status=500)
         return web.Response(text="ok", content_type="text/plain")
     if head == "version":
+        _get_only(method)
         return codec.json_response(discovery.VERSION_INFO)
     if head == "openapi":
         return serve_openapi(request, parts)
@@ -152,8 +161,10 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return serve_debug(request, parts[2:])
     if head == "api":
         if len(parts) == 1:
+            _get_only(method)
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
+            _get_only(method)
             doc = discovery.resource_list(core.registry, "", parts[1], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
@@ -184,6 +195,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             doc = discovery.resource_list(core.registry, parts[1], parts[2], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
+            _get_only(method)
             return codec.json_response(doc)
         target = parse_resource_path(core, parts[1:])
     else:
@@ -198,7 +210,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return await verbs.create(request, core, target)
         if method == "DELETE":
             return await verbs.delete_collection(request, core, target)
-        raise method_not_allowed(method, target)
+        raise method_not_allowed()
     if method == "GET":
         return await verbs.get(request, core, target)
     if method == "PUT":
@@ -207,4 +219,4 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return await verbs.patch(request, core, target)
     if method == "DELETE":
         return await verbs.delete(request, core, target)
-    raise method_not_allowed(method, target)
+    raise method_not_allowed()

@@ -30,7 +30,7 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     info, name, m = t.info, t.name or "", request.method
     rest = core.subresource(info, t.subresource or "")
     if m not in rest.verbs:
-        raise method_not_allowed(m, t)
+        raise method_not_allowed()
     if m == "GET" and isinstance(rest, LogREST):
         return await stream_log(request, core, t, rest)
     if m == "GET":
@@ -50,7 +50,7 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if m == "POST":
         return codec.json_response(await core.subresource_create(info, t.namespace, name, rest.name, body, opts),
                                    status=rest.create_status)
-    raise method_not_allowed(m, t)
+    raise method_not_allowed()
 
 
 async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogREST) -> web.StreamResponse:
