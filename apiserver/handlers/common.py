@@ -287,6 +287,6 @@ async def end_stream(resp: web.StreamResponse, request: web.Request, what: str) 
     client that already went away is only logged (`what` names the stream in the log)."""
     try:
         await resp.write_eof()
-    except (ConnectionResetError, RuntimeError):
+    except (ConnectionError, RuntimeError):
         logger.debug("%s client went away before the end of the stream path=%s", what, request.path)
     return resp

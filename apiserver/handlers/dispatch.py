@@ -34,6 +34,10 @@ logger = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+# what the access log and request metrics record for a request whose client went away before
+# its answer (nginx's convention; the closed connection never carries it)
+_CLIENT_CLOSED_REQUEST = 499
+
 
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -65,8 +69,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # the object went away between the read and the write (a concurrent delete)
         err = errors.NotFoundError("the object was deleted while the request was served")
         return codec.json_response(err.to_status(), status=err.code)
-    except (asyncio.CancelledError, ConnectionResetError):
+    except asyncio.CancelledError:
         raise
+    except ConnectionError:
+        # the client went away while its request was served (reset, broken pipe, aiohttp's
+        # "Connection lost" from a write waiting for drain): nothing to answer, nothing wrong
+        # with the server. Raised on, aiohttp would log it as an error; the streaming handlers
+        # (watch, pods/log) catch it themselves and end their response.
+        logger.debug("client went away method=%s path=%s", request.method, request.path)
+        if request.transport is not None:
+            request.transport.close()
+        return web.Response(status=_CLIENT_CLOSED_REQUEST)
     except Exception as e:  # noqa: BLE001 - the one place that turns a fault into a 500 Status
         logger.exception("internal error serving method=%s path=%s", request.method, request.path)
         err = errors.InternalError(f"Internal error occurred: {type(e).__name__}: {e}")

@@ -81,7 +81,7 @@ async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogRE
                         break
     except TimeoutError:
         pass  # the server is shutting down
-    except ConnectionResetError:
+    except ConnectionError:  # reset, broken pipe, or aiohttp's "Connection lost" while draining
         logger.debug("log client went away path=%s", request.path)
         return resp
     finally:
