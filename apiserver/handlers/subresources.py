@@ -56,7 +56,13 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
 async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogREST) -> web.StreamResponse:
     """pods/log: the lines so far; with `follow`, then the pod's watch (from the resourceVersion
     the lines were read at) until the followed container run ends, the pod is deleted, the
-    client goes away or the server shuts down (registered in WATCHES like a watch)."""
+    client goes away or the server shuts down (registered in WATCHES like a watch).
+
+    Backpressure: each `resp.write` waits for the transport to drain once more than 64 KiB are
+    pending (aiohttp's writer), so a client that stops reading holds at most that plus the
+    transport's high-water mark, and the handler sleeps until it reads again (kube-apiserver
+    likewise blocks on a stalled log stream, with no write timeout). A simulated run adds two
+    lines (start, exit), so a follow's whole output is far below that bound."""
     plan = rest.plan(core, t.info, t.namespace, t.name or "", request.query)
     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain", "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()

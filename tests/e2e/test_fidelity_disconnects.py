@@ -135,3 +135,46 @@ def test_a_followed_log_client_that_resets_is_not_an_error(srv: ServerProcess, h
                          for ln in server_log(srv)[before:]), timeout=30)
     assert errors_in(server_log(srv)[before:]) == []
     assert http.get("/readyz").text == "ok"
+
+
+def dechunk(raw: bytes) -> bytes:
+    out, rest = b"", raw
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return out
+        out, rest = out + rest[:size], rest[size + 2:]
+
+
+def test_followed_logs_of_clients_that_do_not_read_are_complete_and_wedge_nothing(
+        srv: ServerProcess, http: httpx.Client, ns: str) -> None:
+    """Clients that follow a log and read nothing until the container exits: the server's writes
+    wait on the transport (aiohttp drains), other requests are served meanwhile, and each client
+    then reads the whole stream, ended by the chunked terminator."""
+    http.post(f"/api/v1/namespaces/{ns}/pods", json={
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "short", "annotations": {"sim.minik3s.io/run-seconds": "3",
+                                                      "sim.minik3s.io/exit-code": "0"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}).raise_for_status()
+    wait_for(lambda: http.get(f"/api/v1/namespaces/{ns}/pods/short").json()["status"].get("phase") == "Running",
+             timeout=30)
+    followers = [open_stream(srv, f"/api/v1/namespaces/{ns}/pods/short/log?follow=true") for _ in range(20)]
+    try:
+        # while nobody reads, the API answers
+        for _ in range(20):
+            assert http.get(f"/api/v1/namespaces/{ns}/pods/short").status_code == 200
+        wait_for(lambda: http.get(f"/api/v1/namespaces/{ns}/pods/short").json()["status"].get("phase")
+                 == "Succeeded", timeout=30)
+        for s in followers:
+            raw = b""
+            while not raw.endswith(b"0\r\n\r\n"):
+                chunk = s.recv(7)  # slowly
+                assert chunk, f"stream closed before its end: {raw!r}"
+                raw += chunk
+            lines = dechunk(raw).decode().splitlines()
+            assert lines[0].startswith(f"minik3s: simulated container of pod {ns}/short")
+            assert lines[1:] == ["minik3s: container c exited with code 0 (Completed)"]
+    finally:
+        for s in followers:
+            s.close()
