@@ -29,6 +29,7 @@ from apiserver.keys import CORE, READY, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
+from minik3s.api.resources import ALL_VERBS
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,24 @@ def browser_guard(request: web.Request) -> None:
             f'type a browser may send cross-origin without a preflight is never decoded)')
 
 
+# the routes kube-apiserver's installer registers for a resource, by the verbs its storage
+# implements: at the collection path (LIST/WATCH, POST, DELETECOLLECTION) and the item path
+# (GET, PUT, PATCH, DELETE)
+_COLLECTION_ROUTES: dict[str, tuple[str, ...]] = {"GET": ("list", "watch"), "POST": ("create",), "DELETE": ("deletecollection",)}
+_ITEM_ROUTES: dict[str, tuple[str, ...]] = {"GET": ("get",), "PUT": ("update",), "PATCH": ("patch",), "DELETE": ("delete",)}
+
+
+def _has_route(method: str, verbs: frozenset[str] | tuple[str, ...], routes: dict[str, tuple[str, ...]]) -> None:
+    """A path no route serves is go-restful's 404; a path served for other methods only, its 405
+    (a create-only review or `bindings`: GET on the collection is 405, any item path 404)."""
+    if verbs is ALL_VERBS:
+        return  # the common case: every route (the method was matched by the caller)
+    if not any(v in verbs for vs in routes.values() for v in vs):
+        raise not_found_path()
+    if not any(v in verbs for v in routes.get(method, ())):
+        raise method_not_allowed()
+
+
 def _get_only(method: str) -> None:
     """/version, /api, /api/v1 and /apis/<group>/<version> are go-restful web services with one
     GET route each in kube-apiserver: any other method is the route-selection 405. (/healthz,
@@ -216,6 +235,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if target.subresource:
         return await subresource(request, core, target)
     check_acceptable(request)
+    _has_route(method, target.info.verbs, _COLLECTION_ROUTES if target.name is None else _ITEM_ROUTES)
     if target.name is None:
         if method == "GET":
             return await verbs.list_or_watch(request, core, target)

@@ -69,6 +69,10 @@ def read_response(s: socket.socket, buf: bytes) -> tuple[int, dict[str, str], by
     pytest.param("POST", "/api", id="post-on-api-versions"),
     pytest.param("DELETE", "/api/v1", id="delete-on-a-resource-list"),
     pytest.param("POST", "/apis/apps/v1", id="post-on-a-group-version"),
+    pytest.param("GET", "/api/v1/namespaces/{ns}/bindings", id="list-of-a-create-only-resource"),
+    pytest.param("GET", "/api/v1/namespaces/{ns}/bindings?watch=1", id="watch-of-a-create-only-resource"),
+    pytest.param("DELETE", "/api/v1/namespaces/{ns}/bindings", id="deletecollection-of-a-create-only-resource"),
+    pytest.param("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", id="list-of-a-review"),
 ])
 def test_a_method_without_a_route_is_the_405_status(http: httpx.Client, ns: str, method: str, path: str) -> None:
     r = http.request(method, path.format(ns=ns))
@@ -77,6 +81,29 @@ def test_a_method_without_a_route_is_the_405_status(http: httpx.Client, ns: str,
     assert "allow" not in r.headers  # kube-apiserver's service error handler drops go-restful's Allow
     assert r.json() == NOT_ALLOWED
     assert http.get(f"/api/v1/namespaces/{ns}/configmaps/cm").status_code == 200  # nothing changed
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param("/api/v1/namespaces/{ns}/bindings/b", id="binding-item"),
+    pytest.param("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/r", id="review-item"),
+])
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+def test_item_paths_of_create_only_resources_have_no_route(http: httpx.Client, ns: str, method: str,
+                                                          path: str) -> None:
+    """A create-only resource registers only POST on its collection: its item paths match no
+    route at all (go-restful's 404, the generic message)."""
+    r = http.request(method, path.format(ns=ns))
+    assert r.status_code == 404, r.text
+    st = r.json()
+    assert (st["reason"], st["message"]) == ("NotFound", "the server could not find the requested resource")
+
+
+def test_a_create_only_resource_still_creates(http: httpx.Client) -> None:
+    r = http.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json={
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}})
+    assert r.status_code == 201, r.text
+    assert r.json()["status"]["allowed"] is True
 
 
 def test_a_made_up_method_is_routed_and_the_connection_stays_usable(minik3s_api: ServerProcess, ns: str) -> None:
