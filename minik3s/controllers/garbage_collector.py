@@ -245,7 +245,9 @@ class GarbageCollector:
         elif node.deleting_dependents:
             self.attempt_to_delete.add(uid)
 
-    def _removed(self, res: ResourceInfo, obj: JsonDict) -> None:
+    def _removed(self, res: ResourceInfo, obj: JsonDict, *, gone: bool = True) -> None:
+        """`obj` left the graph: deleted (`gone`), or only out of sight (its monitor restarts on
+        another version, so the object may well exist)."""
         uid = meta(obj).get("uid")
         if not uid:
             return
@@ -266,7 +268,7 @@ class GarbageCollector:
         if node.dependents:
             # keep the dependents pointing at a virtual node until they are re-checked
             ghost = Node(uid, res, node.namespace, node.name, dependents=set(node.dependents), virtual=True,
-                         gone=True)
+                         gone=gone)
             self.graph[uid] = ghost
 
     def _res_for(self, ref: JsonDict) -> ResourceInfo | None:
@@ -332,7 +334,8 @@ class GarbageCollector:
             del self.monitors[key]
             logger.info("%s: stopped monitor resource=%s/%s", self.NAME, mon.res.qualified, mon.res.version)
             for obj in mon.informer.store.list():
-                self._removed(mon.res, obj)
+                # the CRD is gone: so are its objects (purged with it); else the monitor only restarts
+                self._removed(mon.res, obj, gone=res is None)
             if self._by_kind.get((mon.res.group, mon.res.kind)) is mon.res:
                 # the kind no longer resolves (a re-created CRD serving it registers it again)
                 del self._by_kind[(mon.res.group, mon.res.kind)]

@@ -248,6 +248,30 @@ async def test_a_crd_recreated_with_another_kind_resolves_only_the_new_kind(harn
     assert not await gone(harness, CONFIGMAPS, "of-gadget")  # Gadget is no kind any more
 
 
+async def test_a_monitor_restarted_on_a_new_version_keeps_the_dependents(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    async def dep_seen():
+        return "dep" in {n.name for n in gc.graph.values() if not n.virtual}
+
+    await harness.eventually(dep_seen, what="dependent in the graph")
+    crd = await harness.client.get(CRDS, "gadgets.example.com")
+    crd["spec"]["versions"] = gadget_crd(GADGETS, versions=("v1", "v2"))["spec"]["versions"]
+    await harness.client.update(CRDS, crd)
+
+    async def on_v2():
+        mon = gc.monitors.get(("example.com", "gadgets"))
+        return mon is not None and mon.res.version == "v2" and mon.informer.has_synced
+
+    await harness.eventually(on_v2, what="monitor restarted on v2")
+    async def owner_seen():
+        return any(n.name == "g" and not n.virtual for n in gc.graph.values())
+
+    await harness.eventually(owner_seen, what="the Gadget seen again through v2")
+    assert not await gone(harness, CONFIGMAPS, "dep")  # its owner never went away
+
+
 @pytest.mark.parametrize(("versions", "preferred"), [
     pytest.param(("v1",), "v1", id="single"),
     pytest.param(("v1beta1", "v1", "v2alpha1"), "v1", id="ga-before-alpha-of-a-higher-major"),
