@@ -24,6 +24,12 @@ How the bounds map onto aiohttp:
 - header size: aiohttp's per-line limits (`create_app`'s `max_line_size`/`max_field_size`);
   a longer line is answered 400 by aiohttp's parser.
 - what the parser refuses is answered with a Status body (`_StatusErrors`), not plain text.
+- a method outside llhttp's fixed list (`FOO`): Go's server parses any token as a method and
+  kube-apiserver routes it (405 Status on an API path, 404 on an unknown one). aiohttp's C parser
+  refuses such a request line; `_MethodFallback` then hands that connection, from the start of
+  the refused request, to aiohttp's pure-Python parser (which accepts any token), so the request
+  is authenticated and routed like any other. Connections that never send such a method keep
+  the C parser.
 
 Data flow: accept -> `_HeaderDeadline` (counts nothing once the first header block is complete)
 -> aiohttp's `RequestHandler` -> the app.
@@ -31,13 +37,18 @@ Data flow: accept -> `_HeaderDeadline` (counts nothing once the first header blo
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import logging
+import re
 from ssl import SSLContext
+from typing import Any
 
 import orjson
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.http_exceptions import BadHttpMethod
+from aiohttp.http_parser import HttpRequestParserPy
+from aiohttp.web_protocol import MAX_MSG_QUEUE_SIZE, RequestHandler
 from aiohttp.web_request import BaseRequest
 
 from minik3s.api.errors import ApiError, BadRequestError
@@ -51,13 +62,79 @@ IDLE_TIMEOUT = 90.0
 LINGERING_TIME = 2.0
 
 
+# RFC 9110 `method = token`, followed by the space of a request line
+_METHOD_SP = re.compile(rb"[0-9A-Za-z!#$%&'*+\-.^_`|~]+ ")
+
+
+class _MethodFallback:
+    """The connection's request parser: aiohttp's C parser until it refuses a method, then
+    aiohttp's pure-Python parser fed from the start of the refused request.
+
+    llhttp knows a fixed list of methods and refuses any other at the first byte that leaves the
+    list, before the request line is complete. Its error carries the line it was reading (the
+    bytes before and after the error position, up to the line's end); when that line opens the
+    chunk just received and starts like a request line (`TOKEN SP`), the refused request began
+    at the chunk's first byte, so the Python parser takes over from there: `FOO /api/v1/pods
+    HTTP/1.1` becomes a request whose method is `FOO`. Anything else (not HTTP at all, TLS on
+    the plain port, a refused line in the middle of a chunk) stays the C parser's 400."""
+
+    __slots__ = ("_inner", "_handler")
+
+    def __init__(self, inner: Any, handler: RequestHandler) -> None:
+        self._inner = inner
+        self._handler = handler
+
+    def feed_data(self, data: bytes) -> Any:
+        try:
+            return self._inner.feed_data(data)
+        except BadHttpMethod as exc:
+            if isinstance(self._inner, HttpRequestParserPy) or not _refused_at_start(exc, data):
+                raise
+            h = self._handler
+            kw: dict[str, Any] = h._manager._kwargs if h._manager is not None else {}
+            self._inner = HttpRequestParserPy(
+                h, h._loop, h._read_bufsize, max_line_size=kw.get("max_line_size", 8190),
+                max_field_size=kw.get("max_field_size", 8190), max_headers=kw.get("max_headers", 128),
+                payload_exception=web.RequestPayloadError, auto_decompress=kw.get("auto_decompress", True),
+                max_msg_queue_size=MAX_MSG_QUEUE_SIZE)
+            logger.debug("request with a method outside llhttp's list; connection parsed in Python peer=%s",
+                         h.transport.get_extra_info("peername") if h.transport is not None else None)
+            return self._inner.feed_data(data)
+
+    def pause_reading(self) -> None:
+        self._inner.pause_reading()
+
+    def message_consumed(self) -> None:
+        self._inner.message_consumed()
+
+    def feed_eof(self) -> Any:
+        return self._inner.feed_eof()
+
+    def set_upgraded(self, val: bool) -> None:
+        self._inner.set_upgraded(val)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _refused_at_start(exc: BadHttpMethod, data: bytes) -> bool:
+    """Whether llhttp refused the method of a request line that opens `data`. Its message is
+    `<reason>:\n\n  <repr of the line>\n  <pointer>`."""
+    parts = exc.message.split("\n") if isinstance(exc.message, str) else []
+    if len(parts) < 3:
+        return False
+    try:
+        line = ast.literal_eval(parts[2].strip())
+    except (ValueError, SyntaxError):
+        return False
+    return isinstance(line, bytes) and bool(line) and data.startswith(line) and _METHOD_SP.match(data) is not None
+
+
 class _StatusErrors(RequestHandler):
     """aiohttp's request handler, answering what its HTTP parser refused (a malformed request
-    line, header or chunk size, an unknown method, an over-long line) with a Status body rather
-    than plain text. The status code stays the parser's 400: llhttp refuses methods outside its
-    list (`FOO`) before anything is routed, where Go's server would route them and
-    kube-apiserver answer 405; methods llhttp knows but the API does not serve (TRACE, OPTIONS,
-    PROPFIND, ...) are routed and get the 405 Status."""
+    line, header or chunk size, an over-long line) with a Status body rather than plain text.
+    A method outside llhttp's list (`FOO`) is not refused: `_MethodFallback` parses it, and it
+    is routed like any method the API does not serve on that path (405 Status)."""
 
     __slots__ = ()
 
@@ -80,6 +157,7 @@ def _with_status_errors(handler: RequestHandler) -> RequestHandler:
     # answers change, so the instance takes the subclass (same slots, no state of its own)
     if type(handler) is RequestHandler:
         handler.__class__ = _StatusErrors
+        handler._parser = _MethodFallback(handler._parser, handler)  # type: ignore[assignment]
     return handler
 
 

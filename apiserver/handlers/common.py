@@ -52,10 +52,26 @@ def not_found_path() -> NotFoundError:
     return NotFoundError("the server could not find the requested resource", details={})
 
 
-def method_not_allowed(method: str, target: Target) -> MethodNotAllowedError:
-    return MethodNotAllowedError("the server does not allow this method on the requested resource",
-                                 details={"kind": target.info.resource, "name": target.name or "",
-                                          **({"group": target.info.group} if target.info.group else {})})
+class RouteMethodNotAllowedError(MethodNotAllowedError):
+    """The 405 kube-apiserver answers when no route serves the method on a path (go-restful's
+    route selection error, rendered by the apiserver's service error handler through
+    `NewGenericServerResponse(405, "", GroupResource{}, "", ...)`): the fixed message and an
+    empty, but present, `details` object. No `Allow` header: that handler drops go-restful's."""
+
+    def __init__(self) -> None:
+        super().__init__("the server does not allow this method on the requested resource")
+
+    def to_status(self) -> JsonDict:
+        status = super().to_status()
+        code = status.pop("code")
+        status["details"] = {}
+        status["code"] = code  # Go's field order: details before code
+        return status
+
+
+def method_not_allowed() -> RouteMethodNotAllowedError:
+    """A method the path has no route for (`PATCH` on a collection, `POST` on an item, `FOO`)."""
+    return RouteMethodNotAllowedError()
 
 
 def parse_resource_path(core: ApiCore, parts: list[str]) -> Target:
@@ -271,6 +287,6 @@ async def end_stream(resp: web.StreamResponse, request: web.Request, what: str) 
     client that already went away is only logged (`what` names the stream in the log)."""
     try:
         await resp.write_eof()
-    except (ConnectionResetError, RuntimeError):
+    except (ConnectionError, RuntimeError):
         logger.debug("%s client went away before the end of the stream path=%s", what, request.path)
     return resp

@@ -28,11 +28,16 @@ from apiserver.handlers.subresources import subresource
 from apiserver.keys import CORE, READY, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
-from minik3s.api.errors import ApiError, MethodNotAllowedError
+from minik3s.api.errors import ApiError
+from minik3s.api.resources import ALL_VERBS
 
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# what the access log and request metrics record for a request whose client went away before
+# its answer (nginx's convention; the closed connection never carries it)
+_CLIENT_CLOSED_REQUEST = 499
 
 
 @web.middleware
@@ -45,7 +50,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if e.status == 413:
             err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")
         elif e.status == 405:
-            err = MethodNotAllowedError("the server does not allow this method on the requested resource")
+            err = method_not_allowed()
         elif e.status == 404:
             err = not_found_path()
         elif e.status < 400:
@@ -65,8 +70,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # the object went away between the read and the write (a concurrent delete)
         err = errors.NotFoundError("the object was deleted while the request was served")
         return codec.json_response(err.to_status(), status=err.code)
-    except (asyncio.CancelledError, ConnectionResetError):
+    except asyncio.CancelledError:
         raise
+    except ConnectionError:
+        # the client went away while its request was served (reset, broken pipe, aiohttp's
+        # "Connection lost" from a write waiting for drain): nothing to answer, nothing wrong
+        # with the server. Raised on, aiohttp would log it as an error; the streaming handlers
+        # (watch, pods/log) catch it themselves and end their response.
+        logger.debug("client went away method=%s path=%s", request.method, request.path)
+        if request.transport is not None:
+            request.transport.close()
+        return web.Response(status=_CLIENT_CLOSED_REQUEST)
     except Exception as e:  # noqa: BLE001 - the one place that turns a fault into a 500 Status
         logger.exception("internal error serving method=%s path=%s", request.method, request.path)
         err = errors.InternalError(f"Internal error occurred: {type(e).__name__}: {e}")
@@ -130,6 +144,32 @@ def browser_guard(request: web.Request) -> None:
             f'type a browser may send cross-origin without a preflight is never decoded)')
 
 
+# the routes kube-apiserver's installer registers for a resource, by the verbs its storage
+# implements: at the collection path (LIST/WATCH, POST, DELETECOLLECTION) and the item path
+# (GET, PUT, PATCH, DELETE)
+_COLLECTION_ROUTES: dict[str, tuple[str, ...]] = {"GET": ("list", "watch"), "POST": ("create",), "DELETE": ("deletecollection",)}
+_ITEM_ROUTES: dict[str, tuple[str, ...]] = {"GET": ("get",), "PUT": ("update",), "PATCH": ("patch",), "DELETE": ("delete",)}
+
+
+def _has_route(method: str, verbs: frozenset[str] | tuple[str, ...], routes: dict[str, tuple[str, ...]]) -> None:
+    """A path no route serves is go-restful's 404; a path served for other methods only, its 405
+    (a create-only review or `bindings`: GET on the collection is 405, any item path 404)."""
+    if verbs is ALL_VERBS:
+        return  # the common case: every route (the method was matched by the caller)
+    if not any(v in verbs for vs in routes.values() for v in vs):
+        raise not_found_path()
+    if not any(v in verbs for v in routes.get(method, ())):
+        raise method_not_allowed()
+
+
+def _get_only(method: str) -> None:
+    """/version, /api, /api/v1 and /apis/<group>/<version> are go-restful web services with one
+    GET route each in kube-apiserver: any other method is the route-selection 405. (/healthz,
+    /apis and /openapi are plain handlers there, which answer every method.)"""
+    if method != "GET":
+        raise method_not_allowed()
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
     browser_guard(request)
@@ -145,6 +185,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return web.Response(text="[-]minik3s-ready failed: not ready\nreadyz check failed", status=500)
         return web.Response(text="ok", content_type="text/plain")
     if head == "version":
+        _get_only(method)
         return codec.json_response(discovery.VERSION_INFO)
     if head == "openapi":
         return serve_openapi(request, parts)
@@ -152,8 +193,10 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return serve_debug(request, parts[2:])
     if head == "api":
         if len(parts) == 1:
+            _get_only(method)
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
+            _get_only(method)
             doc = discovery.resource_list(core.registry, "", parts[1], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
@@ -184,6 +227,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             doc = discovery.resource_list(core.registry, parts[1], parts[2], subresources=core.subresource_names)
             if doc is None:
                 raise not_found_path()
+            _get_only(method)
             return codec.json_response(doc)
         target = parse_resource_path(core, parts[1:])
     else:
@@ -191,6 +235,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if target.subresource:
         return await subresource(request, core, target)
     check_acceptable(request)
+    _has_route(method, target.info.verbs, _COLLECTION_ROUTES if target.name is None else _ITEM_ROUTES)
     if target.name is None:
         if method == "GET":
             return await verbs.list_or_watch(request, core, target)
@@ -198,7 +243,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return await verbs.create(request, core, target)
         if method == "DELETE":
             return await verbs.delete_collection(request, core, target)
-        raise method_not_allowed(method, target)
+        raise method_not_allowed()
     if method == "GET":
         return await verbs.get(request, core, target)
     if method == "PUT":
@@ -207,4 +252,4 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return await verbs.patch(request, core, target)
     if method == "DELETE":
         return await verbs.delete(request, core, target)
-    raise method_not_allowed(method, target)
+    raise method_not_allowed()

@@ -30,7 +30,7 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     info, name, m = t.info, t.name or "", request.method
     rest = core.subresource(info, t.subresource or "")
     if m not in rest.verbs:
-        raise method_not_allowed(m, t)
+        raise method_not_allowed()
     if m == "GET" and isinstance(rest, LogREST):
         return await stream_log(request, core, t, rest)
     if m == "GET":
@@ -50,13 +50,19 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if m == "POST":
         return codec.json_response(await core.subresource_create(info, t.namespace, name, rest.name, body, opts),
                                    status=rest.create_status)
-    raise method_not_allowed(m, t)
+    raise method_not_allowed()
 
 
 async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogREST) -> web.StreamResponse:
     """pods/log: the lines so far; with `follow`, then the pod's watch (from the resourceVersion
     the lines were read at) until the followed container run ends, the pod is deleted, the
-    client goes away or the server shuts down (registered in WATCHES like a watch)."""
+    client goes away or the server shuts down (registered in WATCHES like a watch).
+
+    Backpressure: each `resp.write` waits for the transport to drain once more than 64 KiB are
+    pending (aiohttp's writer), so a client that stops reading holds at most that plus the
+    transport's high-water mark, and the handler sleeps until it reads again (kube-apiserver
+    likewise blocks on a stalled log stream, with no write timeout). A simulated run adds two
+    lines (start, exit), so a follow's whole output is far below that bound."""
     plan = rest.plan(core, t.info, t.namespace, t.name or "", request.query)
     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain", "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()
@@ -81,7 +87,7 @@ async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogRE
                         break
     except TimeoutError:
         pass  # the server is shutting down
-    except ConnectionResetError:
+    except ConnectionError:  # reset, broken pipe, or aiohttp's "Connection lost" while draining
         logger.debug("log client went away path=%s", request.path)
         return resp
     finally:

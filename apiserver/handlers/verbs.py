@@ -142,7 +142,7 @@ async def delete(request: web.Request, core: ApiCore, t: Target) -> web.StreamRe
 
 async def delete_collection(request: web.Request, core: ApiCore, t: Target) -> web.StreamResponse:
     if "deletecollection" not in t.info.verbs:
-        raise method_not_allowed("DELETE", t)
+        raise method_not_allowed()
     raw = await codec.read_body(request)
     opts = delete_options(request, raw)
     q = request.query

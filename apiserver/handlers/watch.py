@@ -231,7 +231,9 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
             sender.abort(request.path)
             return resp
         # timeoutSeconds elapsed, or the server is shutting down: the normal end of a watch
-    except ConnectionResetError:
+    except ConnectionError:
+        # the client closed or reset the connection (aiohttp raises a plain ConnectionError
+        # "Connection lost" from a write waiting for drain): an ordinary end of a watch
         logger.debug("watch client went away path=%s", request.path)
         return resp
     finally:

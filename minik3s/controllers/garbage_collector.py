@@ -21,8 +21,12 @@ one monitor (an informer it owns) per established CRD, on its preferred served v
 the CRD is established and stopped when it goes. So an object owned by a custom resource is
 collected when that owner is deleted (Background, Foreground and Orphan as for any kind), and a
 custom resource owned by a built-in object likewise. An owner of a kind never served is treated
-as present (upstream retries on its REST-mapping error and never deletes because of it); a kind
-whose CRD was removed stays resolvable, so its former objects read as absent (404).
+as present (upstream retries on its REST-mapping error and never deletes because of it). When a
+CRD goes (or is re-created with another kind), its monitor stops and the kind stops resolving, as
+upstream's RESTMapper forgets it at the next discovery sync: an owner reference to that kind is
+then an unknown kind (kept), except to an owner this collector saw deleted (its `gone` ghost in
+the graph), which stays dangling: the CRD's cleanup finalizer deletes every custom object before
+the CRD goes, and their dependents must still follow them.
 
 Data flow: informers (built-in) / own monitors (custom resources, from the CRD informer) ->
 graph updates (synchronous, in the handler) -> keys (uids) on the two queues -> workers ->
@@ -125,6 +129,8 @@ class Node:
     finalizers: tuple[str, ...] = ()
     deleting: bool = False
     virtual: bool = False
+    # a ghost of an object this collector saw deleted (kept while dependents still point at it)
+    gone: bool = False
 
     @property
     def deleting_dependents(self) -> bool:
@@ -195,7 +201,7 @@ class GarbageCollector:
             old_owner_uids = {str(o.get("uid")) for o in node.owners}
             was_deleting_deps = node.deleting_dependents
             if node.virtual:
-                node.virtual = False
+                node.virtual = node.gone = False
                 node.res, node.namespace, node.name = res, m.get("namespace") or "", m.get("name") or ""
                 # a virtual node was observed: its dependents need re-checking (uid may differ)
                 for dep in node.dependents:
@@ -239,7 +245,9 @@ class GarbageCollector:
         elif node.deleting_dependents:
             self.attempt_to_delete.add(uid)
 
-    def _removed(self, res: ResourceInfo, obj: JsonDict) -> None:
+    def _removed(self, res: ResourceInfo, obj: JsonDict, *, gone: bool = True) -> None:
+        """`obj` left the graph: deleted (`gone`), or only out of sight (its monitor restarts on
+        another version, so the object may well exist)."""
         uid = meta(obj).get("uid")
         if not uid:
             return
@@ -259,7 +267,8 @@ class GarbageCollector:
             self.attempt_to_delete.add(dep)
         if node.dependents:
             # keep the dependents pointing at a virtual node until they are re-checked
-            ghost = Node(uid, res, node.namespace, node.name, dependents=set(node.dependents), virtual=True)
+            ghost = Node(uid, res, node.namespace, node.name, dependents=set(node.dependents), virtual=True,
+                         gone=gone)
             self.graph[uid] = ghost
 
     def _res_for(self, ref: JsonDict) -> ResourceInfo | None:
@@ -325,14 +334,17 @@ class GarbageCollector:
             del self.monitors[key]
             logger.info("%s: stopped monitor resource=%s/%s", self.NAME, mon.res.qualified, mon.res.version)
             for obj in mon.informer.store.list():
-                self._removed(mon.res, obj)
+                # the CRD is gone: so are its objects (purged with it); else the monitor only restarts
+                self._removed(mon.res, obj, gone=res is None)
+            if self._by_kind.get((mon.res.group, mon.res.kind)) is mon.res:
+                # the kind no longer resolves (a re-created CRD serving it registers it again)
+                del self._by_kind[(mon.res.group, mon.res.kind)]
         for key, res in wanted.items():
             if key in self.monitors:
                 continue
             inf = Informer(self._client, res)
             self._watch(inf, res)
-            # the kind stays resolvable after its CRD goes (its objects then read as absent)
-            self._by_kind[(res.group, res.kind)] = res
+            self._by_kind[(res.group, res.kind)] = res  # resolvable while the monitor runs
             task = tg.create_task(inf.run(), name=f"{self.NAME}-monitor-{res.qualified}")
             self.monitors[key] = _Monitor(res, inf, task)
             logger.info("%s: started monitor resource=%s/%s", self.NAME, res.qualified, res.version)
@@ -376,10 +388,12 @@ class GarbageCollector:
 
     async def _owner_state(self, ref: JsonDict, namespace: str) -> str:
         """'solid', 'dangling' or 'waiting' for one owner reference (classifyReferences)."""
+        owner_node = self.graph.get(ref.get("uid") or "")
+        if owner_node is not None and owner_node.gone:
+            return "dangling"  # seen deleted (upstream: its absent-owner cache), kind known or not
         res = self._res_for(ref)
         if res is None:
-            return "solid"  # unknown kind (e.g. a custom resource): never delete because of it
-        owner_node = self.graph.get(ref.get("uid") or "")
+            return "solid"  # unknown kind (never served, or its CRD is gone): never delete because of it
         if owner_node is not None and not owner_node.virtual:
             if owner_node.deleting_dependents:
                 return "waiting"

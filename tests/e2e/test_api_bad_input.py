@@ -207,8 +207,6 @@ def raw_exchange(url: str, data: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    pytest.param(b"FOO /api/v1/namespaces HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Invalid method encountered",
-                 id="method-unknown-to-the-parser"),
     pytest.param(b"GARBAGE\r\n\r\n", "Invalid method encountered", id="not-http"),
     pytest.param(b"GET /api/v1 HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n", "Bad status line", id="bad-http-version"),
     pytest.param(b"GET /api/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n", "Invalid header token",

@@ -161,3 +161,36 @@ def test_deleting_a_crd_without_finalizers_removes_it_and_its_objects(http: http
     assert not served(http, group) and not in_discovery(http, group)
     r = http.delete(f"{CRDS}/{name}")
     assert r.status_code == 404 and r.json()["reason"] == "NotFound"
+
+
+def test_a_crd_recreated_with_another_schema_validates_with_the_new_one(http: httpx.Client, ns: str) -> None:
+    group = f"schema-{uuid.uuid4().hex[:6]}.example.com"
+    name = f"gadgets.{group}"
+    url = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
+    http.post(CRDS, json=crd(group)).raise_for_status()
+    make_gadgets(http, group, ns, 1)  # size: integer
+    assert http.delete(f"{CRDS}/{name}").status_code == 200
+    wait_for(lambda: http.get(f"{CRDS}/{name}").status_code == 404)
+
+    again = crd(group)
+    again["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = {
+        "size": {"type": "string", "enum": ["small", "big"]}, "color": {"type": "string"}}
+    r = http.post(CRDS, json=again)
+    assert r.status_code == 201, r.text
+    wait_for(lambda: served(http, group))
+    body = {"apiVersion": f"{group}/v1", "kind": "Gadget", "metadata": {"name": "new"},
+            "spec": {"size": "big", "color": "red", "weight": 3}}
+    r = http.post(url, json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"] == {"size": "big", "color": "red"}  # pruned by the new schema
+    r = http.post(url, json={**body, "metadata": {"name": "old-shape"}, "spec": {"size": 3}})
+    assert r.status_code == 422, r.text
+    causes = r.json()["details"]["causes"]
+    assert [c["field"] for c in causes] == ["spec.size"], causes
+    # what clients read from OpenAPI is the new schema too
+    doc = http.get(f"/openapi/v3/apis/{group}/v1").json()
+    schema = next(v for k, v in doc["components"]["schemas"].items() if k.endswith(".Gadget"))
+    assert set(schema["properties"]["spec"]["properties"]) == {"size", "color"}
+    # and the kind resolves to the new definition in discovery
+    res = next(r for r in http.get(f"/apis/{group}/v1").json()["resources"] if r["name"] == "gadgets")
+    assert res["kind"] == "Gadget"

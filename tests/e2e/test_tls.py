@@ -140,6 +140,15 @@ def test_no_credentials_is_401_except_health_and_version(anon: httpx.Client) -> 
     assert anon.get("/version").json()["major"] == "1"
 
 
+def test_a_made_up_method_is_authenticated_before_it_is_routed(anon: httpx.Client, admin: httpx.Client) -> None:
+    """`FOO` reaches the handler chain like any method (Go parses any token): no credentials is
+    401, the admin gets the route-selection 405."""
+    r = anon.request("FOO", "/api/v1/namespaces/default/pods")
+    assert (r.status_code, r.json()["reason"]) == (401, "Unauthorized")
+    r = admin.request("FOO", "/api/v1/namespaces/default/pods")
+    assert (r.status_code, r.json()["reason"], r.json()["details"]) == (405, "MethodNotAllowed", {})
+
+
 def test_bad_and_unknown_tokens_are_401_not_anonymous(anon: httpx.Client) -> None:
     for value in ("Bearer nope", "Bearer a.b.c", f"Bearer {ALICE_TOKEN}x"):
         r = anon.get("/api/v1/namespaces", headers={"Authorization": value})

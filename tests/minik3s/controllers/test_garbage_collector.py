@@ -203,6 +203,75 @@ async def test_dependent_of_a_kind_served_later_is_checked_once_the_kind_is_serv
     assert not await gone(harness, CONFIGMAPS, "control")
 
 
+async def crd_gone(harness, gc, res: ResourceInfo = GADGETS) -> None:
+    await harness.client.delete(CRDS, f"{res.resource}.{res.group}")
+
+    async def forgotten():
+        return await gone(harness, CRDS, f"{res.resource}.{res.group}", None) and (
+            (res.group, res.resource) not in gc.monitors)
+
+    await harness.eventually(forgotten, what=f"CRD of {res.qualified} gone and its monitor stopped")
+
+
+async def test_after_its_crd_is_deleted_the_kind_no_longer_resolves(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    await crd_gone(harness, gc)
+    # the CRD's cleanup deleted the Gadget first, and its dependent followed it
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent of the cleaned-up Gadget")
+    # now Gadget is an unknown kind (upstream: a REST-mapping error, retried): its dependents stay
+    ghost = [{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "old", "uid": "0000-old"}]
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "late", "ownerReferences": ghost}}, "default")
+    live = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, "default")
+    dangling = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "0000-not-the-owner"}]
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "control", "ownerReferences": dangling}},
+                                "default")
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "control"), what="control dependent collected")
+    assert live and not await gone(harness, CONFIGMAPS, "late")
+    # the CRD comes back: the kind resolves again and the dangling reference is noticed
+    await with_gadget_kind(harness, gc)
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "late"), what="dangling Gadget owner noticed")
+
+
+async def test_a_crd_recreated_with_another_kind_resolves_only_the_new_kind(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await crd_gone(harness, gc)
+    gizmos = ResourceInfo("example.com", "v1", "gadgets", "Gizmo", True, builtin=False)
+    await with_gadget_kind(harness, gc, gizmos)
+    old = [{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "x", "uid": "0000-gadget"}]
+    new = [{"apiVersion": "example.com/v1", "kind": "Gizmo", "name": "x", "uid": "0000-gizmo"}]
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "of-gadget", "ownerReferences": old}}, "default")
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "of-gizmo", "ownerReferences": new}}, "default")
+    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "of-gizmo"), what="dangling Gizmo owner noticed")
+    assert not await gone(harness, CONFIGMAPS, "of-gadget")  # Gadget is no kind any more
+
+
+async def test_a_monitor_restarted_on_a_new_version_keeps_the_dependents(harness):
+    gc = start_all(harness, with_workloads=False)
+    await with_gadget_kind(harness, gc)
+    await gadget_with_dependent(harness)
+    async def dep_seen():
+        return "dep" in {n.name for n in gc.graph.values() if not n.virtual}
+
+    await harness.eventually(dep_seen, what="dependent in the graph")
+    crd = await harness.client.get(CRDS, "gadgets.example.com")
+    crd["spec"]["versions"] = gadget_crd(GADGETS, versions=("v1", "v2"))["spec"]["versions"]
+    await harness.client.update(CRDS, crd)
+
+    async def on_v2():
+        mon = gc.monitors.get(("example.com", "gadgets"))
+        return mon is not None and mon.res.version == "v2" and mon.informer.has_synced
+
+    await harness.eventually(on_v2, what="monitor restarted on v2")
+    async def owner_seen():
+        return any(n.name == "g" and not n.virtual for n in gc.graph.values())
+
+    await harness.eventually(owner_seen, what="the Gadget seen again through v2")
+    assert not await gone(harness, CONFIGMAPS, "dep")  # its owner never went away
+
+
 @pytest.mark.parametrize(("versions", "preferred"), [
     pytest.param(("v1",), "v1", id="single"),
     pytest.param(("v1beta1", "v1", "v2alpha1"), "v1", id="ga-before-alpha-of-a-higher-major"),
