@@ -80,6 +80,8 @@ YIELDS_PER_POD = 4
 
 
 _REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+# ndarray.all() without its Python wrapper (numpy/_core/_methods.py): the ufunc's reduce
+_ALL_REDUCE = np.logical_and.reduce
 
 
 class _SlowPath(Exception):
@@ -973,7 +975,7 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
                 if plugin_name in vector_names:
                     mask = pl.filter_accept_mask(state, pi, arrays, alive)
                     if mask is not None:
-                        if mask.all():
+                        if _ALL_REDUCE(mask):
                             continue
                         check = alive[~mask]
                 if plugin_name in reject_names:

@@ -20,7 +20,9 @@ overflow, so a decision never depends on which path ran.
 
 from __future__ import annotations
 
-from typing import Protocol
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -78,7 +80,7 @@ class NodeArrays:
     has_images: BoolArray
 
     __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "n", "index", "scalar_alloc", "scalar_req", "_unsafe",
-                 "_list", "_seq", "rebuilds", "row_updates")
+                 "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "__weakref__")
 
     def __init__(self) -> None:
         self.n = 0
@@ -91,6 +93,8 @@ class NodeArrays:
         self._seq = -1
         self.rebuilds = 0
         self.row_updates = 0
+        self._twice: IntArray = np.zeros(0, dtype=np.int64)
+        self._ones: BoolArray = np.zeros(0, dtype=np.bool_)
         self._alloc(0)
 
     def _alloc(self, n: int) -> None:
@@ -207,11 +211,99 @@ class NodeArrays:
             return zero, zero
         return col, self.scalar_req[name]
 
+    def node(self, row: int) -> NodeInfo:
+        """The NodeInfo row `row` describes (the snapshot's list entry the row was written from)."""
+        nodes = self._list
+        assert nodes is not None, "node() before sync"
+        return nodes[row]
+
     def window(self, start: int, offset: int, size: int) -> IntArray:
         """Rows visited `offset`..`offset+size-1` steps after `start`, wrapping (upstream's
-        round-robin from nextStartNodeIndex)."""
-        rows = np.arange(start + offset, start + offset + size, dtype=np.int64)
+        round-robin from nextStartNodeIndex). A read-only view of 0..n-1 laid out twice, when the
+        window fits in it (size <= n, start < n: the filter walk's case)."""
         n = self.n
+        lo = start + offset
+        twice = self._twice
+        if 0 <= lo < n and 0 <= size <= n and start < n:
+            if len(twice) != 2 * n:
+                twice = self._twice = np.concatenate((np.arange(n, dtype=np.int64),) * 2)
+                twice.flags.writeable = False
+            out: IntArray = twice[lo:lo + size]
+            return out
+        rows = np.arange(lo, lo + size, dtype=np.int64)
         if n:
             rows %= n
         return rows
+
+    def all_true(self, size: int) -> BoolArray:
+        """A read-only boolean vector of `size` Trues (a fast accept of a whole window)."""
+        ones = self._ones
+        if len(ones) < size:
+            ones = self._ones = np.ones(max(size, 2 * len(ones)), dtype=np.bool_)
+            ones.flags.writeable = False
+        out: BoolArray = ones[:size]
+        return out
+
+
+class RowMemo:
+    """Per-row values of a pure function of (a node's row, a key), kept across cycles.
+
+    A scorer's raw score or a filter's fast accept for a node depends only on the node's numbers
+    (its row) and on a few numbers of the pod (its requests): the `key`. When pod after pod
+    carries the same key (a Deployment's replicas), only the rows rewritten since the previous
+    cycle (one bound pod: one or two rows) need computing again. An entry holds the values of
+    every row and the `generation` each was computed at; `values` recomputes the rows whose
+    generation moved (a node's generation changes on every mutation and is never reused) and
+    gathers the rows asked for. A rebuild of the arrays (nodes added or removed) or another
+    arrays object empties the memo. Up to `size` keys are kept, least recently used first out.
+
+    `compute(rows)` gives the values of `rows` as a vector; `compute_one(row)`, when given, the
+    value of one row (cheaper than NumPy's per-call overhead when only a few rows are stale).
+    Both must be the same function of the row's node and the key: callers pass the vector and
+    scalar forms the table tests prove equal."""
+
+    __slots__ = ("_arrays", "_rebuilds", "_entries", "_size", "hits", "misses")
+
+    # up to this many stale rows are recomputed one by one with `compute_one`
+    SCALAR_ROWS = 8
+
+    def __init__(self, size: int = 4) -> None:
+        self._arrays: weakref.ref[NodeArrays] | None = None
+        self._rebuilds = -1
+        self._entries: dict[Hashable, tuple[npt.NDArray[Any], IntArray]] = {}
+        self._size = size
+        self.hits = 0
+        self.misses = 0
+
+    def values(self, arrays: NodeArrays, key: Hashable, rows: IntArray,
+               compute: Callable[[IntArray], npt.NDArray[Any]],
+               compute_one: Callable[[int], Any] | None = None) -> npt.NDArray[Any]:
+        """`compute(rows)`, from the memo where the rows' nodes did not change."""
+        owner = self._arrays() if self._arrays is not None else None
+        if owner is not arrays or self._rebuilds != arrays.rebuilds:
+            self._entries.clear()
+            self._arrays = weakref.ref(arrays)
+            self._rebuilds = arrays.rebuilds
+        entries = self._entries
+        entry = entries.pop(key, None)
+        gens = arrays.generation
+        if entry is None or len(entry[1]) != arrays.n:
+            self.misses += 1
+            vals = np.asarray(compute(np.arange(arrays.n, dtype=np.int64)))
+            entry = (vals, gens.copy())
+            if len(entries) >= self._size:
+                del entries[next(iter(entries))]
+        else:
+            self.hits += 1
+            vals, seen = entry
+            stale = np.flatnonzero(gens != seen)
+            if len(stale):
+                if compute_one is not None and len(stale) <= self.SCALAR_ROWS:
+                    for r in stale.tolist():
+                        vals[r] = compute_one(r)
+                else:
+                    vals[stale] = compute(stale)
+                seen[stale] = gens[stale]
+        entries[key] = entry
+        out: npt.NDArray[Any] = vals[rows]
+        return out
