@@ -275,9 +275,18 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
                 mask &= q <= alloc[rs] - used[rs]
             return mask
 
+        def compute_one(r: int) -> bool:  # the same test on the row's node (its numbers are the row's)
+            node = arrays.node(r)
+            alloc, used = node.allocatable, node.requested
+            return (len(node.pods) < alloc.allowed_pod_number
+                    and cpu <= alloc.milli_cpu - used.milli_cpu
+                    and mem <= alloc.memory - used.memory
+                    and eph <= alloc.ephemeral_storage - used.ephemeral_storage
+                    and all(q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar))
+
         # a row's answer depends only on its node and these requests: remembered across cycles
         # (RowMemo recomputes the rows whose node changed)
-        return self._accept_memo.values(arrays, (cpu, mem, eph, *scalar), rows, compute)
+        return self._accept_memo.values(arrays, (cpu, mem, eph, *scalar), rows, compute, compute_one)
 
     def filter_reject_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
                            rows: IntArray) -> tuple[IntArray, list[Status]] | None:

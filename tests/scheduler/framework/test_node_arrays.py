@@ -454,52 +454,53 @@ async def test_remembered_rows_decide_like_the_scalar_paths_while_nodes_change(r
     assert not any(m.hits for m in _memos(scalar_sched))
 
 
-def test_row_memo_recomputes_only_rows_whose_generation_moved() -> None:
-    """The memo keeps every row's value and recomputes the rows whose generation changed: one by
+def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
+    """The memo keeps every row's value and recomputes the rows the arrays rewrote since: one by
     one with `compute_one` up to SCALAR_ROWS of them, as a vector beyond; another key, another
-    arrays object or a rebuild start from scratch; the least recently used key goes first."""
+    arrays object, a rebuild or a write log that no longer reaches back start from scratch;
+    the least recently used key goes first."""
+    from scheduler.backend.snapshot import Snapshot
+    from scheduler.framework import node_arrays
     from scheduler.framework.node_arrays import RowMemo
 
+    snap = Snapshot.from_objects([make_node(f"m{i:02d}").capacity(cpu="4", memory="4Gi").obj() for i in range(20)])
     arrays = NodeArrays()
-    arrays.n = 20
-    arrays.generation = np.arange(1, 21, dtype=np.int64)
-    base = {r: r * 10 for r in range(20)}
+    arrays.sync(snap)
     calls: list[tuple[str, Any]] = []
 
-    def compute(rs: Any) -> Any:
+    def compute(rs: Any) -> Any:  # the value of a row: its pod count x 10 + the row
         calls.append(("vector", rs.tolist()))
-        return np.array([base[r] for r in rs.tolist()], dtype=np.int64)
+        return arrays.npods[rs] * 10 + rs
 
     def compute_one(r: int) -> int:
         calls.append(("one", r))
-        return base[r]
+        return len(arrays.node(r).pods) * 10 + r
+
+    def add_pods(*rows: int) -> None:
+        for r in rows:
+            snap.node_info_list[r].add_pod(PodInfo(make_pod(f"p{r}-{len(calls)}").node(f"m{r:02d}").obj()))
+        arrays.sync(snap)  # an untracked snapshot: the rows whose generation moved are rewritten
 
     memo = RowMemo(size=2)
     rows = np.array([3, 1, 7], dtype=np.int64)
-    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [30, 10, 70]
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
     assert calls == [("vector", list(range(20)))] and memo.misses == 1
     calls.clear()
-    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [30, 10, 70]
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
     assert calls == [] and memo.hits == 1
-    # row 7 changed (its node's generation moved): only it is recomputed
-    base[7] = 777
-    arrays.generation[7] = 100
-    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [30, 10, 777]
+    add_pods(7, 7)  # one row rewritten (twice): recomputed once, alone
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 27]
     assert calls == [("one", 7)]
     calls.clear()
-    # many rows changed: one vector call over exactly those rows
-    changed = list(range(RowMemo.SCALAR_ROWS + 1))
-    for r in changed:
-        base[r] = -r
-        arrays.generation[r] += 1000
-    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [-3, -1, -7]
+    changed = list(range(RowMemo.SCALAR_ROWS + 1))  # more rows than SCALAR_ROWS: one vector call
+    add_pods(*changed)
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
     assert calls == [("vector", changed)]
     calls.clear()
-    # a value returned is a copy: changing it does not change the memo
-    got = memo.values(arrays, "k", rows, compute, compute_one)
+    got = memo.values(arrays, "k", rows, compute, compute_one)  # a copy: changing it changes nothing
     got[:] = 0
-    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [-3, -1, -7]
-    # two more keys: "k" was used last before "k2" and "k3" came, so it is evicted (size 2)
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
+    # two more keys: "k" is the least recently used when "k3" comes, so it goes (size 2)
     memo.values(arrays, "k2", rows, compute, compute_one)
     memo.values(arrays, "k3", rows, compute, compute_one)
     calls.clear()
@@ -508,13 +509,23 @@ def test_row_memo_recomputes_only_rows_whose_generation_moved() -> None:
     memo.values(arrays, "k", rows, compute, compute_one)
     assert calls == [("vector", list(range(20)))]
     calls.clear()
+    # the write log dropped the writes after the entry's mark: from scratch
+    saved = node_arrays._LOG_LIMIT
+    node_arrays._LOG_LIMIT = 4
+    try:
+        add_pods(0, 1, 2, 4, 5, 6)
+    finally:
+        node_arrays._LOG_LIMIT = saved
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 21, 37]
+    assert calls == [("vector", list(range(20)))]
+    calls.clear()
     # a rebuild (rows may now be other nodes) or another arrays object: from scratch
-    arrays.rebuilds += 1
+    snap.node_info_list = list(snap.node_info_list)
+    arrays.sync(snap)
     memo.values(arrays, "k", rows, compute, compute_one)
     assert calls == [("vector", list(range(20)))]
     calls.clear()
     other = NodeArrays()
-    other.n = 20
-    other.generation = arrays.generation.copy()
+    other.sync(snap)
     memo.values(other, "k", rows, compute, compute_one)
     assert calls == [("vector", list(range(20)))]
