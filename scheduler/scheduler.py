@@ -80,6 +80,9 @@ YIELDS_PER_POD = 4
 
 
 _REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+# ndarray.all() without its Python wrapper (numpy/_core/_methods.py): the ufunc's reduce
+_ALL_REDUCE = np.logical_and.reduce
+_MAX_REDUCE = np.maximum.reduce
 
 
 class _SlowPath(Exception):
@@ -635,7 +638,7 @@ class Scheduler:
                              else diag.unschedulable_plugins).add(st.plugin)
                     self.next_start_node_index = (start + processed) % n
                     diag.feasible_rows = rows
-                    return list(map(nodes.__getitem__, rows.tolist()))
+                    return arrays.nodes_at(rows)
         ordered = nodes[start:] + nodes[:start] if start else nodes
         if not fw.nominator:
             try:
@@ -717,7 +720,7 @@ class Scheduler:
         m = len(totals)
         if m < 2:
             return nodes[0].name
-        ties = np.flatnonzero(totals == totals.max())
+        ties = np.flatnonzero(totals == _MAX_REDUCE(totals))
         if len(ties) == 1:
             return nodes[int(ties[0])].name
         return nodes[int(ties[self.rng.randrange(len(ties))])].name
@@ -973,7 +976,7 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
                 if plugin_name in vector_names:
                     mask = pl.filter_accept_mask(state, pi, arrays, alive)
                     if mask is not None:
-                        if mask.all():
+                        if _ALL_REDUCE(mask):
                             continue
                         check = alive[~mask]
                 if plugin_name in reject_names:

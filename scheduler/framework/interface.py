@@ -61,7 +61,7 @@ class Status:
 
     @classmethod
     def success(cls) -> Status:
-        return cls(Code.SUCCESS)
+        return _SUCCESS
 
     @classmethod
     def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
@@ -73,7 +73,7 @@ class Status:
 
     @classmethod
     def skip(cls) -> Status:
-        return cls(Code.SKIP)
+        return _SKIP
 
     @classmethod
     def wait(cls, plugin: str = "") -> Status:
@@ -103,6 +103,11 @@ class Status:
         if self.plugin == plugin:
             return self
         return Status(self.code, self.reasons, plugin, self.error)
+
+
+# Success and Skip without a plugin or reasons: one shared instance each (Status is immutable)
+_SUCCESS = Status(Code.SUCCESS)
+_SKIP = Status(Code.SKIP)
 
 
 # The shared immutable rejections, one per (reasons, plugin); bounded, so reasons that carry

@@ -20,7 +20,9 @@ overflow, so a decision never depends on which path ran.
 
 from __future__ import annotations
 
-from typing import Protocol
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +56,8 @@ PRIO_LIMIT = 2**61
 NO_POD_MIN_PRIO = 2**62
 NO_POD_MAX_PRIO = -(2**62)
 _BOOL_COLUMNS = ("tainted", "unschedulable", "has_images")
+# rows the write log keeps before it drops its older half
+_LOG_LIMIT = 4096
 
 
 class NodeArrays:
@@ -78,7 +82,7 @@ class NodeArrays:
     has_images: BoolArray
 
     __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "n", "index", "scalar_alloc", "scalar_req", "_unsafe",
-                 "_list", "_seq", "rebuilds", "row_updates")
+                 "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "_log", "_log_start", "_objs", "__weakref__")
 
     def __init__(self) -> None:
         self.n = 0
@@ -91,9 +95,16 @@ class NodeArrays:
         self._seq = -1
         self.rebuilds = 0
         self.row_updates = 0
+        # rows rewritten since the last rebuild, in order (RowMemo's staleness); _log[0] is write
+        # number _log_start (the log keeps its newer half when it grows long)
+        self._log: list[int] = []
+        self._log_start = 0
+        self._twice: IntArray = np.zeros(0, dtype=np.int64)
+        self._ones: BoolArray = np.zeros(0, dtype=np.bool_)
         self._alloc(0)
 
     def _alloc(self, n: int) -> None:
+        self._objs: npt.NDArray[np.object_] = np.empty(n, dtype=object)  # row -> its NodeInfo
         for c in _INT_COLUMNS:
             setattr(self, c, np.zeros(n, dtype=np.int64))
         for c in _BOOL_COLUMNS:
@@ -132,6 +143,8 @@ class NodeArrays:
 
     def _rebuild(self, nodes: list[NodeInfo], snapshot: Snapshot) -> None:
         self.rebuilds += 1
+        self._log_start += len(self._log)
+        self._log = []
         n = len(nodes)
         self.n = n
         self._list = nodes
@@ -151,6 +164,13 @@ class NodeArrays:
     def _write_row(self, i: int, ni: NodeInfo, *, count: bool = True) -> None:
         if count:
             self.row_updates += 1
+            log = self._log
+            log.append(i)
+            if len(log) > _LOG_LIMIT:
+                drop = len(log) // 2
+                del log[:drop]
+                self._log_start += drop
+        self._objs[i] = ni
         a, r, z = ni.allocatable, ni.requested, ni.non_zero_requested
         vals: tuple[int, ...] = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu, r.memory,
                 r.ephemeral_storage, z.milli_cpu, z.memory, z.ephemeral_storage, len(ni.pods))
@@ -207,11 +227,116 @@ class NodeArrays:
             return zero, zero
         return col, self.scalar_req[name]
 
+    def writes_since(self, mark: int) -> list[int] | None:
+        """Rows rewritten after write number `mark` (`write_mark()` at the time), in order, with
+        repeats; None when the log no longer reaches back that far."""
+        at = mark - self._log_start
+        if at < 0:
+            return None
+        return self._log[at:]
+
+    def write_mark(self) -> int:
+        """The number of row writes so far (since the arrays were created)."""
+        return self._log_start + len(self._log)
+
+    def nodes_at(self, rows: IntArray) -> list[NodeInfo]:
+        """The NodeInfos of `rows`, in their order (one gather, no per-row Python lookup)."""
+        out: list[NodeInfo] = self._objs[rows].tolist()
+        return out
+
+    def node(self, row: int) -> NodeInfo:
+        """The NodeInfo row `row` describes (the snapshot's list entry the row was written from)."""
+        nodes = self._list
+        assert nodes is not None, "node() before sync"
+        return nodes[row]
+
     def window(self, start: int, offset: int, size: int) -> IntArray:
         """Rows visited `offset`..`offset+size-1` steps after `start`, wrapping (upstream's
-        round-robin from nextStartNodeIndex)."""
-        rows = np.arange(start + offset, start + offset + size, dtype=np.int64)
+        round-robin from nextStartNodeIndex). A read-only view of 0..n-1 laid out twice, when the
+        window fits in it (size <= n, start < n: the filter walk's case)."""
         n = self.n
+        lo = start + offset
+        twice = self._twice
+        if 0 <= lo < n and 0 <= size <= n and start < n:
+            if len(twice) != 2 * n:
+                twice = self._twice = np.concatenate((np.arange(n, dtype=np.int64),) * 2)
+                twice.flags.writeable = False
+            out: IntArray = twice[lo:lo + size]
+            return out
+        rows = np.arange(lo, lo + size, dtype=np.int64)
         if n:
             rows %= n
         return rows
+
+    def all_true(self, size: int) -> BoolArray:
+        """A read-only boolean vector of `size` Trues (a fast accept of a whole window)."""
+        ones = self._ones
+        if len(ones) < size:
+            ones = self._ones = np.ones(max(size, 2 * len(ones)), dtype=np.bool_)
+            ones.flags.writeable = False
+        out: BoolArray = ones[:size]
+        return out
+
+
+class RowMemo:
+    """Per-row values of a pure function of (a node's row, a key), kept across cycles.
+
+    A scorer's raw score or a filter's fast accept for a node depends only on the node's numbers
+    (its row) and on a few numbers of the pod (its requests): the `key`. When pod after pod
+    carries the same key (a Deployment's replicas), only the rows rewritten since the previous
+    cycle (one bound pod: one or two rows) need computing again. An entry holds the values of
+    every row and the arrays' write mark when it was last brought up to date; `values`
+    recomputes the rows the arrays' write log lists after that mark and gathers the rows asked
+    for. A rebuild of the arrays (nodes added or removed), another arrays object or a log that no
+    longer reaches back starts the entry from scratch. Up to `size` keys are kept, least recently
+    used first out.
+
+    `compute(rows)` gives the values of `rows` as a vector; `compute_one(row)`, when given, the
+    value of one row (cheaper than NumPy's per-call overhead when only a few rows are stale).
+    Both must be the same function of the row's node and the key: callers pass the vector and
+    scalar forms the table tests prove equal."""
+
+    __slots__ = ("_arrays", "_rebuilds", "_entries", "_size", "hits", "misses")
+
+    # up to this many stale rows are recomputed one by one with `compute_one`
+    SCALAR_ROWS = 8
+
+    def __init__(self, size: int = 4) -> None:
+        self._arrays: weakref.ref[NodeArrays] | None = None
+        self._rebuilds = -1
+        self._entries: dict[Hashable, list[Any]] = {}
+        self._size = size
+        self.hits = 0
+        self.misses = 0
+
+    def values(self, arrays: NodeArrays, key: Hashable, rows: IntArray,
+               compute: Callable[[IntArray], npt.NDArray[Any]],
+               compute_one: Callable[[int], Any] | None = None) -> npt.NDArray[Any]:
+        """`compute(rows)`, from the memo where the rows' nodes did not change."""
+        owner = self._arrays() if self._arrays is not None else None
+        if owner is not arrays or self._rebuilds != arrays.rebuilds:
+            self._entries.clear()
+            self._arrays = weakref.ref(arrays)
+            self._rebuilds = arrays.rebuilds
+        entries = self._entries
+        entry = entries.pop(key, None)
+        stale = arrays.writes_since(entry[1]) if entry is not None else None
+        if entry is None or stale is None or len(entry[0]) != arrays.n:
+            self.misses += 1
+            entry = [np.asarray(compute(np.arange(arrays.n, dtype=np.int64))), arrays.write_mark()]
+            if len(entries) >= self._size:
+                del entries[next(iter(entries))]
+        else:
+            self.hits += 1
+            if stale:
+                vals = entry[0]
+                if compute_one is not None and len(stale) <= self.SCALAR_ROWS:
+                    for r in set(stale):
+                        vals[r] = compute_one(r)
+                else:
+                    changed = np.unique(np.asarray(stale, dtype=np.int64))
+                    vals[changed] = compute(changed)
+                entry[1] = arrays.write_mark()
+        entries[key] = entry
+        out: npt.NDArray[Any] = entry[0][rows]
+        return out

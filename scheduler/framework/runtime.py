@@ -731,8 +731,13 @@ class Framework:
                 normalized = raw
             weight = self.score_weights.get(name, 1)
             if normalized_arr is not None:  # the ufuncs' reduce: ndarray.min/max without their Python wrappers
-                lo = int(_MIN_REDUCE(normalized_arr)) if len(normalized_arr) else 0
-                hi = int(_MAX_REDUCE(normalized_arr)) if len(normalized_arr) else 0
+                if (not len(normalized_arr) or normalized_arr.dtype == np.int64
+                        and int(_MAX_REDUCE(normalized_arr.view(np.uint64))) <= MAX_NODE_SCORE):
+                    # every value in [0, MAX_NODE_SCORE] (a negative int64 reads >= 2**63 as uint64)
+                    lo, hi = MIN_NODE_SCORE, MIN_NODE_SCORE
+                else:
+                    lo = int(_MIN_REDUCE(normalized_arr))
+                    hi = int(_MAX_REDUCE(normalized_arr))
             else:
                 lo, hi = min(normalized, default=0), max(normalized, default=0)
             if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:

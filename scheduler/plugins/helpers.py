@@ -60,10 +60,12 @@ def default_normalize_raw(scores: list[int], *, reverse: bool, max_priority: int
 
 def default_normalize_array(scores: IntArray, *, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> IntArray:
     """`default_normalize_raw` over an int64 array (same integer division)."""
-    max_count = int(scores.max()) if len(scores) else 0
+    max_count = int(np.maximum.reduce(scores)) if len(scores) else 0
     if max_count <= 0:
         if reverse:
-            return np.full(len(scores), max_priority, dtype=np.int64)
+            out: IntArray = np.empty(len(scores), dtype=np.int64)
+            out.fill(max_priority)
+            return out
         return scores.copy()
     scaled: IntArray = max_priority * scores // max_count
     return max_priority - scaled if reverse else scaled

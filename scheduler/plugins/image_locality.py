@@ -114,7 +114,8 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None or s.num_containers == 0:
             return None
-        out = np.full(len(rows), calculate_priority(0, s.num_containers), dtype=np.int64)
+        out = np.empty(len(rows), dtype=np.int64)
+        out.fill(calculate_priority(0, s.num_containers))
         with_images = np.flatnonzero(arrays.has_images[rows])
         if len(with_images):
             idx = with_images.tolist()

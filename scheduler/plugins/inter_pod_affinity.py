@@ -302,10 +302,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
+        snap = self.handle.snapshot() if self.handle is not None else None
+        tracked = snap is not None and getattr(snap, "tracked", False) and nodes is snap.node_info_list
+        if tracked and snap is not None and not snap.have_pods_with_required_anti_affinity():
+            c = compiled_affinity(pod)
+            if not c.required_affinity and not c.required_anti_affinity:
+                return None, Status.skip()  # no existing anti-affinity pod, no term of its own
         s = _PreFilterState(pod, _NsLabelsMemo(self._ns_lookup))
         ns_labels = s.ns_labels
-        snap = self.handle.snapshot() if self.handle is not None else None
-        if snap is not None and getattr(snap, "tracked", False) and nodes is snap.node_info_list:
+        if tracked:
             self._pre_filter_remembered(snap, s)
             if not s.existing_anti and not s.affinity and not s.anti_affinity:
                 return None, Status.skip()
@@ -547,6 +552,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not has_constraints:
             snap = self.handle.snapshot() if self.handle is not None else None
             if snap is not None and getattr(snap, "tracked", False):
+                if not snap.have_pods_with_affinity():
+                    return Status.skip()  # no existing pod with a term that could score
                 # only existing pods with terms that can score matter (a pod with nothing but
                 # required anti-affinity adds nothing): kept per node across cycles
                 scoring = self._scoring_pods(snap)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     ActionType,
@@ -44,7 +42,7 @@ class NodeName(FilterPlugin, EnqueueExtensions):
                            rows: IntArray) -> BoolArray | None:
         if pod.node_name:
             return None
-        return np.ones(len(rows), dtype=np.bool_)
+        return arrays.all_true(len(rows))
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add)]

@@ -31,7 +31,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from scheduler.framework.node_arrays import SAFE_LIMIT, BoolArray, IntArray, NodeArrays
+from scheduler.framework.node_arrays import SAFE_LIMIT, BoolArray, IntArray, NodeArrays, RowMemo
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
@@ -197,6 +197,7 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         self._ignored = frozenset(self.args.ignored_resources)
         self._ignored_groups = frozenset(self.args.ignored_resource_groups)
         self._scorer = build_scorer(self.args.scoring_strategy)
+        self._accept_memo = RowMemo()
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -252,10 +253,7 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         req: Resource = state.get(PRE_FILTER_STATE_KEY) or pod.requests
         if max(abs(req.milli_cpu), abs(req.memory), abs(req.ephemeral_storage)) >= SAFE_LIMIT:
             return None
-        mask: BoolArray = arrays.npods[rows] < arrays.alloc_pods[rows]
-        mask &= req.milli_cpu <= arrays.alloc_cpu[rows] - arrays.req_cpu[rows]
-        mask &= req.memory <= arrays.alloc_mem[rows] - arrays.req_mem[rows]
-        mask &= req.ephemeral_storage <= arrays.alloc_eph[rows] - arrays.req_eph[rows]
+        scalar: list[tuple[str, int]] = []
         for name, q in req.scalar.items():
             if q == 0 or abs(q) >= SAFE_LIMIT:
                 if q:
@@ -264,9 +262,31 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
             if "/" in name and "kubernetes.io/" not in name.split("/", 1)[0] + "/":
                 if name in self._ignored or (self._ignored_groups and name.split("/", 1)[0] in self._ignored_groups):
                     continue
-            alloc, used = arrays.scalar_columns(name)
-            mask &= q <= alloc[rows] - used[rows]
-        return mask
+            scalar.append((name, q))
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+
+        def compute(rs: IntArray) -> BoolArray:
+            mask: BoolArray = arrays.npods[rs] < arrays.alloc_pods[rs]
+            mask &= cpu <= arrays.alloc_cpu[rs] - arrays.req_cpu[rs]
+            mask &= mem <= arrays.alloc_mem[rs] - arrays.req_mem[rs]
+            mask &= eph <= arrays.alloc_eph[rs] - arrays.req_eph[rs]
+            for name, q in scalar:
+                alloc, used = arrays.scalar_columns(name)
+                mask &= q <= alloc[rs] - used[rs]
+            return mask
+
+        def compute_one(r: int) -> bool:  # the same test on the row's node (its numbers are the row's)
+            node = arrays.node(r)
+            alloc, used = node.allocatable, node.requested
+            return (len(node.pods) < alloc.allowed_pod_number
+                    and cpu <= alloc.milli_cpu - used.milli_cpu
+                    and mem <= alloc.memory - used.memory
+                    and eph <= alloc.ephemeral_storage - used.ephemeral_storage
+                    and all(q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar))
+
+        # a row's answer depends only on its node and these requests: remembered across cycles
+        # (RowMemo recomputes the rows whose node changed)
+        return self._accept_memo.values(arrays, (cpu, mem, eph, *scalar), rows, compute, compute_one)
 
     def filter_reject_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
                            rows: IntArray) -> tuple[IntArray, list[Status]] | None:

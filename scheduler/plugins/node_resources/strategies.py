@@ -23,7 +23,7 @@ import numpy as np
 from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import MAX_NODE_SCORE, Status
-from scheduler.framework.node_arrays import SAFE_LIMIT, IntArray, NodeArrays
+from scheduler.framework.node_arrays import SAFE_LIMIT, IntArray, NodeArrays, RowMemo
 from scheduler.framework.types import NodeInfo, PodInfo, Resource
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -333,6 +333,17 @@ def vector_columns(arrays: NodeArrays, rows: IntArray, resource: str, pod_reques
     return alloc[rows], req[rows] + pod_request
 
 
+def has_vector_form(scorer: ResourceAllocationScorer) -> bool:
+    """Whether `score_rows` has a vector formula for `scorer` (it returns None exactly when not)."""
+    kind = scorer.kind
+    if kind == BALANCED:
+        return scorer.resources == _CPU_MEMORY
+    if len(scorer.weights) != len(scorer.resources) or kind not in (LEAST_ALLOCATED, MOST_ALLOCATED,
+                                                                     REQUESTED_TO_CAPACITY_RATIO):
+        return False
+    return kind != REQUESTED_TO_CAPACITY_RATIO or bool(scorer.shape)
+
+
 def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntArray,
                pod_requests: list[int]) -> IntArray | None:
     """`[scorer.score(node, pod_requests) for node in rows]` as int64 vector operations, with the
@@ -436,6 +447,7 @@ class AllocationScoring:
     framework's plugin bases, so these implement their Score methods."""
 
     _scorer: ResourceAllocationScorer
+    _row_memo: RowMemo
     pre_score_key: str
 
     def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
@@ -450,7 +462,26 @@ class AllocationScoring:
 
     def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
                    nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """The vector scores of `rows`, remembered per pod request vector across cycles (a row's
+        score is a function of its node's numbers and the requests: RowMemo recomputes only the
+        rows whose node changed, one by one with the scalar formula when they are few)."""
         reqs = self._requests(state, pod)
         if any(abs(v) >= SAFE_LIMIT for v in reqs):
             return None  # int64 could overflow: the scalar path scores with Python integers
-        return score_rows(self._scorer, arrays, rows, reqs)
+        scorer = self._scorer
+        if not has_vector_form(scorer):
+            return None
+        try:
+            memo = self._row_memo
+        except AttributeError:
+            memo = self._row_memo = RowMemo()
+
+        def compute(rs: IntArray) -> IntArray:
+            out = score_rows(scorer, arrays, rs, reqs)
+            assert out is not None  # has_vector_form
+            return out
+
+        def compute_one(r: int) -> int:
+            return scorer.score(arrays.node(r), reqs)
+
+        return memo.values(arrays, tuple(reqs), rows, compute, compute_one)

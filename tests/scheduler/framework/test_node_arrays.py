@@ -399,3 +399,133 @@ async def test_decisions_and_diagnoses_with_vector_rejects_equal_scalar_paths(re
                    "untolerated taint", "didn't match Pod's node affinity/selector"):
         assert reason in msgs, reason  # earlier plugins and Fit both reject in the failures
     assert any("NodeResourcesFit" in g[2] and len(g[2]) > 1 for g in failures)
+
+
+# ---- RowMemo: per-row scores and fast accepts remembered across cycles -------------------------
+
+def _memos(sched: Scheduler) -> list[Any]:
+    fw = next(iter(sched.frameworks.values()))
+    out = []
+    for pl in (*fw.score_plugins, *fw.filter_plugins):
+        for attr in ("_row_memo", "_accept_memo"):
+            m = getattr(pl, attr, None)
+            if m is not None and m not in out:
+                out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("profile", ["default", "most-allocated-weighted", "least-allocated-with-extended"])
+async def test_remembered_rows_decide_like_the_scalar_paths_while_nodes_change(real_api: Any, profile: str) -> None:
+    """Pods of three request shapes in turn (a Deployment-like stream: the memo hits), with
+    assumed pods, forgotten pods, a deleted pod and a node whose allocatable changes between
+    cycles: the vector scheduler (remembered rows) decides exactly as the scalar one, with the
+    same explanations."""
+    (vector_sched, scalar_sched), rng = await _cluster(real_api, PROFILES[profile], seed=23, schedulers=2)
+    scalar_sched.vector_paths = False
+    shapes = [_pod(f"shape-{i}", rng) for i in range(3)]
+
+    def stream(lo: int, hi: int) -> list[dict[str, Any]]:
+        out = []
+        for i in range(lo, hi):
+            pod = json.loads(json.dumps(shapes[i % 3]))
+            pod["metadata"]["name"] = f"rep-{i}"
+            out.append(pod)
+        return out
+
+    first = stream(0, 45)
+    assert _decide(vector_sched, first) == _decide(scalar_sched, first)
+    # nodes change under the memo: the assumed pods are forgotten (many rows at once), a bound
+    # pod goes, a node grows and gains an extended resource
+    for sched in (vector_sched, scalar_sched):
+        for i in range(45):
+            assumed = sched.cache.get_pod(f"uid-new-{i}")
+            if assumed is not None:
+                sched.cache.forget_pod(assumed)
+    await real_api.delete(PODS, "bound-5", "default")
+    await real_api.patch(NODES, "n004", {"status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110",
+                                                                    GPU: "8"}}},
+                         patch_type="merge", subresource="status")
+    await real_api.settle()
+    second = stream(45, 90)
+    assert _decide(vector_sched, second) == _decide(scalar_sched, second)
+    memos = _memos(vector_sched)
+    assert len(memos) >= 2
+    assert sum(m.hits for m in memos) > 100  # the rows were remembered, not recomputed
+    assert not any(m.hits for m in _memos(scalar_sched))
+
+
+def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
+    """The memo keeps every row's value and recomputes the rows the arrays rewrote since: one by
+    one with `compute_one` up to SCALAR_ROWS of them, as a vector beyond; another key, another
+    arrays object, a rebuild or a write log that no longer reaches back start from scratch;
+    the least recently used key goes first."""
+    from scheduler.backend.snapshot import Snapshot
+    from scheduler.framework import node_arrays
+    from scheduler.framework.node_arrays import RowMemo
+
+    snap = Snapshot.from_objects([make_node(f"m{i:02d}").capacity(cpu="4", memory="4Gi").obj() for i in range(20)])
+    arrays = NodeArrays()
+    arrays.sync(snap)
+    calls: list[tuple[str, Any]] = []
+
+    def compute(rs: Any) -> Any:  # the value of a row: its pod count x 10 + the row
+        calls.append(("vector", rs.tolist()))
+        return arrays.npods[rs] * 10 + rs
+
+    def compute_one(r: int) -> int:
+        calls.append(("one", r))
+        return len(arrays.node(r).pods) * 10 + r
+
+    def add_pods(*rows: int) -> None:
+        for r in rows:
+            snap.node_info_list[r].add_pod(PodInfo(make_pod(f"p{r}-{len(calls)}").node(f"m{r:02d}").obj()))
+        arrays.sync(snap)  # an untracked snapshot: the rows whose generation moved are rewritten
+
+    memo = RowMemo(size=2)
+    rows = np.array([3, 1, 7], dtype=np.int64)
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
+    assert calls == [("vector", list(range(20)))] and memo.misses == 1
+    calls.clear()
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
+    assert calls == [] and memo.hits == 1
+    add_pods(7, 7)  # one row rewritten (twice): recomputed once, alone
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 27]
+    assert calls == [("one", 7)]
+    calls.clear()
+    changed = list(range(RowMemo.SCALAR_ROWS + 1))  # more rows than SCALAR_ROWS: one vector call
+    add_pods(*changed)
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
+    assert calls == [("vector", changed)]
+    calls.clear()
+    got = memo.values(arrays, "k", rows, compute, compute_one)  # a copy: changing it changes nothing
+    got[:] = 0
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
+    # two more keys: "k" is the least recently used when "k3" comes, so it goes (size 2)
+    memo.values(arrays, "k2", rows, compute, compute_one)
+    memo.values(arrays, "k3", rows, compute, compute_one)
+    calls.clear()
+    memo.values(arrays, "k3", rows, compute, compute_one)
+    assert calls == []
+    memo.values(arrays, "k", rows, compute, compute_one)
+    assert calls == [("vector", list(range(20)))]
+    calls.clear()
+    # the write log dropped the writes after the entry's mark: from scratch
+    saved = node_arrays._LOG_LIMIT
+    node_arrays._LOG_LIMIT = 4
+    try:
+        add_pods(0, 1, 2, 4, 5, 6)
+    finally:
+        node_arrays._LOG_LIMIT = saved
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 21, 37]
+    assert calls == [("vector", list(range(20)))]
+    calls.clear()
+    # a rebuild (rows may now be other nodes) or another arrays object: from scratch
+    snap.node_info_list = list(snap.node_info_list)
+    arrays.sync(snap)
+    memo.values(arrays, "k", rows, compute, compute_one)
+    assert calls == [("vector", list(range(20)))]
+    calls.clear()
+    other = NodeArrays()
+    other.sync(snap)
+    memo.values(other, "k", rows, compute, compute_one)
+    assert calls == [("vector", list(range(20)))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import numpy as np
 import pytest
 from pydantic import BaseModel
 
@@ -171,6 +172,20 @@ class BadScore(ScorePlugin):
         return 500, Status.success()
 
 
+class VectorScore(ScorePlugin):
+    """Scores as a vector (score_rows): the per-row values come from VECTOR_SCORES."""
+    NAME = "VectorScore"
+
+    def score(self, state, pod, node):
+        raise AssertionError("the vector form is used")
+
+    def score_rows(self, state, pod, arrays, rows, nodes):
+        return np.array(VECTOR_SCORES[:len(rows)], dtype=np.int64)
+
+
+VECTOR_SCORES: list[int] = []
+
+
 class Waiter(PermitPlugin):
     NAME = "Waiter"
 
@@ -218,7 +233,7 @@ class WithArgs(FilterPlugin):
         return Status.success() if len(node.pods) < self.args.limit else Status.unschedulable("full")
 
 
-REGISTRY = {p.NAME: p for p in (Sort, A, B, SkipPF, Narrow, Narrow2, Boom, NoneFilter, BadScore, Waiter, Waiter2,
+REGISTRY = {p.NAME: p for p in (Sort, A, B, SkipPF, Narrow, Narrow2, Boom, NoneFilter, BadScore, VectorScore, Waiter, Waiter2,
                                  Denier, SkipBinder, RealBinder, WithArgs, SharedReject, NoneArithmetic)}
 
 
@@ -344,6 +359,28 @@ def test_score_errors(plugin, want):
     f = fw(spec([(plugin, 1)], filter=([], ["*"])))
     _, st = f.run_score(CycleState(), POD, [node("x")])
     assert (st.code, st.message()) == (Code.ERROR, want)
+
+
+@pytest.mark.parametrize(("scores", "want"), [
+    pytest.param([0, 100, 7], None, id="in-range"),
+    pytest.param([3, 101, 7], 101, id="above-the-range"),
+    pytest.param([3, -1, 7], -1, id="below-the-range"),
+    pytest.param([-(2**62), 2**62, 7], 2**62, id="both-sides: the high one is named"),
+])
+def test_vector_scores_out_of_range_are_an_error_naming_the_value(scores, want):
+    from scheduler.backend.snapshot import Snapshot
+    nodes = [node(f"v{i}") for i in range(3)]
+    snap = Snapshot.from_objects([n.node for n in nodes])
+    arrays = snap.node_arrays()
+    VECTOR_SCORES[:] = scores
+    f = fw(spec([("VectorScore", 1)], filter=([], ["*"])))
+    totals, st = f.run_score(CycleState(), POD, snap.node_info_list, arrays=arrays,
+                             rows=np.arange(3, dtype=np.int64))
+    if want is None:
+        assert st.is_success() and totals.tolist() == scores
+    else:
+        assert (st.code, st.message()) == (Code.ERROR, f"plugin 'VectorScore' returns an invalid score {want}, "
+                                                       "it should in the range of [0, 100] after normalizing")
 
 
 def test_score_exception_mentioning_nonetype_is_a_fault_not_a_missing_status():
