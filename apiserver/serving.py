@@ -91,12 +91,17 @@ class _MethodFallback:
             if isinstance(self._inner, HttpRequestParserPy) or not _refused_at_start(exc, data):
                 raise
             h = self._handler
-            kw: dict[str, Any] = h._manager._kwargs if h._manager is not None else {}
-            self._inner = HttpRequestParserPy(
-                h, h._loop, h._read_bufsize, max_line_size=kw.get("max_line_size", 8190),
-                max_field_size=kw.get("max_field_size", 8190), max_headers=kw.get("max_headers", 128),
-                payload_exception=web.RequestPayloadError, auto_decompress=kw.get("auto_decompress", True),
-                max_msg_queue_size=MAX_MSG_QUEUE_SIZE)
+            try:
+                kw: dict[str, Any] = h._manager._kwargs if h._manager is not None else {}
+                parser = HttpRequestParserPy(
+                    h, h._loop, h._read_bufsize, max_line_size=kw.get("max_line_size", 8190),
+                    max_field_size=kw.get("max_field_size", 8190), max_headers=kw.get("max_headers", 128),
+                    payload_exception=web.RequestPayloadError, auto_decompress=kw.get("auto_decompress", True),
+                    max_msg_queue_size=MAX_MSG_QUEUE_SIZE)
+            except (AttributeError, TypeError):  # another aiohttp's internals: the C parser's 400 stays
+                logger.debug("no Python parser fallback for this aiohttp", exc_info=True)
+                raise exc from None
+            self._inner = parser
             logger.debug("request with a method outside llhttp's list; connection parsed in Python peer=%s",
                          h.transport.get_extra_info("peername") if h.transport is not None else None)
             return self._inner.feed_data(data)
