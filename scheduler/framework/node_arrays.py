@@ -55,7 +55,7 @@ _INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", 
 PRIO_LIMIT = 2**61
 NO_POD_MIN_PRIO = 2**62
 NO_POD_MAX_PRIO = -(2**62)
-_BOOL_COLUMNS = ("tainted", "unschedulable", "has_images")
+_BOOL_COLUMNS = ("tainted", "unschedulable", "has_images", "untainted", "schedulable")
 # rows the write log keeps before it drops its older half
 _LOG_LIMIT = 4096
 
@@ -80,6 +80,8 @@ class NodeArrays:
     tainted: BoolArray
     unschedulable: BoolArray
     has_images: BoolArray
+    untainted: BoolArray  # ~tainted, kept for the filters' fast accept (one gather)
+    schedulable: BoolArray  # ~unschedulable, likewise
 
     __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "n", "index", "scalar_alloc", "scalar_req", "_unsafe",
                  "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "_log", "_log_start", "_objs", "__weakref__")
@@ -197,8 +199,10 @@ class NodeArrays:
                 hi = prio
         self.min_prio[i] = lo
         self.max_prio[i] = hi
-        self.tainted[i] = bool(ni.taints)
+        self.tainted[i] = tainted = bool(ni.taints)
+        self.untainted[i] = not tainted
         self.unschedulable[i] = ni.unschedulable
+        self.schedulable[i] = not ni.unschedulable
         self.has_images[i] = bool(ni.image_states)
         for k in scalar_names:
             col_a = self.scalar_alloc.get(k)

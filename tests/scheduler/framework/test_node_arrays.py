@@ -229,7 +229,8 @@ async def test_node_arrays_follow_every_cache_change(real_api: Any) -> None:
 
     def same(a: NodeArrays, b: NodeArrays) -> None:
         for col in ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                    "nz_cpu", "nz_mem", "npods", "tainted", "unschedulable", "has_images"):
+                    "nz_cpu", "nz_mem", "npods", "tainted", "unschedulable", "has_images", "untainted",
+                    "schedulable"):
             assert getattr(a, col).tolist() == getattr(b, col).tolist(), col
         for k in set(a.scalar_alloc) | set(b.scalar_alloc):
             assert a.scalar_columns(k)[0].tolist() == b.scalar_columns(k)[0].tolist(), k
@@ -247,11 +248,20 @@ async def test_node_arrays_follow_every_cache_change(real_api: Any) -> None:
     await real_api.patch(NODES, "n010", {"status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "3",
                                                                     "example.com/fpga": "2"}}},
                          patch_type="merge", subresource="status")
+    # a node cordoned and tainted, another uncordoned and untainted: the flag columns follow
+    cordoned = next(n.name for n in snap.node_info_list if not n.unschedulable and not n.taints)
+    freed = next(n.name for n in snap.node_info_list if n.unschedulable or n.taints)
+    await real_api.patch(NODES, cordoned, {"spec": {"unschedulable": True, "taints": [
+        {"key": "k", "value": "v", "effect": "NoSchedule"}]}}, patch_type="merge")
+    await real_api.patch(NODES, freed, {"spec": {"unschedulable": None, "taints": None}}, patch_type="merge")
     await real_api.settle()
     sched.cache.update_snapshot(snap)
     same(snap.node_arrays(), fresh())
     assert arrays.rebuilds == rebuilds
     assert arrays.scalar_columns("example.com/fpga")[0][arrays.index["n010"]] == 2
+    row, row2 = arrays.index[cordoned], arrays.index[freed]
+    assert (arrays.schedulable[row], arrays.untainted[row]) == (False, False)
+    assert (arrays.schedulable[row2], arrays.untainted[row2]) == (True, True)
     await real_api.create(NODES, make_node("n999").capacity(cpu="1", memory="1Gi").obj())
     await real_api.settle()
     sched.cache.update_snapshot(snap)
