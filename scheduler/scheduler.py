@@ -477,8 +477,9 @@ class Scheduler:
         self.cache.update_snapshot(self.snapshot)
         rec: AttemptRecord | None = None
         if self.explainer.capacity > 0:
+            now = self.clock.now()
             rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, q.attempts,
-                                self.queue.scheduling_cycle, rfc3339(self.clock.now()))
+                                self.queue.scheduling_cycle, self._event_stamps.format(now, now.timestamp())[0])
         try:
             result = self.schedule_pod(fw, state, pi, rec)
         except FitError as fe:
