@@ -299,14 +299,16 @@ class RowMemo:
     recomputes the rows the arrays' write log lists after that mark and gathers the rows asked
     for. A rebuild of the arrays (nodes added or removed), another arrays object or a log that no
     longer reaches back starts the entry from scratch. Up to `size` keys are kept, least recently
-    used first out.
+    used first out. A key enters on its second sighting: a pod whose requests no recent pod had
+    gets `compute(rows)` for just its rows, as without the memo (a stream of all-different pods
+    costs nothing more).
 
     `compute(rows)` gives the values of `rows` as a vector; `compute_one(row)`, when given, the
     value of one row (cheaper than NumPy's per-call overhead when only a few rows are stale).
     Both must be the same function of the row's node and the key: callers pass the vector and
     scalar forms the table tests prove equal."""
 
-    __slots__ = ("_arrays", "_rebuilds", "_entries", "_size", "hits", "misses")
+    __slots__ = ("_arrays", "_rebuilds", "_entries", "_seen", "_size", "hits", "misses")
 
     # up to this many stale rows are recomputed one by one with `compute_one`
     SCALAR_ROWS = 8
@@ -315,6 +317,7 @@ class RowMemo:
         self._arrays: weakref.ref[NodeArrays] | None = None
         self._rebuilds = -1
         self._entries: dict[Hashable, list[Any]] = {}
+        self._seen: dict[Hashable, None] = {}  # keys sighted once, oldest first
         self._size = size
         self.hits = 0
         self.misses = 0
@@ -325,6 +328,7 @@ class RowMemo:
         """`compute(rows)`, from the memo where the rows' nodes did not change."""
         owner = self._arrays() if self._arrays is not None else None
         if owner is not arrays or self._rebuilds != arrays.rebuilds:
+            self._seen.update(dict.fromkeys(self._entries))  # known keys: filled again on next use
             self._entries.clear()
             self._arrays = weakref.ref(arrays)
             self._rebuilds = arrays.rebuilds
@@ -333,9 +337,18 @@ class RowMemo:
         stale = arrays.writes_since(entry[1]) if entry is not None else None
         if entry is None or stale is None or len(entry[0]) != arrays.n:
             self.misses += 1
+            if entry is None and key not in self._seen:
+                seen = self._seen
+                seen[key] = None
+                if len(seen) > 4 * self._size:
+                    del seen[next(iter(seen))]
+                return np.asarray(compute(rows))
+            self._seen.pop(key, None)
             entry = [np.asarray(compute(np.arange(arrays.n, dtype=np.int64))), arrays.write_mark()]
             if len(entries) >= self._size:
-                del entries[next(iter(entries))]
+                old = next(iter(entries))
+                del entries[old]
+                self._seen[old] = None
         else:
             self.hits += 1
             if stale:

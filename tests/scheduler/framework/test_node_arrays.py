@@ -493,8 +493,13 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
 
     memo = RowMemo(size=2)
     rows = np.array([3, 1, 7], dtype=np.int64)
+    # first sighting of a key: just the rows asked, nothing kept (all-different pods cost the same)
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
-    assert calls == [("vector", list(range(20)))] and memo.misses == 1
+    assert calls == [("vector", [3, 1, 7])] and memo.misses == 1
+    calls.clear()
+    # second sighting: every row, kept
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
+    assert calls == [("vector", list(range(20)))] and memo.misses == 2
     calls.clear()
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
     assert calls == [] and memo.hits == 1
@@ -510,9 +515,10 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
     got = memo.values(arrays, "k", rows, compute, compute_one)  # a copy: changing it changes nothing
     got[:] = 0
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
-    # two more keys: "k" is the least recently used when "k3" comes, so it goes (size 2)
-    memo.values(arrays, "k2", rows, compute, compute_one)
-    memo.values(arrays, "k3", rows, compute, compute_one)
+    # two more keys (each seen twice): "k" is the least recently used when "k3" comes, so it
+    # goes (size 2)
+    for k in ("k2", "k2", "k3", "k3"):
+        memo.values(arrays, k, rows, compute, compute_one)
     calls.clear()
     memo.values(arrays, "k3", rows, compute, compute_one)
     assert calls == []
@@ -539,3 +545,8 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
     other.sync(snap)
     memo.values(other, "k", rows, compute, compute_one)
     assert calls == [("vector", list(range(20)))]
+    calls.clear()
+    # a stream of pods that never repeat a key: each computes only its rows, as without a memo
+    for j in range(30):
+        memo.values(other, ("distinct", j), rows, compute, compute_one)
+    assert calls == [("vector", [3, 1, 7])] * 30
