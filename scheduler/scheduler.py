@@ -80,8 +80,7 @@ YIELDS_PER_POD = 4
 
 
 _REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
-# ndarray.all() without its Python wrapper (numpy/_core/_methods.py): the ufunc's reduce
-_ALL_REDUCE = np.logical_and.reduce
+_COUNT_NONZERO = np.count_nonzero
 _MAX_REDUCE = np.maximum.reduce
 
 
@@ -478,8 +477,9 @@ class Scheduler:
         self.cache.update_snapshot(self.snapshot)
         rec: AttemptRecord | None = None
         if self.explainer.capacity > 0:
+            now = self.clock.now()
             rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, q.attempts,
-                                self.queue.scheduling_cycle, rfc3339(self.clock.now()))
+                                self.queue.scheduling_cycle, self._event_stamps.format(now, now.timestamp())[0])
         try:
             result = self.schedule_pod(fw, state, pi, rec)
         except FitError as fe:
@@ -720,7 +720,7 @@ class Scheduler:
         m = len(totals)
         if m < 2:
             return nodes[0].name
-        ties = np.flatnonzero(totals == _MAX_REDUCE(totals))
+        ties = (totals == _MAX_REDUCE(totals)).nonzero()[0]  # 1-D: flatnonzero without its wrappers
         if len(ties) == 1:
             return nodes[int(ties[0])].name
         return nodes[int(ties[self.rng.randrange(len(ties))])].name
@@ -976,7 +976,7 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
                 if plugin_name in vector_names:
                     mask = pl.filter_accept_mask(state, pi, arrays, alive)
                     if mask is not None:
-                        if _ALL_REDUCE(mask):
+                        if _COUNT_NONZERO(mask) == len(mask):  # mask.all(), without the ufunc reduce
                             continue
                         check = alive[~mask]
                 if plugin_name in reject_names:

@@ -22,9 +22,12 @@ def object_key(obj: JsonDict) -> str:
 
 
 class Store:
-    __slots__ = ("_items", "_indexers", "_indices")
+    __slots__ = ("_items", "_indexers", "_indices", "version")
 
     def __init__(self) -> None:
+        # bumped by every put and remove: a reader may keep what it derived from the contents
+        # while the version is unchanged
+        self.version = 0
         self._items: dict[str, JsonDict] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
@@ -57,6 +60,7 @@ class Store:
         old = self._items.get(key)
         if old is not None and self._indexers:
             self._unindex(key, old)
+        self.version += 1
         self._items[key] = obj
         if self._indexers:
             self._index(key, obj)
@@ -64,8 +68,10 @@ class Store:
 
     def remove(self, key: str) -> JsonDict | None:
         old = self._items.pop(key, None)
-        if old is not None and self._indexers:
-            self._unindex(key, old)
+        if old is not None:
+            self.version += 1
+            if self._indexers:
+                self._unindex(key, old)
         return old
 
     def get(self, key: str) -> JsonDict | None:

@@ -258,17 +258,16 @@ class Cache:
                     rebuild_list = True
                 continue
             existing = smap.get(name)
-            clone = ni.clone()
             if existing is None:
-                smap[name] = clone
+                smap[name] = ni.clone()
                 rebuild_list = True
                 affinity_changed = True
                 continue
-            if (bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity)
+            if (bool(existing.pods_with_affinity) != bool(ni.pods_with_affinity)
                     or bool(existing.pods_with_required_anti_affinity)
-                    != bool(clone.pods_with_required_anti_affinity)):
+                    != bool(ni.pods_with_required_anti_affinity)):
                 affinity_changed = True
-            _copy_into(existing, clone)
+            ni.clone_into(existing)  # in place: the snapshot's list and map keep the object
             changed.append(name)
         if self._removed_since:
             for name in self._removed_since:
@@ -285,9 +284,6 @@ class Cache:
             snapshot.rebuild_affinity_lists()
         snapshot.generation = new_gen
         snapshot.record_changes(changed, structural=rebuild_list)
-
-
-_NODEINFO_SLOTS = NodeInfo.__slots__
 
 
 def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
@@ -308,8 +304,4 @@ def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
     out._extra = None
     return out
 
-
-def _copy_into(dst: NodeInfo, src: NodeInfo) -> None:
-    for attr in _NODEINFO_SLOTS:
-        setattr(dst, attr, getattr(src, attr))
 

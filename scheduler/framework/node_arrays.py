@@ -21,7 +21,7 @@ overflow, so a decision never depends on which path ran.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Protocol
 
 import numpy as np
@@ -55,7 +55,7 @@ _INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", 
 PRIO_LIMIT = 2**61
 NO_POD_MIN_PRIO = 2**62
 NO_POD_MAX_PRIO = -(2**62)
-_BOOL_COLUMNS = ("tainted", "unschedulable", "has_images")
+_BOOL_COLUMNS = ("tainted", "unschedulable", "has_images", "untainted", "schedulable")
 # rows the write log keeps before it drops its older half
 _LOG_LIMIT = 4096
 
@@ -80,9 +80,11 @@ class NodeArrays:
     tainted: BoolArray
     unschedulable: BoolArray
     has_images: BoolArray
+    untainted: BoolArray  # ~tainted, kept for the filters' fast accept (one gather)
+    schedulable: BoolArray  # ~unschedulable, likewise
 
     __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "n", "index", "scalar_alloc", "scalar_req", "_unsafe",
-                 "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "_log", "_log_start", "_objs", "__weakref__")
+                 "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "_log", "_log_start", "_objs", "_ints", "_bools", "__weakref__")
 
     def __init__(self) -> None:
         self.n = 0
@@ -105,10 +107,14 @@ class NodeArrays:
 
     def _alloc(self, n: int) -> None:
         self._objs: npt.NDArray[np.object_] = np.empty(n, dtype=object)  # row -> its NodeInfo
-        for c in _INT_COLUMNS:
-            setattr(self, c, np.zeros(n, dtype=np.int64))
-        for c in _BOOL_COLUMNS:
-            setattr(self, c, np.zeros(n, dtype=np.bool_))
+        # the columns are the rows of one matrix per dtype (each contiguous), so a node's values
+        # are written with one strided assignment: _ints[:, i] = (...)
+        self._ints: npt.NDArray[np.int64] = np.zeros((len(_INT_COLUMNS), n), dtype=np.int64)
+        self._bools: npt.NDArray[np.bool_] = np.zeros((len(_BOOL_COLUMNS), n), dtype=np.bool_)
+        for k, c in enumerate(_INT_COLUMNS):
+            setattr(self, c, self._ints[k])
+        for k, c in enumerate(_BOOL_COLUMNS):
+            setattr(self, c, self._bools[k])
 
     # ---- keeping in step with the snapshot ------------------------------------------------
     def sync(self, snapshot: Snapshot) -> None:
@@ -172,44 +178,48 @@ class NodeArrays:
                 self._log_start += drop
         self._objs[i] = ni
         a, r, z = ni.allocatable, ni.requested, ni.non_zero_requested
-        vals: tuple[int, ...] = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu, r.memory,
-                r.ephemeral_storage, z.milli_cpu, z.memory, z.ephemeral_storage, len(ni.pods))
-        scalar_names = set(a.scalar) | set(r.scalar)
-        unsafe = (any(abs(v) >= SAFE_LIMIT for v in vals)
-                  or any(abs(a.scalar.get(k, 0)) >= SAFE_LIMIT or abs(r.scalar.get(k, 0)) >= SAFE_LIMIT
-                         for k in scalar_names))
+        a_sc, r_sc = a.scalar, r.scalar
+        pods = ni.pods
+        vals = [a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu, r.memory,
+                r.ephemeral_storage, z.milli_cpu, z.memory, z.ephemeral_storage, len(pods)]
+        scalar_names = (a_sc.keys() | r_sc.keys()) if a_sc or r_sc else ()
+        unsafe = max(vals) >= SAFE_LIMIT or min(vals) <= -SAFE_LIMIT
+        if scalar_names and not unsafe:
+            unsafe = any(abs(a_sc.get(k, 0)) >= SAFE_LIMIT or abs(r_sc.get(k, 0)) >= SAFE_LIMIT
+                         for k in scalar_names)
         if unsafe:  # never stored (it could overflow int64); the row stays zeros and flagged
             self._unsafe.add(i)
-            vals = (0,) * len(vals)
-            scalar_names = set()
-        else:
+            vals = [0] * len(vals)
+            scalar_names = ()
+        elif self._unsafe:
             self._unsafe.discard(i)
-        (self.alloc_cpu[i], self.alloc_mem[i], self.alloc_eph[i], self.alloc_pods[i], self.req_cpu[i],
-         self.req_mem[i], self.req_eph[i], self.nz_cpu[i], self.nz_mem[i], self.nz_eph[i],
-         self.npods[i]) = vals
-        self.generation[i] = ni.generation
-        lo, hi = NO_POD_MIN_PRIO, NO_POD_MAX_PRIO
-        for p in ni.pods:
-            prio = min(max(p.priority, -PRIO_LIMIT), PRIO_LIMIT)
-            if prio < lo:
-                lo = prio
-            if prio > hi:
-                hi = prio
-        self.min_prio[i] = lo
-        self.max_prio[i] = hi
-        self.tainted[i] = bool(ni.taints)
-        self.unschedulable[i] = ni.unschedulable
-        self.has_images[i] = bool(ni.image_states)
+        if pods:  # clamping is monotonic: the clamped min / max are the min / max clamped
+            prios = [p.priority for p in pods]
+            lo = min(max(min(prios), -PRIO_LIMIT), PRIO_LIMIT)
+            hi = min(max(max(prios), -PRIO_LIMIT), PRIO_LIMIT)
+        else:
+            lo, hi = NO_POD_MIN_PRIO, NO_POD_MAX_PRIO
+        vals += (ni.generation, lo, hi)  # _INT_COLUMNS' order
+        self._ints[:, i] = vals
+        tainted = bool(ni.taints)
+        cordoned = ni.unschedulable
+        self._bools[:, i] = (tainted, cordoned, bool(ni.image_states), not tainted, not cordoned)  # _BOOL_COLUMNS'
+        if scalar_names or self.scalar_alloc:
+            self._write_scalars(i, a_sc, r_sc, scalar_names)
+
+    def _write_scalars(self, i: int, a_sc: dict[str, int], r_sc: dict[str, int],
+                       scalar_names: Iterable[str]) -> None:
         for k in scalar_names:
             col_a = self.scalar_alloc.get(k)
             if col_a is None:  # a resource no row had: a new pair of columns
                 col_a = self.scalar_alloc[k] = np.zeros(self.n, dtype=np.int64)
                 self.scalar_req[k] = np.zeros(self.n, dtype=np.int64)
-            col_a[i] = a.scalar.get(k, 0)
-            self.scalar_req[k][i] = r.scalar.get(k, 0)
+            col_a[i] = a_sc.get(k, 0)
+            self.scalar_req[k][i] = r_sc.get(k, 0)
         # a resource the node no longer lists reads 0 (the scalar code's `.get(name, 0)`)
+        names = set(scalar_names)
         for k, col_a in self.scalar_alloc.items():
-            if k not in scalar_names:
+            if k not in names:
                 col_a[i] = 0
                 self.scalar_req[k][i] = 0
 
@@ -289,14 +299,16 @@ class RowMemo:
     recomputes the rows the arrays' write log lists after that mark and gathers the rows asked
     for. A rebuild of the arrays (nodes added or removed), another arrays object or a log that no
     longer reaches back starts the entry from scratch. Up to `size` keys are kept, least recently
-    used first out.
+    used first out. A key enters on its second sighting: a pod whose requests no recent pod had
+    gets `compute(rows)` for just its rows, as without the memo (a stream of all-different pods
+    costs nothing more).
 
     `compute(rows)` gives the values of `rows` as a vector; `compute_one(row)`, when given, the
     value of one row (cheaper than NumPy's per-call overhead when only a few rows are stale).
     Both must be the same function of the row's node and the key: callers pass the vector and
     scalar forms the table tests prove equal."""
 
-    __slots__ = ("_arrays", "_rebuilds", "_entries", "_size", "hits", "misses")
+    __slots__ = ("_arrays", "_rebuilds", "_entries", "_seen", "_size", "hits", "misses")
 
     # up to this many stale rows are recomputed one by one with `compute_one`
     SCALAR_ROWS = 8
@@ -305,6 +317,7 @@ class RowMemo:
         self._arrays: weakref.ref[NodeArrays] | None = None
         self._rebuilds = -1
         self._entries: dict[Hashable, list[Any]] = {}
+        self._seen: dict[Hashable, None] = {}  # keys sighted once, oldest first
         self._size = size
         self.hits = 0
         self.misses = 0
@@ -315,6 +328,7 @@ class RowMemo:
         """`compute(rows)`, from the memo where the rows' nodes did not change."""
         owner = self._arrays() if self._arrays is not None else None
         if owner is not arrays or self._rebuilds != arrays.rebuilds:
+            self._seen.update(dict.fromkeys(self._entries))  # known keys: filled again on next use
             self._entries.clear()
             self._arrays = weakref.ref(arrays)
             self._rebuilds = arrays.rebuilds
@@ -323,9 +337,18 @@ class RowMemo:
         stale = arrays.writes_since(entry[1]) if entry is not None else None
         if entry is None or stale is None or len(entry[0]) != arrays.n:
             self.misses += 1
+            if entry is None and key not in self._seen:
+                seen = self._seen
+                seen[key] = None
+                if len(seen) > 4 * self._size:
+                    del seen[next(iter(seen))]
+                return np.asarray(compute(rows))
+            self._seen.pop(key, None)
             entry = [np.asarray(compute(np.arange(arrays.n, dtype=np.int64))), arrays.write_mark()]
             if len(entries) >= self._size:
-                del entries[next(iter(entries))]
+                old = next(iter(entries))
+                del entries[old]
+                self._seen[old] = None
         else:
             self.hits += 1
             if stale:

@@ -69,6 +69,8 @@ MAX_TOTAL_SCORE = 2**63 - 1
 
 _MIN_REDUCE = np.minimum.reduce
 _MAX_REDUCE = np.maximum.reduce
+_INT64 = np.dtype(np.int64)
+_UINT64 = np.dtype(np.uint64)
 
 # extension point config name -> plugin base class
 EXTENSION_POINTS: dict[str, type[Plugin]] = {
@@ -731,8 +733,8 @@ class Framework:
                 normalized = raw
             weight = self.score_weights.get(name, 1)
             if normalized_arr is not None:  # the ufuncs' reduce: ndarray.min/max without their Python wrappers
-                if (not len(normalized_arr) or normalized_arr.dtype == np.int64
-                        and int(_MAX_REDUCE(normalized_arr.view(np.uint64))) <= MAX_NODE_SCORE):
+                if (not len(normalized_arr) or normalized_arr.dtype is _INT64
+                        and int(_MAX_REDUCE(normalized_arr.view(_UINT64))) <= MAX_NODE_SCORE):
                     # every value in [0, MAX_NODE_SCORE] (a negative int64 reads >= 2**63 as uint64)
                     lo, hi = MIN_NODE_SCORE, MIN_NODE_SCORE
                 else:

@@ -331,6 +331,12 @@ class NodeInfo:
 
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
+        self.clone_into(c)
+        return c
+
+    def clone_into(self, c: NodeInfo) -> None:
+        """Make `c` a copy of this NodeInfo, as `clone` would (every slot; the pod lists, ports
+        and requested sums are `c`'s own; the rest is shared, being replaced, never mutated)."""
         c.node = self.node
         c.name = self.name
         c.labels = self.labels
@@ -345,7 +351,6 @@ class NodeInfo:
         c.allocatable = self.allocatable
         c.image_states = self.image_states
         c.generation = self.generation
-        return c
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"

@@ -116,7 +116,7 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
             return None
         out = np.empty(len(rows), dtype=np.int64)
         out.fill(calculate_priority(0, s.num_containers))
-        with_images = np.flatnonzero(arrays.has_images[rows])
+        with_images = arrays.has_images[rows].nonzero()[0]
         if len(with_images):
             idx = with_images.tolist()
             scores, _ = self.score_nodes(state, pod, [nodes[i] for i in idx])

@@ -47,7 +47,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
                            rows: IntArray) -> BoolArray | None:
-        mask: BoolArray = ~arrays.unschedulable[rows]
+        mask: BoolArray = arrays.schedulable[rows]
         return mask
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

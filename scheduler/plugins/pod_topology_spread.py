@@ -318,7 +318,17 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     # --- constraints ------------------------------------------------------------------------
 
     def default_selector(self, pod: PodInfo) -> LabelSelector:
-        """Selector merged from the Services selecting the pod and its controller (RC/RS/StatefulSet)."""
+        """Selector merged from the Services selecting the pod and its controller (RC/RS/StatefulSet),
+        remembered on the PodInfo while none of the stores it reads changed (PreFilter and
+        PreScore of one cycle, the retries of an unschedulable pod)."""
+        versions = tuple(getattr(s, "version", None) for s in self._stores.values())
+        got = cached_on(pod, "pts-default-selector", lambda: [None, None])
+        if got[0] != versions or None in versions:
+            got[0], got[1] = versions, self._default_selector(pod)
+        sel: LabelSelector = got[1]
+        return sel
+
+    def _default_selector(self, pod: PodInfo) -> LabelSelector:
         label_set: dict[str, str] = {}
         svc_store = self._stores.get("Service")
         if svc_store is not None:

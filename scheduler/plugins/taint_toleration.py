@@ -67,7 +67,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def filter_accept_mask(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
                            rows: IntArray) -> BoolArray | None:
-        mask: BoolArray = ~arrays.tainted[rows]
+        mask: BoolArray = arrays.untainted[rows]
         return mask
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
@@ -119,7 +119,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                    nodes: Sequence[NodeInfo]) -> IntArray | None:
         """Untainted rows score raw 0 without a look; tainted ones count as `score_nodes` does."""
         out = np.zeros(len(rows), dtype=np.int64)
-        tainted = np.flatnonzero(arrays.tainted[rows])
+        tainted = arrays.tainted[rows].nonzero()[0]
         if len(tainted):
             idx = tainted.tolist()
             counts, _ = self.score_nodes(state, pod, [nodes[i] for i in idx])

@@ -229,7 +229,8 @@ async def test_node_arrays_follow_every_cache_change(real_api: Any) -> None:
 
     def same(a: NodeArrays, b: NodeArrays) -> None:
         for col in ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                    "nz_cpu", "nz_mem", "npods", "tainted", "unschedulable", "has_images"):
+                    "nz_cpu", "nz_mem", "npods", "tainted", "unschedulable", "has_images", "untainted",
+                    "schedulable"):
             assert getattr(a, col).tolist() == getattr(b, col).tolist(), col
         for k in set(a.scalar_alloc) | set(b.scalar_alloc):
             assert a.scalar_columns(k)[0].tolist() == b.scalar_columns(k)[0].tolist(), k
@@ -247,11 +248,20 @@ async def test_node_arrays_follow_every_cache_change(real_api: Any) -> None:
     await real_api.patch(NODES, "n010", {"status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "3",
                                                                     "example.com/fpga": "2"}}},
                          patch_type="merge", subresource="status")
+    # a node cordoned and tainted, another uncordoned and untainted: the flag columns follow
+    cordoned = next(n.name for n in snap.node_info_list if not n.unschedulable and not n.taints)
+    freed = next(n.name for n in snap.node_info_list if n.unschedulable or n.taints)
+    await real_api.patch(NODES, cordoned, {"spec": {"unschedulable": True, "taints": [
+        {"key": "k", "value": "v", "effect": "NoSchedule"}]}}, patch_type="merge")
+    await real_api.patch(NODES, freed, {"spec": {"unschedulable": None, "taints": None}}, patch_type="merge")
     await real_api.settle()
     sched.cache.update_snapshot(snap)
     same(snap.node_arrays(), fresh())
     assert arrays.rebuilds == rebuilds
     assert arrays.scalar_columns("example.com/fpga")[0][arrays.index["n010"]] == 2
+    row, row2 = arrays.index[cordoned], arrays.index[freed]
+    assert (arrays.schedulable[row], arrays.untainted[row]) == (False, False)
+    assert (arrays.schedulable[row2], arrays.untainted[row2]) == (True, True)
     await real_api.create(NODES, make_node("n999").capacity(cpu="1", memory="1Gi").obj())
     await real_api.settle()
     sched.cache.update_snapshot(snap)
@@ -483,8 +493,13 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
 
     memo = RowMemo(size=2)
     rows = np.array([3, 1, 7], dtype=np.int64)
+    # first sighting of a key: just the rows asked, nothing kept (all-different pods cost the same)
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
-    assert calls == [("vector", list(range(20)))] and memo.misses == 1
+    assert calls == [("vector", [3, 1, 7])] and memo.misses == 1
+    calls.clear()
+    # second sighting: every row, kept
+    assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
+    assert calls == [("vector", list(range(20)))] and memo.misses == 2
     calls.clear()
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [3, 1, 7]
     assert calls == [] and memo.hits == 1
@@ -500,9 +515,10 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
     got = memo.values(arrays, "k", rows, compute, compute_one)  # a copy: changing it changes nothing
     got[:] = 0
     assert memo.values(arrays, "k", rows, compute, compute_one).tolist() == [13, 11, 37]
-    # two more keys: "k" is the least recently used when "k3" comes, so it goes (size 2)
-    memo.values(arrays, "k2", rows, compute, compute_one)
-    memo.values(arrays, "k3", rows, compute, compute_one)
+    # two more keys (each seen twice): "k" is the least recently used when "k3" comes, so it
+    # goes (size 2)
+    for k in ("k2", "k2", "k3", "k3"):
+        memo.values(arrays, k, rows, compute, compute_one)
     calls.clear()
     memo.values(arrays, "k3", rows, compute, compute_one)
     assert calls == []
@@ -529,3 +545,8 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
     other.sync(snap)
     memo.values(other, "k", rows, compute, compute_one)
     assert calls == [("vector", list(range(20)))]
+    calls.clear()
+    # a stream of pods that never repeat a key: each computes only its rows, as without a memo
+    for j in range(30):
+        memo.values(other, ("distinct", j), rows, compute, compute_one)
+    assert calls == [("vector", [3, 1, 7])] * 30

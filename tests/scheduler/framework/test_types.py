@@ -32,3 +32,27 @@ def test_sharing_carries_every_slot_but_the_pod() -> None:
     for slot in PodInfo.__slots__:
         if slot != "pod":
             assert getattr(out, slot) is getattr(pi, slot), slot
+
+
+def test_clone_into_copies_every_slot_and_owns_what_the_cache_mutates() -> None:
+    """The snapshot refresh copies a changed NodeInfo into the snapshot's object in place
+    (clone_into): every slot equal to the live one (a slot added to NodeInfo and forgotten there
+    fails here); the pod lists, ports and requested sums are the copy's own, so the cache adding a
+    pod to the live NodeInfo afterwards leaves the snapshot as it was."""
+    from minik3s.testing.builders import make_node
+    from scheduler.framework.types import NodeInfo
+
+    live = NodeInfo(make_node("n1").capacity(cpu="4", memory="8Gi").labels(zone="a").obj())
+    live.add_pod(PodInfo(make_pod("a").req(cpu="1").node("n1").host_port(8080).obj()))
+    snap = NodeInfo(make_node("n1").capacity(cpu="1").obj())
+    live.clone_into(snap)
+    for slot in NodeInfo.__slots__:
+        assert getattr(snap, slot) == getattr(live, slot), slot
+    own = ("pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports", "requested",
+           "non_zero_requested")
+    for slot in own:
+        assert getattr(snap, slot) is not getattr(live, slot), slot
+    before = (len(snap.pods), snap.requested.milli_cpu, dict(snap.used_ports), snap.generation)
+    live.add_pod(PodInfo(make_pod("b").req(cpu="2").node("n1").host_port(9090).obj()))
+    assert (len(snap.pods), snap.requested.milli_cpu, dict(snap.used_ports), snap.generation) == before
+    assert len(live.pods) == 2 and live.requested.milli_cpu == 3000

@@ -4,6 +4,7 @@ import pytest
 
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.interface import Code
+from scheduler.framework.types import PodInfo
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
 
 OK = (Code.SUCCESS, [])
@@ -424,3 +425,27 @@ def test_remembered_counts_are_bounded(fw, monkeypatch):
     assert len(pl._domain_memo) == 3
     assert sorted(kept) == ["a0", "a2", "a3"]
     assert run.score(probe(0)) == {"n0": 0, "n1": 100, "n2": 0, "n3": 100}
+
+
+def test_default_selector_follows_services_and_controllers_created_later(fw):
+    """The default selector is remembered on the pod while no Service / ReplicaSet store changed:
+    a Service created (or deleted) between two cycles of the same pod changes it at once."""
+    nodes = [make_node(n).labels({"kubernetes.io/hostname": n}).obj() for n in ("n1", "n2")]
+    run = fw.Run(PodTopologySpread, fw.Snapshot(nodes, []))
+    pl = next(p for p in run.framework.score_plugins if p.name() == "PodTopologySpread")
+    pi = PodInfo(make_pod("p").labels(app="web", tier="front").owner("ReplicaSet", "rs1").obj())
+    assert pl.default_selector(pi).empty
+    assert pl.default_selector(pi).empty  # remembered: same answer
+    services, replicasets = pl._stores["Service"], pl._stores["ReplicaSet"]
+    svc = {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
+    services.put("default/s", svc)
+    sel = pl.default_selector(pi)
+    assert not sel.empty and sel.matches({"app": "web"}) and not sel.matches({"app": "db"})
+    rs = {"metadata": {"name": "rs1", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"tier": "front"}}}}
+    replicasets.put("default/rs1", rs)
+    sel = pl.default_selector(pi)
+    assert sel.matches({"app": "web", "tier": "front"}) and not sel.matches({"app": "web"})
+    services.remove("default/s")
+    replicasets.remove("default/rs1")
+    assert pl.default_selector(pi).empty
