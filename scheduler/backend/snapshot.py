@@ -125,6 +125,15 @@ class Snapshot:
             self._refresh_affinity_lists()
         return self.have_pods_with_affinity_list
 
+    def known_without_affinity_pods(self, *, required_anti: bool) -> bool:
+        """True when the affinity lists are up to date and no node holds a pod with (anti-)affinity
+        terms (`required_anti`: with required anti-affinity terms), without rebuilding stale lists:
+        False means "unknown or some", and the caller takes its general path."""
+        if self._affinity_stale:
+            return False
+        return not (self.have_pods_with_required_anti_affinity_list if required_anti
+                    else self.have_pods_with_affinity_list)
+
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         if self._affinity_stale:
             self._refresh_affinity_lists()

@@ -304,7 +304,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     ) -> tuple[PreFilterResult | None, Status]:
         snap = self.handle.snapshot() if self.handle is not None else None
         tracked = snap is not None and getattr(snap, "tracked", False) and nodes is snap.node_info_list
-        if tracked and snap is not None and not snap.have_pods_with_required_anti_affinity():
+        if tracked and snap is not None and snap.known_without_affinity_pods(required_anti=True):
             c = compiled_affinity(pod)
             if not c.required_affinity and not c.required_anti_affinity:
                 return None, Status.skip()  # no existing anti-affinity pod, no term of its own
@@ -552,7 +552,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not has_constraints:
             snap = self.handle.snapshot() if self.handle is not None else None
             if snap is not None and getattr(snap, "tracked", False):
-                if not snap.have_pods_with_affinity():
+                if snap.known_without_affinity_pods(required_anti=False):
                     return Status.skip()  # no existing pod with a term that could score
                 # only existing pods with terms that can score matter (a pod with nothing but
                 # required anti-affinity adds nothing): kept per node across cycles
