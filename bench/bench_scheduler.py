@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import emit, pct
-from bench.watch_clients import WatchClients
+from bench.watch_clients import WatchClients, arrival_lags
 from minik3s import server
 from minik3s.api.resources import NAMESPACES, NODES, PODS
 from minik3s.config import ServerConfig
@@ -644,20 +644,7 @@ def _watch_clients_result(got: dict[str, Any], submitted: dict[str, float], star
     """Lag and longest silence of the measured HTTP watchers over the writes submitted between
     `start` and `end` (the burst)."""
     wanted = {rv: t for rv, t in submitted.items() if start <= t <= end}
-    lags: list[float] = []
-    missing = 0
-    longest = 0.0
-    for seen in got["seen"]:
-        arrivals = []
-        for rv, t in wanted.items():
-            at = seen.get(rv)
-            if at is None:
-                missing += 1
-            else:
-                lags.append(at - t)
-                arrivals.append(at)
-        arrivals.sort()
-        longest = max([longest, *(b - a for a, b in zip(arrivals, arrivals[1:], strict=False))])
+    lags, missing, longest = arrival_lags(got["seen"], wanted)
     return {
         "watchers_events": len(wanted),
         "watchers_lag_p50_ms": round(pct(lags, 50) * 1000, 1) if lags else 0.0,

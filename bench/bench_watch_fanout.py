@@ -33,7 +33,7 @@ import aiohttp
 import orjson
 
 from bench.common import emit, pct
-from bench.watch_clients import WatchClients
+from bench.watch_clients import WatchClients, arrival_lags
 from minik3s.testing.server import ServerProcess
 
 NS = "fanout"
@@ -102,15 +102,7 @@ async def run_once(args: argparse.Namespace, data_dir: Path) -> dict:
         if clients is not None:
             clients.kill()
         srv.stop()
-    lags: list[float] = []
-    missing = 0
-    for seen in got["seen"]:
-        for rv, ack in acks.items():
-            t = seen.get(rv)
-            if t is None:
-                missing += 1
-            else:
-                lags.append(t - ack)
+    lags, missing, _ = arrival_lags(got["seen"], acks)
     writes = len(acks)
     event_bytes = got["bytes"] / max(1, writes * args.watchers)
     return {

@@ -94,6 +94,28 @@ async def _main(url: str, path: str, rv: str, n: int, measured: int, out: Path) 
     out.write_text(json.dumps({"bytes": counter[0], "seen": seen}))
 
 
+def arrival_lags(seen_maps: list[dict[str, float]], sent: dict[str, float]) -> tuple[list[float], int, float]:
+    """What the measured watchers saw of the writes in `sent` (resourceVersion -> when the write
+    was sent or acknowledged, on the watchers' monotonic clock): every event's lag (arrival - sent),
+    how many (watcher, write) pairs never arrived, and the longest silence between two arrivals at
+    one watcher."""
+    lags: list[float] = []
+    missing = 0
+    longest = 0.0
+    for seen in seen_maps:
+        arrivals = []
+        for rv, t in sent.items():
+            at = seen.get(rv)
+            if at is None:
+                missing += 1
+            else:
+                lags.append(at - t)
+                arrivals.append(at)
+        arrivals.sort()
+        longest = max([longest, *(b - a for a, b in zip(arrivals, arrivals[1:], strict=False))])
+    return lags, missing, longest
+
+
 class WatchClients:
     """The parent's handle on a `bench.watch_clients` child process."""
 
