@@ -24,13 +24,6 @@ def http(minik3s_api: ServerProcess) -> Iterator[httpx.Client]:
         yield c
 
 
-@pytest.fixture
-def ns(http: httpx.Client) -> str:
-    name = "crd-del-" + uuid.uuid4().hex[:8]
-    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
-    return name
-
-
 def crd(group: str, *, finalizers: list[str] | None = None) -> dict:
     meta: dict = {"name": f"gadgets.{group}"}
     if finalizers:

@@ -9,7 +9,6 @@ import json
 import socket
 import struct
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -31,13 +30,6 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 def http(srv: ServerProcess) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=srv.url, timeout=30) as c:
         yield c
-
-
-@pytest.fixture
-def ns(http: httpx.Client) -> str:
-    name = "gone-" + uuid.uuid4().hex[:6]
-    http.post("/api/v1/namespaces", json={"metadata": {"name": name}}).raise_for_status()
-    return name
 
 
 def server_log(srv: ServerProcess) -> list[str]:

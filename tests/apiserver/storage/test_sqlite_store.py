@@ -420,6 +420,22 @@ async def test_memory_path_works(open_store: Any) -> None:
     assert store.compacted_revision == 1
 
 
+async def _random_writes(store: Any, *, seed: int, writes: int, keys: int, delete_share: float) -> None:
+    """A seeded history: each write picks one of `keys` keys and creates it when absent, else
+    deletes it (with probability `delete_share`) or updates it."""
+    import random
+
+    rng = random.Random(seed)
+    for i in range(writes):
+        k = key(f"p{rng.randrange(keys)}")
+        if store.get(k) is None:
+            await store.create(k, obj(k, spec={"i": i}))
+        elif rng.random() < delete_share:
+            await store.delete(k)
+        else:
+            await store.update(k, obj(k, spec={"i": i}))
+
+
 @pytest.mark.parametrize(
     "reopen_window",
     [
@@ -428,19 +444,8 @@ async def test_memory_path_works(open_store: Any) -> None:
     ],
 )
 async def test_random_history_replays_identically_after_restart(open_store: Any, reopen_window: int) -> None:
-    import random
-
-    rng = random.Random(7)
     store = await open_store(history_window=10_000)
-    for i in range(400):
-        k = key(f"p{rng.randrange(12)}")
-        cur = store.get(k)
-        if cur is None:
-            await store.create(k, obj(k, spec={"i": i}))
-        elif rng.random() < 0.25:
-            await store.delete(k)
-        else:
-            await store.update(k, obj(k, spec={"i": i}))
+    await _random_writes(store, seed=7, writes=400, keys=12, delete_share=0.25)
     final = store.revision
     w = store.watch("", 0, queue_size=10_000)
     before = [await w.__anext__() for _ in range(final)]
@@ -461,18 +466,8 @@ async def test_history_read_at_start_is_decoded_in_pieces_as_watches_need_it(ope
     an earlier one, around live writes and a compaction, with the same events as before the
     restart, and the same sharing (an update's prev is the previous event's object; the newest
     event of a key is the stored object)."""
-    import random
-
-    rng = random.Random(11)
     store = await open_store(history_window=10_000)
-    for i in range(300):
-        k = key(f"p{rng.randrange(10)}")
-        if store.get(k) is None:
-            await store.create(k, obj(k, spec={"i": i}))
-        elif rng.random() < 0.2:
-            await store.delete(k)
-        else:
-            await store.update(k, obj(k, spec={"i": i}))
+    await _random_writes(store, seed=11, writes=300, keys=10, delete_share=0.2)
     final = store.revision
     w = store.watch("", 0, queue_size=10_000)
     before = [await w.__anext__() for _ in range(final)]
