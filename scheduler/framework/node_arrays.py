@@ -255,10 +255,9 @@ class NodeArrays:
         return out
 
     def node(self, row: int) -> NodeInfo:
-        """The NodeInfo row `row` describes (the snapshot's list entry the row was written from)."""
-        nodes = self._list
-        assert nodes is not None, "node() before sync"
-        return nodes[row]
+        """The NodeInfo row `row` was written from (the snapshot's list entry)."""
+        ni: NodeInfo = self._objs[row]
+        return ni
 
     def window(self, start: int, offset: int, size: int) -> IntArray:
         """Rows visited `offset`..`offset+size-1` steps after `start`, wrapping (upstream's

@@ -321,9 +321,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         """Selector merged from the Services selecting the pod and its controller (RC/RS/StatefulSet),
         remembered on the PodInfo while none of the stores it reads changed (PreFilter and
         PreScore of one cycle, the retries of an unschedulable pod)."""
-        versions = tuple(getattr(s, "version", None) for s in self._stores.values())
+        versions = tuple(s.version for s in self._stores.values())
         got = cached_on(pod, "pts-default-selector", lambda: [None, None])
-        if got[0] != versions or None in versions:
+        if got[0] != versions:
             got[0], got[1] = versions, self._default_selector(pod)
         sel: LabelSelector = got[1]
         return sel

@@ -184,6 +184,17 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
                                     shape=shape)
 
 
+def _room_for(node: NodeInfo, cpu: int, mem: int, eph: int) -> bool:
+    """Filter's fast accept: room for one more pod and the native requests fit the free
+    allocatable (what the vector accept computes per row; anything else takes the exact path)."""
+    alloc = node.allocatable
+    used = node.requested
+    return (len(node.pods) < alloc.allowed_pod_number
+            and cpu <= alloc.milli_cpu - used.milli_cpu
+            and mem <= alloc.memory - used.memory
+            and eph <= alloc.ephemeral_storage - used.ephemeral_storage)
+
+
 class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
                        EnqueueExtensions):
     NAME = names.NODE_RESOURCES_FIT
@@ -207,17 +218,9 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
-        alloc = node.allocatable
-        used = node.requested
         # fast accept (the common case): room for one more pod and every native request fits;
         # anything else (scalars, overcommitted nodes) takes the exact path below
-        if (
-            len(node.pods) < alloc.allowed_pod_number
-            and not req.scalar
-            and req.milli_cpu <= alloc.milli_cpu - used.milli_cpu
-            and req.memory <= alloc.memory - used.memory
-            and req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage
-        ):
+        if not req.scalar and _room_for(node, req.milli_cpu, req.memory, req.ephemeral_storage):
             return SUCCESS
         reasons = insufficient_resources(req, node, self._ignored, self._ignored_groups)
         if not reasons:
@@ -232,14 +235,7 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         out: list[Status | None] = []
         append = out.append
         for node in nodes:
-            alloc = node.allocatable
-            used = node.requested
-            if (
-                len(node.pods) < alloc.allowed_pod_number
-                and cpu <= alloc.milli_cpu - used.milli_cpu
-                and mem <= alloc.memory - used.memory
-                and eph <= alloc.ephemeral_storage - used.ephemeral_storage
-            ):
+            if _room_for(node, cpu, mem, eph):
                 append(None)
                 continue
             reasons = insufficient_resources(req, node, self._ignored, self._ignored_groups)
@@ -278,11 +274,8 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         def compute_one(r: int) -> bool:  # the same test on the row's node (its numbers are the row's)
             node = arrays.node(r)
             alloc, used = node.allocatable, node.requested
-            return (len(node.pods) < alloc.allowed_pod_number
-                    and cpu <= alloc.milli_cpu - used.milli_cpu
-                    and mem <= alloc.memory - used.memory
-                    and eph <= alloc.ephemeral_storage - used.ephemeral_storage
-                    and all(q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar))
+            return _room_for(node, cpu, mem, eph) and all(
+                q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar)
 
         # a row's answer depends only on its node and these requests: remembered across cycles
         # (RowMemo recomputes the rows whose node changed)

@@ -349,11 +349,11 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
     """`[scorer.score(node, pod_requests) for node in rows]` as int64 vector operations, with the
     scalar formulas' integer divisions and float operations in the same order (so the same
     values). None for a formula without a vector form (Balanced over more than cpu and memory)."""
+    if not has_vector_form(scorer):
+        return None
     kind = scorer.kind
     m = len(rows)
     if kind == BALANCED:
-        if scorer.resources != _CPU_MEMORY:
-            return None
         a_cpu, q_cpu = arrays.alloc_cpu[rows], (arrays.req_cpu if scorer.use_requested else arrays.nz_cpu)[rows]
         a_mem, q_mem = arrays.alloc_mem[rows], (arrays.req_mem if scorer.use_requested else arrays.nz_mem)[rows]
         both = (a_cpu != 0) & (a_mem != 0)
@@ -371,11 +371,6 @@ def score_rows(scorer: ResourceAllocationScorer, arrays: NodeArrays, rows: IntAr
             out[both] = ((1 - np.abs((f1 - f2) / 2)) * MAX_NODE_SCORE).astype(np.int64)
         return out
     weights = scorer.weights
-    if len(weights) != len(scorer.resources) or kind not in (LEAST_ALLOCATED, MOST_ALLOCATED,
-                                                             REQUESTED_TO_CAPACITY_RATIO):
-        return None
-    if kind == REQUESTED_TO_CAPACITY_RATIO and not scorer.shape:
-        return None
     if kind != REQUESTED_TO_CAPACITY_RATIO:
         fast = _fraction_scores_all_present(kind, scorer, arrays, rows, pod_requests)
         if fast is not None:
@@ -469,7 +464,7 @@ class AllocationScoring:
         if any(abs(v) >= SAFE_LIMIT for v in reqs):
             return None  # int64 could overflow: the scalar path scores with Python integers
         scorer = self._scorer
-        if not has_vector_form(scorer):
+        if not has_vector_form(scorer):  # checked once here, not per memo miss
             return None
         try:
             memo = self._row_memo
