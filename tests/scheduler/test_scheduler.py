@@ -16,7 +16,7 @@ import pytest
 from minik3s.api.errors import conflict
 from minik3s.api.resources import NODES, PODS
 from minik3s.testing.builders import make_node, make_pod
-from minik3s.utils.clock import Clock
+from minik3s.utils.clock import Clock, rfc3339
 from scheduler.backend.queue import EVENT_NODE_ADD
 from scheduler.backend.snapshot import Snapshot
 from scheduler.framework.interface import Status
@@ -81,6 +81,8 @@ async def test_failed_scheduling_message_condition_and_event(real_api, env, make
     assert q.unschedulable_plugins == {"CpuFit", "Taints"}
     ex = s.explain("default", "big")
     assert ex["message"] == msg and ex["result"] == "Unschedulable"
+    first_attempt = rfc3339(s.clock.now())
+    assert ex["timestamp"] == first_attempt  # the attempt's time, from the injected clock
     assert ex["nodes"]["gpu"]["filters"] == [
         {"plugin": "CpuFit", "code": "Success", "reasons": []},
         {"plugin": "Taints", "code": "UnschedulableAndUnresolvable",
@@ -93,6 +95,8 @@ async def test_failed_scheduling_message_condition_and_event(real_api, env, make
     s.queue.flush_backoff_completed()
     await cycle(s, real_api)
     assert s.explain("default", "big")["result"] == "Unschedulable"
+    # the retry 20 s later carries its own time, not the second the first one was stamped in
+    assert s.explain("default", "big")["timestamp"] == rfc3339(s.clock.now()) != first_attempt
     assert env.status_patches("big") == n
     assert cond(env, "big") == ("False", "Unschedulable", msg)
 
