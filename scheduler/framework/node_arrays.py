@@ -84,7 +84,7 @@ class NodeArrays:
     schedulable: BoolArray  # ~unschedulable, likewise
 
     __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "n", "index", "scalar_alloc", "scalar_req", "_unsafe",
-                 "_list", "_seq", "rebuilds", "row_updates", "_twice", "_ones", "_log", "_log_start", "_objs", "_ints", "_bools", "__weakref__")
+                 "_list", "_seq", "rebuilds", "_twice", "_ones", "_log", "_log_start", "_objs", "_ints", "_bools", "__weakref__")
 
     def __init__(self) -> None:
         self.n = 0
@@ -96,7 +96,6 @@ class NodeArrays:
         self._list: list[NodeInfo] | None = None
         self._seq = -1
         self.rebuilds = 0
-        self.row_updates = 0
         # rows rewritten since the last rebuild, in order (RowMemo's staleness); _log[0] is write
         # number _log_start (the log keeps its newer half when it grows long)
         self._log: list[int] = []
@@ -169,7 +168,6 @@ class NodeArrays:
 
     def _write_row(self, i: int, ni: NodeInfo, *, count: bool = True) -> None:
         if count:
-            self.row_updates += 1
             log = self._log
             log.append(i)
             if len(log) > _LOG_LIMIT:
@@ -246,8 +244,14 @@ class NodeArrays:
         return self._log[at:]
 
     def write_mark(self) -> int:
-        """The number of row writes so far (since the arrays were created)."""
+        """The number of row writes so far (since the arrays were created; a rebuild's writes
+        are not counted)."""
         return self._log_start + len(self._log)
+
+    @property
+    def row_updates(self) -> int:
+        """Rows rewritten one by one so far (the write mark)."""
+        return self.write_mark()
 
     def nodes_at(self, rows: IntArray) -> list[NodeInfo]:
         """The NodeInfos of `rows`, in their order (one gather, no per-row Python lookup)."""
