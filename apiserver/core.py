@@ -283,7 +283,7 @@ class ApiCore:
             return rest
         if name in info.subresources and name in GENERIC_SUBRESOURCES:
             return GENERIC_SUBRESOURCES[name]
-        raise errors.NotFoundError("the server could not find the requested resource", details={})
+        raise errors.PathNotFoundError()
 
     def subresource_names(self, info: ResourceInfo) -> list[str]:
         """The subresources a resource serves: the resources table's, then its kind's own."""
@@ -377,7 +377,7 @@ class ApiCore:
             return None
         stored = self.registry.get(info.group, info.storage_version, info.resource)
         if stored is None:
-            raise errors.NotFoundError("the server could not find the requested resource", details={})
+            raise errors.PathNotFoundError()
         return stored
 
     def _to_storage(self, info: ResourceInfo, body: Any) -> JsonDict:

@@ -29,7 +29,7 @@ from apiserver.strategies import decode_error
 from apiserver.strategies.rest import rv_int
 from apiserver.strategies.schema import delete_options_type_error
 from minik3s.api import errors
-from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
+from minik3s.api.errors import ApiError, BadRequestError, MethodNotAllowedError, PathNotFoundError
 from minik3s.api.options import DeleteOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -48,8 +48,8 @@ class Target:
     subresource: str | None
 
 
-def not_found_path() -> NotFoundError:
-    return NotFoundError("the server could not find the requested resource", details={})
+def not_found_path() -> PathNotFoundError:
+    return PathNotFoundError()
 
 
 class RouteMethodNotAllowedError(MethodNotAllowedError):
@@ -61,12 +61,7 @@ class RouteMethodNotAllowedError(MethodNotAllowedError):
     def __init__(self) -> None:
         super().__init__("the server does not allow this method on the requested resource")
 
-    def to_status(self) -> JsonDict:
-        status = super().to_status()
-        code = status.pop("code")
-        status["details"] = {}
-        status["code"] = code  # Go's field order: details before code
-        return status
+    shows_empty_details = True
 
 
 def method_not_allowed() -> RouteMethodNotAllowedError:

@@ -18,6 +18,10 @@ class ApiError(Exception):
 
     code = 500
     reason = "InternalError"
+    # Go renders a nil *StatusDetails as nothing and an empty one as `"details":{}`; the errors
+    # upstream builds with NewGenericServerResponse (no route for a path or method) carry an
+    # empty one, so their Status shows the empty object
+    shows_empty_details = False
 
     def __init__(
         self,
@@ -44,7 +48,7 @@ class ApiError(Exception):
             "message": self.message,
             "reason": self.reason,
         }
-        if self.details:
+        if self.details or self.shows_empty_details:
             status["details"] = self.details
         status["code"] = self.code  # after details: Go's field order for metav1.Status
         return status
@@ -85,6 +89,17 @@ class ForbiddenError(ApiError):
 class NotFoundError(ApiError):
     code = 404
     reason = "NotFound"
+
+
+class PathNotFoundError(NotFoundError):
+    """The 404 for a path no route serves (an unknown resource, group version or subresource):
+    kube-apiserver's service error handler answers it with NewGenericServerResponse(404, "",
+    GroupResource{}, "", ...), the fixed message and an empty, but present, `details` object."""
+
+    shows_empty_details = True
+
+    def __init__(self) -> None:
+        super().__init__("the server could not find the requested resource")
 
 
 class MethodNotAllowedError(ApiError):

@@ -22,6 +22,9 @@ from minik3s.testing.server import ServerProcess
 NOT_ALLOWED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                "message": "the server does not allow this method on the requested resource",
                "reason": "MethodNotAllowed", "details": {}, "code": 405}
+NO_ROUTE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server could not find the requested resource", "reason": "NotFound",
+            "details": {}, "code": 404}
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +97,26 @@ def test_item_paths_of_create_only_resources_have_no_route(http: httpx.Client, n
     route at all (go-restful's 404, the generic message)."""
     r = http.request(method, path.format(ns=ns))
     assert r.status_code == 404, r.text
-    st = r.json()
-    assert (st["reason"], st["message"]) == ("NotFound", "the server could not find the requested resource")
+    assert r.json() == NO_ROUTE
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param("/api/v1/foos", id="unknown-core-resource"),
+    pytest.param("/api/v1/namespaces/{ns}/foos", id="unknown-namespaced-resource"),
+    pytest.param("/apis/apps/v1/foos", id="unknown-group-resource"),
+    pytest.param("/apis/apps/v9/deployments", id="unknown-group-version"),
+    pytest.param("/api/v1/namespaces/{ns}/configmaps/cm/foo", id="unknown-subresource"),
+])
+def test_a_path_without_a_route_is_the_generic_404_status(http: httpx.Client, ns: str, path: str) -> None:
+    """Byte for byte as kube-apiserver's service error handler writes it: Go's field order and
+    the empty `details` object NewGenericServerResponse always sets."""
+    r = http.get(path.format(ns=ns))
+    assert r.status_code == 404, r.text
+    assert r.headers["content-type"] == "application/json"
+    assert r.content.rstrip(b"\n") == json.dumps(NO_ROUTE, separators=(",", ":")).encode()
+    # an object that is not there is another 404: its own message and details naming it
+    r = http.get(f"/api/v1/namespaces/{ns}/configmaps/missing")
+    assert r.json()["details"] == {"name": "missing", "kind": "configmaps"}
 
 
 def test_a_create_only_resource_still_creates(http: httpx.Client) -> None:
