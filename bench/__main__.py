@@ -147,14 +147,15 @@ def run_scheduler(shapes: list[str], *, runs: int, scale: float, metrics: bool, 
             "median": med, "runs": per_run,
         })
     print(f"\n{'shape':16} {'pods/s median [min, max]':>26} {'anchor':>7} {'ratio':>6} {'watch gap max':>14} "
-          f"{'lag p99':>8} {'load 1m':>8}")
+          f"{'lag p99':>8} {'loop CPU/pod':>13} {'load 1m':>8}")
     for r in results:
         m = r["median"]
         lo, hi = r["pods_per_second_spread"]
         anchor_s = f"{r['anchor_kube_scheduler']:.0f}" if r["anchor_kube_scheduler"] else "-"
         print(f"{r['shape']:16} {r['pods_per_second_median']:>10.1f} [{lo:.0f}, {hi:.0f}]".ljust(44)
               + f"{anchor_s:>7} {r['ratio'] if r['ratio'] is not None else '-':>6} "
-              f"{m['watch_max_gap_ms']:>11.0f} ms {m['watch_lag_p99_ms']:>5.0f} ms {m['load_average_after'][0]:>8}")
+              f"{m['watch_max_gap_ms']:>11.0f} ms {m['watch_lag_p99_ms']:>5.0f} ms "
+              f"{m['cpu_loop_us_per_pod']:>10.0f} µs {m['load_average_after'][0]:>8}")
         if watchers:
             print(f"{'':16} {watchers} HTTP watchers: lag p50 {m['watchers_lag_p50_ms']:.0f} ms, "
                   f"p99 {m['watchers_lag_p99_ms']:.0f} ms, max {m['watchers_lag_max_ms']:.0f} ms; longest silence "

@@ -5,8 +5,9 @@ The real in-process API (`SqliteStore` + `ApiCore` + `LocalClient` on a `FakeClo
 per operation) creates `M` pods (env `M`, default 600), then does N operations of one mode:
 
 - `bind`: `LocalClient.bind` of the scheduler's client (the pod's UID as precondition);
-- `event`: a scheduler-shaped core/v1 `Scheduled` Event created with `read_only=True`, as the
-  scheduler's API writer creates it, one at a time (each its own transaction).
+- `event`: a scheduler-shaped core/v1 `Scheduled` Event created with `read_only=True` (and
+  `handover=True` where the checkout's client has it), as the scheduler's API writer creates it,
+  one at a time (each its own transaction).
 
 Run it under callgrind at two N and divide the difference (the set-up cancels out):
 
@@ -24,6 +25,7 @@ against a base checkout (`PYTHONPATH=<base>`) for before/after counts.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import random
 import sys
@@ -86,12 +88,14 @@ async def main(mode: str, n: int, m: int) -> None:
         sched = LocalClient(core, user_agent=default_user_agent("kube-scheduler"))
         await admin.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
         pods = [await admin.create(PODS, pod(i)) for i in range(m)]
+        # as the scheduler's API writer creates its Events, where the transport knows `handover`
+        handover = {"handover": True} if "handover" in inspect.signature(sched.create).parameters else {}
         for i in range(n):
             clock.advance(0.001)
             if mode == "bind":
                 await sched.bind("default", f"p{i}", f"n{i % 500}", uid=pods[i]["metadata"]["uid"])
             else:
-                await sched.create(EVENTS, event(i, pods[i]), "default", read_only=True)
+                await sched.create(EVENTS, event(i, pods[i]), "default", read_only=True, **handover)
     finally:
         await store.close()
 

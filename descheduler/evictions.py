@@ -202,6 +202,6 @@ class PodEvictor:
             "count": 1,
         }
         try:
-            await self.client.create(EVENTS, ev, ns, read_only=True)
+            await self.client.create(EVENTS, ev, ns, read_only=True, handover=True)
         except ApiError as e:  # events are best effort
             logger.debug("event dropped pod=%s err=%s", key(pod), e)

@@ -223,10 +223,11 @@ class ApiWriter:
     async def _create_events(self, batch: list[JsonDict]) -> None:
         if len(batch) == 1:
             ev = batch[0]
-            await self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True)
+            await self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True, handover=True)
             return
         results = await asyncio.gather(
-            *(self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True) for ev in batch),
+            *(self._client.create(EVENTS, ev, ev["metadata"]["namespace"], read_only=True, handover=True)
+              for ev in batch),
             return_exceptions=True)
         for ev, res in zip(batch, results, strict=True):
             if isinstance(res, asyncio.CancelledError):

@@ -73,7 +73,10 @@ class Client(Protocol):
     called with `read_only=True` and watch event objects may be shared with the server and with
     other components when `shares_items` is True (in-process): never change them. A caller that
     drops a write's result or only reads it passes `read_only=True` (no copy in process; a
-    no-op over HTTP, where every response is freshly decoded).
+    no-op over HTTP, where every response is freshly decoded). A caller that built the object of
+    a create for that call alone and never touches it again passes `handover=True`: the
+    in-process transport then gives it to the request core instead of a deep copy (the core
+    fills in its metadata and defaults); over HTTP it is serialised either way.
     """
 
     @property
@@ -94,7 +97,7 @@ class Client(Protocol):
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
                      field_manager: str | None = None, dry_run: bool = False,
-                     read_only: bool = False) -> JsonDict:
+                     read_only: bool = False, handover: bool = False) -> JsonDict:
         """Namespace defaults to obj.metadata.namespace (then "default" for namespaced kinds)."""
 
     async def update(self, res: ResourceInfo, obj: JsonDict, *, subresource: str | None = None,

@@ -8,7 +8,8 @@ only has to provide the methods of `LocalCore` (structural typing).
 Each component holds its own `LocalClient` with its identity (the user agent the HTTP transport
 would send), so field managers, `fieldValidation` defaults and warnings are HTTP's.
 
-Objects going in are deep-copied (the core takes ownership of what it is given); single
+Objects going in are deep-copied (the core takes ownership of what it is given), except a
+create's object passed with `handover=True` (built for that call, never used again); single
 objects coming out are copies the caller owns, except from writes called with `read_only=True`
 (the caller drops or only reads the result), which return the stored object itself; watch
 events and informer lists share the stored objects too, all read-only by contract.
@@ -142,10 +143,12 @@ class LocalClient:
         return lst
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
-                     field_manager: str | None = None, dry_run: bool = False, read_only: bool = False) -> JsonDict:
+                     field_manager: str | None = None, dry_run: bool = False, read_only: bool = False,
+                     handover: bool = False) -> JsonDict:
         info = _resolve(self.core, res)
         opts = self._wopts(field_manager, dry_run)
-        out = await self.core.create(info, _ns(info, obj, namespace), _copy(obj), opts)
+        # handover: the caller built `obj` for this create and drops it, so the core may own it
+        out = await self.core.create(info, _ns(info, obj, namespace), obj if handover else _copy(obj), opts)
         self._warn(opts)
         return out if read_only else _owned(out)
 

@@ -177,8 +177,9 @@ class HttpClient:
 
     async def create(self, res: ResourceInfo, obj: JsonDict, namespace: str | None = None, *,
                      field_manager: str | None = None, dry_run: bool = False,
-                     read_only: bool = False) -> JsonDict:
-        # read_only: accepted for the protocol; every response is freshly decoded, the caller's own
+                     read_only: bool = False, handover: bool = False) -> JsonDict:
+        # read_only, handover: accepted for the protocol; the body is serialised and every response
+        # freshly decoded, so neither is ever shared
         return await self._req("POST", res.path(_ns(res, obj, namespace)), body=obj,
                                   params=_params(fieldManager=field_manager, dryRun="All" if dry_run else None))
 

@@ -169,3 +169,26 @@ async def test_a_read_only_dry_run_create_stores_nothing(real_api):
     out = await c.create(PODS, pod("dry"), "default", dry_run=True, read_only=True)
     assert out["metadata"]["name"] == "dry" and out["metadata"]["uid"]
     assert real_api.core.store.get(PODS.key("default", "dry")) is None
+
+
+async def test_a_handed_over_create_stores_what_a_copied_create_stores(real_api):
+    """`handover=True` (the scheduler's and descheduler's Events): the caller built the object for
+    this create and drops it, so the core takes it without a copy; what is stored, returned and
+    read back is what the same create without handover stores."""
+    c: LocalClient = real_api._client
+    given, kept = pod("given"), pod("kept")
+    out_given = await c.create(PODS, given, "default", read_only=True, handover=True)
+    out_kept = await c.create(PODS, kept, "default", read_only=True)
+    assert out_given is given  # the core filled in the object it was handed, and stored it
+    assert kept == pod("kept")  # without handover the caller's object is untouched
+
+    def comparable(o: JsonDict) -> JsonDict:
+        o = copy.deepcopy(o)
+        for k in ("name", "uid", "resourceVersion", "creationTimestamp"):
+            o["metadata"].pop(k)
+        for mf in o["metadata"]["managedFields"]:
+            mf.pop("time")
+        return o
+
+    assert comparable(out_given) == comparable(out_kept)
+    assert out_given == await c.get(PODS, "given", "default")
