@@ -20,11 +20,12 @@ satisfies. Layering: handlers -> core -> strategies -> storage.
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import dataclasses
 import logging
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -375,13 +376,25 @@ class ApiCore:
     def _stored_info(self, info: ResourceInfo) -> ResourceInfo | None:
         if not info.converted:
             return None
-        stored = self.registry.get(info.group, info.storage_version, info.resource)
+        stored = self.registry.get(info.stored_group, info.storage_version, info.resource)
         if stored is None:
             raise errors.PathNotFoundError()
         return stored
 
-    def _to_storage(self, info: ResourceInfo, body: Any) -> JsonDict:
-        return self.strategy(info).convert_to_storage(info.version, self._check_type(info, body))
+    def exists(self, info: ResourceInfo, namespace: str | None, name: str) -> bool:
+        """Whether the object is stored (a converted view's objects are the stored resource's)."""
+        target = self._stored_info(info) or info
+        return self.store.get(target.key(namespace if info.namespaced else None, name)) is not None
+
+    def _to_storage(self, info: ResourceInfo, body: Any, opts: WriteOptions, *, creating: bool = False) -> JsonDict:
+        obj = self._check_type(info, body)
+        if info.stored_group != info.group:
+            # decoded as its own group's wire type first (unknown fields warned or refused by the
+            # served names), as upstream decodes the request version before converting. A view in
+            # the stored resource's own group (autoscaling/v1) shares that group's wire model, so
+            # its strategy's conversion alone decides which fields it takes.
+            self._decode_fields(info, obj, opts)
+        return self.strategy(info).convert_to_storage(info.version, obj, creating=creating)
 
     def _from_storage(self, info: ResourceInfo, obj: JsonDict) -> JsonDict:
         if obj.get("kind") == "Status":
@@ -425,16 +438,18 @@ class ApiCore:
         """The `<Kind>List` a LIST answers (see `list_page`)."""
         return self.list_page(info, namespace, opts).to_dict()
 
-    def list_page(self, info: ResourceInfo, namespace: str | None, opts: ListOptions) -> ListPage:
+    def list_page(self, info: ResourceInfo, namespace: str | None, opts: ListOptions, *,
+                  select_with: ResourceInfo | None = None) -> ListPage:
         """A LIST: every object under the prefix (namespace or all) that the selectors match, in
         key order; with `limit` one page of it, a continue token for the rest and the count left
         (`remainingItemCount`, exact: the store counts without skipping from the front)."""
         stored = self._stored_info(info)
         if stored is not None:
-            page = self.list_page(stored, namespace, opts)
+            # selectors by the served version's field labels (which read the stored objects)
+            page = self.list_page(stored, namespace, opts, select_with=info)
             return ListPage(page.kind, info.api_version, page.metadata,
                             [self._from_storage(info, o) for o in page.items], None)
-        pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
+        pred = self.compile_selectors(select_with or info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
         rev = self.store.revision
         start_after = ""
@@ -497,8 +512,7 @@ class ApiCore:
         opts = opts or WriteOptions()
         stored = self._stored_info(info)
         if stored is not None:
-            created = await self.create(stored, namespace, self._to_storage(info, body), opts)
-            return self._from_storage(info, created)
+            return await self._create_converted(info, stored, namespace, body, opts)
         strategy = self.strategy(info)
         if strategy.create_via is not None:
             # a resource whose create is another storage's (POST bindings -> pods/binding)
@@ -540,6 +554,8 @@ class ApiCore:
         meta["creationTimestamp"] = now
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
+        if "managedFields" in meta:  # sent (or recorded by a converted view): after the system fields, as Go orders them
+            meta["managedFields"] = meta.pop("managedFields")
         meta.pop("generation", None)
         _drop_empty_meta(meta)
         strategy.default(obj)
@@ -566,14 +582,55 @@ class ApiCore:
                 finish(committed)
         return await strategy.after_create(self, info, created)
 
+    async def _create_converted(self, info: ResourceInfo, stored: ResourceInfo, namespace: str | None,
+                                body: Any, opts: WriteOptions) -> JsonDict:
+        """A create through a converted view. The creator's managedFields entry is recorded in
+        the request's version (its apiVersion and field names, as upstream's field manager
+        records it) before the object is converted, so the stored create records none of its
+        own; a 422 names the kind the client addressed."""
+        obj = self._to_storage(info, body, opts, creating=True)
+        if opts.field_manager and records_managed_fields(opts, "Update", None):
+            served = self._from_storage(info, obj)
+            record_managed_fields(info, None, served, opts, "Update", self.now())
+            managed = (served.get("metadata") or {}).get("managedFields")
+            if managed:
+                _meta(obj)["managedFields"] = managed
+            opts = dataclasses.replace(opts, field_manager=None)  # the same warnings list
+        with self._as_served(info, stored):
+            created = await self.create(stored, namespace, obj, opts)
+        return self._from_storage(info, created)
+
+    @contextlib.contextmanager
+    def _as_served(self, info: ResourceInfo, stored: ResourceInfo) -> Iterator[None]:
+        """A 422 from the stored resource's rules names the kind the client addressed."""
+        try:
+            yield
+        except errors.InvalidError as e:
+            if (info.group, info.kind) == (stored.group, stored.kind):
+                raise
+            raise errors.invalid(info.kind, str(e.details.get("name") or ""), e.causes, info.group) from None
+
+    def _record_served(self, served: ResourceInfo, old: JsonDict, new: JsonDict, opts: WriteOptions,
+                       operation: str, subresource: str | None) -> None:
+        """record_managed_fields for a write through a converted view: ownership computed on the
+        served version's objects (its field names and apiVersion), the entries kept on `new`."""
+        new_served = self._from_storage(served, new)
+        record_managed_fields(served, self._from_storage(served, old), new_served, opts, operation, self.now(),
+                              subresource=subresource)
+        managed = (new_served.get("metadata") or {}).get("managedFields")
+        if managed is not None:
+            _meta(new)["managedFields"] = managed
+
     # ------------------------------------------------------------------ update
     async def update(self, info: ResourceInfo, namespace: str | None, name: str, obj: Any,
                      opts: WriteOptions | None = None, *, subresource: str | None = None) -> JsonDict:
         opts = opts or WriteOptions()
         stored = self._stored_info(info)
         if stored is not None:
-            updated = await self.update(stored, namespace, name, self._to_storage(info, obj), opts,
-                                        subresource=subresource)
+            obj = self._to_storage(info, obj, opts)
+            with self._as_served(info, stored):
+                updated = await self.update(stored, namespace, name, obj, dataclasses.replace(opts, served=info),
+                                            subresource=subresource)
             return self._from_storage(info, updated)
         obj = self._check_type(info, obj)
         meta = _meta(obj)
@@ -645,6 +702,8 @@ class ApiCore:
             await admit(info.group, info.kind, "UPDATE", new, old, self.lookup,
                         default_priority=self._default_priority)
             causes = strategy.validate_update(new, old)
+            if opts.served is not None:  # the rules of the version the client wrote through
+                causes = [*causes, *self.strategy(opts.served).validate_served_update(new, old)]
             if not causes:
                 strategy.begin_update(self, info, new, old)
         # immutable metadata, whatever the client sent
@@ -671,7 +730,10 @@ class ApiCore:
                 guard(info, new, old, opts)
         self._validate(info, new, causes)
         if records_managed_fields(opts, operation, subresource):  # a binding records none: no clock read
-            record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
+            if opts.served is not None:
+                self._record_served(opts.served, old, new, opts, operation, subresource)
+            else:
+                record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
@@ -778,7 +840,7 @@ class ApiCore:
             if not isinstance(out, dict):
                 raise errors.invalid(info.kind, name, [errors.cause("", "patched object is not an object")], info.group)
             if stored is not None:
-                out = self._to_storage(info, out)
+                out = self._to_storage(info, out, opts)
             self._check_type(target, out)
             # fields the patch cannot have changed are the stored object's, checked when written
             only = patched_top_level_fields(body) if stored is None and isinstance(body, dict) else None
@@ -796,9 +858,14 @@ class ApiCore:
             if not rest.body_is_parent:
                 # a subresource of another kind (scale): its own storage patches it
                 return await rest.patch(self, target, namespace, name, patch_type, body, opts)
-        patched = await self.guaranteed_update(target, namespace, name, mutate, opts, subresource=subresource,
-                                               operation="Update", precondition_rv=precondition_rv)
-        return patched if stored is None else self._from_storage(info, patched)
+        if stored is None:
+            return await self.guaranteed_update(target, namespace, name, mutate, opts, subresource=subresource,
+                                                operation="Update", precondition_rv=precondition_rv)
+        with self._as_served(info, stored):
+            patched = await self.guaranteed_update(target, namespace, name, mutate,
+                                                   dataclasses.replace(opts, served=info), subresource=subresource,
+                                                   operation="Update", precondition_rv=precondition_rv)
+        return self._from_storage(info, patched)
 
     async def _apply(self, info: ResourceInfo, namespace: str | None, name: str, body: Any, opts: WriteOptions,
                      *, subresource: str | None) -> JsonDict:
@@ -818,7 +885,7 @@ class ApiCore:
             # the apply configuration is decoded as upstream decodes it into the typed object
             # before merging: unknown fields never reach the merge or managedFields
             self._decode_fields(info, body, opts)
-        key = info.key(namespace if info.namespaced else None, name)
+        key = target.key(namespace if info.namespaced else None, name)
         schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
             live = self.store.get(key)
@@ -842,7 +909,7 @@ class ApiCore:
             new = server_side_apply(base, body, manager=opts.field_manager, force=opts.force,
                                            schema=schema, now=self.now(), info=info, subresource=subresource)
             if stored is not None:
-                new = self._to_storage(info, new)
+                new = self._to_storage(info, new, opts)
             self._decode_fields(target, new, opts)
             try:
                 written = await self._write_update(target, key, live, new, WriteOptions(
@@ -1071,17 +1138,17 @@ class ApiCore:
         await self.webhooks.validate(attrs)
 
     # ------------------------------------------------------------------ watch
-    async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions
-                    ) -> AsyncGenerator[tuple[str, JsonDict], None]:
+    async def watch(self, info: ResourceInfo, namespace: str | None, opts: WatchOptions, *,
+                    select_with: ResourceInfo | None = None) -> AsyncGenerator[tuple[str, JsonDict], None]:
         """Yields (type, object). A too-old resourceVersion yields one ERROR with a 410 Status."""
         stored = self._stored_info(info)
         if stored is not None:
             # converted on the way out: every event must pass through here
             opts = dataclasses.replace(opts, direct_probe=None)
-            async for typ, obj in self.watch(stored, namespace, opts):
+            async for typ, obj in self.watch(stored, namespace, opts, select_with=info):
                 yield typ, (obj if typ in ("ERROR", "BOOKMARK") else self._from_storage(info, obj))
             return
-        pred = self.compile_selectors(info, opts.label_selector, opts.field_selector)
+        pred = self.compile_selectors(select_with or info, opts.label_selector, opts.field_selector)
         prefix = info.list_prefix(namespace)
         rv = opts.resource_version
         initial: list[JsonDict] = []

@@ -114,7 +114,7 @@ async def update(request: web.Request, core: ApiCore, t: Target, subresource: st
         opts.duplicate_fields = codec.duplicate_fields(raw, codec.media_type(request), body)
     if check_body:
         check_decodable(t.info, body)
-    existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None
+    existed = core.exists(t.info, t.namespace, t.name or "")
     obj = await core.update(t.info, t.namespace, t.name or "", body, opts, subresource=subresource)
     return respond(obj, 200 if existed else 201, opts, request, t.info)
 
@@ -125,7 +125,7 @@ async def patch(request: web.Request, core: ApiCore, t: Target, subresource: str
     ptype, body = codec.decode_patch(raw, codec.media_type(request))
     if opts.field_manager is None and ptype != "apply":
         opts.field_manager = default_manager(request)
-    existed = core.store.get(t.info.key(t.namespace if t.info.namespaced else None, t.name or "")) is not None
+    existed = core.exists(t.info, t.namespace, t.name or "")
     obj = await core.patch(t.info, t.namespace, t.name or "", ptype, body, opts, subresource=subresource)
     return respond(obj, 200 if existed or ptype != "apply" else 201, opts, request, t.info)
 

@@ -86,9 +86,9 @@ class HorizontalPodAutoscalerStrategy(Strategy):
     has_status = True
     tracks_generation = True
 
-    def convert_to_storage(self, version: str, obj: JsonDict) -> JsonDict:
+    def convert_to_storage(self, version: str, obj: JsonDict, *, creating: bool = False) -> JsonDict:
         if version != "v1":
-            return super().convert_to_storage(version, obj)
+            return super().convert_to_storage(version, obj, creating=creating)
         name = str(as_dict(obj.get("metadata")).get("name") or "")
         spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
         for path, v in (("spec.targetCPUUtilizationPercentage", spec.get("targetCPUUtilizationPercentage")),

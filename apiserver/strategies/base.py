@@ -95,13 +95,20 @@ class Strategy:
 
     # ---- registry hooks (see the module docstring) ---------------------------------------------
 
-    def convert_to_storage(self, version: str, obj: JsonDict) -> JsonDict:
-        """A body at served `version` as the stored version's object; may raise an ApiError."""
+    def convert_to_storage(self, version: str, obj: JsonDict, *, creating: bool = False) -> JsonDict:
+        """A body at served `version` as the stored version's object; may raise an ApiError
+        (`creating`: the body of a create, which some versions validate more strictly)."""
         raise NotImplementedError(f"{self.kind} has no conversion from version {version}")
 
     def convert_from_storage(self, version: str, obj: JsonDict) -> JsonDict:
         """A stored object as served `version` returns it (a new dict: `obj` is not changed)."""
         raise NotImplementedError(f"{self.kind} has no conversion to version {version}")
+
+    def validate_served_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        """For the strategy of a converted view: rules an update through that version adds to
+        the stored kind's (`new` and `old` are stored objects; upstream passes the request
+        version to the kind's validation)."""
+        return []
 
     def begin_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> FinishFunc | None:
         """After defaulting and admission, before validation; may reserve something (returned

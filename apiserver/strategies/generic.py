@@ -8,9 +8,11 @@ pruning) and the fallback for kinds without a dedicated strategy.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any, ClassVar
 
+from minik3s.api import errors
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -164,82 +166,192 @@ class LeaseStrategy(Strategy):
 
 
 class EventStrategy(Strategy):
-    """core/v1 Event: upstream's legacy event validation (pkg/apis/core/validation/events.go).
+    """core/v1 Event, the one stored Event resource: upstream's legacy event validation
+    (pkg/apis/core/validation/events.go, legacyValidateEvent), which every Event passes
+    whichever API wrote it. Field paths are upstream's internal names (`reportingController`
+    for core/v1's `reportingComponent`, `message` for events.k8s.io's `note`).
 
     Without eventTime (old-style events) the involvedObject namespace must match the event's;
-    with eventTime set, reportingComponent, reportingInstance, action and reason are required."""
+    with eventTime set, reportingController, reportingInstance, action and reason are required
+    and bounded."""
 
     allow_create_on_update = True
 
     kind = "Event"
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
-        return legacy_event_errors(obj, regarding=as_dict(obj.get("involvedObject")),
-                                   controller=obj.get("reportingComponent"), controller_field="reportingComponent")
+        return legacy_event_errors(obj)
 
 
-def legacy_event_errors(obj: JsonDict, *, regarding: JsonDict, controller: Any, controller_field: str) -> list[JsonDict]:
+# upstream's length limits (pkg/apis/core/validation/events.go)
+REPORTING_INSTANCE_LENGTH_LIMIT = 128
+ACTION_LENGTH_LIMIT = 128
+REASON_LENGTH_LIMIT = 128
+NOTE_LENGTH_LIMIT = 1024
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def legacy_event_errors(obj: JsonDict) -> list[JsonDict]:
+    """legacyValidateEvent on a stored (core/v1-shaped) Event."""
     errs: list[JsonDict] = []
-    ns = (obj.get("metadata") or {}).get("namespace") or ""
-    ions = regarding.get("namespace") or ""
+    ns = _text((obj.get("metadata") or {}).get("namespace"))
+    ions = _text(as_dict(obj.get("involvedObject")).get("namespace"))
     if not obj.get("eventTime"):
-        if not ions:
-            if ns not in ("", "default"):
-                errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
-        elif ns != ions:
+        if (not ions and ns not in ("", "default")) or (ions and ns != ions):
             errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
     else:
         if not ions and ns not in ("default", "kube-system"):
             errs.append(invalid("involvedObject.namespace", ions, "does not match event.namespace"))
+        controller = _text(obj.get("reportingComponent"))
         if not controller:
-            errs.append(required(controller_field, ""))
-        errs.extend(validate_label_name(controller or "", controller_field) if controller else [])
-        if not obj.get("reportingInstance"):
-            errs.append(required("reportingInstance", ""))
-        if not obj.get("action"):
-            errs.append(required("action", ""))
-        if not obj.get("reason"):
-            errs.append(required("reason", ""))
+            errs.append(required("reportingController", ""))
+        errs.extend(validate_label_name(controller, "reportingController"))
+        for field, limit in (("reportingInstance", REPORTING_INSTANCE_LENGTH_LIMIT), ("action", ACTION_LENGTH_LIMIT),
+                             ("reason", REASON_LENGTH_LIMIT)):
+            value = _text(obj.get(field))
+            if not value:
+                errs.append(required(field, ""))
+            if len(value) > limit:
+                errs.append(invalid(field, "", f"can have at most {limit} characters"))
+        if len(_text(obj.get("message"))) > NOTE_LENGTH_LIMIT:
+            errs.append(invalid("message", "", f"can have at most {NOTE_LENGTH_LIMIT} characters"))
+    errs.extend(invalid("namespace", ns, m) for m in is_dns1123_subdomain(ns))
     return errs
 
 
+# events.k8s.io/v1 field -> the stored core/v1 field (upstream's generated conversion plus
+# Convert_v1_Event_To_core_Event's renames); every other field has the same name in both
+_V1_TO_CORE = {"regarding": "involvedObject", "note": "message", "deprecatedSource": "source",
+               "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
+               "deprecatedCount": "count", "reportingController": "reportingComponent"}
+_CORE_TO_V1 = {core: v1 for v1, core in _V1_TO_CORE.items()}
+
+
 class EventsV1Strategy(Strategy):
-    """events.k8s.io/v1 Event: legacy rules plus the strict v1 ones (eventTime, type,
-    reportingController, reportingInstance, action, reason, note <= 1024 bytes)."""
+    """events.k8s.io/v1 Event: a view of the stored core/v1 Events (one resource upstream, one
+    internal type), converted field by field (`regarding` <-> `involvedObject`, `note` <->
+    `message`, `deprecated*` <-> the legacy fields, `reportingController` <->
+    `reportingComponent`). The stored kind's legacy validation applies to every write; a create
+    through this version is also held to upstream's strict rules (ValidateEventCreate for
+    events.k8s.io/v1): eventTime required, type Normal or Warning, the deprecated fields unset,
+    a valid series."""
 
     kind = "Event"
     group = "events.k8s.io"
     allow_create_on_update = True
 
-    def _validate(self, obj: JsonDict) -> list[JsonDict]:
-        errs = legacy_event_errors(obj, regarding=as_dict(obj.get("regarding")),
-                                   controller=obj.get("reportingController"), controller_field="reportingController")
-        if not obj.get("eventTime"):
-            errs.append(required("eventTime", ""))
-            if not obj.get("reportingController"):
-                errs.append(required("reportingController", ""))
-            if not obj.get("reportingInstance"):
-                errs.append(required("reportingInstance", ""))
-            if not obj.get("action"):
-                errs.append(required("action", ""))
-            if not obj.get("reason"):
-                errs.append(required("reason", ""))
-        etype = obj.get("type")
-        if etype not in ("Normal", "Warning"):
-            errs.append(invalid("type", "", f"has invalid value: {etype or ''}"))
-        for dep, name in (("deprecatedFirstTimestamp", "deprecatedFirstTimestamp"),
-                          ("deprecatedLastTimestamp", "deprecatedLastTimestamp")):
-            if obj.get(dep):
-                errs.append(invalid(name, "", "needs to be unset"))
-        if obj.get("deprecatedCount"):
-            errs.append(invalid("deprecatedCount", "", "needs to be unset"))
-        if obj.get("deprecatedSource"):
-            errs.append(invalid("deprecatedSource", "", "needs to be unset"))
-        note = obj.get("note")
-        if isinstance(note, str) and len(note.encode()) > 1024:
-            errs.append({"reason": "FieldValueTooLong", "field": "note",
-                         "message": "Too long: may not be more than 1024 bytes"})
+    def convert_to_storage(self, version: str, obj: JsonDict, *, creating: bool = False) -> JsonDict:
+        if version != "v1":
+            return super().convert_to_storage(version, obj, creating=creating)
+        out: JsonDict = {_V1_TO_CORE.get(k, k): v for k, v in obj.items()}
+        out["apiVersion"], out["kind"] = "v1", "Event"
+        if creating:
+            strict = strict_event_errors(out)
+            if strict:  # one Invalid with both kinds of causes, the legacy ones first, as upstream lists them
+                raise errors.invalid(self.kind, str(as_dict(obj.get("metadata")).get("name") or ""),
+                                     [*legacy_event_errors(out), *strict], self.group)
+        return out
+
+    def convert_from_storage(self, version: str, obj: JsonDict) -> JsonDict:
+        if version != "v1":
+            return super().convert_from_storage(version, obj)
+        out: JsonDict = {_CORE_TO_V1.get(k, k): v for k, v in obj.items()}
+        out["apiVersion"], out["kind"] = "events.k8s.io/v1", "Event"
+        return out
+
+
+    def validate_served_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        """ValidateEventUpdate's strict part for events.k8s.io/v1: a changed series is
+        validated, and what the event says is immutable (internal field names, upstream's
+        order: `reason` is checked twice there, so it is reported twice)."""
+        errs: list[JsonDict] = []
+        if new.get("series") != old.get("series"):
+            errs.extend(_series_errors(new))
+        for field in _IMMUTABLE_EVENT_FIELDS:
+            stored = _STORED_NAME.get(field, field)
+            if _event_value(field, new.get(stored)) != _event_value(field, old.get(stored)):
+                errs.append(invalid_rendered(field, _event_value(field, new.get(stored)), "field is immutable"))
         return errs
+
+
+# ValidateEventUpdate's immutable fields, in its order, by upstream's internal names
+_IMMUTABLE_EVENT_FIELDS = ("involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp",
+                           "count", "reason", "type", "eventTime", "action", "related", "reportingController",
+                           "reportingInstance")
+_STORED_NAME = {"reportingController": "reportingComponent"}
+_OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+
+def _go_time(v: Any) -> str:
+    """metav1.Time / MicroTime as Go's time.Time String() prints it (UTC):
+    "2026-01-02T03:04:05.123456Z" -> "2026-01-02 03:04:05.123456 +0000 UTC"; unset -> the zero time."""
+    text = _text(v)
+    if not text:
+        return "0001-01-01 00:00:00 +0000 UTC"
+    day, _, rest = text.rstrip("Z").partition("T")
+    clock, _, frac = rest.partition(".")
+    frac = frac.rstrip("0")
+    return f"{day} {clock}{'.' + frac if frac else ''} +0000 UTC"
+
+
+def _go_struct(name: str, fields: tuple[str, ...], v: Any) -> str:
+    d = as_dict(v)
+    inner = ", ".join(f"{f[0].upper()}{f[1:]}:{json.dumps(_text(d.get(f)))}" for f in fields)
+    return f"core.{name}{{{inner}}}".replace("Uid:", "UID:").replace("ApiVersion:", "APIVersion:")
+
+
+def _event_value(field: str, v: Any) -> str:
+    """A field's value as upstream's field.Invalid renders it (%q strings, %v numbers, Stringer
+    times, %#v structs): both the compared value and the message text."""
+    if field in ("involvedObject", "related"):
+        return "null" if field == "related" and v is None else _go_struct("ObjectReference", _OBJECT_REFERENCE, v)
+    if field == "source":
+        return _go_struct("EventSource", ("component", "host"), v)
+    if field in ("firstTimestamp", "lastTimestamp", "eventTime"):
+        return _go_time(v)
+    if field == "count":
+        return str(v if isinstance(v, int) and not isinstance(v, bool) else 0)
+    return json.dumps(_text(v), ensure_ascii=False)
+
+
+def invalid_rendered(field: str, rendered: str, detail: str) -> JsonDict:
+    return errors.cause(field, f"Invalid value: {rendered}: {detail}")
+
+
+def _series_errors(obj: JsonDict) -> list[JsonDict]:
+    """validateV1EventSeries."""
+    errs: list[JsonDict] = []
+    series = obj.get("series")
+    if isinstance(series, dict):
+        count = series.get("count")
+        if not isinstance(count, int) or count < 2:
+            errs.append(invalid("series.count", "", "should be at least 2"))
+        if not series.get("lastObservedTime"):
+            errs.append(required("series.lastObservedTime", ""))
+    return errs
+
+
+def strict_event_errors(obj: JsonDict) -> list[JsonDict]:
+    """What ValidateEventCreate adds for a create through events.k8s.io/v1 (on the stored,
+    core/v1-shaped object; field paths are upstream's internal names)."""
+    errs = _series_errors(obj)
+    if not obj.get("eventTime"):
+        errs.append(required("eventTime", ""))
+    etype = _text(obj.get("type"))
+    if etype not in ("Normal", "Warning"):
+        errs.append(invalid("type", "", f"has invalid value: {etype}"))
+    for field in ("firstTimestamp", "lastTimestamp"):
+        if obj.get(field):
+            errs.append(invalid(field, "", "needs to be unset"))
+    if obj.get("count"):
+        errs.append(invalid("count", "", "needs to be unset"))
+    source = as_dict(obj.get("source"))
+    if source.get("component") or source.get("host"):
+        errs.append(invalid("source", "", "needs to be unset"))
+    return errs
 
 
 def _storage_version(spec: JsonDict) -> str | None:

@@ -57,6 +57,10 @@ class WriteOptions:
     # True when the HTTP layer authorized `user` (authentication or impersonation named it): the
     # write is then subject to RBAC's escalation prevention too; in-process components are not
     authorize: bool = False
+    # set by the request core for a write through a converted view (events.k8s.io/v1 Events,
+    # autoscaling/v1 HPAs): the version the client addressed, in whose terms managedFields are
+    # recorded (upstream's field manager works on the request version's object)
+    served: Any = None
 
 
 @dataclass(slots=True)

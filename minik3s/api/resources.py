@@ -79,11 +79,13 @@ EVENT_FIELDS: dict[str, FieldGetter] = {
     "type": path_getter("type"),
 }
 
+# events.k8s.io/v1 serves the core/v1 Events (one stored resource, as upstream's one internal
+# type): its field labels use v1's names and read the stored (core/v1) object
 EVENTS_V1_FIELDS: dict[str, FieldGetter] = {
-    **{f"regarding.{k}": path_getter(f"regarding.{k}") for k in (
+    **{f"regarding.{k}": path_getter(f"involvedObject.{k}") for k in (
         "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
     "reason": path_getter("reason"),
-    "reportingController": path_getter("reportingController"),
+    "reportingController": path_getter("reportingComponent"),
     "type": path_getter("type"),
 }
 
@@ -117,6 +119,9 @@ class ResourceInfo:
     # a version served by conversion: objects are stored at `storage_version` (the kind's
     # strategy converts on the way in and out); "" means this version is the stored one
     storage_version: str = ""
+    # the group of the stored version when it is another group's resource (events.k8s.io/v1
+    # Events are core/v1 Events); None: this resource's own group
+    storage_group: str | None = None
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -137,9 +142,14 @@ class ResourceInfo:
         return f"{self.kind}List"
 
     @property
+    def stored_group(self) -> str:
+        return self.group if self.storage_group is None else self.storage_group
+
+    @property
     def converted(self) -> bool:
         """Served through conversion from another (stored) version of the same resource."""
-        return bool(self.storage_version) and self.storage_version != self.version
+        return bool(self.storage_version) and (self.storage_version != self.version
+                                               or self.stored_group != self.group)
 
     @property
     def qualified(self) -> str:
@@ -218,7 +228,6 @@ def builtin_resources() -> list[ResourceInfo]:
           subresources=("status",)),
         R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=("status",)),
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
-        R("events.k8s.io", "v1", "events", "Event", True, (), has_spec=False, field_labels=dict(EVENTS_V1_FIELDS)),
         R("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
           verbs=("create",), virtual=True),
         R("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
@@ -268,6 +277,10 @@ def converted_resources() -> list[ResourceInfo]:
         # autoscaling/v1 HPAs: minik3s.api.autoscaling_v1, through the HPA strategy's hooks
         ResourceInfo("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",),
                      ("all",), subresources=("status",), storage_version="v2"),
+        # events.k8s.io/v1 Events are the core/v1 Events (upstream stores both as one internal
+        # type under one key): apiserver.strategies.generic.EventsV1Strategy converts
+        ResourceInfo("events.k8s.io", "v1", "events", "Event", True, (), has_spec=False,
+                     field_labels=dict(EVENTS_V1_FIELDS), storage_version="v1", storage_group=""),
     ]
 
 

@@ -212,7 +212,7 @@ def _is_qualified_name_cached(value: str) -> tuple[str, ...]:
         errs.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
         errs.append("name part " + max_len_msg(QUALIFIED_NAME_MAX))
-    if name and not _QNAME_RE.match(name):
+    if not _QNAME_RE.match(name):  # an empty name part fails the pattern too, as upstream reports it
         errs.append("name part " + QNAME_CHAR_MSG)
     return tuple(errs)
 

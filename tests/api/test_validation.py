@@ -7,6 +7,7 @@ from minik3s.api.validation import (
     DNS1123_LABEL_MSG,
     DNS1123_SUBDOMAIN_MSG,
     LABEL_VALUE_MSG,
+    QNAME_CHAR_MSG,
     go_value,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -68,7 +69,9 @@ def test_dns1123_label(value, errors):
         pytest.param("example.com/My_Name.v1", [], id="prefixed-name"),
         pytest.param("kubernetes.io/hostname", [], id="well-known-key"),
         pytest.param("/x", ["prefix part must be non-empty"], id="empty-prefix"),
-        pytest.param("x/", ["name part must be non-empty"], id="empty-name-part"),
+        # upstream's IsQualifiedName reports an empty name part twice: empty, and not matching the pattern
+        pytest.param("x/", ["name part must be non-empty", "name part " + QNAME_CHAR_MSG], id="empty-name-part"),
+        pytest.param("", ["name part must be non-empty", "name part " + QNAME_CHAR_MSG], id="empty"),
         pytest.param("Foo.com/x", ["prefix part " + DNS1123_SUBDOMAIN_MSG], id="uppercase-prefix"),
         pytest.param("x" * 64, ["name part must be no more than 63 characters"], id="long-name-part"),
     ],

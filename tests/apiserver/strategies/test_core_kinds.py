@@ -5,6 +5,8 @@ import copy
 import pytest
 
 from apiserver.strategies import strategy_for
+from minik3s.api.errors import InvalidError
+from minik3s.api.validation import QNAME_CHAR_MSG
 
 NS = strategy_for("", "Namespace")
 NODE = strategy_for("", "Node")
@@ -68,7 +70,8 @@ def test_node_create_keeps_registered_status():
                       '"PreferNoSchedule", "NoExecute"'], id="bad-effect"),
         pytest.param([{"key": "k"}], ["spec.taints[0].effect: Required value"], id="missing-effect"),
         pytest.param([{"key": "", "effect": "NoSchedule"}],
-                     ['spec.taints[0].key: Invalid value: "": name part must be non-empty'], id="empty-key"),
+                     ['spec.taints[0].key: Invalid value: "": name part must be non-empty',
+                      'spec.taints[0].key: Invalid value: "": name part ' + QNAME_CHAR_MSG], id="empty-key"),
         pytest.param([{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"}],
                      ['spec.taints[1]: Duplicate value: "k=v:NoSchedule": taints must be unique by key and effect pair'],
                      id="duplicate-key-effect"),
@@ -232,20 +235,64 @@ EV1 = strategy_for("events.k8s.io", "Event")
                      id="namespace-mismatch"),
         pytest.param({"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z",
                       "involvedObject": {"kind": "Node", "name": "n1"}},
-                     ["reportingComponent: Required value", "reportingInstance: Required value",
-                      "action: Required value", "reason: Required value"], id="new-style-core-event-needs-reporting"),
+                     # upstream's internal field name, and IsQualifiedName("")'s two messages
+                     ["reportingController: Required value",
+                      'reportingController: Invalid value: "": name part must be non-empty',
+                      'reportingController: Invalid value: "": name part ' + QNAME_CHAR_MSG,
+                      "reportingInstance: Required value", "action: Required value", "reason: Required value"],
+                     id="new-style-core-event-needs-reporting"),
+        pytest.param({"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+                      "involvedObject": {"kind": "Node", "name": "n1"}, "reportingComponent": "kubelet",
+                      "reportingInstance": "i" * 129, "action": "a" * 129, "reason": "Started", "message": "m" * 1025},
+                     ['reportingInstance: Invalid value: "": can have at most 128 characters',
+                      'action: Invalid value: "": can have at most 128 characters',
+                      'message: Invalid value: "": can have at most 1024 characters'], id="new-style-limits"),
     ],
 )
 def test_core_event_validation(obj, expected):
     assert rendered(EV.validate(obj)) == expected
 
 
-def test_events_v1_validation():
-    good = {"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z",
-            "type": "Normal", "reason": "Scheduled", "action": "Binding", "reportingController": "default-scheduler",
-            "reportingInstance": "default-scheduler-n1", "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+def test_events_v1_create_converts_to_the_stored_core_event_under_the_strict_rules():
+    good = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "type": "Normal", "reason": "Scheduled", "action": "Binding",
+            "reportingController": "default-scheduler", "reportingInstance": "default-scheduler-n1",
+            "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
             "note": "Successfully assigned default/p to n1"}
-    assert EV1.validate(good) == []
-    bad = dict(good, type="Info", note="x" * 1025)
-    assert rendered(EV1.validate(bad)) == ['type: Invalid value: "": has invalid value: Info',
-                                           "note: Too long: may not be more than 1024 bytes"]
+    stored = EV1.convert_to_storage("v1", copy.deepcopy(good), creating=True)
+    assert stored == {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
+                      "eventTime": "2026-01-01T00:00:00.000000Z", "type": "Normal", "reason": "Scheduled",
+                      "action": "Binding", "reportingComponent": "default-scheduler",
+                      "reportingInstance": "default-scheduler-n1",
+                      "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+                      "message": "Successfully assigned default/p to n1"}
+    assert EV.validate(stored) == []
+    assert EV1.convert_from_storage("v1", stored) == good
+    # upstream's causes: legacyValidateEvent's first, then ValidateEventCreate's strict ones
+    bad = dict(good, type="Info", note="x" * 1025, deprecatedCount=3)
+    with pytest.raises(InvalidError) as e:
+        EV1.convert_to_storage("v1", copy.deepcopy(bad), creating=True)
+    assert rendered(e.value.causes) == ['message: Invalid value: "": can have at most 1024 characters',
+                                        'type: Invalid value: "": has invalid value: Info',
+                                        'count: Invalid value: "": needs to be unset']
+    # an update through events.k8s.io/v1 converts without the create rules
+    assert EV1.convert_to_storage("v1", copy.deepcopy(bad))["count"] == 3
+
+
+def test_events_v1_update_renders_immutable_values_as_upstream_field_errors():
+    old = {"metadata": {"name": "e", "namespace": "default"}, "reason": "Pulled", "count": 1,
+           "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p", "apiVersion": "v1"},
+           "firstTimestamp": "2026-01-02T03:04:05Z", "eventTime": "2026-01-02T03:04:05.120000Z"}
+    new = dict(old, involvedObject=dict(old["involvedObject"], name="q"), firstTimestamp="2026-01-02T03:04:06Z",
+               count=2, eventTime=None, source={"component": "kubelet"})
+    assert EV1.validate_served_update(old, old) == []
+    assert rendered(EV1.validate_served_update(new, old)) == [
+        'involvedObject: Invalid value: core.ObjectReference{Kind:"Pod", Namespace:"default", Name:"q", UID:"", '
+        'APIVersion:"v1", ResourceVersion:"", FieldPath:""}: field is immutable',
+        'source: Invalid value: core.EventSource{Component:"kubelet", Host:""}: field is immutable',
+        "firstTimestamp: Invalid value: 2026-01-02 03:04:06 +0000 UTC: field is immutable",
+        "count: Invalid value: 2: field is immutable",
+        "eventTime: Invalid value: 0001-01-01 00:00:00 +0000 UTC: field is immutable",
+    ]
+    # the core/v1 strategy has no such rules
+    assert EV.validate_served_update(new, old) == []
