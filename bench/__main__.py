@@ -2,11 +2,12 @@
 
     python -m bench                      # list the suites and the scheduler shapes
     python -m bench scheduler --shape basic-5k --runs 3
-    python -m bench scheduler --quick    # every pre-filled shape at --scale 0.2, 3 runs
+    python -m bench scheduler --quick    # every pre-filled shape at --scale 0.1, one run
+    python -m bench all --quick          # every suite, small, one run each: under two minutes on 2 cores
     python -m bench api preemption --runs 3
 
 Every suite runs against a real server (in-process or a `minik3s server` process, as its module
-does) and reports the median of `--runs` runs (default 3) with the spread, next to the machine:
+does) and reports the median of `--runs` runs (default 3; with `--quick` 1) with the spread, next to the machine:
 CPU count and model, Python version and the 1/5/15-minute load average before and after each
 run (the machine may be shared: compare figures only at the same load). Results go to stdout as
 a table and to `bench/results/suite-<suite>.json`.
@@ -63,34 +64,34 @@ class Delegated:
 DELEGATED: dict[str, Delegated] = {
     "scheduler-ci": Delegated("bench.bench_scheduler", "scheduler_perf's CI variants at 5,000 nodes, pods created "
                               "during the run (SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading)",
-                              own_runs=True, args=("--performance",), quick=("--measured-pods", "1000")),
+                              own_runs=True, args=("--performance",), quick=("--nodes", "1000", "--init-pods", "200", "--measured-pods", "500")),
     "preemption": Delegated("bench.bench_preemption", "PreemptionBasic (500 nodes, 3 victims per preemptor)",
                             own_runs=True, quick=("--nodes", "100")),
     "gang": Delegated("bench.bench_gang", "GangScheduling 5000Nodes_1000Gangs (gangs of 3)", own_runs=True,
-                      quick=("--nodes", "500", "--gangs", "200")),
+                      quick=("--nodes", "500", "--gangs", "100")),
     "api": Delegated("bench.bench_api", "durable creates/s (HTTP with wrk, in-process), watch lag with 100 "
-                     "watchers", own_runs=True, quick=("--seconds", "3", "--inproc-pods", "2000")),
+                     "watchers", own_runs=True, quick=("--seconds", "2", "--inproc-pods", "1000", "--status-patches", "500")),
     "unschedulable": Delegated("bench.bench_unschedulable", "Unschedulable: 9-CPU pods injected at 5/s beside a "
                                "SchedulingBasic batch (5,000 nodes, 10,000 measured); slowdown vs none, target <= 10 %",
-                               own_runs=True, quick=("--nodes", "500", "--init-pods", "10", "--measured-pods", "2000")),
+                               own_runs=True, quick=("--nodes", "300", "--init-pods", "10", "--measured-pods", "1000")),
     "churn": Delegated("bench.bench_churn", "SchedulingWithMixedChurn: a node, a 9-CPU pod and a Service created, "
                        "then deleted, every second beside a SchedulingBasic batch (5,000 nodes, 10,000 measured)",
-                       own_runs=True, quick=("--nodes", "500", "--measured-pods", "2000")),
+                       own_runs=True, quick=("--nodes", "300", "--measured-pods", "1000")),
     "e2e": Delegated("bench.bench_e2e", "end to end, whole server with 1,000 simulated kubelets: creation -> Running "
                      "p50/p99 of bare pods and a Deployment (SLO p99 <= 5 s)", own_runs=True,
-                     quick=("--pods", "200", "--replicas", "300")),
+                     quick=("--nodes", "200", "--pods", "100", "--replicas", "150")),
     "fleet": Delegated("bench.bench_kubelet_fleet", "simulated kubelets at 1,000 and 5,000 nodes: registration, idle "
                        "CPU and heartbeat writes/s, bound -> Running", own_runs=False,
-                       quick=("--nodes", "1000", "--idle-seconds", "5", "--pods", "300")),
+                       quick=("--nodes", "500", "--idle-seconds", "3", "--pods", "200")),
     "deployment": Delegated("bench.bench_deployment", "a 1,000-replica Deployment available on 100 nodes",
                             own_runs=False, quick=("--replicas", "200", "--nodes", "20")),
     "descheduler": Delegated("bench.bench_descheduler", "one descheduling cycle, 500 nodes x 20 pods",
                              own_runs=True, quick=("--nodes", "100")),
     "api-scale": Delegated("bench.bench_api_scale", "LIST of 50,000 pods (JSON, paged, kubectl's Table), restart "
                            "with 5,000 nodes + 50,000 pods, peak RSS", own_runs=True,
-                           quick=("--nodes", "500", "--pods", "5000")),
+                           quick=("--nodes", "200", "--pods", "2000")),
     "startup": Delegated("bench.bench_startup", "embedded cluster start to ready", own_runs=True,
-                         quick=("--cold-runs", "2")),
+                         quick=("--cold-runs", "1")),
 }
 
 
@@ -210,11 +211,13 @@ def main() -> None:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("suites", nargs="*", help=f"scheduler, {', '.join(DELEGATED)}, or all; none: list them")
-    p.add_argument("--runs", type=int, default=3, help="runs per measurement (medians reported); default 3")
+    p.add_argument("--runs", type=int, default=None,
+                   help="runs per measurement (medians reported); default 3, with --quick 1")
     p.add_argument("--quick", action="store_true",
-                   help="small sizes (scheduler: --scale 0.2; other suites: their quick arguments)")
+                   help="a smoke run of every suite in under two minutes on 2 cores: small sizes (scheduler: "
+                        "--scale 0.1; other suites: their quick arguments), one run unless --runs says otherwise")
     p.add_argument("--shape", action="append", choices=sorted(SHAPES), help="scheduler shapes (default: all)")
-    p.add_argument("--scale", type=float, default=None, help="scheduler: multiply every count (default 1, quick 0.2)")
+    p.add_argument("--scale", type=float, default=None, help="scheduler: multiply every count (default 1, quick 0.1)")
     p.add_argument("--no-scheduler-metrics", action="store_true",
                    help="scheduler: run without the Prometheus scheduler metrics (to measure their cost)")
     p.add_argument("--watchers", type=int, default=0,
@@ -232,6 +235,8 @@ def main() -> None:
     unknown = [n for n in names if n != "scheduler" and n not in DELEGATED]
     if unknown:
         p.error(f"unknown suite(s) {', '.join(unknown)}; known: scheduler, {', '.join(DELEGATED)}")
+    if args.runs is None:
+        args.runs = 1 if args.quick else 3
     if args.runs < 1:
         p.error("--runs must be >= 1")
     with contextlib.suppress(ImportError):
@@ -240,20 +245,22 @@ def main() -> None:
         uvloop.install()
     RESULTS.mkdir(exist_ok=True)
     for name in names:
+        suite_start = time.monotonic()
         report: dict[str, Any] = {"suite": name, "machine": machine(), "load_average_start": load_average(),
                                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         if name == "scheduler":
-            scale = args.scale if args.scale is not None else (0.2 if args.quick else 1.0)
+            scale = args.scale if args.scale is not None else (0.1 if args.quick else 1.0)
             report.update(run_scheduler(args.shape or list(SHAPES), runs=args.runs, scale=scale,
                                         metrics=not args.no_scheduler_metrics, watchers=args.watchers))
         else:
             report.update(run_delegated(name, DELEGATED[name], runs=args.runs, quick=args.quick,
                                         passthrough=passthrough))
         report["load_average_end"] = load_average()
+        report["elapsed_seconds"] = round(time.monotonic() - suite_start, 1)
         path = RESULTS / f"suite-{name}.json"
         path.write_text(json.dumps(report, indent=2))
         m = report["machine"]
-        print(f"[{name}] {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, load "
+        print(f"[{name}] {report['elapsed_seconds']} s; {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, load "
               f"{report['load_average_start']} -> {report['load_average_end']}; written {path}")
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 from bench.__main__ import DELEGATED, SHAPES, median_tree
+from bench.bench_scheduler import node_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,3 +48,19 @@ def test_median_tree_takes_the_median_of_each_number_by_path() -> None:
     assert median_tree(runs) == {"pods": 200, "lat": [2.0, 8.0], "name": "a", "ok": True, "nested": {"x": 3}}
     # lists of different lengths cannot be lined up: the first run's is kept
     assert median_tree([[1, 2], [3]]) == [1, 2]
+
+
+def test_quick_runs_every_suite_small_and_once() -> None:
+    out = run("descheduler", "--quick")
+    assert out.returncode == 0, out.stderr
+    assert "[descheduler]" in out.stdout
+    report = json.loads((ROOT / "bench" / "results" / "suite-descheduler.json").read_text())
+    assert report["runs"] == 1
+    assert report["args"][:2] == list(DELEGATED["descheduler"].quick)
+    assert report["elapsed_seconds"] > 0
+
+
+def test_upstreams_ci_variants_run_at_5000_nodes_unless_told() -> None:
+    assert node_counts(None, performance=True) == [5000]
+    assert node_counts(None, performance=False) == [500, 5000]
+    assert node_counts("100,200", performance=True) == [100, 200]
