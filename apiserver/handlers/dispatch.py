@@ -170,6 +170,15 @@ def _get_only(method: str) -> None:
         raise method_not_allowed()
 
 
+def page_not_found() -> web.Response:
+    """What kube-apiserver answers for a path outside every API web service (`/foo`, a group no
+    API serves: `/apis/nope/v1/things`): its NotFoundHandler's plain `http.NotFound`, not a
+    Status. Paths under a served group (`/apis/apps/v9/...`, `/api/v1/foos`) are go-restful's,
+    and answer the generic 404 Status (`not_found_path`)."""
+    return web.Response(text="404 page not found\n", status=404, content_type="text/plain", charset="utf-8",
+                        headers={"X-Content-Type-Options": "nosniff"})
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
     browser_guard(request)
@@ -213,11 +222,13 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         if parts[1] == metrics_api.GROUP:
             if len(parts) == 2:
                 if not metrics_served:
-                    raise not_found_path()
+                    return page_not_found()
                 return codec.json_response(metrics_api.api_group())
             if len(parts) == 3 and parts[2] == metrics_api.VERSION and metrics_served:
                 return codec.json_response(metrics_api.resource_list())
             return await metrics_api.serve(request, parts)
+        if not core.registry.serves_group(parts[1]):
+            return page_not_found()
         if len(parts) == 2:
             doc = discovery.api_group(core.registry, parts[1])
             if doc is None:
@@ -231,7 +242,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return codec.json_response(doc)
         target = parse_resource_path(core, parts[1:])
     else:
-        raise not_found_path()
+        return page_not_found()
     if target.subresource:
         return await subresource(request, core, target)
     check_acceptable(request)

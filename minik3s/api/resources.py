@@ -346,6 +346,10 @@ class ResourceRegistry:
                 vs.append(v)
         return out
 
+    def serves_group(self, group: str) -> bool:
+        """Whether any version of `group` is served (a scan of the served group versions)."""
+        return any(g == group for g, _v in self._gv_count)
+
     def serves_group_version(self, group: str, version: str) -> bool:
         """Whether any resource is served at group/version (O(1); `for_group_version` lists them)."""
         return (group, version) in self._gv_count

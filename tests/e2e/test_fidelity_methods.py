@@ -4,7 +4,8 @@ kube-apiserver serves API paths with go-restful: a method no route of the path t
 a collection, `POST` on an item, a made-up `FOO`) is the route selection's 405, rendered as a
 `Status` (reason MethodNotAllowed, the fixed message, empty details) without an `Allow` header.
 Go's HTTP server accepts any token as a method, so `FOO` is routed too: 405 on an API path, 404
-on an unknown path, `ok` from /healthz (a plain handler). The connection stays usable."""
+on an unknown path (Go's plain `404 page not found` outside every API), `ok` from /healthz (a
+plain handler). The connection stays usable."""
 
 from __future__ import annotations
 
@@ -127,6 +128,22 @@ def test_a_create_only_resource_still_creates(http: httpx.Client) -> None:
     assert r.json()["status"]["allowed"] is True
 
 
+@pytest.mark.parametrize("path", [
+    pytest.param("/no/such/path", id="outside-the-api"),
+    pytest.param("/apis/nope.example.com", id="unserved-group"),
+    pytest.param("/apis/nope.example.com/v1", id="unserved-group-version"),
+    pytest.param("/apis/nope.example.com/v1/namespaces/{ns}/things/t", id="resource-of-an-unserved-group"),
+])
+def test_a_path_outside_every_api_is_go_s_plain_404(http: httpx.Client, ns: str, path: str) -> None:
+    """kube-apiserver's NotFoundHandler (http.NotFound) answers paths no API web service owns;
+    paths under a served group are go-restful's JSON 404 above."""
+    r = http.get(path.format(ns=ns))
+    assert r.status_code == 404
+    assert r.headers["content-type"] == "text/plain; charset=utf-8"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.content == b"404 page not found\n"
+
+
 def test_a_made_up_method_is_routed_and_the_connection_stays_usable(minik3s_api: ServerProcess, ns: str) -> None:
     u = urlsplit(minik3s_api.url)
     host = f"Host: {u.hostname}:{u.port}\r\n"
@@ -141,7 +158,7 @@ def test_a_made_up_method_is_routed_and_the_connection_stays_usable(minik3s_api:
         assert (code, json.loads(body)) == (405, NOT_ALLOWED)
         s.sendall(f"FOO /no/such/path HTTP/1.1\r\n{host}\r\n".encode())
         code, _, body, rest = read_response(s, rest)
-        assert code == 404 and json.loads(body)["reason"] == "NotFound"
+        assert (code, body) == (404, b"404 page not found\n")
         s.sendall(f"FOO /healthz HTTP/1.1\r\n{host}\r\n".encode())
         code, _, body, rest = read_response(s, rest)
         assert (code, body) == (200, b"ok")
