@@ -589,7 +589,7 @@ class ApiCore:
         records it) before the object is converted, so the stored create records none of its
         own; a 422 names the kind the client addressed."""
         obj = self._to_storage(info, body, opts, creating=True)
-        if opts.field_manager and records_managed_fields(opts, "Update", None):
+        if records_managed_fields(opts, "Update", None):
             served = self._from_storage(info, obj)
             record_managed_fields(info, None, served, opts, "Update", self.now())
             managed = (served.get("metadata") or {}).get("managedFields")

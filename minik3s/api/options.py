@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.user import UserInfo
 
@@ -60,7 +61,7 @@ class WriteOptions:
     # set by the request core for a write through a converted view (events.k8s.io/v1 Events,
     # autoscaling/v1 HPAs): the version the client addressed, in whose terms managedFields are
     # recorded (upstream's field manager works on the request version's object)
-    served: Any = None
+    served: ResourceInfo | None = None
 
 
 @dataclass(slots=True)
