@@ -227,13 +227,13 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             if len(parts) == 3 and parts[2] == metrics_api.VERSION and metrics_served:
                 return codec.json_response(metrics_api.resource_list())
             return await metrics_api.serve(request, parts)
-        if not core.registry.serves_group(parts[1]):
-            return page_not_found()
         if len(parts) == 2:
             doc = discovery.api_group(core.registry, parts[1])
-            if doc is None:
-                raise not_found_path()
+            if doc is None:  # no version of the group is served
+                return page_not_found()
             return codec.json_response(doc)
+        if not core.registry.serves_group_version(parts[1], parts[2]) and not core.registry.serves_group(parts[1]):
+            return page_not_found()  # the group scan only on this failure path, never per request
         if len(parts) == 3:
             doc = discovery.resource_list(core.registry, parts[1], parts[2], subresources=core.subresource_names)
             if doc is None:

@@ -8,7 +8,6 @@ pruning) and the fallback for kinds without a dedicated strategy.
 from __future__ import annotations
 
 import base64
-import json
 import re
 from typing import Any, ClassVar
 
@@ -17,6 +16,7 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     forbidden,
+    go_value,
     invalid,
     is_dns1035_label,
     is_dns1123_subdomain,
@@ -272,8 +272,9 @@ class EventsV1Strategy(Strategy):
             errs.extend(_series_errors(new))
         for field in _IMMUTABLE_EVENT_FIELDS:
             stored = _STORED_NAME.get(field, field)
-            if _event_value(field, new.get(stored)) != _event_value(field, old.get(stored)):
-                errs.append(invalid_rendered(field, _event_value(field, new.get(stored)), "field is immutable"))
+            now = _event_value(field, new.get(stored))
+            if now != _event_value(field, old.get(stored)):  # compared as Go compares the typed values
+                errs.append(errors.cause(field, f"Invalid value: {now}: field is immutable"))
         return errs
 
 
@@ -282,7 +283,10 @@ _IMMUTABLE_EVENT_FIELDS = ("involvedObject", "reason", "message", "source", "fir
                            "count", "reason", "type", "eventTime", "action", "related", "reportingController",
                            "reportingInstance")
 _STORED_NAME = {"reportingController": "reportingComponent"}
-_OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+# (JSON name, Go field name) of the structs ValidateImmutableField prints with %#v
+_OBJECT_REFERENCE = (("kind", "Kind"), ("namespace", "Namespace"), ("name", "Name"), ("uid", "UID"),
+                     ("apiVersion", "APIVersion"), ("resourceVersion", "ResourceVersion"), ("fieldPath", "FieldPath"))
+_EVENT_SOURCE = (("component", "Component"), ("host", "Host"))
 
 
 def _go_time(v: Any) -> str:
@@ -297,10 +301,11 @@ def _go_time(v: Any) -> str:
     return f"{day} {clock}{'.' + frac if frac else ''} +0000 UTC"
 
 
-def _go_struct(name: str, fields: tuple[str, ...], v: Any) -> str:
+def _go_struct(name: str, fields: tuple[tuple[str, str], ...], v: Any) -> str:
+    """Go's %#v of a struct of strings: core.EventSource{Component:"kubelet", Host:""}."""
     d = as_dict(v)
-    inner = ", ".join(f"{f[0].upper()}{f[1:]}:{json.dumps(_text(d.get(f)))}" for f in fields)
-    return f"core.{name}{{{inner}}}".replace("Uid:", "UID:").replace("ApiVersion:", "APIVersion:")
+    inner = ", ".join(f"{go}:{go_value(_text(d.get(key)))}" for key, go in fields)
+    return f"core.{name}{{{inner}}}"
 
 
 def _event_value(field: str, v: Any) -> str:
@@ -309,16 +314,12 @@ def _event_value(field: str, v: Any) -> str:
     if field in ("involvedObject", "related"):
         return "null" if field == "related" and v is None else _go_struct("ObjectReference", _OBJECT_REFERENCE, v)
     if field == "source":
-        return _go_struct("EventSource", ("component", "host"), v)
+        return _go_struct("EventSource", _EVENT_SOURCE, v)
     if field in ("firstTimestamp", "lastTimestamp", "eventTime"):
         return _go_time(v)
     if field == "count":
         return str(v if isinstance(v, int) and not isinstance(v, bool) else 0)
-    return json.dumps(_text(v), ensure_ascii=False)
-
-
-def invalid_rendered(field: str, rendered: str, detail: str) -> JsonDict:
-    return errors.cause(field, f"Invalid value: {rendered}: {detail}")
+    return go_value(_text(v))
 
 
 def _series_errors(obj: JsonDict) -> list[JsonDict]:

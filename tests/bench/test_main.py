@@ -51,10 +51,12 @@ def test_median_tree_takes_the_median_of_each_number_by_path() -> None:
 
 
 def test_quick_runs_every_suite_small_and_once() -> None:
+    written = ROOT / "bench" / "results" / "suite-descheduler.json"
+    written.unlink(missing_ok=True)  # what is read below is this run's, not an earlier one's
     out = run("descheduler", "--quick")
     assert out.returncode == 0, out.stderr
     assert "[descheduler]" in out.stdout
-    report = json.loads((ROOT / "bench" / "results" / "suite-descheduler.json").read_text())
+    report = json.loads(written.read_text())
     assert report["runs"] == 1
     assert report["args"][:2] == list(DELEGATED["descheduler"].quick)
     assert report["elapsed_seconds"] > 0
