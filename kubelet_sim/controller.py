@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubelet_sim.config import parse_fleet
+from kubelet_sim.events import ContainerEvent, killing_events, pulling_events, started_events
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, pod_images
@@ -43,6 +44,7 @@ from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
 from minik3s.client.kubeconfig import ClusterAccess
+from minik3s.client.record import EventRecorder
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -63,6 +65,8 @@ class NodeDirectory(Protocol):
     def reserve_ip(self, name: str, ip: str) -> bool: ...
     def release_ip(self, name: str, ip: str) -> None: ...
     def note_images(self, name: str, images: list[str], *, size_hint: int | None) -> None: ...
+    def has_image(self, name: str, image: str) -> bool: ...
+    def image_size(self, name: str, image: str, *, size_hint: int | None) -> int: ...
 
 
 @dataclass(slots=True)
@@ -78,6 +82,9 @@ class PodRecord:
     grace_seen: int | None = None
     ip: str | None = None
     delete_sent: bool = False
+    # container Events: fieldPaths whose images are being pulled, and since when (monotonic)
+    pulling: set[str] | None = None
+    pull_started: float = 0.0
 
 
 def _key(pod: JsonDict) -> str:
@@ -86,14 +93,22 @@ def _key(pod: JsonDict) -> str:
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
+def _container_ids(status: JsonDict) -> bool:
+    """Whether any (init) container in `status` has been created (has a containerID)."""
+    return any(cs.get("containerID") for key in ("initContainerStatuses", "containerStatuses")
+               for cs in status.get(key) or ())
+
+
 def _node_of(pod: JsonDict) -> str | None:
     return (pod.get("spec") or {}).get("nodeName")
 
 
 class StageController:
     def __init__(self, stages: list[Stage], *, client: Client, pod_informer: Any, nodes: NodeDirectory,
-                 clock: Clock | None = None, rng: random.Random | None = None, workers: int = 8) -> None:
+                 clock: Clock | None = None, rng: random.Random | None = None, workers: int = 8,
+                 recorder: EventRecorder | None = None) -> None:
         self._stages = stages
+        self._recorder = recorder  # the kubelet's container Events (kubelet_sim.events); None: none
         self._client = client
         self._informer = pod_informer
         self._nodes = nodes
@@ -195,6 +210,8 @@ class StageController:
             grace = int(meta.get("deletionGracePeriodSeconds") or 0)
             if rec.grace_deadline is None or rec.grace_seen is None:
                 rec.grace_deadline, rec.grace_seen = now + grace, grace
+                if status.get("phase") not in TERMINAL_PHASES:
+                    self._record(pod, node, killing_events(pod))
             elif grace < rec.grace_seen:
                 rec.grace_deadline = min(rec.grace_deadline, now + grace)
                 rec.grace_seen = grace
@@ -260,8 +277,45 @@ class StageController:
         obj = {k: v for k, v in pod.items() if k != "status"}
         obj["status"] = new_status
         await self._client.update_status(PODS, obj, read_only=True)
+        if self._recorder is not None:
+            self._container_events(pod, new_status, rec)
         if new_status.get("phase") == "Running":
             self._nodes.note_images(node, pod_images(pod), size_hint=image_size_hint(pod))
+
+    def _container_events(self, pod: JsonDict, new_status: JsonDict, rec: PodRecord) -> None:
+        """The kubelet's Events for a status just written: `Pulling` when the sandbox is being
+        created, `Pulled` / `Created` / `Started` for each container it shows started."""
+        node = rec.node
+
+        def present(image: str) -> bool:
+            return self._nodes.has_image(node, image)
+
+        now = self._clock.monotonic()
+        if not _container_ids(new_status):  # the sandbox is being created: the pulls begin
+            if rec.pulling is None:
+                pulling, rec.pulling = pulling_events(pod, present)
+                rec.pull_started = now
+                self._record(pod, node, pulling)
+            return
+        pulled = rec.pulling
+        before: list[ContainerEvent] = []
+        if pulled is None:  # a start without a sandbox step before it (a restart): pulls per policy now
+            before, pulled = pulling_events(pod, present)
+            rec.pull_started = now
+        hint = image_size_hint(pod)
+        started = started_events(pod, pod.get("status") or {}, new_status, pulled=pulled,
+                                 pull_seconds=now - rec.pull_started,
+                                 image_size=lambda image: self._nodes.image_size(node, image, size_hint=hint))
+        if started:
+            rec.pulling = None  # the next start (a restart) pulls per policy again
+            paths = {ev.field_path for ev in started}
+            self._record(pod, node, [ev for ev in before if ev.field_path in paths] + started)
+
+    def _record(self, pod: JsonDict, node: str, events: list[ContainerEvent]) -> None:
+        if self._recorder is None:
+            return
+        for ev in events:
+            self._recorder.event(pod, ev.event_type, ev.reason, ev.message, field_path=ev.field_path, host=node)
 
 
 # -- the fleet: what the composition root starts ---------------------------------------------
@@ -280,6 +334,10 @@ class KubeletFleet:
                                rng=self._rng, options=self.options)
         self.controller: StageController | None = None
         self.usage: UsageSource | None = None
+        # the kubelets' Events (source.host: the node); one queue for the fleet, as deep as one
+        # kubelet's broadcaster queue (1,000) per node up to 100 nodes
+        self.recorder = EventRecorder(client, "kubelet", clock=self._clock,
+                                      max_pending=1000 * max(1, min(len(nodes), 100)))
         if nodes:
             # simulated usage (metrics.k8s.io's source): read from the same informer caches
             self.usage = UsageSource(pods=informers.informer(PODS), services=informers.informer(SERVICES),
@@ -288,7 +346,7 @@ class KubeletFleet:
             self.controller = StageController(
                 stages if stages is not None else load_default_stages(), client=client,
                 pod_informer=informers.informer(PODS), nodes=self.agent, clock=self._clock,
-                rng=self._rng, workers=self.options.workers)
+                rng=self._rng, workers=self.options.workers, recorder=self.recorder)
             self.agent.on_recover = self.controller.requeue_node
 
     async def run(self) -> None:
@@ -307,6 +365,7 @@ class KubeletFleet:
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.agent.run(), name="kubelet-sim-heartbeats")
             tg.create_task(self.controller.run(), name="kubelet-sim-stages")
+            tg.create_task(self.recorder.run(), name="kubelet-sim-events")
 
 
 async def run_standalone(server: str | ClusterAccess, nodes_spec: str) -> None:

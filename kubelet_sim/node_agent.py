@@ -165,6 +165,19 @@ class NodeAgent:
         if st is not None:
             st.ipam.release(ip)
 
+    def has_image(self, name: str, image: str) -> bool:
+        """Whether node `name` holds `image` (normalised): declared in its manifest or pulled."""
+        st = self.nodes.get(name)
+        return st is not None and (image in st.images or image in st.declared_images)
+
+    def image_size(self, name: str, image: str, *, size_hint: int | None) -> int:
+        """The size node `name` reports for `image` once pulled (note_images' rule)."""
+        st = self.nodes.get(name)
+        size = st.declared_images.get(image) if st is not None else None
+        if size is None:
+            size = size_hint if size_hint is not None else DEFAULT_IMAGE_SIZE
+        return size
+
     def note_images(self, name: str, images: list[str], *, size_hint: int | None) -> None:
         """Images pulled for a pod now show in node.status.images (sent with the next status)."""
         st = self.nodes.get(name)

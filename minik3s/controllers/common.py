@@ -3,7 +3,7 @@
 Mirrors the small pieces of kube-controller-manager's `pkg/controller` (controller_utils.go),
 `pkg/api/v1/pod` (IsPodReady, IsPodAvailable) and apimachinery's intstr scaling that several
 controllers need: owner references, pod readiness, int-or-percent arithmetic, condition
-upserts, an event recorder that never blocks reconciliation.
+upserts. (Their event recorder is minik3s.client.record's.)
 
 Data flow: controllers read informer objects (shared, read-only) -> these pure functions ->
 controllers write through the `Client`.
@@ -12,19 +12,15 @@ controllers write through the `Client`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError
 from minik3s.api.helpers.pods import pod_condition
-from minik3s.api.resources import EVENTS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer
-from minik3s.client.interface import Client
 from minik3s.client.workqueue import ShutDownError
 from minik3s.utils.clock import Clock, parse_time, rfc3339
 
@@ -209,81 +205,6 @@ def set_condition(conditions: list[JsonDict], new: JsonDict, *, now: str, update
         merged.setdefault(update_time_field, now)
     conditions.append(merged)
     return True
-
-
-# --------------------------------------------------------------------------- events
-
-
-@dataclass(slots=True)
-class _PendingEvent:
-    obj_ref: JsonDict
-    namespace: str
-    event_type: str
-    reason: str
-    message: str
-
-
-class EventRecorder:
-    """Fire-and-forget core/v1 Events (client-go's record.EventRecorder, without aggregation).
-
-    `event()` only enqueues; `run()` (started by the owning controller) writes them. A full
-    queue drops events: reconciliation never waits on events."""
-
-    def __init__(self, client: Client, component: str, *, clock: Clock | None = None, max_pending: int = 1000) -> None:
-        self._client = client
-        self._component = component
-        self._clock = clock or Clock()
-        self._queue: asyncio.Queue[_PendingEvent] = asyncio.Queue(maxsize=max_pending)
-        self._seq = 0
-
-    def event(self, obj: JsonDict, event_type: str, reason: str, message: str) -> None:
-        m = meta(obj)
-        ref = {
-            "kind": obj.get("kind"),
-            "apiVersion": obj.get("apiVersion"),
-            "name": m.get("name"),
-            "uid": m.get("uid"),
-            "resourceVersion": m.get("resourceVersion"),
-        }
-        if m.get("namespace"):
-            ref["namespace"] = m["namespace"]
-        ref = {k: v for k, v in ref.items() if v}
-        with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(_PendingEvent(ref, m.get("namespace") or "default", event_type, reason, message))
-
-    def _build(self, ev: _PendingEvent) -> JsonDict:
-        now = self._clock.now()
-        self._seq += 1
-        stamp = int(now.timestamp() * 1e9) + self._seq
-        ts = rfc3339(now)
-        return {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": f"{ev.obj_ref.get('name')}.{stamp:x}", "namespace": ev.namespace},
-            "involvedObject": ev.obj_ref,
-            "reason": ev.reason,
-            "message": ev.message,
-            "source": {"component": self._component},
-            "firstTimestamp": ts,
-            "lastTimestamp": ts,
-            "count": 1,
-            "type": ev.event_type,
-            "reportingComponent": self._component,
-            "reportingInstance": "",
-        }
-
-    async def run(self) -> None:
-        while True:
-            ev = await self._queue.get()
-            try:
-                await self._client.create(EVENTS, self._build(ev), ev.namespace, read_only=True)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # events are best effort: no failure may stop the recorder
-                logger.debug("event dropped reason=%s err=%r", ev.reason, e)
-
-    def pending(self) -> int:
-        return self._queue.qsize()
 
 
 def now_str(clock: Clock) -> str:

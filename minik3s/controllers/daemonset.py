@@ -34,9 +34,9 @@ from minik3s.api.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
-    EventRecorder,
     controller_ref,
     creation_time,
     get_int,

@@ -40,9 +40,9 @@ from minik3s.api.resources import ENDPOINTS, ENDPOINTSLICES, NODES, PODS, SERVIC
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
-    EventRecorder,
     is_deleting,
     is_pod_terminal,
     make_controller_ref,

@@ -31,8 +31,9 @@ from minik3s.api.resources import LEASES, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.client.workqueue import WorkQueue
-from minik3s.controllers.common import EventRecorder, meta, now_str, run_workers
+from minik3s.controllers.common import meta, now_str, run_workers
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)

@@ -30,10 +30,10 @@ from minik3s.api.selectors import LabelSelector, label_selector_from_dict
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.common import (
     POD_CONTROLLER_UID_INDEX,
-    EventRecorder,
     available_cutoff,
     controller_ref,
     get_int,

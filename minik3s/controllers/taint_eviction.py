@@ -24,8 +24,8 @@ from minik3s.api.resources import NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory, object_key
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.controllers.common import (
-    EventRecorder,
     is_deleting,
     matching_tolerations,
     meta,

@@ -1,5 +1,6 @@
 """Go duration strings (layer L1, stdlib only): metav1.Duration / time.ParseDuration, as
-DeschedulerPolicy fields (`minPodAge`) and `--descheduling-interval` spell them."""
+DeschedulerPolicy fields (`minPodAge`) and `--descheduling-interval` spell them, and
+time.Duration's String(), as upstream messages print durations (the kubelet's image pulls)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,36 @@ def parse_duration(text: str) -> float:
     if not text or pos != len(text):
         raise ValueError(f"time: invalid duration {text!r}")
     return total
+
+
+def _decimal(value: int, unit: int) -> str:
+    """`value / unit` in decimal, the fraction's trailing zeros dropped (unit: a power of ten)."""
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
+
+
+def format_duration(seconds: float) -> str:
+    """Go's time.Duration String() of `seconds`, at nanosecond resolution: 0 -> "0s",
+    0.0015 -> "1.5ms", 46.9444707 -> "46.9444707s", 90 -> "1m30s", 3605 -> "1h0m5s"."""
+    ns = round(seconds * 1e9)
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns == 0:
+        return "0s"
+    if ns < 1_000:
+        return f"{sign}{ns}ns"
+    if ns < 1_000_000:
+        return f"{sign}{_decimal(ns, 1_000)}µs"
+    if ns < 1_000_000_000:
+        return f"{sign}{_decimal(ns, 1_000_000)}ms"
+    secs, frac = divmod(ns, 1_000_000_000)
+    out = f"{_decimal((secs % 60) * 1_000_000_000 + frac, 1_000_000_000)}s"
+    minutes = secs // 60
+    if minutes:
+        out = f"{minutes % 60}m{out}"
+        if minutes >= 60:
+            out = f"{minutes // 60}h{out}"
+    return sign + out

@@ -1,0 +1,133 @@
+"""The container Events a kubelet reports while it runs a pod (layer L4, kubelet_sim).
+
+Why: `kubectl describe pod` and `kubectl events` show, after the scheduler's `Scheduled`, what
+the kubelet did with each container; people learning Kubernetes read exactly these lines. The
+simulated kubelet reports the same reasons and messages as kubelet v1.33 (pkg/kubelet/images
+image_manager.go, pkg/kubelet/kuberuntime kuberuntime_container.go), each about the pod with the
+container's `fieldPath` (`spec.containers{web}`, `spec.initContainers{setup}`):
+
+* while the sandbox is created (status ContainerCreating), per container whose image is pulled:
+  `Pulling` "Pulling image \"nginx:1.25\"";
+* when a container starts (a new containerID in the status the kubelet writes):
+  - its image: `Pulled` "Container image \"nginx:1.25\" already present on machine" when the node
+    has it and imagePullPolicy is not Always (Never: always this line: the simulated node has
+    every image), else `Pulled` "Successfully pulled image \"nginx:1.25\" in 1.5s (1.5s including
+    waiting). Image size: 1048576 bytes.", timed from the Pulling line;
+  - `Created` "Created container: web", then `Started` "Started container web";
+* when the pod is deleted, per running container: `Killing` "Stopping container web".
+
+Pure functions of the pod and the statuses (the controller supplies what the node knows about
+images); the controller hands the result to its EventRecorder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kubelet_sim.stages.lifecycle import normalize_image
+from minik3s.api.types import JsonDict
+from minik3s.utils.duration import format_duration
+
+__all__ = ["ContainerEvent", "killing_events", "pulling_events", "started_events"]
+
+NORMAL = "Normal"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerEvent:
+    field_path: str
+    reason: str
+    message: str
+    event_type: str = NORMAL
+
+
+def _containers(pod: JsonDict) -> Iterator[tuple[str, JsonDict]]:
+    """(fieldPath, container) for the init containers, then the containers, in spec order."""
+    spec = pod.get("spec") or {}
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            yield f"spec.{key}{{{c.get('name', '')}}}", c
+
+
+def _pull_policy(c: JsonDict) -> str:
+    """The container's imagePullPolicy (the API defaults it; the same default if it did not)."""
+    policy = c.get("imagePullPolicy")
+    if policy:
+        return str(policy)
+    image = str(c.get("image") or "")
+    last = image.rsplit("/", 1)[-1]
+    if "@" in image or (":" in last and not last.endswith(":latest")):
+        return "IfNotPresent"
+    return "Always"
+
+
+def pulls_image(c: JsonDict, present: Callable[[str], bool]) -> bool:
+    """Whether the kubelet pulls `c`'s image: policy Always, or IfNotPresent and not on the node."""
+    policy = _pull_policy(c)
+    if policy == "Never":
+        return False
+    return policy == "Always" or not present(normalize_image(str(c.get("image") or "")))
+
+
+def pulling_events(pod: JsonDict, present: Callable[[str], bool]) -> tuple[list[ContainerEvent], set[str]]:
+    """The `Pulling` lines while the pod's sandbox is created, and the fieldPaths of the
+    containers whose images are pulled (two containers with one image pull it once)."""
+    out: list[ContainerEvent] = []
+    pulled: set[str] = set()
+    fetched: set[str] = set()
+    for path, c in _containers(pod):
+        ref = normalize_image(str(c.get("image") or ""))
+        if not pulls_image(c, lambda r: r in fetched or present(r)):
+            continue
+        fetched.add(ref)
+        pulled.add(path)
+        out.append(ContainerEvent(path, "Pulling", f'Pulling image "{c.get("image", "")}"'))
+    return out, pulled
+
+
+def _status_ids(status: JsonDict) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for key, prefix in (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers")):
+        for cs in status.get(key) or ():
+            if cs.get("containerID"):
+                ids[f"spec.{prefix}{{{cs.get('name', '')}}}"] = str(cs["containerID"])
+    return ids
+
+
+def started_events(pod: JsonDict, old_status: JsonDict, new_status: JsonDict, *, pulled: set[str],
+                   pull_seconds: float, image_size: Callable[[str], int]) -> list[ContainerEvent]:
+    """The lines for every container `new_status` shows started (a containerID the old status did
+    not have for it): its image (`pulled`: fieldPaths whose image was pulled for this start),
+    `Created`, `Started`."""
+    before = _status_ids(old_status)
+    after = _status_ids(new_status)
+    out: list[ContainerEvent] = []
+    for path, c in _containers(pod):
+        cid = after.get(path)
+        if not cid or before.get(path) == cid:
+            continue
+        name = c.get("name", "")
+        image = c.get("image", "")
+        if path in pulled:
+            took = format_duration(max(pull_seconds, 0.0))
+            size = image_size(normalize_image(str(image)))
+            out.append(ContainerEvent(path, "Pulled", f'Successfully pulled image "{image}" in {took} '
+                                                      f"({took} including waiting). Image size: {size} bytes."))
+        else:
+            out.append(ContainerEvent(path, "Pulled", f'Container image "{image}" already present on machine'))
+        out.append(ContainerEvent(path, "Created", f"Created container: {name}"))
+        out.append(ContainerEvent(path, "Started", f"Started container {name}"))
+    return out
+
+
+def killing_events(pod: JsonDict) -> list[ContainerEvent]:
+    """`Killing` for each container the status shows running, when the pod's deletion is seen."""
+    status = pod.get("status") or {}
+    running: set[str] = set()
+    for key, prefix in (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers")):
+        for cs in status.get(key) or ():
+            if "running" in (cs.get("state") or {}):
+                running.add(f"spec.{prefix}{{{cs.get('name', '')}}}")
+    return [ContainerEvent(path, "Killing", f"Stopping container {c.get('name', '')}")
+            for path, c in _containers(pod) if path in running]

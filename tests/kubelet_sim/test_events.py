@@ -1,0 +1,160 @@
+"""The simulated kubelet's container Events, as kubelet v1.33 reports them: `Pulling` while the
+sandbox is created, `Pulled` (pulled in <duration>, or already present on the node), `Created`,
+`Started` per container as it starts, `Killing` per running container when the pod is deleted;
+each about the pod with the container's fieldPath, from source {kubelet, <node>}.
+
+Runs the StageController with its EventRecorder against the real in-process API on a fake clock
+(conftest.py); the Events asserted are the ones the API stores."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kubelet_sim.config import parse_fleet
+from kubelet_sim.controller import StageController
+from kubelet_sim.events import killing_events, pulling_events, started_events
+from kubelet_sim.node_agent import NodeAgent
+from kubelet_sim.stages.model import load_default_stages
+from minik3s.api.resources import EVENTS, NODES, PODS
+from minik3s.client.record import EventRecorder
+from minik3s.utils.clock import FakeClock
+
+
+@dataclass
+class Kubelets:
+    cluster: Any
+    clock: FakeClock
+
+    async def pod(self, name: str, containers: list[dict[str, Any]], *, node: str = "node-1",
+                  init: list[dict[str, Any]] | None = None, **annotations: str) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": name, "namespace": "default"}
+        if annotations:
+            meta["annotations"] = {f"sim.minik3s.io/{k.replace('_', '-')}": v for k, v in annotations.items()}
+        spec: dict[str, Any] = {"nodeName": node, "containers": containers}
+        if init:
+            spec["initContainers"] = init
+        made: dict[str, Any] = await self.cluster.create(PODS, {"metadata": meta, "spec": spec})
+        await self.cluster.settle()
+        return made
+
+    async def advance(self, seconds: float, step: float = 0.1) -> None:
+        end = self.clock.monotonic() + seconds
+        while self.clock.monotonic() < end - 1e-9:
+            self.clock.advance(min(step, end - self.clock.monotonic()))
+            await self.cluster.settle()
+
+    async def events(self, pod: str) -> list[dict[str, Any]]:
+        items = (await self.cluster.list(EVENTS, "default"))["items"]
+        mine = [e for e in items if e["involvedObject"].get("name") == pod and e["source"]["component"] == "kubelet"]
+        return sorted(mine, key=lambda e: e["metadata"]["name"])  # <pod>.<hex ns>: the order of recording
+
+    async def lines(self, pod: str) -> list[tuple[str, str, str]]:
+        return [(e["involvedObject"].get("fieldPath", ""), e["reason"], e["message"]) for e in await self.events(pod)]
+
+
+@pytest.fixture
+async def kubelets(cluster: Any, clock: FakeClock) -> AsyncIterator[Kubelets]:
+    fleet = parse_fleet(2)
+    # node-2 already holds redis:7 (a node manifest's status.images: declared, present)
+    fleet[1].setdefault("status", {})["images"] = [{"names": ["docker.io/library/redis:7"], "sizeBytes": 123}]
+    agent = NodeAgent(fleet, client=cluster, node_informer=cluster.informer(NODES), clock=clock,
+                      rng=random.Random(0))
+    await agent.register_all()
+    recorder = EventRecorder(cluster, "kubelet", clock=clock)
+    ctl = StageController(load_default_stages(), client=cluster, pod_informer=cluster.informer(PODS),
+                          nodes=agent, clock=clock, rng=random.Random(0), workers=4, recorder=recorder)
+    cluster.idle_checks.append(lambda: len(ctl.queue) == 0 and recorder.pending() == 0)
+    cluster.spawn(ctl.run(), "test-stages")
+    cluster.spawn(recorder.run(), "test-kubelet-events")
+    await cluster.settle()
+    yield Kubelets(cluster, clock)
+
+
+async def test_a_first_start_pulls_creates_and_starts_with_upstreams_lines(kubelets: Kubelets) -> None:
+    made = await kubelets.pod("web", [{"name": "c", "image": "nginx:1.25"}], startup_seconds="2",
+                              image_size="5Mi")
+    assert await kubelets.lines("web") == [("spec.containers{c}", "Pulling", 'Pulling image "nginx:1.25"')]
+    await kubelets.advance(2.0)
+    assert await kubelets.lines("web") == [
+        ("spec.containers{c}", "Pulling", 'Pulling image "nginx:1.25"'),
+        ("spec.containers{c}", "Pulled",
+         'Successfully pulled image "nginx:1.25" in 2s (2s including waiting). Image size: 5242880 bytes.'),
+        ("spec.containers{c}", "Created", "Created container: c"),
+        ("spec.containers{c}", "Started", "Started container c"),
+    ]
+    ev = (await kubelets.events("web"))[-1]
+    assert ev["source"] == {"component": "kubelet", "host": "node-1"}
+    assert ev["reportingComponent"] == "kubelet" and ev["reportingInstance"] == "node-1"
+    assert ev["type"] == "Normal" and ev["count"] == 1 and ev["firstTimestamp"] == ev["lastTimestamp"]
+    ref = ev["involvedObject"]
+    assert ref["kind"] == "Pod" and ref["apiVersion"] == "v1" and ref["namespace"] == "default"
+    assert ref["name"] == "web" and ref["uid"] == made["metadata"]["uid"] and ref["resourceVersion"]
+
+
+async def test_an_image_on_the_node_is_already_present_unless_the_policy_is_always(kubelets: Kubelets) -> None:
+    await kubelets.pod("first", [{"name": "c", "image": "nginx:1.25"}])
+    await kubelets.pod("second", [{"name": "c", "image": "nginx:1.25"}])
+    assert await kubelets.lines("second") == [
+        ("spec.containers{c}", "Pulled", 'Container image "nginx:1.25" already present on machine'),
+        ("spec.containers{c}", "Created", "Created container: c"),
+        ("spec.containers{c}", "Started", "Started container c"),
+    ]
+    # declared in the node's status.images: present from the start
+    await kubelets.pod("cache", [{"name": "r", "image": "redis:7"}], node="node-2")
+    assert [r for _, r, _ in await kubelets.lines("cache")] == ["Pulled", "Created", "Started"]
+    # an untagged image defaults to imagePullPolicy Always: pulled every time
+    await kubelets.pod("latest-1", [{"name": "b", "image": "busybox"}])
+    await kubelets.pod("latest-2", [{"name": "b", "image": "busybox"}])
+    assert [r for _, r, _ in await kubelets.lines("latest-2")] == ["Pulling", "Pulled", "Created", "Started"]
+    assert (await kubelets.lines("latest-2"))[1][2].startswith('Successfully pulled image "busybox" in ')
+
+
+async def test_init_containers_come_first_and_a_shared_image_is_pulled_once(kubelets: Kubelets) -> None:
+    await kubelets.pod("app", [{"name": "main", "image": "example.com/app:2"},
+                               {"name": "side", "image": "example.com/app:2"}],
+                       init=[{"name": "setup", "image": "example.com/tools:1"}])
+    lines = await kubelets.lines("app")
+    assert [(p, r) for p, r, _ in lines] == [
+        ("spec.initContainers{setup}", "Pulling"), ("spec.containers{main}", "Pulling"),
+        ("spec.initContainers{setup}", "Pulled"), ("spec.initContainers{setup}", "Created"),
+        ("spec.initContainers{setup}", "Started"),
+        ("spec.containers{main}", "Pulled"), ("spec.containers{main}", "Created"), ("spec.containers{main}", "Started"),
+        ("spec.containers{side}", "Pulled"), ("spec.containers{side}", "Created"), ("spec.containers{side}", "Started"),
+    ]
+    assert lines[8][2] == 'Container image "example.com/app:2" already present on machine'
+
+
+async def test_deletion_stops_each_running_container_once(kubelets: Kubelets) -> None:
+    await kubelets.pod("bye", [{"name": "a", "image": "nginx:1.25"}, {"name": "b", "image": "nginx:1.25"}])
+    await kubelets.cluster.delete(PODS, "bye", "default", grace_period_seconds=30)
+    await kubelets.cluster.settle()
+    killing = [(p, m) for p, r, m in await kubelets.lines("bye") if r == "Killing"]
+    assert killing == [("spec.containers{a}", "Stopping container a"), ("spec.containers{b}", "Stopping container b")]
+    await kubelets.advance(2.0)  # shutdown-seconds default 1: the containers exit, the kubelet confirms
+    assert kubelets.cluster.obj(PODS, "bye", "default") is None
+    killing = [r for _, r, _ in await kubelets.lines("bye") if r == "Killing"]
+    assert killing == ["Killing", "Killing"]
+
+
+async def test_a_restart_reports_the_start_again(kubelets: Kubelets) -> None:
+    await kubelets.pod("crash", [{"name": "c", "image": "nginx:1.25"}], run_seconds="1", exit_code="1")
+    await kubelets.advance(1.0)
+    starts = [(r, m) for _, r, m in await kubelets.lines("crash") if r in ("Pulled", "Started")]
+    assert starts[-2:] == [("Pulled", 'Container image "nginx:1.25" already present on machine'),
+                           ("Started", "Started container c")]
+    assert len([r for r, _ in starts if r == "Started"]) == 2
+
+
+def test_the_pure_functions_follow_the_status_they_are_given() -> None:
+    pod = {"spec": {"containers": [{"name": "c", "image": "nginx:1.25", "imagePullPolicy": "Never"}]},
+           "status": {"containerStatuses": [{"name": "c", "containerID": "containerd://1",
+                                             "state": {"terminated": {"exitCode": 0}}}]}}
+    assert pulling_events(pod, lambda _: False) == ([], set())  # Never: nothing is pulled
+    assert killing_events(pod) == []  # no running container: nothing to stop
+    same = started_events(pod, pod["status"], pod["status"], pulled=set(), pull_seconds=0, image_size=lambda _: 1)
+    assert same == []  # the same containerID: no new start
