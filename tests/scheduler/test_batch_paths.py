@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import scheduler.scheduler as sched_mod
-from minik3s.client.store import Store
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.backend.snapshot import Snapshot
 from scheduler.framework.cycle_state import CycleState
@@ -25,23 +24,6 @@ from scheduler.plugins.helpers import default_normalize_raw, default_normalize_s
 from scheduler.scheduler import FitError, Scheduler, SchedulingError, _assumed_pod_info
 
 ZONE = "topology.kubernetes.io/zone"
-
-
-class _Inf:
-    def __init__(self) -> None:
-        self.store = Store()
-        self.has_synced = True
-
-    def add_handler(self, **_: Any) -> None:
-        return None
-
-    async def wait_for_sync(self) -> None:
-        return None
-
-
-class _Infs:
-    def informer(self, *_: Any, **__: Any) -> _Inf:
-        return _Inf()
 
 
 def _cluster(n: int, rng: random.Random) -> list[dict[str, Any]]:
@@ -106,9 +88,11 @@ def _pods(kind: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
-def _run(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, fast: bool,
+def _run(api: Any, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, fast: bool,
          monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    s = Scheduler(None, client=None, informers=_Infs(), rng=random.Random(7))
+    # the cycle reads only the scheduler's cache: the nodes and pods go straight into it (the
+    # real in-process API only provides the informers the Scheduler registers with)
+    s = Scheduler(None, client=api, informers=api, rng=random.Random(7))
     fw = next(iter(s.frameworks.values()))
     with monkeypatch.context() as m:
         if not fast:
@@ -151,20 +135,21 @@ def _run(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, fast: bool,
         pytest.param("affinity", 90, 90, id="zone-affinity-and-anti-affinity-with-remembered-counts-decide-identically"),
     ],
 )
-def test_fast_paths_decide_like_per_node_paths(kind: str, n_nodes: int, n_pods: int,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_fast_paths_decide_like_per_node_paths(kind: str, n_nodes: int, n_pods: int, real_api: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(hash(kind) & 0xFFFF)
     nodes = _cluster(n_nodes, rng)
     pods = _pods(kind, n_pods, rng)
-    fast = _run(nodes, pods, fast=True, monkeypatch=monkeypatch)
-    slow = _run(nodes, pods, fast=False, monkeypatch=monkeypatch)
+    fast = _run(real_api, nodes, pods, fast=True, monkeypatch=monkeypatch)
+    slow = _run(real_api, nodes, pods, fast=False, monkeypatch=monkeypatch)
     assert fast == slow
     assert any(not host.startswith("error") for host, _ in fast)
 
 
-def test_spread_counts_follow_node_relabel_and_pod_removal(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_spread_counts_follow_node_relabel_and_pod_removal(real_api: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A node moving to a new zone and pods leaving are seen by the remembered counts."""
-    s = Scheduler(None, client=None, informers=_Infs(), rng=random.Random(1))
+    s = Scheduler(None, client=real_api, informers=real_api, rng=random.Random(1))
     fw = next(iter(s.frameworks.values()))
     nodes = [make_node(f"n{i}").labels({ZONE: f"z{i % 2}"}).capacity(cpu="8", memory="16Gi").obj()
              for i in range(4)]
@@ -212,10 +197,11 @@ def test_raw_normalize_equals_node_score_normalize(raw: list[int], reverse: bool
     assert default_normalize_raw(raw, reverse=reverse) == [s.score for s in scores]
 
 
-def test_every_default_score_plugin_batch_matches_per_node(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_every_default_score_plugin_batch_matches_per_node(real_api: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(3)
     nodes = _cluster(40, rng)
-    s = Scheduler(None, client=None, informers=_Infs(), rng=random.Random(1))
+    s = Scheduler(None, client=real_api, informers=real_api, rng=random.Random(1))
     fw = next(iter(s.frameworks.values()))
     for n in nodes:
         s.cache.add_node(n)

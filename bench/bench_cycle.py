@@ -1,0 +1,117 @@
+"""CPU per pod of the scheduling cycle alone, without the API: PreFilter through Permit.
+
+A real `Scheduler` with the default profile over a cache of `nodes` nodes shaped as issue 14's
+(4 CPU / 32Gi / 110 pods, labelled `kubernetes.io/hostname` and `topology.kubernetes.io/zone`),
+`init` pods of 100m / 500Mi assumed first, then `pods` more scheduled one after the other:
+snapshot update, `schedule_pod` (PreFilter, Filter, PreScore, Score, selectHost), assume,
+Reserve and Permit, as `Scheduler._scheduling_cycle` runs them. The pods' PodInfos are built
+before timing (the queue builds them when the informer delivers the pod). Prints one JSON line:
+CPU microseconds per pod (`time.process_time`), median of `--runs`, and a digest of the
+decisions (same seed, same decisions: compare it across checkouts).
+
+    python bench/bench_cycle.py --nodes 500 --init 500 --pods 2000 --runs 5
+    python bench/bench_cycle.py --profile out.prof      # cProfile of one run
+
+The scheduler's informers are inert stand-ins: the cycle reads only the scheduler's cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import random
+import statistics
+import time
+from typing import Any
+
+from minik3s.testing.builders import make_node, make_pod
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.types import PodInfo
+from scheduler.scheduler import Scheduler, _assumed_pod_info
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+class _InertInformer:
+    """Stands in for an informer the benchmark never feeds."""
+
+    def __init__(self) -> None:
+        from minik3s.client.store import Store
+        self.store = Store()
+        self.has_synced = True
+
+    def add_handler(self, **_: Any) -> None:
+        return None
+
+    async def wait_for_sync(self) -> None:
+        return None
+
+
+class _InertInformers:
+    def informer(self, *_: Any, **__: Any) -> _InertInformer:
+        return _InertInformer()
+
+
+def build(nodes: int, init: int, seed: int) -> Scheduler:
+    s = Scheduler(None, client=None, informers=_InertInformers(), rng=random.Random(seed), explain_capacity=0)
+    for i in range(nodes):
+        name = f"node-{i}"
+        s.cache.add_node(make_node(name).labels({ZONE: f"zone-{i % 3}", HOSTNAME: name})
+                         .capacity(cpu="4", memory="32Gi", pods="110").obj())
+    for i in range(init):
+        pi = PodInfo(make_pod(f"init-{i}").req(cpu="100m", memory="500Mi").uid(f"init-{i}").obj())
+        s.cache.assume_pod(_assumed_pod_info(pi, f"node-{i % nodes}"))
+    return s
+
+
+def run_once(nodes: int, init: int, pods: int, seed: int, profile: str | None = None) -> tuple[float, str]:
+    s = build(nodes, init, seed)
+    fw = next(iter(s.frameworks.values()))
+    infos = [PodInfo(make_pod(f"p-{i}").req(cpu="100m", memory="500Mi").uid(f"p-{i}").obj())
+             for i in range(pods)]
+    digest = hashlib.sha256()
+    prof = cProfile.Profile() if profile else None
+    t0 = time.process_time()
+    if prof:
+        prof.enable()
+    for pi in infos:
+        state = CycleState()
+        s.cache.update_snapshot(s.snapshot)
+        host = s.schedule_pod(fw, state, pi).suggested_host
+        assumed = _assumed_pod_info(pi, host)
+        s.cache.assume_pod(assumed)
+        fw.run_reserve(state, assumed, host)
+        fw.run_permit(state, assumed, host)
+        digest.update(host.encode())
+    if prof:
+        prof.disable()
+    cpu = time.process_time() - t0
+    if prof and profile:
+        prof.dump_stats(profile)
+    return cpu * 1e6 / pods, digest.hexdigest()[:16]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=500)
+    ap.add_argument("--init", type=int, default=500)
+    ap.add_argument("--pods", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", default=None, help="write a cProfile of one run here")
+    a = ap.parse_args()
+    if a.profile:
+        us, dig = run_once(a.nodes, a.init, a.pods, a.seed, a.profile)
+        print(json.dumps({"profiled_us_per_pod": round(us, 1), "decisions": dig}))
+        return
+    runs = [run_once(a.nodes, a.init, a.pods, a.seed) for _ in range(a.runs)]
+    us = [r[0] for r in runs]
+    print(json.dumps({"nodes": a.nodes, "init": a.init, "pods": a.pods, "runs_us_per_pod": [round(u, 1) for u in us],
+                      "median_us_per_pod": round(statistics.median(us), 1), "decisions": runs[0][1]}))
+
+
+if __name__ == "__main__":
+    main()
