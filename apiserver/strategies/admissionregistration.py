@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from apiserver import cel
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -230,6 +231,11 @@ def _validate_webhook(w: Any, path: str, *, mutating: bool) -> list[JsonDict]:
         mc_names.add(mname)
         if not mc.get("expression"):
             errs.append(required(f"{mpath}.expression"))
+        else:
+            try:
+                cel.compile_expression(str(mc["expression"]))
+            except cel.CelCompileError as e:
+                errs.append(invalid(f"{mpath}.expression", mc["expression"], f"compilation failed: {e.message}"))
     if len(as_list(w.get("matchConditions"))) > 64:
         errs.append(too_many(f"{path}.matchConditions", len(as_list(w.get("matchConditions"))), 64))
     if w.get("failurePolicy") not in FAILURE_POLICIES:

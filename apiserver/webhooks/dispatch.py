@@ -5,8 +5,9 @@ validating dispatcher (in parallel, first denial wins).
 Rules, in upstream's order, for each webhook (generic/webhook.go ShouldCallHook, dispatchers):
 1. namespaceSelector, objectSelector, then the rules (with matchPolicy Equivalent, another
    served version of the same resource may match; the object is then sent converted to it).
-2. matchConditions (CEL) are not evaluated by minik3s: such a webhook is treated as if the
-   evaluation failed — failurePolicy Fail refuses the request (403), Ignore skips the webhook.
+2. matchConditions (CEL, apiserver.cel) in order over object / oldObject / request: the first
+   false one skips the webhook; failures with none false refuse the request under failurePolicy
+   Fail (403 Forbidden naming each failed expression) and skip the webhook under Ignore.
 3. A dry-run request reaches only webhooks with sideEffects None / NoneOnDryRun; any other
    refuses it: `admission webhook "<name>" does not support dry run` (400).
 4. A failed call (transport error, timeout, bad TLS, malformed answer): failurePolicy Ignore
@@ -29,6 +30,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apiserver import cel
 from apiserver.patch import PatchError
 from apiserver.patch.json_patch import apply_json_patch
 from apiserver.storage.interface import Store
@@ -110,20 +112,48 @@ class WebhookAdmission:
             return None
         if ns_error is not None:
             raise ns_error
-        if hook.has_match_conditions:
-            if hook.failure_policy == "Ignore":
-                logger.info("webhook skipped: matchConditions are not evaluated webhook=%s", hook.name)
-                return None
-            what = attrs.info.qualified
-            shown = f'{what} "{attrs.name}"' if attrs.name else what
-            raise errors.ForbiddenError(
-                f"{shown} is forbidden: webhook {hook.name!r} has matchConditions, which minik3s does not "
-                "evaluate (no CEL); with failurePolicy Fail the request is refused",
-                details={"name": attrs.name, "kind": attrs.info.resource,
-                         **({"group": attrs.info.group} if attrs.info.group else {})})
+        inv = _Invocation(hook, matched)
+        if hook.has_match_conditions and not self._conditions_match(inv, attrs):
+            return None
         if attrs.dry_run and hook.side_effects not in ("None", "NoneOnDryRun"):
             raise errors.BadRequestError(f"admission webhook {_q(hook.name)} does not support dry run")
-        return _Invocation(hook, matched)
+        return inv
+
+    def _conditions_match(self, inv: _Invocation, attrs: Attributes) -> bool:
+        """upstream's matchconditions matcher: the conditions in order, over `object`,
+        `oldObject` (in the version the webhook is called with) and `request`; the first one
+        that is false skips the webhook (even when another failed); failures with none false
+        refuse the request under failurePolicy Fail (403, every failure named) and skip the
+        webhook under Ignore."""
+        hook = inv.hook
+        request = review_request(attrs, inv.resource, uid=uuid.UUID(int=0), version="v1", obj=None, old=None)["request"]
+        del request["object"], request["oldObject"]
+        variables = {"object": self._convert_out(inv, attrs, attrs.obj),
+                     "oldObject": self._convert_out(inv, attrs, attrs.old), "request": request}
+        failures: list[str] = []
+        for name, expression in hook.match_conditions:
+            try:
+                result = cel.evaluate(cel.compile_expression(expression), variables)
+            except (cel.CelCompileError, cel.CelEvalError) as e:
+                failures.append(f"expression '{expression}' resulted in error: {e.message}")
+                continue
+            if result is False:
+                logger.debug("webhook skipped by matchCondition webhook=%s condition=%s", hook.name, name)
+                return False
+            if result is not True:
+                failures.append(f"expression '{expression}' resulted in error: no such overload: "
+                                f"the result is not a bool")
+        if not failures:
+            return True
+        if hook.failure_policy == "Ignore":
+            logger.info("webhook skipped: matchConditions failed webhook=%s errors=%s", hook.name, failures)
+            return False
+        logger.warning("failed evaluating match conditions, failing closed webhook=%s errors=%s", hook.name, failures)
+        what = attrs.info.qualified
+        shown = f'{what} "{attrs.name}"' if attrs.name else what
+        reason = failures[0] if len(failures) == 1 else "[" + ", ".join(failures) + "]"
+        raise errors.ForbiddenError(f"{shown} is forbidden: {reason}", details={
+            "name": attrs.name, "kind": attrs.info.resource, **({"group": attrs.info.group} if attrs.info.group else {})})
 
     # ------------------------------------------------------------------ calling
     def _services(self, namespace: str, name: str) -> tuple[JsonDict | None, JsonDict | None]:

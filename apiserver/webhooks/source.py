@@ -87,6 +87,12 @@ class Webhook:
     def has_match_conditions(self) -> bool:
         return bool(self.spec.get("matchConditions"))
 
+    @property
+    def match_conditions(self) -> list[tuple[str, str]]:
+        """(name, CEL expression) of each matchCondition, in order."""
+        return [(str(mc.get("name") or ""), str(mc.get("expression") or ""))
+                for mc in self.spec.get("matchConditions") or () if isinstance(mc, dict)]
+
     def ssl_context(self) -> ssl.SSLContext:
         """The TLS client context trusting `caBundle` (PEM, base64 on the wire), or the system
         roots when it is empty. Raises CABundleError for a bundle without a certificate."""

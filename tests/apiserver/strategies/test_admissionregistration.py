@@ -84,6 +84,10 @@ async def test_defaults(core: ApiCore) -> None:
                  'Unsupported value: "Global"', id="scope"),
     pytest.param(_hook(matchConditions=[{"name": "a"}]), "webhooks[0].matchConditions[0].expression",
                  "Required value", id="match-condition-expression-required"),
+    pytest.param(_hook(matchConditions=[{"name": "a", "expression": "object.metadata.name == ("}]),
+                 "webhooks[0].matchConditions[0].expression",
+                 'Invalid value: "object.metadata.name == (": compilation failed: ERROR: <input>:1:',
+                 id="match-condition-expression-must-compile"),
 ])
 async def test_validation(core: ApiCore, hook: dict[str, Any], field: str, message: str) -> None:
     with pytest.raises(errors.InvalidError) as e:

@@ -381,17 +381,38 @@ async def test_match_policy_equivalent_converts_to_the_named_version(core: ApiCo
     assert req["object"]["apiVersion"] == "autoscaling/v1" and req["object"]["spec"]["maxReplicas"] == 3
 
 
-async def test_match_conditions_follow_failure_policy(core: ApiCore, server: WebhookServer) -> None:
-    cond = [{"name": "not-system", "expression": "!request.userInfo.username.startsWith('system:')"}]
-    await _configure(core, "validating", "i", _hook("ignore.example.com", server, "/i", [_rule(["pods"])],
-                                                    matchConditions=cond, failurePolicy="Ignore"))
-    await _pod(core, "a")
-    assert server.requests() == []
-    await _configure(core, "validating", "f", _hook("fail.example.com", server, "/f", [_rule(["pods"])],
+async def test_match_conditions_choose_the_requests_the_webhook_sees(core: ApiCore, server: WebhookServer) -> None:
+    """CEL over object / oldObject / request: every condition true -> called; one false ->
+    skipped, even when an earlier one failed (a DELETE has no object: the label condition errs,
+    the operation condition is false, so the webhook is skipped and the request goes on)."""
+    cond = [{"name": "team-a", "expression": "has(object.metadata.labels) && object.metadata.labels['team'] == 'a'"},
+            {"name": "writes", "expression": "request.operation in ['CREATE', 'UPDATE'] && "
+                                             "request.resource.resource.lowerAscii() == 'pods'"}]
+    await _configure(core, "validating", "m", _hook("m.example.com", server, "/m", [_rule(["pods"])],
                                                     matchConditions=cond))
+    await _pod(core, "mine", labels={"team": "a"})
+    await _pod(core, "theirs", labels={"team": "b"})
+    await _pod(core, "bare")
+    assert [r["name"] for r in server.requests("/m")] == ["mine"]
+    await core.delete(_info(core, "pods"), "default", "mine", DeleteOptions(grace_period_seconds=0))
+    assert [r["operation"] for r in server.requests("/m")] == ["CREATE"]
+
+
+async def test_match_condition_errors_follow_failure_policy(core: ApiCore, server: WebhookServer) -> None:
+    bad = [{"name": "typo", "expression": "object.metadata.labels.tema == 'a'"}]
+    await _configure(core, "validating", "i", _hook("ignore.example.com", server, "/i", [_rule(["pods"])],
+                                                    matchConditions=bad, failurePolicy="Ignore"))
+    await _pod(core, "a", labels={"team": "a"})
+    assert server.requests() == []  # Ignore: skipped, the request goes on
+    await _configure(core, "validating", "f", _hook("fail.example.com", server, "/f", [_rule(["pods"])],
+                                                    matchConditions=bad))
     with pytest.raises(errors.ForbiddenError) as e:
-        await _pod(core, "b")
-    assert e.value.message.startswith('pods "b" is forbidden: webhook')
+        await _pod(core, "b", labels={"team": "a"})
+    assert e.value.code == 403
+    assert e.value.message == ('pods "b" is forbidden: expression \'object.metadata.labels.tema == \'a\'\' '
+                               "resulted in error: no such key: tema")
+    assert e.value.details == {"name": "b", "kind": "pods"}
+    assert server.requests() == []
 
 
 # ------------------------------------------------------------------------------------ service references
