@@ -45,6 +45,7 @@ FAILURE_POLICIES = ("Fail", "Ignore")
 MATCH_POLICIES = ("Equivalent", "Exact")
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 SCOPES = ("*", "Cluster", "Namespaced")
+VALIDATION_REASONS = ("Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge")
 ACTIONS = ("Audit", "Deny", "Warn")
 REINVOCATION_POLICIES = ("IfNeeded", "Never")
 
@@ -300,7 +301,32 @@ class MutatingWebhookConfigurationStrategy(_WebhookConfigurationStrategy):
     mutating = True
 
 
-class ValidatingAdmissionPolicyStrategy(Strategy):
+class _CountsAdmissionWrites(Strategy):
+    """A kind whose writes change what admission does: counted, so the dispatcher re-reads."""
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+        return obj
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        ops.hook_state(WebhookConfigurationGeneration).value += 1
+
+
+def _check_expression(errs: list[JsonDict], path: str, expression: Any) -> None:
+    """upstream's CEL compilation check of a stored expression."""
+    if not expression:
+        errs.append(required(path))
+        return
+    try:
+        cel.compile_expression(str(expression))
+    except cel.CelCompileError as e:
+        errs.append(invalid(path, expression, f"compilation failed: {e.message}"))
+
+
+class ValidatingAdmissionPolicyStrategy(_CountsAdmissionWrites):
     kind = "ValidatingAdmissionPolicy"
     group = GROUP
     has_status = True
@@ -334,15 +360,29 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
         if not validations and not as_list(spec.get("auditAnnotations")):
             errs.append(required("spec.validations", "validations or auditAnnotations must contain at least one item"))
         for i, v in enumerate(validations):
-            if not as_dict(v).get("expression"):
-                errs.append(required(f"spec.validations[{i}].expression"))
+            v = as_dict(v)
+            _check_expression(errs, f"spec.validations[{i}].expression", v.get("expression"))
+            if v.get("messageExpression"):
+                _check_expression(errs, f"spec.validations[{i}].messageExpression", v["messageExpression"])
+            if v.get("reason") is not None and v["reason"] not in VALIDATION_REASONS:
+                errs.append(not_supported(f"spec.validations[{i}].reason", v["reason"], VALIDATION_REASONS))
+        for i, var in enumerate(as_list(spec.get("variables"))):
+            var = as_dict(var)
+            if not var.get("name"):
+                errs.append(required(f"spec.variables[{i}].name"))
+            _check_expression(errs, f"spec.variables[{i}].expression", var.get("expression"))
+        for i, mc in enumerate(as_list(spec.get("matchConditions"))):
+            mc = as_dict(mc)
+            if not mc.get("name"):
+                errs.append(required(f"spec.matchConditions[{i}].name"))
+            _check_expression(errs, f"spec.matchConditions[{i}].expression", mc.get("expression"))
         fp = spec.get("failurePolicy")
         if fp not in FAILURE_POLICIES:
             errs.append(not_supported("spec.failurePolicy", fp, FAILURE_POLICIES))
         return errs
 
 
-class ValidatingAdmissionPolicyBindingStrategy(Strategy):
+class ValidatingAdmissionPolicyBindingStrategy(_CountsAdmissionWrites):
     kind = "ValidatingAdmissionPolicyBinding"
     group = GROUP
     tracks_generation = True

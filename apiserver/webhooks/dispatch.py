@@ -47,6 +47,7 @@ from apiserver.webhooks.call import (
     review_version,
     verify_response,
 )
+from apiserver.webhooks.policy import PolicyAdmission, PolicySource
 from apiserver.webhooks.rules import exempt, matched_resource, namespace_labels, object_selector_matches
 from apiserver.webhooks.source import Webhook, WebhookSource
 from minik3s.api import errors
@@ -72,7 +73,7 @@ class WebhookAdmission:
     """The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins over the store's
     configurations. `mutate` / `validate` return at once when no configuration exists."""
 
-    __slots__ = ("_registry", "_rng", "_source", "_store")
+    __slots__ = ("_policies", "_registry", "_rng", "_source", "_store")
 
     def __init__(self, store: Store, registry: ResourceRegistry, *, rng: random.Random | None = None,
                  generation: Callable[[], int] | None = None) -> None:
@@ -81,10 +82,14 @@ class WebhookAdmission:
         self._rng = rng or random.Random()
         # generation(): committed configuration writes so far (None: look at the store each time)
         self._source = WebhookSource(store, generation)
+        # ValidatingAdmissionPolicies, evaluated in process before the validating webhooks
+        self._policies = PolicyAdmission(store, registry, PolicySource(store, generation),
+                                         equivalents=self._equivalents, convert=self._convert_to)
 
     def active(self) -> bool:
-        """Whether any webhook configuration exists (the per-write fast path: two bisections)."""
-        return self._source.any()
+        """Whether any webhook configuration or policy binding exists (the per-write fast path:
+        an integer comparison while no admission configuration was written)."""
+        return self._source.any() or self._policies.active()
 
     # ------------------------------------------------------------------ matching
     def _equivalents(self, info: ResourceInfo) -> list[ResourceInfo]:
@@ -161,9 +166,14 @@ class WebhookAdmission:
                 self._store.get(f"core/endpoints/{namespace}/{name}"))
 
     def _convert_out(self, inv: _Invocation, attrs: Attributes, obj: JsonDict | None) -> JsonDict | None:
-        if obj is None or inv.resource is attrs.info:
+        return self._convert_to(inv.resource, attrs, obj)
+
+    @staticmethod
+    def _convert_to(resource: ResourceInfo, attrs: Attributes, obj: JsonDict | None) -> JsonDict | None:
+        """`obj` (stored as attrs.info) in the version `resource` names."""
+        if obj is None or resource is attrs.info:
             return obj
-        return strategy_for_resource(inv.resource).convert_from_storage(inv.resource.version, obj)
+        return strategy_for_resource(resource).convert_from_storage(resource.version, obj)
 
     async def _call(self, inv: _Invocation, attrs: Attributes) -> WebhookResponse:
         hook = inv.hook
@@ -253,10 +263,11 @@ class WebhookAdmission:
         return changed
 
     async def validate(self, attrs: Attributes) -> None:
-        """Run the matching validating webhooks concurrently; raise the first refusal (in the
-        webhooks' order)."""
+        """The ValidatingAdmissionPolicies (apiserver.webhooks.policy), then the matching
+        validating webhooks concurrently; raise the first refusal (in the webhooks' order)."""
         if exempt(attrs.info):
             return
+        self._policies.validate(attrs)
         hooks = self._source.validating()
         if not hooks:
             return

@@ -33,7 +33,7 @@ class CABundleError(Exception):
     """clientConfig.caBundle holds no usable PEM certificate."""
 
 
-def _selector(d: Any) -> LabelSelector:
+def parse_selector(d: Any) -> LabelSelector:
     if not isinstance(d, dict):
         return LabelSelector.everything()
     try:
@@ -72,8 +72,8 @@ class Webhook:
             mutating=mutating,
             spec=w,
             rules=[r for r in w.get("rules") or () if isinstance(r, dict)],
-            namespace_selector=_selector(w.get("namespaceSelector")),
-            object_selector=_selector(w.get("objectSelector")),
+            namespace_selector=parse_selector(w.get("namespaceSelector")),
+            object_selector=parse_selector(w.get("objectSelector")),
             failure_policy=str(w.get("failurePolicy") or "Fail"),
             match_policy=str(w.get("matchPolicy") or "Equivalent"),
             side_effects=str(w.get("sideEffects") or "Unknown"),
