@@ -13,6 +13,9 @@ reference to an unknown field or a non-boolean result shows when it is evaluated
 Data flow: expression text -> `compile_expression` (parsed once per distinct text, kept) ->
 `evaluate(compiled, variables)` with JSON values (object, oldObject, request, ...) -> a plain
 Python value, or `CelEvalError`.
+
+cel-python is imported, and its parser built (~0.6 s), on the first expression compiled, not
+when the server starts: a cluster without matchConditions or policies never pays for it.
 """
 
 from __future__ import annotations
@@ -21,13 +24,8 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
-
-import celpy
-from celpy import celtypes
-from celpy.adapter import json_to_cel
-from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
 
 __all__ = ["CelCompileError", "CelEvalError", "Compiled", "compile_expression", "evaluate"]
 
@@ -50,115 +48,112 @@ class CelEvalError(Exception):
 
 # -- Kubernetes' extension functions (strings, lists, regex libraries) ---------------------------
 
-def _s(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError("no such overload")
-    return str(v)
+@functools.cache
+def _runtime() -> SimpleNamespace:
+    """cel-python, its environment and the extension functions, built on first use."""
+    import celpy
+    from celpy import celtypes
+    from celpy.adapter import json_to_cel
+    from celpy.celparser import CELParseError
+    from celpy.evaluation import CELEvalError
 
+    def _s(v: Any) -> str:
+        if not isinstance(v, str):
+            raise TypeError("no such overload")
+        return str(v)
 
-def _index_of(target: Any, sub: Any, start: Any = 0) -> celtypes.IntType:
-    if isinstance(target, list):
-        for i, item in enumerate(target):
-            if item == sub:
-                return celtypes.IntType(i)
-        return celtypes.IntType(-1)
-    return celtypes.IntType(_s(target).find(_s(sub), int(start)))
+    def _index_of(target: Any, sub: Any, start: Any = 0) -> celtypes.IntType:
+        if isinstance(target, list):
+            for i, item in enumerate(target):
+                if item == sub:
+                    return celtypes.IntType(i)
+            return celtypes.IntType(-1)
+        return celtypes.IntType(_s(target).find(_s(sub), int(start)))
 
+    def _last_index_of(target: Any, sub: Any, *rest: Any) -> celtypes.IntType:
+        if isinstance(target, list):
+            for i in range(len(target) - 1, -1, -1):
+                if target[i] == sub:
+                    return celtypes.IntType(i)
+            return celtypes.IntType(-1)
+        s = _s(target)
+        end = int(rest[0]) + len(_s(sub)) if rest else len(s)
+        return celtypes.IntType(s.rfind(_s(sub), 0, end))
 
-def _last_index_of(target: Any, sub: Any, *rest: Any) -> celtypes.IntType:
-    if isinstance(target, list):
-        for i in range(len(target) - 1, -1, -1):
-            if target[i] == sub:
-                return celtypes.IntType(i)
-        return celtypes.IntType(-1)
-    s = _s(target)
-    end = int(rest[0]) + len(_s(sub)) if rest else len(s)
-    return celtypes.IntType(s.rfind(_s(sub), 0, end))
+    def _split(s: Any, sep: Any, limit: Any = -1) -> celtypes.ListType:
+        n = int(limit)
+        if n == 0:
+            return celtypes.ListType([])
+        parts = _s(s).split(_s(sep), n - 1) if n > 0 else _s(s).split(_s(sep))
+        return celtypes.ListType([celtypes.StringType(p) for p in parts])
 
+    def _join(items: Any, sep: Any = "") -> celtypes.StringType:
+        return celtypes.StringType(_s(sep).join(_s(i) for i in items))
 
-def _split(s: Any, sep: Any, limit: Any = -1) -> celtypes.ListType:
-    n = int(limit)
-    if n == 0:
-        return celtypes.ListType([])
-    parts = _s(s).split(_s(sep), n - 1) if n > 0 else _s(s).split(_s(sep))
-    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+    def _replace(s: Any, old: Any, new: Any, limit: Any = -1) -> celtypes.StringType:
+        return celtypes.StringType(_s(s).replace(_s(old), _s(new), int(limit)))
 
+    def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
+        text = _s(s)
+        stop = len(text) if end is None else int(end)
+        if not 0 <= int(start) <= stop <= len(text):
+            raise IndexError(f"index out of range: {int(start) if int(start) > len(text) else stop}")
+        return celtypes.StringType(text[int(start):stop])
 
-def _join(items: Any, sep: Any = "") -> celtypes.StringType:
-    return celtypes.StringType(_s(sep).join(_s(i) for i in items))
+    def _char_at(s: Any, i: Any) -> celtypes.StringType:
+        text = _s(s)
+        if not 0 <= int(i) <= len(text):
+            raise IndexError(f"index out of range: {int(i)}")
+        return celtypes.StringType(text[int(i):int(i) + 1])
 
+    def _sum(items: Any) -> Any:
+        total: Any = celtypes.IntType(0)
+        for i, v in enumerate(items):
+            total = v if i == 0 else total + v
+        return total
 
-def _replace(s: Any, old: Any, new: Any, limit: Any = -1) -> celtypes.StringType:
-    return celtypes.StringType(_s(s).replace(_s(old), _s(new), int(limit)))
+    def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+        def fn(*args: Any) -> Any:
+            items = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+            if not items:
+                raise ValueError("min/max of an empty list")
+            return pick(items)
+        return fn
 
+    def _find(s: Any, pattern: Any) -> celtypes.StringType:
+        m = re.search(_s(pattern), _s(s))
+        return celtypes.StringType(m.group(0) if m else "")
 
-def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
-    text = _s(s)
-    stop = len(text) if end is None else int(end)
-    if not 0 <= int(start) <= stop <= len(text):
-        raise IndexError(f"index out of range: {int(start) if int(start) > len(text) else stop}")
-    return celtypes.StringType(text[int(start):stop])
+    def _find_all(s: Any, pattern: Any, limit: Any = -1) -> celtypes.ListType:
+        found = [m.group(0) for m in re.finditer(_s(pattern), _s(s))]
+        if int(limit) >= 0:
+            found = found[:int(limit)]
+        return celtypes.ListType([celtypes.StringType(f) for f in found])
 
+    _FUNCTIONS: dict[str, Callable[..., Any]] = {
+        "lowerAscii": lambda s: celtypes.StringType(_s(s).lower()),
+        "upperAscii": lambda s: celtypes.StringType(_s(s).upper()),
+        "trim": lambda s: celtypes.StringType(_s(s).strip()),
+        "split": _split,
+        "join": _join,
+        "replace": _replace,
+        "indexOf": _index_of,
+        "lastIndexOf": _last_index_of,
+        "substring": _substring,
+        "charAt": _char_at,
+        "isSorted": lambda items: celtypes.BoolType(all(a <= b for a, b in zip(items, list(items)[1:], strict=False))),
+        "sum": _sum,
+        "min": _extreme(min),
+        "max": _extreme(max),
+        "find": _find,
+        "findAll": _find_all,
+    }
 
-def _char_at(s: Any, i: Any) -> celtypes.StringType:
-    text = _s(s)
-    if not 0 <= int(i) <= len(text):
-        raise IndexError(f"index out of range: {int(i)}")
-    return celtypes.StringType(text[int(i):int(i) + 1])
-
-
-def _sum(items: Any) -> Any:
-    total: Any = celtypes.IntType(0)
-    for i, v in enumerate(items):
-        total = v if i == 0 else total + v
-    return total
-
-
-def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
-    def fn(*args: Any) -> Any:
-        items = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
-        if not items:
-            raise ValueError("min/max of an empty list")
-        return pick(items)
-    return fn
-
-
-def _find(s: Any, pattern: Any) -> celtypes.StringType:
-    m = re.search(_s(pattern), _s(s))
-    return celtypes.StringType(m.group(0) if m else "")
-
-
-def _find_all(s: Any, pattern: Any, limit: Any = -1) -> celtypes.ListType:
-    found = [m.group(0) for m in re.finditer(_s(pattern), _s(s))]
-    if int(limit) >= 0:
-        found = found[:int(limit)]
-    return celtypes.ListType([celtypes.StringType(f) for f in found])
-
-
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "lowerAscii": lambda s: celtypes.StringType(_s(s).lower()),
-    "upperAscii": lambda s: celtypes.StringType(_s(s).upper()),
-    "trim": lambda s: celtypes.StringType(_s(s).strip()),
-    "split": _split,
-    "join": _join,
-    "replace": _replace,
-    "indexOf": _index_of,
-    "lastIndexOf": _last_index_of,
-    "substring": _substring,
-    "charAt": _char_at,
-    "isSorted": lambda items: celtypes.BoolType(all(a <= b for a, b in zip(items, list(items)[1:], strict=False))),
-    "sum": _sum,
-    "min": _extreme(min),
-    "max": _extreme(max),
-    "find": _find,
-    "findAll": _find_all,
-}
+    return SimpleNamespace(env=celpy.Environment(), functions=_FUNCTIONS, json_to_cel=json_to_cel,
+                           parse_error=CELParseError, eval_error=CELEvalError, celtypes=celtypes)
 
 
 # -- compiling and evaluating ------------------------------------------------------------------
-
-_ENV = celpy.Environment()
-
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
@@ -169,16 +164,17 @@ class Compiled:
 @functools.lru_cache(maxsize=2048)
 def compile_expression(source: str) -> Compiled:
     """The parsed expression (kept per distinct text). Raises CelCompileError."""
+    rt = _runtime()
     try:
-        ast = _ENV.compile(source)
-    except CELParseError as e:
+        ast = rt.env.compile(source)
+    except rt.parse_error as e:
         line, col = getattr(e, "line", None) or 1, getattr(e, "column", None) or 1
         text = source.splitlines()[line - 1] if source.splitlines() else ""
         raise CelCompileError(f"ERROR: <input>:{line}:{col}: Syntax error: unexpected input\n | {text}\n | "
                               f"{'.' * (col - 1)}^") from None
     except Exception as e:  # the parser's own failures: reported, never a crash
         raise CelCompileError(f"ERROR: <input>:1:1: {e}") from None
-    return Compiled(source, _ENV.program(ast, functions=_FUNCTIONS))
+    return Compiled(source, rt.env.program(ast, functions=rt.functions))
 
 
 _NO_KEY = re.compile(r"no such member in mapping: '(.*)'")
@@ -203,31 +199,30 @@ def _message(err: Any) -> str:
 def evaluate(compiled: Compiled, variables: dict[str, Any]) -> Any:
     """Evaluate with JSON `variables`; returns the result as plain Python (bool, int, float,
     str, list, dict, None). Raises CelEvalError."""
-    activation = {k: json_to_cel(v) for k, v in variables.items()}
+    rt = _runtime()
+    activation = {k: rt.json_to_cel(v) for k, v in variables.items()}
     try:
         out = compiled.program.evaluate(activation)
-    except CELEvalError as e:
+    except Exception as e:  # cel-python's CELEvalError, or a library function's failure
         raise CelEvalError(_message(e)) from None
-    except Exception as e:  # a library function's failure is the expression's error
-        raise CelEvalError(_message(e)) from None
-    if isinstance(out, CELEvalError):
+    if isinstance(out, rt.eval_error):
         raise CelEvalError(_message(out))
-    return _plain(out)
+    return _plain(out, rt.celtypes)
 
 
-def _plain(v: Any) -> Any:
+def _plain(v: Any, ct: Any) -> Any:
     if v is None:
         return None
-    if isinstance(v, celtypes.BoolType):
+    if isinstance(v, ct.BoolType):
         return bool(v)
-    if isinstance(v, (celtypes.IntType, celtypes.UintType)):
+    if isinstance(v, (ct.IntType, ct.UintType)):
         return int(v)
-    if isinstance(v, celtypes.DoubleType):
+    if isinstance(v, ct.DoubleType):
         return float(v)
-    if isinstance(v, (celtypes.StringType, str)):
+    if isinstance(v, (ct.StringType, str)):
         return str(v)
     if isinstance(v, dict):
-        return {_plain(k): _plain(x) for k, x in v.items()}
+        return {_plain(k, ct): _plain(x, ct) for k, x in v.items()}
     if isinstance(v, list):
-        return [_plain(x) for x in v]
+        return [_plain(x, ct) for x in v]
     return v
