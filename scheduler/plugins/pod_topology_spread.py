@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from minik3s.api.helpers.node_affinity import RequiredNodeAffinity
@@ -51,6 +52,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, compile_selector
@@ -274,6 +276,9 @@ class _PreScoreState:
     # `host_nodes` (only its own NodeInfos may read them); None: count the node's pods
     host_counts: list[dict[str, tuple[str, int]] | None] = field(default_factory=list)
     host_nodes: Mapping[str, NodeInfo] | None = None
+    # positions of ignored nodes among the nodes last scored (score_nodes / score_rows), for the
+    # normalizers that get scores without node names; None: none ignored
+    scored_ignored: list[int] | None = None
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -629,6 +634,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         out: list[int] = []
         append = out.append
         floor = math.floor
+        s.scored_ignored = [i for i, n in enumerate(nodes) if n.name in ignored] if ignored else None
         for n in nodes:
             name = n.name
             if name in ignored:
@@ -649,6 +655,76 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 total += cnt * weight + skew_term
             append(int(floor(total + 0.5)))
         return out, SUCCESS
+
+    def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
+                   nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """`score_nodes` as vectors: per constraint, each node's count (its domain's pairs, or its
+        own matching pods for hostname) read once, then `cnt * weight + (maxSkew - 1)` summed
+        constraint by constraint in float64 (the same IEEE operations in the same order, so the
+        same totals) and rounded half up."""
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        m = len(nodes)
+        if s is None:
+            return np.zeros(m, dtype=np.int64)
+        ignored, ns, host_nodes = s.ignored, pod.namespace, s.host_nodes
+        total = np.zeros(m, dtype=np.float64)
+        for i, c in enumerate(s.constraints):
+            key = c.topology_key
+            cnt = np.zeros(m, dtype=np.float64)
+            present = np.zeros(m, dtype=np.bool_)
+            if key == LABEL_HOSTNAME:
+                hc = s.host_counts[i] if i < len(s.host_counts) else None
+                for j, n in enumerate(nodes):
+                    if key not in n.labels:
+                        continue
+                    present[j] = True
+                    name = n.name
+                    entry = hc.get(name) if hc is not None and host_nodes is not None \
+                        and host_nodes.get(name) is n else None
+                    cnt[j] = entry[1] if entry is not None else count_matching(n.pods, c.selector, ns)
+            else:
+                pair_counts = s.pair_counts
+                for j, n in enumerate(nodes):
+                    v = n.labels.get(key)
+                    if v is not None:
+                        present[j] = True
+                        cnt[j] = pair_counts.get((key, v), 0)
+            term = cnt * s.weights[i] + float(c.max_skew - 1)
+            total += np.where(present, term, 0.0)
+        out = np.floor(total + 0.5).astype(np.int64)
+        if ignored:
+            idx = [j for j, n in enumerate(nodes) if n.name in ignored]
+            out[idx] = 0
+            s.scored_ignored = idx
+        else:
+            s.scored_ignored = None
+        return out
+
+    def normalize_score_array(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray | None:
+        """`normalize_score` over the scores of the nodes last scored: ignored nodes 0, else
+        MaxNodeScore * (max + min - score) / max (MaxNodeScore for all when max is 0)."""
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return scores
+        valid = np.ones(len(scores), dtype=np.bool_)
+        if s.scored_ignored:
+            valid[s.scored_ignored] = False
+        if not valid.any():
+            return np.zeros(len(scores), dtype=np.int64)
+        picked = scores[valid]
+        lo = int(picked.min())
+        hi = max(0, int(picked.max()))
+        if hi == 0:
+            out = np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
+        else:
+            out = MAX_NODE_SCORE * (hi + lo - scores) // hi
+        out[~valid] = 0
+        return out
+
+    def normalize_raw_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> list[int] | None:
+        """`normalize_score` without NodeScore objects (the nodes last scored, in order)."""
+        out = self.normalize_score_array(state, pod, np.asarray(scores, dtype=np.int64))
+        return None if out is None else [int(v) for v in out.tolist()]
 
     @staticmethod
     def _raw_score(s: _PreScoreState, pod: PodInfo, node: NodeInfo) -> int:

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from minik3s.api.resources import NODES, PODS
+from minik3s.api.resources import NODES, PODS, REPLICASETS
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.config import parse_config
 from scheduler.explain import AttemptRecord
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import FilterPlugin, ScorePlugin
+from scheduler.framework.interface import FilterPlugin, NodeScore, ScorePlugin
 from scheduler.framework.node_arrays import NodeArrays
 from scheduler.framework.types import PodInfo
 from scheduler.scheduler import FitError, Scheduler, SchedulingError, _assumed_pod_info
@@ -550,3 +550,71 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
     for j in range(30):
         memo.values(other, ("distinct", j), rows, compute, compute_one)
     assert calls == [("vector", [3, 1, 7])] * 30
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+async def test_topology_spread_vector_scores_equal_the_scalar_scores(real_api: Any) -> None:
+    """PodTopologySpread's `score_rows` / `normalize_score_array` / `normalize_raw_scores` equal
+    its node-by-node Score and NormalizeScore, with explicit ScheduleAnyway constraints (nodes
+    missing a key are ignored: 0) and with the system defaults of a ReplicaSet's pods (hostname
+    counts from the remembered per-node counts), and the runtime's vector totals equal its
+    scalar totals."""
+    rng = random.Random(5)
+    sched = Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                      rng=random.Random(3))
+    for i in range(40):
+        labels = {}
+        if i % 7:
+            labels[ZONE] = f"z{i % 4}"
+        if i % 9:
+            labels[HOSTNAME] = f"n{i:03d}"
+        await real_api.create(NODES, make_node(f"n{i:03d}").labels(labels).capacity(
+            {"cpu": "8", "memory": "32Gi", "pods": "110"}).obj())
+    rs = await real_api.create(REPLICASETS, {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                             "metadata": {"name": "web", "namespace": "default"}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    for i in range(90):  # bound pods matching the selector, unevenly over the nodes
+        b = make_pod(f"bound-{i}").labels(app="web" if i % 5 else "other").node(f"n{rng.randrange(40):03d}")
+        await real_api.create(PODS, b.obj())
+    await real_api.settle()
+    sched.cache.update_snapshot(sched.snapshot)
+    fw = next(iter(sched.frameworks.values()))
+    pl = next(p for p in fw.score_plugins if p.name() == "PodTopologySpread")
+    nodes = sched.snapshot.node_info_list
+    arrays = sched.snapshot.node_arrays()
+    rows = np.arange(len(nodes), dtype=np.int64)
+    explicit = make_pod("explicit").labels(app="web").spread_constraint(
+        1, ZONE, "ScheduleAnyway", selector={"matchLabels": {"app": "web"}}).spread_constraint(
+        2, HOSTNAME, "ScheduleAnyway", selector={"matchLabels": {"app": "web"}}).obj()
+    owned = make_pod("owned").labels(app="web").owner("ReplicaSet", "web", uid=rs["metadata"]["uid"]).obj()
+    for pod in (explicit, owned):
+        pi = PodInfo(pod)
+        state = CycleState()
+        fw.run_pre_filter(state, pi, nodes)
+        assert fw.run_pre_score(state, pi, nodes).is_success()
+        assert "PodTopologySpread" not in state.skip_score_plugins
+        scalar = [pl.score(state, pi, ni)[0] for ni in nodes]
+        vec = pl.score_rows(state, pi, arrays, rows, nodes)
+        assert vec is not None and vec.tolist() == scalar
+        assert len(set(scalar)) > 2  # the counts differ from node to node
+        scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, scalar, strict=True)]
+        pl.normalize_score(state, pi, scores)
+        normalized = pl.normalize_score_array(state, pi, vec)
+        assert normalized is not None and normalized.tolist() == [s.score for s in scores]
+        assert pl.normalize_raw_scores(state, pi, scalar) == [s.score for s in scores]
+        totals, st = fw.run_score(state, pi, nodes, arrays=arrays, rows=rows)
+        scalar_totals, st2 = fw.run_score(state, pi, nodes)
+        assert st.is_success() and st2.is_success() and totals.tolist() == scalar_totals
+    # the explicit constraints ignore the nodes without both keys
+    pi = PodInfo(explicit)
+    state = CycleState()
+    fw.run_pre_filter(state, pi, nodes)
+    fw.run_pre_score(state, pi, nodes)
+    vec = pl.score_rows(state, pi, arrays, rows, nodes)
+    normalized = pl.normalize_score_array(state, pi, vec)
+    missing = [i for i, ni in enumerate(nodes) if ZONE not in ni.labels or HOSTNAME not in ni.labels]
+    assert missing and all(normalized[i] == 0 for i in missing)
