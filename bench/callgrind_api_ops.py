@@ -7,7 +7,9 @@ per operation) creates `M` pods (env `M`, default 600), then does N operations o
 - `bind`: `LocalClient.bind` of the scheduler's client (the pod's UID as precondition);
 - `event`: a scheduler-shaped core/v1 `Scheduled` Event created with `read_only=True` (and
   `handover=True` where the checkout's client has it), as the scheduler's API writer creates it,
-  one at a time (each its own transaction).
+  one at a time (each its own transaction);
+- `lease`: a node Lease renewal, the strategic-merge PATCH of `spec.renewTime` the simulated
+  kubelets send every 10 s per node (`M` Leases, renewed round robin).
 
 Run it under callgrind at two N and divide the difference (the set-up cancels out):
 
@@ -52,7 +54,7 @@ rsa.generate_private_key = _fixed_key  # type: ignore[assignment]
 
 from apiserver.core import ApiCore  # noqa: E402
 from apiserver.storage.sqlite_store import SqliteStore  # noqa: E402
-from minik3s.api.resources import EVENTS, NAMESPACES, PODS, ResourceRegistry  # noqa: E402
+from minik3s.api.resources import EVENTS, LEASES, NAMESPACES, PODS, ResourceRegistry  # noqa: E402
 from minik3s.client.local import LocalClient  # noqa: E402
 from minik3s.client.rest import default_user_agent  # noqa: E402
 from minik3s.utils.clock import FakeClock  # noqa: E402
@@ -78,6 +80,13 @@ def event(i: int, p: dict[str, Any]) -> dict[str, Any]:
             "firstTimestamp": ts, "lastTimestamp": ts, "eventTime": f"{ts[:-1]}.{i:06d}Z", "count": 1}
 
 
+def lease(i: int) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": f"node-{i}", "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": f"node-{i}", "leaseDurationSeconds": 40,
+                     "renewTime": "2026-01-01T00:00:00.000000Z"}}
+
+
 async def main(mode: str, n: int, m: int) -> None:
     clock = FakeClock()
     store = SqliteStore(Path(tempfile.mkdtemp()) / "state.db", compact_interval=0, clock=clock)
@@ -87,6 +96,18 @@ async def main(mode: str, n: int, m: int) -> None:
         admin = LocalClient(core, user_agent=default_user_agent("kubectl"))
         sched = LocalClient(core, user_agent=default_user_agent("kube-scheduler"))
         await admin.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+        if mode == "lease":
+            kubelet = LocalClient(core, user_agent=default_user_agent("kubelet"))
+            await admin.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                            "metadata": {"name": "kube-node-lease"}})
+            for i in range(m):
+                await kubelet.create(LEASES, lease(i), "kube-node-lease", read_only=True)
+            for i in range(n):
+                clock.advance(0.001)
+                await kubelet.patch(LEASES, f"node-{i % m}", {"spec": {
+                    "holderIdentity": f"node-{i % m}", "renewTime": f"2026-01-01T00:00:{i // 1000 % 60:02d}.{i:06d}Z"}},
+                    "kube-node-lease", read_only=True)
+            return
         pods = [await admin.create(PODS, pod(i)) for i in range(m)]
         # as the scheduler's API writer creates its Events, where the transport knows `handover`
         handover = {"handover": True} if "handover" in inspect.signature(sched.create).parameters else {}
@@ -101,9 +122,9 @@ async def main(mode: str, n: int, m: int) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("bind", "event"):
-        sys.exit("usage: python bench/callgrind_api_ops.py bind|event N")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("bind", "event", "lease"):
+        sys.exit("usage: python bench/callgrind_api_ops.py bind|event|lease N")
     count, pods_n = int(sys.argv[2]), int(os.environ.get("M", "600"))
-    if count > pods_n:
+    if count > pods_n and sys.argv[1] != "lease":
         sys.exit(f"N ({count}) must not exceed M ({pods_n})")
     asyncio.run(main(sys.argv[1], count, pods_n))

@@ -670,26 +670,21 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         total = np.zeros(m, dtype=np.float64)
         for i, c in enumerate(s.constraints):
             key = c.topology_key
-            cnt = np.zeros(m, dtype=np.float64)
-            present = np.zeros(m, dtype=np.bool_)
+            # each node's count, -1 where the node lacks the key (lists first: one array each)
             if key == LABEL_HOSTNAME:
                 hc = s.host_counts[i] if i < len(s.host_counts) else None
-                for j, n in enumerate(nodes):
-                    if key not in n.labels:
-                        continue
-                    present[j] = True
-                    name = n.name
-                    entry = hc.get(name) if hc is not None and host_nodes is not None \
-                        and host_nodes.get(name) is n else None
-                    cnt[j] = entry[1] if entry is not None else count_matching(n.pods, c.selector, ns)
+                if hc is not None and host_nodes is not None:
+                    got = [-1 if key not in n.labels
+                           else e[1] if (e := hc.get(n.name)) is not None and host_nodes.get(n.name) is n
+                           else count_matching(n.pods, c.selector, ns) for n in nodes]
+                else:
+                    got = [-1 if key not in n.labels else count_matching(n.pods, c.selector, ns) for n in nodes]
             else:
                 pair_counts = s.pair_counts
-                for j, n in enumerate(nodes):
-                    v = n.labels.get(key)
-                    if v is not None:
-                        present[j] = True
-                        cnt[j] = pair_counts.get((key, v), 0)
-            term = cnt * s.weights[i] + float(c.max_skew - 1)
+                got = [-1 if (v := n.labels.get(key)) is None else pair_counts.get((key, v), 0) for n in nodes]
+            arr = np.array(got, dtype=np.float64)
+            present = arr >= 0
+            term = arr * s.weights[i] + float(c.max_skew - 1)
             total += np.where(present, term, 0.0)
         out = np.floor(total + 0.5).astype(np.int64)
         if ignored:
