@@ -255,15 +255,15 @@ def _validate_webhook(w: Any, path: str, *, mutating: bool) -> list[JsonDict]:
 
 @dataclass(slots=True)
 class WebhookConfigurationGeneration:
-    """Committed writes of webhook configurations so far (per registry, `RegistryOps.hook_state`):
-    the webhook dispatcher (apiserver.webhooks) re-reads the configurations only when it moved."""
+    """Committed writes of admission configurations so far (webhook configurations, policies and
+    their bindings; per registry, `RegistryOps.hook_state`): the dispatcher (apiserver.webhooks)
+    re-reads them only when it moved."""
 
     value: int = 0
 
 
-class _WebhookConfigurationStrategy(Strategy):
-    group = GROUP
-    mutating = False
+class _CountsAdmissionWrites(Strategy):
+    """A kind whose writes change what admission does: counted, so the dispatcher re-reads."""
 
     async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
         ops.hook_state(WebhookConfigurationGeneration).value += 1
@@ -274,6 +274,11 @@ class _WebhookConfigurationStrategy(Strategy):
 
     async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
         ops.hook_state(WebhookConfigurationGeneration).value += 1
+
+
+class _WebhookConfigurationStrategy(_CountsAdmissionWrites):
+    group = GROUP
+    mutating = False
 
     def _default(self, obj: JsonDict) -> None:
         for w in as_list(obj.get("webhooks")):
@@ -299,20 +304,6 @@ class ValidatingWebhookConfigurationStrategy(_WebhookConfigurationStrategy):
 class MutatingWebhookConfigurationStrategy(_WebhookConfigurationStrategy):
     kind = "MutatingWebhookConfiguration"
     mutating = True
-
-
-class _CountsAdmissionWrites(Strategy):
-    """A kind whose writes change what admission does: counted, so the dispatcher re-reads."""
-
-    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
-        ops.hook_state(WebhookConfigurationGeneration).value += 1
-        return obj
-
-    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
-        ops.hook_state(WebhookConfigurationGeneration).value += 1
-
-    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
-        ops.hook_state(WebhookConfigurationGeneration).value += 1
 
 
 def _check_expression(errs: list[JsonDict], path: str, expression: Any) -> None:
