@@ -45,6 +45,7 @@ FAILURE_POLICIES = ("Fail", "Ignore")
 MATCH_POLICIES = ("Equivalent", "Exact")
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 SCOPES = ("*", "Cluster", "Namespaced")
+PARAMETER_NOT_FOUND_ACTIONS = ("Allow", "Deny")
 VALIDATION_REASONS = ("Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge")
 ACTIONS = ("Audit", "Deny", "Warn")
 REINVOCATION_POLICIES = ("IfNeeded", "Never")
@@ -393,6 +394,14 @@ class ValidatingAdmissionPolicyBindingStrategy(_CountsAdmissionWrites):
             elif a in seen:
                 errs.append(duplicate(f"spec.validationActions[{i}]", a))
             seen.add(str(a))
+        ref = spec.get("paramRef")
+        if isinstance(ref, dict):
+            action = ref.get("parameterNotFoundAction")
+            if action is None:
+                errs.append(required("spec.paramRef.parameterNotFoundAction"))
+            elif action not in PARAMETER_NOT_FOUND_ACTIONS:
+                errs.append(not_supported("spec.paramRef.parameterNotFoundAction", action,
+                                          PARAMETER_NOT_FOUND_ACTIONS))
         if "Deny" in seen and "Warn" in seen:
             errs.append(invalid("spec.validationActions", actions, "must not contain both Deny and Warn "
                                                                    "(repeating the same validation failure "

@@ -12,7 +12,8 @@ For each ValidatingAdmissionPolicyBinding (policies by name, then their bindings
    resourceNames, matchPolicy Equivalent: the object converted to the version a rule names);
 2. params: with `paramKind`, the binding's `paramRef` (a name, or a selector; in the request's
    namespace unless `namespace` is given) yields the param objects, each evaluated on its own;
-   none found: `parameterNotFoundAction` Deny refuses, Allow skips;
+   none found: `parameterNotFoundAction` Allow skips the binding, Deny leaves it to the
+   policy's failurePolicy (Fail refuses, Ignore admits);
 3. `variables` in order, the policy's `matchConditions` (a false one skips the binding), then
    each validation: false -> a violation with `message`, else `messageExpression`, else
    "failed expression: <expression>"; an evaluation error -> a violation under failurePolicy
@@ -169,8 +170,9 @@ class PolicyAdmission:
 
     # ------------------------------------------------------------------ params
     def _params(self, policy_spec: JsonDict, binding_spec: JsonDict, attrs: Attributes) -> list[JsonDict | None]:
-        """The param objects to evaluate with ([None] without paramKind); raises _Denied for a
-        Deny parameterNotFoundAction and _ConfigError for a binding that cannot be resolved."""
+        """The param objects to evaluate with ([None] without paramKind; [] to skip the binding);
+        raises _ConfigError (decided by failurePolicy) for a binding that cannot be resolved or
+        finds no params under parameterNotFoundAction Deny."""
         kind = policy_spec.get("paramKind")
         if not isinstance(kind, dict):
             return [None]
@@ -201,9 +203,9 @@ class PolicyAdmission:
             found = [o for o in items if sel.matches((o.get("metadata") or {}).get("labels") or {})]
         if found:
             return list(found)
-        if ref.get("parameterNotFoundAction") == "Deny":
-            raise _Denied("failed to configure binding: no params found for policy binding with `Deny` "
-                          "parameterNotFoundAction")
+        if ref.get("parameterNotFoundAction") == "Deny":  # then subject to the policy's failurePolicy
+            raise _ConfigError("failed to configure binding: no params found for policy binding with `Deny` "
+                               "parameterNotFoundAction")
         return []
 
     # ------------------------------------------------------------------ evaluation

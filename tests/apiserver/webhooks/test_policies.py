@@ -110,11 +110,21 @@ async def test_params_from_a_config_map(core: ApiCore) -> None:
         await _deploy(core, "four", 4)
     assert e.value.message.endswith("with binding 'by-name' denied request: at most 3 replicas")
     # in another namespace the param (looked up in the request's namespace) is missing: Deny
+    # leaves it to the failurePolicy (Fail: refused)
     await core.create(_info(core, "namespaces"), None, {"metadata": {"name": "team"}})
     with pytest.raises(errors.ApiError) as e:
         await _deploy(core, "elsewhere", 1, ns="team")
     assert e.value.message.endswith("denied request: failed to configure binding: no params found for policy "
                                     "binding with `Deny` parameterNotFoundAction")
+    # under failurePolicy Ignore the same binding admits
+    await core.delete(_info(core, "validatingadmissionpolicies", GROUP), None, "by-param", DeleteOptions())
+    await _policy(core, "by-param", paramKind={"apiVersion": "v1", "kind": "ConfigMap"}, failurePolicy="Ignore",
+                  validations=[{"expression": "object.spec.replicas <= int(params.data.max)"}])
+    await _deploy(core, "elsewhere", 1, ns="team")
+    # a paramRef must say what happens without params
+    with pytest.raises(errors.InvalidError) as bad:
+        await _binding(core, "vague", "by-param", paramRef={"name": "limits"})
+    assert [c["field"] for c in bad.value.causes] == ["spec.paramRef.parameterNotFoundAction"]
 
 
 async def test_param_selector_and_allow_when_missing(core: ApiCore) -> None:
