@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubelet_sim.config import parse_fleet
-from kubelet_sim.events import ContainerEvent, killing_events, pulling_events, started_events
+from kubelet_sim.events import (
+    ContainerEvent,
+    containers_created,
+    killing_events,
+    pulling_events,
+    started_events,
+)
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, pod_images
@@ -91,12 +97,6 @@ def _key(pod: JsonDict) -> str:
     meta = pod.get("metadata") or {}
     ns = meta.get("namespace")
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
-
-
-def _container_ids(status: JsonDict) -> bool:
-    """Whether any (init) container in `status` has been created (has a containerID)."""
-    return any(cs.get("containerID") for key in ("initContainerStatuses", "containerStatuses")
-               for cs in status.get(key) or ())
 
 
 def _node_of(pod: JsonDict) -> str | None:
@@ -291,7 +291,7 @@ class StageController:
             return self._nodes.has_image(node, image)
 
         now = self._clock.monotonic()
-        if not _container_ids(new_status):  # the sandbox is being created: the pulls begin
+        if not containers_created(new_status):  # the sandbox is being created: the pulls begin
             if rec.pulling is None:
                 pulling, rec.pulling = pulling_events(pod, present)
                 rec.pull_started = now

@@ -26,10 +26,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kubelet_sim.stages.lifecycle import normalize_image
+from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.types import JsonDict
 from minik3s.utils.duration import format_duration
 
-__all__ = ["ContainerEvent", "killing_events", "pulling_events", "started_events"]
+__all__ = ["ContainerEvent", "container_statuses", "containers_created", "killing_events", "pulling_events", "started_events"]
 
 NORMAL = "Normal"
 
@@ -50,21 +51,9 @@ def _containers(pod: JsonDict) -> Iterator[tuple[str, JsonDict]]:
             yield f"spec.{key}{{{c.get('name', '')}}}", c
 
 
-def _pull_policy(c: JsonDict) -> str:
-    """The container's imagePullPolicy (the API defaults it; the same default if it did not)."""
-    policy = c.get("imagePullPolicy")
-    if policy:
-        return str(policy)
-    image = str(c.get("image") or "")
-    last = image.rsplit("/", 1)[-1]
-    if "@" in image or (":" in last and not last.endswith(":latest")):
-        return "IfNotPresent"
-    return "Always"
-
-
 def pulls_image(c: JsonDict, present: Callable[[str], bool]) -> bool:
     """Whether the kubelet pulls `c`'s image: policy Always, or IfNotPresent and not on the node."""
-    policy = _pull_policy(c)
+    policy = str(c.get("imagePullPolicy") or default_pull_policy(c.get("image")))
     if policy == "Never":
         return False
     return policy == "Always" or not present(normalize_image(str(c.get("image") or "")))
@@ -86,13 +75,24 @@ def pulling_events(pod: JsonDict, present: Callable[[str], bool]) -> tuple[list[
     return out, pulled
 
 
-def _status_ids(status: JsonDict) -> dict[str, str]:
-    ids: dict[str, str] = {}
-    for key, prefix in (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers")):
+_STATUS_LISTS = (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers"))
+
+
+def container_statuses(status: JsonDict) -> Iterator[tuple[str, JsonDict]]:
+    """(fieldPath, container status) for the init containers' statuses, then the containers'."""
+    for key, prefix in _STATUS_LISTS:
         for cs in status.get(key) or ():
-            if cs.get("containerID"):
-                ids[f"spec.{prefix}{{{cs.get('name', '')}}}"] = str(cs["containerID"])
-    return ids
+            yield f"spec.{prefix}{{{cs.get('name', '')}}}", cs
+
+
+def containers_created(status: JsonDict) -> bool:
+    """Whether the status shows any (init) container created (with a containerID): false while
+    the sandbox is being created."""
+    return any(cs.get("containerID") for _, cs in container_statuses(status))
+
+
+def _status_ids(status: JsonDict) -> dict[str, str]:
+    return {path: str(cs["containerID"]) for path, cs in container_statuses(status) if cs.get("containerID")}
 
 
 def started_events(pod: JsonDict, old_status: JsonDict, new_status: JsonDict, *, pulled: set[str],
@@ -123,11 +123,7 @@ def started_events(pod: JsonDict, old_status: JsonDict, new_status: JsonDict, *,
 
 def killing_events(pod: JsonDict) -> list[ContainerEvent]:
     """`Killing` for each container the status shows running, when the pod's deletion is seen."""
-    status = pod.get("status") or {}
-    running: set[str] = set()
-    for key, prefix in (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers")):
-        for cs in status.get(key) or ():
-            if "running" in (cs.get("state") or {}):
-                running.add(f"spec.{prefix}{{{cs.get('name', '')}}}")
+    running = {path for path, cs in container_statuses(pod.get("status") or {})
+               if "running" in (cs.get("state") or {})}
     return [ContainerEvent(path, "Killing", f"Stopping container {c.get('name', '')}")
             for path, c in _containers(pod) if path in running]

@@ -186,10 +186,7 @@ class NodeAgent:
         for ref in images:
             if ref in st.images:
                 continue
-            size = st.declared_images.get(ref)
-            if size is None:
-                size = size_hint if size_hint is not None else DEFAULT_IMAGE_SIZE
-            st.images[ref] = {"names": [image_id(ref), ref], "sizeBytes": size}
+            st.images[ref] = {"names": [image_id(ref), ref], "sizeBytes": self.image_size(name, ref, size_hint=size_hint)}
             st.dirty = True
 
     # -- node objects ------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, TypeGuard, cast
 import orjson
 
 from apiserver.strategies.memo import SecondSightLRU, exact_json
+from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -54,20 +55,6 @@ QOS_RESOURCES = ("cpu", "memory")
 # =================================================================================================
 # defaulting
 # =================================================================================================
-
-
-def default_pull_policy(image: Any) -> str:
-    """`Always` when the tag is `latest` or missing (and no digest), else `IfNotPresent`.
-
-    Example: "nginx" -> Always, "nginx:1.27" -> IfNotPresent, "reg:5000/app" -> Always."""
-    if not isinstance(image, str) or not image:
-        return "IfNotPresent"
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return "Always"
-    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
 
 
 def _default_probe(probe: Any) -> None:

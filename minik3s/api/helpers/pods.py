@@ -3,6 +3,8 @@ upstream's podutil.GetPodCondition / IsPodReady."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from minik3s.api.types import JsonDict
 
 
@@ -18,3 +20,19 @@ def is_pod_ready(pod: JsonDict) -> bool:
     """Ready=True (upstream IsPodReady)."""
     c = pod_condition(pod, "Ready")
     return bool(c and c.get("status") == "True")
+
+
+def default_pull_policy(image: Any) -> str:
+    """A container's default imagePullPolicy (the API server's defaulting; the kubelet reads
+    the same rule): `Always` when the tag is `latest` or missing (and no digest), else
+    `IfNotPresent`.
+
+    Example: "nginx" -> Always, "nginx:1.27" -> IfNotPresent, "reg:5000/app" -> Always."""
+    if not isinstance(image, str) or not image:
+        return "IfNotPresent"
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return "Always"
+    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"

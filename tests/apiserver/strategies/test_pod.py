@@ -6,7 +6,8 @@ import pytest
 
 from apiserver.strategies import strategy_for
 from apiserver.strategies.pod import POD_UPDATE_FORBIDDEN
-from apiserver.strategies.podspec import default_pull_policy, qos_class
+from apiserver.strategies.podspec import qos_class
+from minik3s.api.helpers.pods import default_pull_policy
 
 S = strategy_for("", "Pod")
 QUANTITY_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
