@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = ["CelCompileError", "CelEvalError", "Compiled", "compile_expression", "evaluate"]
+__all__ = ["CelCompileError", "CelEvalError", "Compiled", "check", "compile_expression", "evaluate",
+           "match_conditions", "run"]
 
 
 class CelCompileError(Exception):
@@ -226,3 +227,35 @@ def _plain(v: Any, ct: Any) -> Any:
     if isinstance(v, list):
         return [_plain(x, ct) for x in v]
     return v
+
+
+# -- what admission asks of an expression ------------------------------------------------------
+
+def run(source: str, variables: dict[str, Any]) -> Any:
+    """`evaluate(compile_expression(source), variables)`. Raises CelCompileError / CelEvalError."""
+    return evaluate(compile_expression(source), variables)
+
+
+def check(source: str, variables: dict[str, Any]) -> bool | str:
+    """A boolean expression's verdict, or upstream's text for why there is none (CEL's filter:
+    `expression '<e>' resulted in error: <why>`, also for a result that is not a bool)."""
+    try:
+        result = run(source, variables)
+    except (CelCompileError, CelEvalError) as e:
+        return f"expression '{source}' resulted in error: {e.message}"
+    if isinstance(result, bool):
+        return result
+    return f"expression '{source}' resulted in error: no such overload: the result is not a bool"
+
+
+def match_conditions(expressions: list[str], variables: dict[str, Any]) -> tuple[bool, list[str]]:
+    """upstream's matchconditions matcher over `expressions` in order: (False, []) as soon as one
+    is false (even when an earlier one failed), else (True, the failures' texts)."""
+    failures: list[str] = []
+    for source in expressions:
+        verdict = check(source, variables)
+        if verdict is False:
+            return False, []
+        if isinstance(verdict, str):
+            failures.append(verdict)
+    return True, failures

@@ -37,7 +37,7 @@ import logging
 from dataclasses import dataclass, field
 
 from apiserver.storage.interface import Store, Watcher
-from minik3s.api.errors import ForbiddenError
+from minik3s.api.errors import ForbiddenError, aggregate
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
@@ -361,7 +361,7 @@ class Authorizer:
                     resource.append(rr)
                 if rule.non_resource_urls:
                     non_resource.append({"verbs": list(rule.verbs), "nonResourceURLs": list(rule.non_resource_urls)})
-        err = "" if not errs else errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+        err = aggregate(errs)
         return resource, non_resource, err
 
 

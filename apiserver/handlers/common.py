@@ -168,7 +168,7 @@ def check_list_options(q: MultiMapping[str], *, watch: bool) -> None:
             causes.append(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
     if causes:
         parts = [f"{c['field']}: {c['message']}" for c in causes]
-        summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        summary = errors.aggregate(parts)
         raise errors.InvalidError(f'ListOptions.meta.k8s.io "" is invalid: {summary}',
                                   details={"name": "", "group": "meta.k8s.io", "kind": "ListOptions",
                                            "causes": causes})

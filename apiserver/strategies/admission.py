@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.storage.interface import Store, Watcher
+from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import QuantityError, parse_quantity
@@ -67,18 +68,8 @@ def resource_for_kind(kind: str) -> str:
 
 
 def forbidden(group: str, kind: str, name: str, why: str, *, causes: list[JsonDict] | None = None) -> ForbiddenError:
-    """apierrors.NewForbidden as admission.NewForbidden builds it."""
-    resource = resource_for_kind(kind)
-    qualified = f"{resource}.{group}" if group else resource
-    msg = f'{qualified} "{name}" is forbidden: {why}' if name else f"{qualified} is forbidden: {why}"
-    details: JsonDict = {"name": name, "kind": resource}
-    if group:
-        details["group"] = group
-    if causes:
-        details["causes"] = causes
-    if not name:
-        details.pop("name")
-    return ForbiddenError(msg, details=details)
+    """apierrors.NewForbidden as admission.NewForbidden builds it (from the kind)."""
+    return errors.forbidden(resource_for_kind(kind), group, name, why, causes=causes)
 
 
 def _list(lookup: Lookup, group: str, resource: str) -> list[JsonDict]:

@@ -136,6 +136,19 @@ def review_request(attrs: Attributes, matched: ResourceInfo, *, uid: uuid.UUID, 
     return {"kind": "AdmissionReview", "apiVersion": f"admission.k8s.io/{version}", "request": req}
 
 
+def admission_request(attrs: Attributes, matched: ResourceInfo) -> JsonDict:
+    """The AdmissionRequest's fields as CEL's `request` variable (matchConditions, policies):
+    the review's request with an empty `uid` and without `object` / `oldObject` (those are
+    their own variables), as upstream's CreateAdmissionRequest."""
+    req: JsonDict = review_request(attrs, matched, uid=_NO_UID, version="v1", obj=None, old=None)["request"]
+    req["uid"] = ""
+    del req["object"], req["oldObject"]
+    return req
+
+
+_NO_UID = uuid.UUID(int=0)
+
+
 def verify_response(hook: Webhook, uid: uuid.UUID, version: str, review: Any) -> WebhookResponse:
     """VerifyAdmissionResponse: raises CallingWebhookError("received invalid webhook response: ...")."""
 

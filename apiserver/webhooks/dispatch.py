@@ -40,6 +40,7 @@ from apiserver.webhooks.call import (
     CallingWebhookError,
     PatchDecodeError,
     WebhookResponse,
+    admission_request,
     post_review,
     rejection,
     resolve,
@@ -84,7 +85,8 @@ class WebhookAdmission:
         self._source = WebhookSource(store, generation)
         # ValidatingAdmissionPolicies, evaluated in process before the validating webhooks
         self._policies = PolicyAdmission(store, registry, PolicySource(store, generation),
-                                         equivalents=self._equivalents, convert=self._convert_to)
+                                         equivalents=self._equivalents, convert=self._convert_to,
+                                         namespace=self._namespace)
 
     def active(self) -> bool:
         """Whether any webhook configuration or policy binding exists (the per-write fast path:
@@ -125,40 +127,25 @@ class WebhookAdmission:
         return inv
 
     def _conditions_match(self, inv: _Invocation, attrs: Attributes) -> bool:
-        """upstream's matchconditions matcher: the conditions in order, over `object`,
-        `oldObject` (in the version the webhook is called with) and `request`; the first one
-        that is false skips the webhook (even when another failed); failures with none false
-        refuse the request under failurePolicy Fail (403, every failure named) and skip the
-        webhook under Ignore."""
+        """upstream's matchconditions matcher (`cel.match_conditions`) over `object`,
+        `oldObject` (in the version the webhook is called with) and `request`: a false
+        condition skips the webhook; failures with none false refuse the request under
+        failurePolicy Fail (403, every failure named) and skip the webhook under Ignore."""
         hook = inv.hook
-        request = review_request(attrs, inv.resource, uid=uuid.UUID(int=0), version="v1", obj=None, old=None)["request"]
-        del request["object"], request["oldObject"]
         variables = {"object": self._convert_out(inv, attrs, attrs.obj),
-                     "oldObject": self._convert_out(inv, attrs, attrs.old), "request": request}
-        failures: list[str] = []
-        for name, expression in hook.match_conditions:
-            try:
-                result = cel.evaluate(cel.compile_expression(expression), variables)
-            except (cel.CelCompileError, cel.CelEvalError) as e:
-                failures.append(f"expression '{expression}' resulted in error: {e.message}")
-                continue
-            if result is False:
-                logger.debug("webhook skipped by matchCondition webhook=%s condition=%s", hook.name, name)
-                return False
-            if result is not True:
-                failures.append(f"expression '{expression}' resulted in error: no such overload: "
-                                f"the result is not a bool")
+                     "oldObject": self._convert_out(inv, attrs, attrs.old),
+                     "request": admission_request(attrs, inv.resource)}
+        matched, failures = cel.match_conditions([e for _, e in hook.match_conditions], variables)
+        if not matched:
+            logger.debug("webhook skipped by a matchCondition webhook=%s", hook.name)
+            return False
         if not failures:
             return True
         if hook.failure_policy == "Ignore":
             logger.info("webhook skipped: matchConditions failed webhook=%s errors=%s", hook.name, failures)
             return False
         logger.warning("failed evaluating match conditions, failing closed webhook=%s errors=%s", hook.name, failures)
-        what = attrs.info.qualified
-        shown = f'{what} "{attrs.name}"' if attrs.name else what
-        reason = failures[0] if len(failures) == 1 else "[" + ", ".join(failures) + "]"
-        raise errors.ForbiddenError(f"{shown} is forbidden: {reason}", details={
-            "name": attrs.name, "kind": attrs.info.resource, **({"group": attrs.info.group} if attrs.info.group else {})})
+        raise errors.forbidden(attrs.info.resource, attrs.info.group, attrs.name, errors.aggregate(failures))
 
     # ------------------------------------------------------------------ calling
     def _services(self, namespace: str, name: str) -> tuple[JsonDict | None, JsonDict | None]:

@@ -32,15 +32,14 @@ no authorizer).
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import cel
 from apiserver.storage.interface import Store
 from apiserver.webhooks.attributes import Attributes
-from apiserver.webhooks.call import review_request
+from apiserver.webhooks.call import admission_request
 from apiserver.webhooks.rules import (
     exempt,
     matched_resource,
@@ -51,7 +50,7 @@ from apiserver.webhooks.rules import (
 from apiserver.webhooks.source import parse_selector
 from minik3s.api import errors
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
-from minik3s.api.selectors import label_selector_from_dict
+from minik3s.api.selectors import LabelSelector, label_selector_from_dict
 from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
@@ -64,18 +63,47 @@ BINDING_PREFIX = "admissionregistration.k8s.io/validatingadmissionpolicybindings
 _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
 
+@dataclass(slots=True, frozen=True)
+class _Match:
+    """A MatchResources, its selectors parsed once (when the policy or binding was read)."""
+
+    namespace_selector: LabelSelector
+    object_selector: LabelSelector
+    resource_rules: list[JsonDict]
+    exclude_rules: list[JsonDict]
+    match_policy: str
+
+    @classmethod
+    def parse(cls, mr: Any) -> _Match | None:
+        if not isinstance(mr, dict):
+            return None
+        return cls(parse_selector(mr.get("namespaceSelector")), parse_selector(mr.get("objectSelector")),
+                   [r for r in mr.get("resourceRules") or () if isinstance(r, dict)],
+                   [r for r in mr.get("excludeResourceRules") or () if isinstance(r, dict)],
+                   str(mr.get("matchPolicy") or "Equivalent"))
+
+
 @dataclass(slots=True)
 class _Pair:
+    """One binding with its policy, as evaluated: names, match constraints, actions."""
+
     policy: JsonDict
     binding: JsonDict
+    policy_name: str = ""
+    binding_name: str = ""
+    constraints: _Match | None = None
+    narrowing: _Match | None = None  # the binding's matchResources, if any
+    actions: tuple[str, ...] = ()
+    fail: bool = True
 
-    @property
-    def policy_name(self) -> str:
-        return str((self.policy.get("metadata") or {}).get("name") or "")
-
-    @property
-    def binding_name(self) -> str:
-        return str((self.binding.get("metadata") or {}).get("name") or "")
+    @classmethod
+    def compile(cls, policy: JsonDict, binding: JsonDict) -> _Pair:
+        pspec, bspec = policy.get("spec") or {}, binding.get("spec") or {}
+        return cls(policy, binding, str((policy.get("metadata") or {}).get("name") or ""),
+                   str((binding.get("metadata") or {}).get("name") or ""),
+                   _Match.parse(pspec.get("matchConstraints")), _Match.parse(bspec.get("matchResources")),
+                   tuple(str(a) for a in bspec.get("validationActions") or ()),
+                   str(pspec.get("failurePolicy") or "Fail") == "Fail")
 
 
 @dataclass(slots=True)
@@ -111,62 +139,64 @@ class PolicySource:
                    for o in (*policies, *bindings))
         if fp != self._cache.fingerprint:
             by_name = {str((p.get("metadata") or {}).get("name") or ""): p for p in policies}
-            pairs = [_Pair(by_name[str((b.get("spec") or {}).get("policyName") or "")], b) for b in bindings
-                     if str((b.get("spec") or {}).get("policyName") or "") in by_name]
+            pairs = [_Pair.compile(by_name[name], b) for b in bindings
+                     if (name := str((b.get("spec") or {}).get("policyName") or "")) in by_name]
             pairs.sort(key=lambda p: (p.policy_name, p.binding_name))
             self._cache = _Cached(fp, pairs)
         return self._cache.pairs
 
 
-class _Denied(Exception):
-    def __init__(self, message: str, reason: str = "Invalid") -> None:
+@dataclass(slots=True, frozen=True)
+class _Violation:
+    message: str
+    reason: str = "Invalid"
+
+
+class _ConfigError(Exception):
+    """A binding that cannot be evaluated (its params): decided by the policy's failurePolicy."""
+
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-        self.reason = reason or "Invalid"
 
 
 class PolicyAdmission:
     """Evaluates the policies' bindings for one request (`validate`), raising the first denial."""
 
-    __slots__ = ("_convert", "_equivalents", "_registry", "_source", "_store")
+    __slots__ = ("_convert", "_equivalents", "_namespace", "_registry", "_source", "_store")
 
     def __init__(self, store: Store, registry: ResourceRegistry, source: PolicySource, *,
                  equivalents: Callable[[ResourceInfo], list[ResourceInfo]],
-                 convert: Callable[[ResourceInfo, Attributes, JsonDict | None], JsonDict | None]) -> None:
+                 convert: Callable[[ResourceInfo, Attributes, JsonDict | None], JsonDict | None],
+                 namespace: Callable[[Attributes], JsonDict | None]) -> None:
         self._store = store
         self._registry = registry
         self._source = source
         self._equivalents = equivalents
         self._convert = convert
+        self._namespace = namespace
 
     def active(self) -> bool:
         return bool(self._source.pairs())
 
     # ------------------------------------------------------------------ matching
-    def _namespace(self, attrs: Attributes) -> JsonDict | None:
-        return self._store.get(f"core/namespaces//{attrs.namespace}") if attrs.namespace else None
-
-    def _matches(self, mr: Any, attrs: Attributes, *, binding: bool = False) -> ResourceInfo | None:
-        """The resource version `mr` (a MatchResources) matches the request as, or None. A
-        binding's matchResources without resourceRules does not constrain the resource."""
-        if not isinstance(mr, dict):
-            return None
+    def _matches(self, m: _Match, attrs: Attributes, *, binding: bool = False) -> ResourceInfo | None:
+        """The resource version `m` matches the request as, or None. A binding's matchResources
+        without resourceRules does not constrain the resource."""
         scoped = bool(attrs.namespace) or attrs.is_namespace
-        ns_sel = parse_selector(mr.get("namespaceSelector"))
-        if scoped and not ns_sel.empty:
+        if scoped and not m.namespace_selector.empty:
             labels = namespace_labels(attrs, self._namespace(attrs))
-            if labels is None or not ns_sel.matches(labels):
+            if labels is None or not m.namespace_selector.matches(labels):
                 return None
-        if not object_selector_matches(parse_selector(mr.get("objectSelector")), attrs):
+        if not object_selector_matches(m.object_selector, attrs):
             return None
         info = attrs.info
-        for rule in _named(mr.get("excludeResourceRules"), attrs):
+        for rule in _named(m.exclude_rules, attrs):
             if rule_matches(rule, attrs, info.group, info.version, info.resource):
                 return None
-        if binding and not mr.get("resourceRules"):
+        if binding and not m.resource_rules:
             return info
-        return matched_resource(_named(mr.get("resourceRules"), attrs), str(mr.get("matchPolicy") or "Equivalent"),
-                                attrs, self._equivalents(info))
+        return matched_resource(_named(m.resource_rules, attrs), m.match_policy, attrs, self._equivalents(info))
 
     # ------------------------------------------------------------------ params
     def _params(self, policy_spec: JsonDict, binding_spec: JsonDict, attrs: Attributes) -> list[JsonDict | None]:
@@ -216,135 +246,89 @@ class PolicyAdmission:
         if not pairs:
             return
         request: JsonDict | None = None
-        namespace_object: JsonDict | None = None
-        if attrs.namespace and not attrs.is_namespace:
-            namespace_object = self._namespace(attrs)
-        denied: list[tuple[_Pair, _Denied]] = []
+        namespace_object = self._namespace(attrs) if attrs.namespace and not attrs.is_namespace else None
+        denied: list[tuple[_Pair, _Violation]] = []
         for pair in pairs:
-            pspec = pair.policy.get("spec") or {}
-            bspec = pair.binding.get("spec") or {}
-            matched = self._matches(pspec.get("matchConstraints"), attrs)
-            if matched is None:
+            if pair.constraints is None:
                 continue
-            if isinstance(bspec.get("matchResources"), dict) and self._matches(bspec["matchResources"], attrs,
-                                                                                         binding=True) is None:
+            matched = self._matches(pair.constraints, attrs)
+            if matched is None or (pair.narrowing is not None
+                                   and self._matches(pair.narrowing, attrs, binding=True) is None):
                 continue
-            actions = [str(a) for a in bspec.get("validationActions") or ()]
-            fail = str(pspec.get("failurePolicy") or "Fail") == "Fail"
             if request is None:
-                request = review_request(attrs, matched, uid=uuid.UUID(int=0), version="v1", obj=None,
-                                         old=None)["request"]
-                del request["object"], request["oldObject"]
+                request = admission_request(attrs, matched)
             variables = {"object": self._convert(matched, attrs, attrs.obj),
                          "oldObject": self._convert(matched, attrs, attrs.old),
                          "request": request, "namespaceObject": namespace_object}
+            pspec = pair.policy.get("spec") or {}
             try:
-                for params in self._params(pspec, bspec, attrs):
-                    for message, reason in _evaluate(pspec, {**variables, "params": params}, fail=fail):
-                        self._decide(pair, actions, _Denied(message, reason), attrs, denied)
-            except _Denied as d:
-                self._decide(pair, actions, d, attrs, denied)
+                for params in self._params(pspec, pair.binding.get("spec") or {}, attrs):
+                    for v in _evaluate(pspec, {**variables, "params": params}, fail=pair.fail):
+                        self._decide(pair, v, attrs, denied)
             except _ConfigError as e:
-                if fail:
-                    self._decide(pair, actions, _Denied(e.message), attrs, denied)
+                if pair.fail:
+                    self._decide(pair, _Violation(e.message), attrs, denied)
         if denied:
-            first_pair, first = denied[0]
-            message = (f"ValidatingAdmissionPolicy '{first_pair.policy_name}' with binding "
-                       f"'{first_pair.binding_name}' denied request: {first.message}")
-            what = attrs.info.qualified
+            pair, first = denied[0]
+            message = (f"ValidatingAdmissionPolicy '{pair.policy_name}' with binding '{pair.binding_name}' "
+                       f"denied request: {first.message}")
             name = attrs.name or str(((attrs.obj or attrs.old or {}).get("metadata") or {}).get("name") or "")
-            shown = f"{what} {_go_quote(name)} is forbidden: {message}" if name else f"{what} is forbidden: {message}"
-            details: JsonDict = {"name": name, **({"group": attrs.info.group} if attrs.info.group else {}),
-                                 "kind": attrs.info.resource, "causes": [{"message": message}]}
-            if not name:
-                del details["name"]
-            raise errors.ApiError(shown, details=details, code=_REASON_CODES.get(first.reason, 422), reason=first.reason)
+            # admission.NewForbidden with the validation's reason and its code, as upstream
+            # rewrites the StatusError (the error class follows the reason: Invalid -> InvalidError)
+            status = errors.forbidden(attrs.info.resource, attrs.info.group, name, message,
+                                      causes=[{"message": message}]).to_status()
+            raise errors.ApiError.from_status({**status, "reason": first.reason,
+                                               "code": _REASON_CODES.get(first.reason, 422)})
 
     @staticmethod
-    def _decide(pair: _Pair, actions: Sequence[str], d: _Denied, attrs: Attributes,
-                denied: list[tuple[_Pair, _Denied]]) -> None:
-        if "Deny" in actions:
-            denied.append((pair, d))
-        if "Warn" in actions:
+    def _decide(pair: _Pair, v: _Violation, attrs: Attributes, denied: list[tuple[_Pair, _Violation]]) -> None:
+        if "Deny" in pair.actions:
+            denied.append((pair, v))
+        if "Warn" in pair.actions:
             attrs.warnings.append(f"Validation failed for ValidatingAdmissionPolicy '{pair.policy_name}' with "
-                                  f"binding '{pair.binding_name}': {d.message}")
-        if "Audit" in actions:
-            logger.info("policy audit: policy=%s binding=%s message=%s", pair.policy_name, pair.binding_name, d.message)
+                                  f"binding '{pair.binding_name}': {v.message}")
+        if "Audit" in pair.actions:
+            logger.info("policy audit: policy=%s binding=%s message=%s", pair.policy_name, pair.binding_name,
+                        v.message)
 
 
-class _ConfigError(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def _named(rules: Any, attrs: Attributes) -> list[JsonDict]:
+def _named(rules: list[JsonDict], attrs: Attributes) -> list[JsonDict]:
     """NamedRuleWithOperations: a rule with resourceNames applies only to those names."""
-    out: list[JsonDict] = []
-    for r in rules or ():
-        if not isinstance(r, dict):
-            continue
-        names = r.get("resourceNames") or ()
-        if names and attrs.name not in names:
-            continue
-        out.append(r)
-    return out
+    return [r for r in rules if not r.get("resourceNames") or attrs.name in r["resourceNames"]]
 
 
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _expr_error(expression: str, e: cel.CelEvalError | cel.CelCompileError) -> str:
-    return f"expression '{expression}' resulted in error: {e.message}"
-
-
-def _evaluate(spec: JsonDict, variables: JsonDict, *, fail: bool) -> list[tuple[str, str]]:
-    """The policy's violations for one param: (message, reason) each; [] when it admits."""
+def _evaluate(spec: JsonDict, variables: JsonDict, *, fail: bool) -> list[_Violation]:
+    """The policy's violations for one param; [] when it admits. Evaluation errors count as
+    violations only under failurePolicy Fail."""
     computed: dict[str, Any] = {}
     scope = {**variables, "variables": computed}
     for v in spec.get("variables") or ():
         if not isinstance(v, dict):
             continue
         try:
-            computed[str(v.get("name"))] = cel.evaluate(cel.compile_expression(str(v.get("expression") or "")), scope)
+            computed[str(v.get("name"))] = cel.run(str(v.get("expression") or ""), scope)
         except (cel.CelEvalError, cel.CelCompileError):
             continue  # used later: "no such key" where referenced (upstream: the variable's own error)
-    errors_seen: list[str] = []
-    for mc in spec.get("matchConditions") or ():
-        if not isinstance(mc, dict):
-            continue
-        expression = str(mc.get("expression") or "")
-        try:
-            result = cel.evaluate(cel.compile_expression(expression), scope)
-        except (cel.CelEvalError, cel.CelCompileError) as e:
-            errors_seen.append(_expr_error(expression, e))
-            continue
-        if result is False:
-            return []
-    if errors_seen:
-        return [(errors_seen[0] if len(errors_seen) == 1 else "[" + ", ".join(errors_seen) + "]", "Invalid")] \
-            if fail else []
-    out: list[tuple[str, str]] = []
+    conditions = [str(mc.get("expression") or "") for mc in spec.get("matchConditions") or () if isinstance(mc, dict)]
+    matched, failures = cel.match_conditions(conditions, scope)
+    if not matched:
+        return []
+    if failures:
+        return [_Violation(errors.aggregate(failures))] if fail else []
+    out: list[_Violation] = []
     for v in spec.get("validations") or ():
         if not isinstance(v, dict):
             continue
         expression = str(v.get("expression") or "")
+        verdict = cel.check(expression, scope)
+        if verdict is True:
+            continue
         reason = str(v.get("reason") or "Invalid")
-        try:
-            result = cel.evaluate(cel.compile_expression(expression), scope)
-        except (cel.CelEvalError, cel.CelCompileError) as e:
+        if isinstance(verdict, str):  # an evaluation error
             if fail:
-                out.append((_expr_error(expression, e), reason))
+                out.append(_Violation(verdict, reason))
             continue
-        if result is True:
-            continue
-        if result is not False:
-            if fail:
-                out.append((f"expression '{expression}' resulted in error: no such overload: the result is not a bool",
-                            reason))
-            continue
-        out.append((_message(v, expression, scope), reason))
+        out.append(_Violation(_message(v, expression, scope), reason))
     return out
 
 
@@ -353,7 +337,7 @@ def _message(v: JsonDict, expression: str, scope: JsonDict) -> str:
     one line), else `message`, else upstream's default."""
     if v.get("messageExpression"):
         try:
-            text = cel.evaluate(cel.compile_expression(str(v["messageExpression"])), scope)
+            text = cel.run(str(v["messageExpression"]), scope)
         except (cel.CelEvalError, cel.CelCompileError):
             text = None
         if isinstance(text, str) and text.strip() and "\n" not in text:

@@ -222,6 +222,14 @@ _GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", 
                "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
+def aggregate(messages: list[str]) -> str:
+    """Go's utilerrors.NewAggregate(...).Error(): one message bare, several as `[a, b]`, none "".
+    (Repeated messages are the caller's to drop, as ErrorList.ToAggregate does.)"""
+    if not messages:
+        return ""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+
+
 def qualified_kind(kind: str, group: str) -> str:
     """`Pod` or `Deployment.apps`: a GroupKind as upstream prints it (schema.GroupKind.String)."""
     return f"{kind}.{group}" if group else kind
@@ -244,7 +252,7 @@ def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> In
             parts.append(part)
     message = f"{qualified_kind(kind, group)} {go_quote(name)} is invalid"
     if parts:
-        message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
+        message += ": " + aggregate(parts)
     details: JsonDict = {"name": name, "kind": kind, "causes": causes}
     if group:
         details["group"] = group
@@ -254,6 +262,22 @@ def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> In
 def qualified(resource: str, group: str) -> str:
     """`pods` or `deployments.apps`, as upstream messages name a resource."""
     return f"{resource}.{group}" if group else resource
+
+
+def forbidden(resource: str, group: str, name: str, reason: str, *,
+              causes: list[JsonDict] | None = None) -> ForbiddenError:
+    """apierrors.NewForbidden(group resource, name, err): `<resource>.<group> "<name>" is
+    forbidden: <reason>` (no name: `<resource>.<group> is forbidden: ...`), details {name,
+    group, kind: the resource} and `causes` when given."""
+    what = qualified(resource, group)
+    message = f"{what} {go_quote(name)} is forbidden: {reason}" if name else f"{what} is forbidden: {reason}"
+    details: JsonDict = {"name": name} if name else {}
+    if group:
+        details["group"] = group
+    details["kind"] = resource
+    if causes:
+        details["causes"] = causes
+    return ForbiddenError(message, details=details)
 
 
 def not_found(resource: str, group: str, name: str) -> NotFoundError:

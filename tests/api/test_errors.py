@@ -49,3 +49,21 @@ def test_invalid_message(kind, group, name, causes, message):
 ])
 def test_go_quote(text, quoted):
     assert errors.go_quote(text) == quoted
+
+
+@pytest.mark.parametrize(("messages", "text"), [
+    pytest.param([], "", id="none"),
+    pytest.param(["a"], "a", id="one-bare"),
+    pytest.param(["a", "b"], "[a, b]", id="several-bracketed"),
+])
+def test_aggregate_is_gos_aggregate_error(messages, text):
+    assert errors.aggregate(messages) == text
+
+
+def test_forbidden_is_new_forbidden():
+    e = errors.forbidden("deployments", "apps", 'we"b', "denied", causes=[{"message": "denied"}])
+    assert (e.code, e.reason) == (403, "Forbidden")
+    assert e.message == 'deployments.apps "we\\"b" is forbidden: denied'
+    assert list(e.details) == ["name", "group", "kind", "causes"]  # metav1.StatusDetails' field order
+    nameless = errors.forbidden("pods", "", "", "no")
+    assert nameless.message == "pods is forbidden: no" and nameless.details == {"kind": "pods"}
