@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 __all__ = ["CelCompileError", "CelEvalError", "Compiled", "check", "compile_expression", "evaluate",
-           "match_conditions", "run"]
+           "Variables", "match_conditions", "run"]
 
 
 class CelCompileError(Exception):
@@ -197,11 +197,45 @@ def _message(err: Any) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def evaluate(compiled: Compiled, variables: dict[str, Any]) -> Any:
-    """Evaluate with JSON `variables`; returns the result as plain Python (bool, int, float,
-    str, list, dict, None). Raises CelEvalError."""
+class Variables:
+    """An expression's JSON variables, each turned into CEL values once, when an expression
+    first needs it: one request's `object`, `request`, ... serve every condition and validation
+    evaluated for it (the conversion walks the whole object: it costs as much as evaluating)."""
+
+    __slots__ = ("_converted", "_values")
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = dict(values)
+        self._converted: dict[str, Any] = {}
+
+    def with_values(self, **values: Any) -> Variables:
+        """These variables plus (or replacing) `values`; conversions already made are shared."""
+        self.activation()  # converted here, once, for every child that shares them
+        out = Variables(self._values)
+        out._values.update(values)
+        out._converted = {k: v for k, v in self._converted.items() if k not in values}
+        return out
+
+    def set(self, name: str, value: Any) -> None:
+        self._values[name] = value
+        self._converted.pop(name, None)
+
+    def activation(self) -> dict[str, Any]:
+        converted = self._converted
+        if len(converted) != len(self._values):
+            to_cel = _runtime().json_to_cel
+            for k, v in self._values.items():
+                if k not in converted:
+                    converted[k] = to_cel(v)
+        return dict(converted)
+
+
+def evaluate(compiled: Compiled, variables: dict[str, Any] | Variables) -> Any:
+    """Evaluate with JSON `variables` (or a `Variables` that converts each once); returns the
+    result as plain Python (bool, int, float, str, list, dict, None). Raises CelEvalError."""
     rt = _runtime()
-    activation = {k: rt.json_to_cel(v) for k, v in variables.items()}
+    activation = (variables.activation() if isinstance(variables, Variables)
+                  else {k: rt.json_to_cel(v) for k, v in variables.items()})
     try:
         out = compiled.program.evaluate(activation)
     except Exception as e:  # cel-python's CELEvalError, or a library function's failure
@@ -231,12 +265,12 @@ def _plain(v: Any, ct: Any) -> Any:
 
 # -- what admission asks of an expression ------------------------------------------------------
 
-def run(source: str, variables: dict[str, Any]) -> Any:
+def run(source: str, variables: dict[str, Any] | Variables) -> Any:
     """`evaluate(compile_expression(source), variables)`. Raises CelCompileError / CelEvalError."""
     return evaluate(compile_expression(source), variables)
 
 
-def check(source: str, variables: dict[str, Any]) -> bool | str:
+def check(source: str, variables: dict[str, Any] | Variables) -> bool | str:
     """A boolean expression's verdict, or upstream's text for why there is none (CEL's filter:
     `expression '<e>' resulted in error: <why>`, also for a result that is not a bool)."""
     try:
@@ -248,7 +282,7 @@ def check(source: str, variables: dict[str, Any]) -> bool | str:
     return f"expression '{source}' resulted in error: no such overload: the result is not a bool"
 
 
-def match_conditions(expressions: list[str], variables: dict[str, Any]) -> tuple[bool, list[str]]:
+def match_conditions(expressions: list[str], variables: dict[str, Any] | Variables) -> tuple[bool, list[str]]:
     """upstream's matchconditions matcher over `expressions` in order: (False, []) as soon as one
     is false (even when an earlier one failed), else (True, the failures' texts)."""
     failures: list[str] = []

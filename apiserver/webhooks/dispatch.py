@@ -132,9 +132,9 @@ class WebhookAdmission:
         condition skips the webhook; failures with none false refuse the request under
         failurePolicy Fail (403, every failure named) and skip the webhook under Ignore."""
         hook = inv.hook
-        variables = {"object": self._convert_out(inv, attrs, attrs.obj),
-                     "oldObject": self._convert_out(inv, attrs, attrs.old),
-                     "request": admission_request(attrs, inv.resource)}
+        variables = cel.Variables({"object": self._convert_out(inv, attrs, attrs.obj),
+                                   "oldObject": self._convert_out(inv, attrs, attrs.old),
+                                   "request": admission_request(attrs, inv.resource)})
         matched, failures = cel.match_conditions([e for _, e in hook.match_conditions], variables)
         if not matched:
             logger.debug("webhook skipped by a matchCondition webhook=%s", hook.name)

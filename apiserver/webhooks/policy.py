@@ -245,8 +245,10 @@ class PolicyAdmission:
         pairs = self._source.pairs()
         if not pairs:
             return
-        request: JsonDict | None = None
         namespace_object = self._namespace(attrs) if attrs.namespace and not attrs.is_namespace else None
+        # per resource version matched (nearly always one): the request's variables, converted
+        # to CEL once for every binding, condition and validation that reads them
+        scopes: dict[int, cel.Variables] = {}
         denied: list[tuple[_Pair, _Violation]] = []
         for pair in pairs:
             if pair.constraints is None:
@@ -255,15 +257,16 @@ class PolicyAdmission:
             if matched is None or (pair.narrowing is not None
                                    and self._matches(pair.narrowing, attrs, binding=True) is None):
                 continue
-            if request is None:
-                request = admission_request(attrs, matched)
-            variables = {"object": self._convert(matched, attrs, attrs.obj),
-                         "oldObject": self._convert(matched, attrs, attrs.old),
-                         "request": request, "namespaceObject": namespace_object}
+            base = scopes.get(id(matched))
+            if base is None:
+                base = scopes[id(matched)] = cel.Variables({
+                    "object": self._convert(matched, attrs, attrs.obj),
+                    "oldObject": self._convert(matched, attrs, attrs.old),
+                    "request": admission_request(attrs, matched), "namespaceObject": namespace_object})
             pspec = pair.policy.get("spec") or {}
             try:
                 for params in self._params(pspec, pair.binding.get("spec") or {}, attrs):
-                    for v in _evaluate(pspec, {**variables, "params": params}, fail=pair.fail):
+                    for v in _evaluate(pspec, base.with_values(params=params), fail=pair.fail):
                         self._decide(pair, v, attrs, denied)
             except _ConfigError as e:
                 if pair.fail:
@@ -297,11 +300,11 @@ def _named(rules: list[JsonDict], attrs: Attributes) -> list[JsonDict]:
     return [r for r in rules if not r.get("resourceNames") or attrs.name in r["resourceNames"]]
 
 
-def _evaluate(spec: JsonDict, variables: JsonDict, *, fail: bool) -> list[_Violation]:
-    """The policy's violations for one param; [] when it admits. Evaluation errors count as
-    violations only under failurePolicy Fail."""
+def _evaluate(spec: JsonDict, scope: cel.Variables, *, fail: bool) -> list[_Violation]:
+    """The policy's violations for one param (`scope`: the request's variables and `params`);
+    [] when it admits. Evaluation errors count as violations only under failurePolicy Fail."""
     computed: dict[str, Any] = {}
-    scope = {**variables, "variables": computed}
+    scope.set("variables", computed)
     for v in spec.get("variables") or ():
         if not isinstance(v, dict):
             continue
@@ -309,6 +312,7 @@ def _evaluate(spec: JsonDict, variables: JsonDict, *, fail: bool) -> list[_Viola
             computed[str(v.get("name"))] = cel.run(str(v.get("expression") or ""), scope)
         except (cel.CelEvalError, cel.CelCompileError):
             continue  # used later: "no such key" where referenced (upstream: the variable's own error)
+        scope.set("variables", dict(computed))  # the next ones see it
     conditions = [str(mc.get("expression") or "") for mc in spec.get("matchConditions") or () if isinstance(mc, dict)]
     matched, failures = cel.match_conditions(conditions, scope)
     if not matched:
@@ -332,7 +336,7 @@ def _evaluate(spec: JsonDict, variables: JsonDict, *, fail: bool) -> list[_Viola
     return out
 
 
-def _message(v: JsonDict, expression: str, scope: JsonDict) -> str:
+def _message(v: JsonDict, expression: str, scope: cel.Variables) -> str:
     """A failed validation's message: messageExpression's string when it gives one (non-empty,
     one line), else `message`, else upstream's default."""
     if v.get("messageExpression"):
