@@ -101,6 +101,8 @@ class ManagerEntry:
 
 def _item_element(item: Any, meta: PatchMeta, index: int) -> str:
     if meta.list_type == "set":
+        if type(item) is str:
+            return _set_element(item)
         return "v:" + canonical(item)
     if meta.list_type == "map" and isinstance(item, dict):
         keys = {}
@@ -109,8 +111,24 @@ def _item_element(item: Any, meta: PatchMeta, index: int) -> str:
                 keys[k] = item[k]
             elif k in meta.key_defaults:
                 keys[k] = meta.key_defaults[k]
+        # string and integer keys (every built-in kind's) through the memo; bools, floats and
+        # containers would collide in a hash key (True == 1) or cannot be one
+        if all(type(v) is str or type(v) is int for v in keys.values()):
+            return _map_element(tuple(keys.items()))
         return "k:" + canonical(keys)
     return f"i:{index}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _set_element(item: str) -> str:
+    return "v:" + canonical(item)
+
+
+@functools.lru_cache(maxsize=4096)
+def _map_element(keys: tuple[tuple[str, str | int], ...]) -> str:
+    """`k:` + the canonical JSON of a keyed item's keys, memoised: a pod's conditions and
+    containers are named by the same few keys on every write."""
+    return "k:" + canonical(dict(keys))
 
 
 def _granular_list(meta: PatchMeta) -> bool:
@@ -237,8 +255,19 @@ def path_string(path: Path) -> str:
 
 
 def _strip(fields: FieldSet, reset: Iterable[Path] = ()) -> FieldSet:
+    heads, pairs = _stripped_prefixes(tuple(reset))
+    meta = ("f:metadata",)
+    return {p for p in fields if not p or (p[0] not in heads and p[:2] not in pairs and p != meta)}
+
+
+@functools.lru_cache(maxsize=64)
+def _stripped_prefixes(reset: tuple[Path, ...]) -> tuple[frozenset[str], frozenset[Path]]:
+    """The stripped and reset paths as the first elements (paths of one element) and first
+    pairs (paths of two) a dropped path starts with; no stripped or reset path is longer."""
     banned = (*_STRIPPED, *reset)
-    return {p for p in fields if not any(p[: len(b)] == b for b in banned) and p != ("f:metadata",)}
+    if any(len(b) not in (1, 2) for b in banned):
+        raise ValueError(f"stripped paths have one or two elements: {banned}")
+    return frozenset(b[0] for b in banned if len(b) == 1), frozenset(b for b in banned if len(b) == 2)
 
 
 # --- compare (typed.Compare) ------------------------------------------------------------------
@@ -265,6 +294,12 @@ def compare(old: Any, new: Any, schema: PatchMeta | None) -> Comparison:
 def _cmp(lhs: Any, rhs: Any, meta: PatchMeta, path: Path, res: Comparison) -> None:
     if lhs is rhs or (isinstance(lhs, (dict, list)) and type(lhs) is type(rhs) and lhs == rhs):
         return  # unchanged subtree (a schema never lets one field hold both a bool and a number)
+    if lhs is _MISSING:
+        _present(rhs, meta, path, res.added)
+        return
+    if rhs is _MISSING:
+        _present(lhs, meta, path, res.removed)
+        return
     both_empty = _empty(lhs) and _empty(rhs)
     if (
         not both_empty
@@ -275,7 +310,10 @@ def _cmp(lhs: Any, rhs: Any, meta: PatchMeta, path: Path, res: Comparison) -> No
         l_map = {} if lhs is _MISSING else lhs
         r_map = {} if rhs is _MISSING else rhs
         for k in [*l_map, *(k for k in r_map if k not in l_map)]:
-            _cmp(l_map.get(k, _MISSING), r_map.get(k, _MISSING), meta.child(k), (*path, f"f:{k}"), res)
+            lv, rv = l_map.get(k, _MISSING), r_map.get(k, _MISSING)
+            if lv is rv or (type(lv) is type(rv) and lv == rv):
+                continue  # what the call would decide: an unchanged value adds no path
+            _cmp(lv, rv, meta.child(k), (*path, f"f:{k}"), res)
         if path and not meta.struct:
             _mark_container(lhs, rhs, path, res)
         return
@@ -289,8 +327,10 @@ def _cmp(lhs: Any, rhs: Any, meta: PatchMeta, path: Path, res: Comparison) -> No
         r_items = _index_items([] if rhs is _MISSING else rhs, meta)
         element = meta.element()
         for pe in [*l_items, *(pe for pe in r_items if pe not in l_items)]:
-            p = (*path, pe)
             li, ri = l_items.get(pe, _MISSING), r_items.get(pe, _MISSING)
+            if li is ri or (type(li) is type(ri) and li == ri):
+                continue  # unchanged item: neither it nor its container mark changes anything
+            p = (*path, pe)
             _cmp(li, ri, element, p, res)
             if isinstance(li, dict) or isinstance(ri, dict):
                 _mark_container(li, ri, p, res)
@@ -303,6 +343,30 @@ def _cmp(lhs: Any, rhs: Any, meta: PatchMeta, path: Path, res: Comparison) -> No
         res.removed.add(path)
     elif not json_equal(lhs, rhs):
         res.modified.add(path)
+
+
+def _present(value: Any, meta: PatchMeta, path: Path, out: FieldSet) -> None:
+    """`_cmp` of a value against a missing one: every field of `value` goes into `out` (added or
+    removed), walked without comparing anything."""
+    if isinstance(value, dict):
+        if value and not meta.atomic:
+            child = meta.child
+            for k, v in value.items():
+                _present(v, child(k), (*path, f"f:{k}"), out)
+            if path and not meta.struct:
+                out.add(path)
+            return
+    elif isinstance(value, list) and value and _granular_list(meta):
+        element = meta.element()
+        for pe, item in _index_items(value, meta).items():
+            p = (*path, pe)
+            _present(item, element, p, out)
+            if isinstance(item, dict):
+                out.add(p)
+        if path and not meta.always_present:
+            out.add(path)
+        return
+    out.add(path)
 
 
 def _mark_container(lhs: Any, rhs: Any, path: Path, res: Comparison) -> None:
@@ -789,6 +853,146 @@ def _creator_entry(new: dict[str, Any], schema: PatchMeta | None, reset: tuple[P
     if subresource:
         entry["subresource"] = subresource
     return entry
+
+
+# --- update fast path -------------------------------------------------------------------------
+
+# Stored fieldsV1 trees are never changed in place, so a tree's field set is memoised on the tree
+# object itself (the memo holds the tree: its id cannot be reused while the entry lives).
+_TREE_FIELDS: dict[int, tuple[dict[str, Any], frozenset[Path]]] = {}
+_TREE_FIELDS_MAX = 16384
+
+
+def _tree_fields(tree: dict[str, Any]) -> frozenset[Path]:
+    hit = _TREE_FIELDS.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    fields = frozenset(decode_fields(tree))
+    _remember_tree(tree, fields)
+    return fields
+
+
+def _remember_tree(tree: dict[str, Any], fields: frozenset[Path]) -> None:
+    if len(_TREE_FIELDS) >= _TREE_FIELDS_MAX:
+        _TREE_FIELDS.clear()
+    _TREE_FIELDS[id(tree)] = (tree, fields)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_fields_tree(fields: frozenset[Path]) -> dict[str, Any]:
+    """`encode_fields` as one tree per field set, shared by the stored objects recording it
+    (read-only, as they are)."""
+    tree = _fields_tree(fields)
+    _remember_tree(tree, fields)
+    return tree
+
+
+# the key orders `encode_managed_fields` writes an entry in (time and subresource optional)
+_ENTRY_KEY_ORDERS = frozenset({
+    ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1"),
+    ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"),
+    ("manager", "operation", "apiVersion", "fieldsType", "fieldsV1"),
+    ("manager", "operation", "apiVersion", "fieldsType", "fieldsV1", "subresource"),
+})
+
+
+def _entry_order(e: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    return (e["operation"], e.get("time") or "", e["manager"], e["apiVersion"], e.get("subresource", ""))
+
+
+def _stored_entries(entries: Any) -> list[tuple[dict[str, Any], frozenset[Path]]] | None:
+    """The live entries with their field sets when they are exactly what `encode_managed_fields`
+    writes (every key in its order, string values, non-empty trees, the list in its order), so
+    the ones an update leaves alone can be kept as they are; None otherwise."""
+    if entries is None or entries == []:
+        return []
+    if not isinstance(entries, list):
+        return None
+    out = []
+    previous: tuple[str, ...] | None = None
+    for e in entries:
+        if not isinstance(e, dict) or tuple(e) not in _ENTRY_KEY_ORDERS or e["fieldsType"] != "FieldsV1":
+            return None
+        tree = e["fieldsV1"]
+        if not isinstance(tree, dict) or not tree or not all(
+                type(e[k]) is str and (e[k] or k == "apiVersion") for k in e if k != "fieldsV1"):
+            return None
+        order = _entry_order(e)
+        if previous is not None and order < previous:
+            return None
+        previous = order
+        out.append((e, _tree_fields(tree)))
+    return out
+
+
+def record_updated_fields(old: dict[str, Any], new: dict[str, Any], *, manager: str, operation: str,
+                          api_version: str, now: str, subresource: str | None = None,
+                          reset_fields: tuple[str, ...] = ()) -> bool:
+    """`update_managed_fields(old, new)` done in place on `new`, for the request core's updates
+    (stored objects are never changed in place): the entries the write leaves alone are kept as
+    the live object holds them, and changed ones get the field-set memo's shared tree, so an
+    update decodes and encodes nothing but what it changes. A Lease renewal or a pod status
+    write by its owner only moves that owner's `time`.
+
+    Returns False, changing nothing, when `new` sends managedFields other than the live ones
+    (a client editing them: the sent entries are the base) or the live entries are not in the
+    form this server stores them; the caller then takes `update_managed_fields`. The result is
+    the general algorithm's (tests/apiserver/patch/test_apply_update_fastpath.py compares them)."""
+    old_meta = old.get("metadata")
+    live = old_meta.get("managedFields") if isinstance(old_meta, dict) else None
+    new_meta = new.get("metadata")
+    sent = new_meta.get("managedFields") if isinstance(new_meta, dict) else None
+    if sent and sent is not live and sent != live:
+        return False
+    stored = _stored_entries(live)
+    if stored is None or not isinstance(new_meta, dict):
+        return False
+    reset = tuple((f"f:{name}",) for name in reset_fields)
+    diff = compare(_without_managed_fields(old), _without_managed_fields(new), _resolve_schema(LOOKUP, new))
+    changed = _strip(diff.added | diff.modified, reset)
+    removed = diff.removed
+    if not changed and not removed:
+        if live:
+            new_meta["managedFields"] = live
+        else:
+            new_meta.pop("managedFields", None)
+        return True
+    sub = subresource or ""
+    out: list[dict[str, Any]] = []
+    mine: tuple[dict[str, Any], frozenset[Path]] | None = None
+    at = -1  # where the writer's entry goes: its place in the live list (the sort is stable)
+    for e, fields in stored:
+        if mine is None and e["manager"] == manager and e["operation"] == operation \
+                and e.get("subresource", "") == sub:
+            mine, at = (e, fields), len(out)
+            continue
+        if fields.isdisjoint(changed) and fields.isdisjoint(removed):
+            out.append(e)
+            continue
+        rest = fields - changed - removed
+        if rest:
+            out.append({**e, "fieldsV1": _shared_fields_tree(rest)})
+    if changed:
+        kept = mine[1] - removed if mine is not None else frozenset()
+        fields = kept | changed
+        tree = mine[0]["fieldsV1"] if mine is not None and fields == mine[1] else _shared_fields_tree(fields)
+        entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version,
+                                 "time": now, "fieldsType": "FieldsV1", "fieldsV1": tree}
+        if sub:
+            entry["subresource"] = sub
+        out.insert(at if mine is not None else len(out), entry)
+    elif mine is not None:
+        rest = mine[1] - removed
+        if rest == mine[1]:
+            out.insert(at, mine[0])
+        elif rest:
+            out.insert(at, {**mine[0], "fieldsV1": _shared_fields_tree(rest)})
+    if out:
+        out.sort(key=_entry_order)
+        new_meta["managedFields"] = out
+    else:
+        new_meta.pop("managedFields", None)
+    return True
 
 
 # --- public API -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ Data flow: request core -> `server_side_apply(live, applied, info=...)` / `recor
 
 from __future__ import annotations
 
-from apiserver.patch.apply import record_created_fields, update_managed_fields
+from apiserver.patch.apply import record_created_fields, record_updated_fields, update_managed_fields
 from apiserver.patch.apply import server_side_apply as _ssa
 from apiserver.patch.errors import ApplyConflictError
 from apiserver.patch.strategic_merge import PatchMeta
@@ -57,6 +57,10 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
                                              api_version=info.api_version, now=now, subresource=subresource,
                                              reset_fields=reset):
         return
+    if old is not None and record_updated_fields(old, new, manager=opts.field_manager, operation=operation,
+                                                 api_version=info.api_version, now=now,
+                                                 subresource=subresource, reset_fields=reset):
+        return
     updated = update_managed_fields(old, new, manager=opts.field_manager, operation=operation,
                                     api_version=info.api_version, now=now, subresource=subresource,
                                     reset_fields=reset, share_created_fields=True)
@@ -64,3 +68,5 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
         meta = updated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             new.setdefault("metadata", {})["managedFields"] = meta["managedFields"]
+        elif isinstance(new.get("metadata"), dict):  # every entry lost its fields: none are kept
+            new["metadata"].pop("managedFields", None)
