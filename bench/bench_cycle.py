@@ -11,6 +11,10 @@ decisions (same seed, same decisions: compare it across checkouts).
 
     python bench/bench_cycle.py --nodes 500 --init 500 --pods 2000 --runs 5
     python bench/bench_cycle.py --profile out.prof      # cProfile of one run
+    python bench/bench_cycle.py --nodes 1000 --owned    # pods of a ReplicaSet (system-default spreading)
+
+With `--owned` the measured pods belong to a ReplicaSet (the informers hold it), so
+PodTopologySpread scores them with the system-default constraints, as every Deployment's pod.
 
 The scheduler's informers are inert stand-ins: the cycle reads only the scheduler's cache.
 """
@@ -51,27 +55,53 @@ class _InertInformer:
 
 
 class _InertInformers:
-    def informer(self, *_: Any, **__: Any) -> _InertInformer:
-        return _InertInformer()
+    """One inert informer per resource; `objects` are put into their resource's store first."""
+
+    def __init__(self, objects: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        self._objects = objects or {}
+        self._informers: dict[str, _InertInformer] = {}
+
+    def informer(self, res: Any = None, *_: Any, **__: Any) -> _InertInformer:
+        name = getattr(res, "resource", "")
+        inf = self._informers.get(name)
+        if inf is None:
+            inf = self._informers[name] = _InertInformer()
+            for obj in self._objects.get(name, []):
+                inf.store.put(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", obj)
+        return inf
 
 
-def build(nodes: int, init: int, seed: int) -> Scheduler:
-    s = Scheduler(None, client=None, informers=_InertInformers(), rng=random.Random(seed), explain_capacity=0)
+RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+      "metadata": {"name": "web", "namespace": "default", "uid": "rs-uid"},
+      "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+               "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}}}
+
+
+def _pod(name: str, owned: bool) -> dict[str, Any]:
+    b = make_pod(name).req(cpu="100m", memory="500Mi").uid(name)
+    if owned:
+        b = b.labels(app="web").owner("ReplicaSet", "web", uid="rs-uid")
+    return b.obj()
+
+
+def build(nodes: int, init: int, seed: int, owned: bool = False) -> Scheduler:
+    informers = _InertInformers({"replicasets": [RS]} if owned else None)
+    s = Scheduler(None, client=None, informers=informers, rng=random.Random(seed), explain_capacity=0)
     for i in range(nodes):
         name = f"node-{i}"
         s.cache.add_node(make_node(name).labels({ZONE: f"zone-{i % 3}", HOSTNAME: name})
                          .capacity(cpu="4", memory="32Gi", pods="110").obj())
     for i in range(init):
-        pi = PodInfo(make_pod(f"init-{i}").req(cpu="100m", memory="500Mi").uid(f"init-{i}").obj())
+        pi = PodInfo(_pod(f"init-{i}", owned))
         s.cache.assume_pod(_assumed_pod_info(pi, f"node-{i % nodes}"))
     return s
 
 
-def run_once(nodes: int, init: int, pods: int, seed: int, profile: str | None = None) -> tuple[float, str]:
-    s = build(nodes, init, seed)
+def run_once(nodes: int, init: int, pods: int, seed: int, profile: str | None = None,
+             owned: bool = False) -> tuple[float, str]:
+    s = build(nodes, init, seed, owned)
     fw = next(iter(s.frameworks.values()))
-    infos = [PodInfo(make_pod(f"p-{i}").req(cpu="100m", memory="500Mi").uid(f"p-{i}").obj())
-             for i in range(pods)]
+    infos = [PodInfo(_pod(f"p-{i}", owned)) for i in range(pods)]
     digest = hashlib.sha256()
     prof = cProfile.Profile() if profile else None
     t0 = time.process_time()
@@ -102,14 +132,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", default=None, help="write a cProfile of one run here")
+    ap.add_argument("--owned", action="store_true", help="pods of a ReplicaSet (system-default spreading)")
     a = ap.parse_args()
     if a.profile:
-        us, dig = run_once(a.nodes, a.init, a.pods, a.seed, a.profile)
+        us, dig = run_once(a.nodes, a.init, a.pods, a.seed, a.profile, a.owned)
         print(json.dumps({"profiled_us_per_pod": round(us, 1), "decisions": dig}))
         return
-    runs = [run_once(a.nodes, a.init, a.pods, a.seed) for _ in range(a.runs)]
+    runs = [run_once(a.nodes, a.init, a.pods, a.seed, owned=a.owned) for _ in range(a.runs)]
     us = [r[0] for r in runs]
-    print(json.dumps({"nodes": a.nodes, "init": a.init, "pods": a.pods, "runs_us_per_pod": [round(u, 1) for u in us],
+    print(json.dumps({"nodes": a.nodes, "init": a.init, "pods": a.pods, "owned": a.owned, "runs_us_per_pod": [round(u, 1) for u in us],
                       "median_us_per_pod": round(statistics.median(us), 1), "decisions": runs[0][1]}))
 
 

@@ -59,7 +59,7 @@ from scheduler.config import (
 )
 from scheduler.eventhandlers import EventHandlers
 from scheduler.explain import AttemptRecord, Explainer, gang_section
-from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.cycle_state import FEASIBLE_ROWS_KEY, CycleState
 from scheduler.framework.interface import Code, Plugin, Status
 from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.runtime import Framework, FrameworkError, WaitingPod
@@ -691,8 +691,10 @@ class Scheduler:
         """`_prioritize` with the feasible nodes' snapshot rows: vector scores and int64 totals
         (a plain list when the profile's weights could overflow int64: the runtime then sums
         Python integers)."""
+        arrays = self.snapshot.node_arrays()
+        state.write(FEASIBLE_ROWS_KEY, (arrays, rows, feasible))
         record = self._pre_score(fw, state, pi, feasible, rec)
-        totals, st = fw.run_score(state, pi, feasible, record=record, arrays=self.snapshot.node_arrays(), rows=rows)
+        totals, st = fw.run_score(state, pi, feasible, record=record, arrays=arrays, rows=rows)
         self._scored(st, state, rec, record, totals)
         return totals
 

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# Written by the scheduler's vector path before PreScore: (NodeArrays, rows, nodes), the
+# feasible nodes as snapshot rows, `nodes` the very list PreScore and Score are given (a plugin
+# checks it is that list before reading the rows for it). Absent on the scalar path.
+FEASIBLE_ROWS_KEY = "minik3s.io/feasible-rows"
+
 
 class StateNotFoundError(KeyError):
     pass

@@ -35,7 +35,7 @@ from minik3s.api.helpers.taints import find_untolerated_taint, is_no_schedule_or
 from minik3s.api.resources import builtin_resources
 from minik3s.api.selectors import LabelSelector, selector_from_set
 from minik3s.api.types import JsonDict
-from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.cycle_state import FEASIBLE_ROWS_KEY, CycleState
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     ActionType,
@@ -52,7 +52,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from scheduler.framework.node_arrays import IntArray, NodeArrays
+from scheduler.framework.node_arrays import IntArray, NodeArrays, RowMemo
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, compile_selector
@@ -299,6 +299,13 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                                           for c in self._default_constraints)
         self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
         self._domain_memo: dict[tuple[Any, ...], _DomainCounts] = {}
+        # score_rows' per-row readings, kept across cycles (RowMemo recomputes the rows of nodes
+        # that changed): a node's matching pods per (selector, namespace, hostname key), and a
+        # node's value of a topology key as a code into `_value_codes[key]` (-1: no such label)
+        self._host_rows = RowMemo(size=8)
+        self._label_rows = RowMemo(size=8)
+        self._value_codes: dict[str, dict[str, int]] = {}
+        self._value_names: dict[str, list[str]] = {}  # per key: the value of each code
 
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
@@ -553,11 +560,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # brought (a later constraint on the same key adds none, as upstream counts them)
         pair_counts: dict[tuple[str, str], int] = {}
         sizes = [0] * len(constraints)
+        feasible = state.get(FEASIBLE_ROWS_KEY) if candidates is nodes else None
+        if feasible is not None and feasible[2] is not nodes:
+            feasible = None
         for i, c in enumerate(constraints):
             key = c.topology_key
             if key == LABEL_HOSTNAME:
                 continue
-            for v in {n.labels.get(key, "") for n in candidates}:
+            for v in self._domain_values(key, candidates, feasible):
                 if (key, v) not in pair_counts:
                     pair_counts[(key, v)] = 0
                     sizes[i] += 1
@@ -666,23 +676,22 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         m = len(nodes)
         if s is None:
             return np.zeros(m, dtype=np.int64)
-        ignored, ns, host_nodes = s.ignored, pod.namespace, s.host_nodes
+        ignored, ns = s.ignored, pod.namespace
         total = np.zeros(m, dtype=np.float64)
         for i, c in enumerate(s.constraints):
             key = c.topology_key
-            # each node's count, -1 where the node lacks the key (lists first: one array each)
+            # each node's count, -1 where the node lacks the key
             if key == LABEL_HOSTNAME:
-                hc = s.host_counts[i] if i < len(s.host_counts) else None
-                if hc is not None and host_nodes is not None:
-                    got = [-1 if key not in n.labels
-                           else e[1] if (e := hc.get(n.name)) is not None and host_nodes.get(n.name) is n
-                           else count_matching(n.pods, c.selector, ns) for n in nodes]
-                else:
-                    got = [-1 if key not in n.labels else count_matching(n.pods, c.selector, ns) for n in nodes]
+                got = self._host_counts(arrays, rows, c, ns)
             else:
-                pair_counts = s.pair_counts
-                got = [-1 if (v := n.labels.get(key)) is None else pair_counts.get((key, v), 0) for n in nodes]
-            arr = np.array(got, dtype=np.float64)
+                codes = self._label_codes(arrays, rows, key)
+                values = self._value_codes[key]
+                by_code = np.zeros(len(values) + 1, dtype=np.int64)
+                for (k, v), cnt in s.pair_counts.items():
+                    if k == key and (code := values.get(v)) is not None:
+                        by_code[code] = cnt
+                got = np.where(codes >= 0, by_code[codes], -1)
+            arr = got.astype(np.float64)
             present = arr >= 0
             term = arr * s.weights[i] + float(c.max_skew - 1)
             total += np.where(present, term, 0.0)
@@ -694,6 +703,57 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         else:
             s.scored_ignored = None
         return out
+
+    def _domain_values(self, key: str, candidates: Sequence[NodeInfo],
+                       feasible: tuple[NodeArrays, IntArray, Sequence[NodeInfo]] | None) -> set[str]:
+        """The `key` values of the candidate nodes ("" for a node without the label), from the
+        remembered per-row codes when the candidates are the feasible snapshot rows."""
+        if feasible is None:
+            return {n.labels.get(key, "") for n in candidates}
+        arrays, rows, _ = feasible
+        codes = self._label_codes(arrays, rows, key)
+        names = self._value_names[key]
+        return {names[c] if c >= 0 else "" for c in np.unique(codes).tolist()}
+
+    def _host_counts(self, arrays: NodeArrays, rows: IntArray, c: Constraint, ns: str) -> IntArray:
+        """Per row: the node's pods matching `c` in `ns`, -1 when it lacks the hostname key (a
+        function of the node alone: remembered until its row is rewritten)."""
+        key, selector = c.topology_key, c.selector
+
+        def count(n: NodeInfo) -> int:
+            return -1 if key not in n.labels else count_matching(n.pods, selector, ns)
+
+        def compute(r: IntArray) -> IntArray:
+            return np.fromiter((count(n) for n in arrays.nodes_at(r)), dtype=np.int64, count=len(r))
+
+        return self._host_rows.values(arrays, (selector, ns, key), rows, compute,
+                                      lambda row: count(arrays.node(row)))
+
+    def _label_codes(self, arrays: NodeArrays, rows: IntArray, key: str) -> IntArray:
+        """Per row: the code of the node's `key` label value in `_value_codes[key]`, -1 without
+        the label. The codes of a key only grow; past four per node they start again (with
+        the remembered rows, which hold old codes)."""
+        codes = self._value_codes.get(key)
+        if codes is None or len(codes) > 4 * arrays.n + 64:
+            codes = self._value_codes[key] = {}
+            self._value_names[key] = []
+            self._label_rows = RowMemo(size=8)
+        names = self._value_names[key]
+
+        def code(n: NodeInfo) -> int:
+            v = n.labels.get(key)
+            if v is None:
+                return -1
+            got = codes.get(v)
+            if got is None:
+                got = codes[v] = len(codes)
+                names.append(v)
+            return got
+
+        def compute(r: IntArray) -> IntArray:
+            return np.fromiter((code(n) for n in arrays.nodes_at(r)), dtype=np.int64, count=len(r))
+
+        return self._label_rows.values(arrays, key, rows, compute, lambda row: code(arrays.node(row)))
 
     def normalize_score_array(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray | None:
         """`normalize_score` over the scores of the nodes last scored: ignored nodes 0, else

@@ -618,3 +618,54 @@ async def test_topology_spread_vector_scores_equal_the_scalar_scores(real_api: A
     normalized = pl.normalize_score_array(state, pi, vec)
     missing = [i for i, ni in enumerate(nodes) if ZONE not in ni.labels or HOSTNAME not in ni.labels]
     assert missing and all(normalized[i] == 0 for i in missing)
+
+
+async def test_topology_spread_remembered_rows_decide_like_the_scalar_paths(real_api: Any) -> None:
+    """A ReplicaSet's pods in a stream (system-default spreading over zone and hostname, scored
+    from rows remembered across cycles) with assumed and forgotten pods, a node relabelled into
+    another zone, a node losing its hostname label, a new zone value and a bound pod deleted
+    between cycles, a node losing its zone label (a domain of its own: ""): the vector scheduler
+    decides exactly as the scalar one, and the rows were remembered rather than recomputed."""
+    rng = random.Random(11)
+    scheds = [Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                        rng=random.Random(3)) for _ in range(2)]
+    vector_sched, scalar_sched = scheds
+    scalar_sched.vector_paths = False
+    for i in range(30):
+        await real_api.create(NODES, make_node(f"n{i:03d}").labels({ZONE: f"z{i % 3}", HOSTNAME: f"n{i:03d}"}).capacity(
+            {"cpu": "8", "memory": "32Gi", "pods": "110"}).obj())
+    rs = await real_api.create(REPLICASETS, {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                             "metadata": {"name": "web", "namespace": "default"}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    for i in range(40):
+        await real_api.create(PODS, make_pod(f"bound-{i}").labels(app="web").node(
+            f"n{rng.randrange(30):03d}").obj())
+    await real_api.settle()
+    for sched in scheds:
+        sched.cache.update_snapshot(sched.snapshot)
+    uid = rs["metadata"]["uid"]
+
+    def stream(lo: int, hi: int) -> list[dict[str, Any]]:
+        return [make_pod(f"rep-{i}").labels(app="web").owner("ReplicaSet", "web", uid=uid).container(
+            requests={"cpu": "100m", "memory": "100Mi"}).obj() for i in range(lo, hi)]
+
+    first = stream(0, 40)
+    assert _decide(vector_sched, first) == _decide(scalar_sched, first)
+    for sched in scheds:  # the assumed pods are forgotten (many rows at once; _decide reuses uids)
+        for i in range(40):
+            assumed = sched.cache.get_pod(f"uid-new-{i}")
+            if assumed is not None:
+                sched.cache.forget_pod(assumed)
+    await real_api.patch(NODES, "n004", {"metadata": {"labels": {ZONE: "z2"}}}, patch_type="merge")
+    await real_api.patch(NODES, "n007", {"metadata": {"labels": {HOSTNAME: None}}}, patch_type="merge")
+    await real_api.patch(NODES, "n010", {"metadata": {"labels": {ZONE: "z-new"}}}, patch_type="merge")
+    await real_api.patch(NODES, "n013", {"metadata": {"labels": {ZONE: None}}}, patch_type="merge")
+    await real_api.delete(PODS, "bound-3", "default")
+    await real_api.settle()
+    second = stream(40, 80)
+    assert _decide(vector_sched, second) == _decide(scalar_sched, second)
+    pl = next(p for p in next(iter(vector_sched.frameworks.values())).score_plugins
+              if p.name() == "PodTopologySpread")
+    assert pl._host_rows.hits > 40 and pl._label_rows.hits > 40
