@@ -20,7 +20,9 @@ first sees the pod, which trails the write by the watch lag.
     container each (10m / 16Mi);
   * Deployment: one Deployment of `--replicas` replicas (the same pod template) created at once;
     the ReplicaSet controller's slow-start batches make it a burst; also reported: seconds from the
-    Deployment's create to availableReplicas == replicas.
+    Deployment's create to availableReplicas == replicas, and the server process's CPU over that
+    time per replica (`cpu_ms_per_pod`, every thread: steadier than the latencies on a shared
+    machine, and the bound on them when the burst is CPU-bound).
 Reported per phase: p50 / p90 / p99 / max of creation -> bound and creation -> Running, in ms; with
 `--runs N`, the median of each figure over N runs (each a fresh server).
 """
@@ -145,6 +147,7 @@ async def bare_pods(rs: Any, times: PodTimes, tasks: list[asyncio.Task[Any]], *,
 async def deployment(rs: Any, times: PodTimes, tasks: list[asyncio.Task[Any]], *, replicas: int) -> dict[str, Any]:
     dep_inf = rs.informers.informer(DEPLOYMENTS)
     t0 = time.monotonic()
+    cpu0 = time.process_time()
     await rs.client.create(DEPLOYMENTS, {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "e2e", "namespace": NAMESPACE},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "e2e"}},
@@ -156,10 +159,12 @@ async def deployment(rs: Any, times: PodTimes, tasks: list[asyncio.Task[Any]], *
 
     await _until(available, times, max(120.0, replicas / 5), tasks, "Deployment available")
     available_s = time.monotonic() - t0
+    cpu_s = time.process_time() - cpu0
     pods = [p["metadata"]["name"] for p in rs.informers.informer(PODS).store.list()
             if ((p["metadata"].get("labels") or {}).get("app") == "e2e")]
     created = {n: times.seen[n] for n in pods}
     return {"replicas": replicas, "available_seconds": round(available_s, 2),
+            "cpu_ms_per_pod": round(cpu_s * 1000 / replicas, 2),
             "to_bound": latency_summary(created, times.bound),
             "to_running": latency_summary(created, times.running)}
 

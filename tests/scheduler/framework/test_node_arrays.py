@@ -555,6 +555,15 @@ def test_row_memo_recomputes_only_rows_rewritten_since() -> None:
 HOSTNAME = "kubernetes.io/hostname"
 
 
+async def _web_replicaset(real_api: Any) -> dict[str, Any]:
+    """A ReplicaSet selecting app=web: its pods get PodTopologySpread's system defaults."""
+    return await real_api.create(REPLICASETS, {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                               "metadata": {"name": "web", "namespace": "default"}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+
+
 async def test_topology_spread_vector_scores_equal_the_scalar_scores(real_api: Any) -> None:
     """PodTopologySpread's `score_rows` / `normalize_score_array` / `normalize_raw_scores` equal
     its node-by-node Score and NormalizeScore, with explicit ScheduleAnyway constraints (nodes
@@ -572,11 +581,7 @@ async def test_topology_spread_vector_scores_equal_the_scalar_scores(real_api: A
             labels[HOSTNAME] = f"n{i:03d}"
         await real_api.create(NODES, make_node(f"n{i:03d}").labels(labels).capacity(
             {"cpu": "8", "memory": "32Gi", "pods": "110"}).obj())
-    rs = await real_api.create(REPLICASETS, {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                             "metadata": {"name": "web", "namespace": "default"}, "spec": {
-        "replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}},
-                     "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    rs = await _web_replicaset(real_api)
     for i in range(90):  # bound pods matching the selector, unevenly over the nodes
         b = make_pod(f"bound-{i}").labels(app="web" if i % 5 else "other").node(f"n{rng.randrange(40):03d}")
         await real_api.create(PODS, b.obj())
@@ -634,11 +639,7 @@ async def test_topology_spread_remembered_rows_decide_like_the_scalar_paths(real
     for i in range(30):
         await real_api.create(NODES, make_node(f"n{i:03d}").labels({ZONE: f"z{i % 3}", HOSTNAME: f"n{i:03d}"}).capacity(
             {"cpu": "8", "memory": "32Gi", "pods": "110"}).obj())
-    rs = await real_api.create(REPLICASETS, {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                             "metadata": {"name": "web", "namespace": "default"}, "spec": {
-        "replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}},
-                     "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    rs = await _web_replicaset(real_api)
     for i in range(40):
         await real_api.create(PODS, make_pod(f"bound-{i}").labels(app="web").node(
             f"n{rng.randrange(30):03d}").obj())
