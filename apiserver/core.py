@@ -320,8 +320,7 @@ class ApiCore:
             raise errors.ForbiddenError(
                 f"{what} is forbidden: unable to create new content in namespace "
                 f"{namespace} because it is being terminated",
-                details={**({"name": name} if name else {}), "kind": info.resource,
-                         **({"group": info.group} if info.group else {}),
+                details={**errors.status_details(info.resource, info.group, name),
                          "causes": [{"reason": "NamespaceTerminating",
                                      "message": f"namespace {namespace} is being terminated",
                                      "field": "metadata.namespace"}]},

@@ -170,7 +170,7 @@ def check_list_options(q: MultiMapping[str], *, watch: bool) -> None:
         parts = [f"{c['field']}: {c['message']}" for c in causes]
         summary = errors.aggregate(parts)
         raise errors.InvalidError(f'ListOptions.meta.k8s.io "" is invalid: {summary}',
-                                  details={"name": "", "group": "meta.k8s.io", "kind": "ListOptions",
+                                  details={**errors.status_details("ListOptions", "meta.k8s.io", ""),
                                            "causes": causes})
 
 

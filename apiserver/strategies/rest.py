@@ -129,7 +129,7 @@ class Subresource:
     def _not_allowed(self, info: ResourceInfo, name: str) -> errors.MethodNotAllowedError:
         return errors.MethodNotAllowedError(
             "the server does not allow this method on the requested resource",
-            details={"kind": info.resource, "name": name, **({"group": info.group} if info.group else {})})
+            details=errors.status_details(info.resource, info.group, name))
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
         raise self._not_allowed(info, name)

@@ -8,8 +8,6 @@ same class with `ApiError.from_status`. Reason names and codes are kube-apiserve
 
 from __future__ import annotations
 
-from typing import Any
-
 from minik3s.api.types import JsonDict
 
 
@@ -253,9 +251,9 @@ def invalid(kind: str, name: str, causes: list[JsonDict], group: str = "") -> In
     message = f"{qualified_kind(kind, group)} {go_quote(name)} is invalid"
     if parts:
         message += ": " + aggregate(parts)
-    details: JsonDict = {"name": name, "kind": kind, "causes": causes}
-    if group:
-        details["group"] = group
+    details = status_details(kind, group, name)
+    if causes:
+        details["causes"] = causes
     return InvalidError(message, details=details)
 
 
@@ -271,33 +269,34 @@ def forbidden(resource: str, group: str, name: str, reason: str, *,
     group, kind: the resource} and `causes` when given."""
     what = qualified(resource, group)
     message = f"{what} {go_quote(name)} is forbidden: {reason}" if name else f"{what} is forbidden: {reason}"
-    details: JsonDict = {"name": name} if name else {}
-    if group:
-        details["group"] = group
-    details["kind"] = resource
+    details = status_details(resource, group, name)
     if causes:
         details["causes"] = causes
     return ForbiddenError(message, details=details)
 
 
-def not_found(resource: str, group: str, name: str) -> NotFoundError:
-    details: dict[str, Any] = {"name": name, "kind": resource}
+def status_details(resource: str, group: str, name: str) -> JsonDict:
+    """metav1.StatusDetails of a group resource's error, in Go's field order (name, group, kind)
+    with its omitempty fields left out when empty, as the bytes upstream sends."""
+    details: JsonDict = {"name": name} if name else {}
     if group:
         details["group"] = group
-    return NotFoundError(f'{qualified(resource, group)} "{name}" not found', details=details)
+    if resource:
+        details["kind"] = resource
+    return details
+
+
+def not_found(resource: str, group: str, name: str) -> NotFoundError:
+    return NotFoundError(f'{qualified(resource, group)} "{name}" not found', details=status_details(resource, group, name))
 
 
 def already_exists(resource: str, group: str, name: str) -> AlreadyExistsError:
-    details: dict[str, Any] = {"name": name, "kind": resource}
-    if group:
-        details["group"] = group
-    return AlreadyExistsError(f'{qualified(resource, group)} "{name}" already exists', details=details)
+    return AlreadyExistsError(f'{qualified(resource, group)} "{name}" already exists',
+                              details=status_details(resource, group, name))
 
 
 def conflict(resource: str, group: str, name: str, why: str | None = None) -> ConflictError:
-    details: dict[str, Any] = {"name": name, "kind": resource}
-    if group:
-        details["group"] = group
+    details = status_details(resource, group, name)
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
     return ConflictError(
         f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}', details=details

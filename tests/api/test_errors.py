@@ -35,7 +35,8 @@ def test_invalid_message(kind, group, name, causes, message):
     assert err.message == message
     status = err.to_status()
     assert status["code"] == 422 and status["reason"] == "Invalid" and status["message"] == message
-    assert status["details"]["kind"] == kind and status["details"]["causes"] == causes
+    # omitempty: an empty kind or cause list is left out, as Go encodes StatusDetails
+    assert status["details"].get("kind", "") == kind and status["details"].get("causes", []) == causes
     assert status["details"].get("group") == (group or None)
 
 
@@ -67,3 +68,23 @@ def test_forbidden_is_new_forbidden():
     assert list(e.details) == ["name", "group", "kind", "causes"]  # metav1.StatusDetails' field order
     nameless = errors.forbidden("pods", "", "", "no")
     assert nameless.message == "pods is forbidden: no" and nameless.details == {"kind": "pods"}
+
+
+@pytest.mark.parametrize(("err", "wire"), [
+    (errors.not_found("deployments", "apps", "web"),
+     b'{"name":"web","group":"apps","kind":"deployments"}'),
+    (errors.not_found("pods", "", "p"), b'{"name":"p","kind":"pods"}'),
+    (errors.already_exists("configmaps", "", "c"), b'{"name":"c","kind":"configmaps"}'),
+    (errors.conflict("replicasets", "apps", "r"), b'{"name":"r","group":"apps","kind":"replicasets"}'),
+    (errors.invalid("Deployment", "d", [errors.cause("spec.replicas", "Invalid value: -1")], "apps"),
+     b'{"name":"d","group":"apps","kind":"Deployment","causes":[{"reason":"FieldValueInvalid",'
+     b'"message":"Invalid value: -1","field":"spec.replicas"}]}'),
+    (errors.invalid("Pod", "p", []), b'{"name":"p","kind":"Pod"}'),
+])
+def test_status_details_are_gos_bytes(err, wire):
+    """metav1.StatusDetails encodes name, group, kind, causes in that order, each omitted when
+    empty (omitempty): the bytes a client reading the raw body (the Python client's
+    ApiException.body) sees from kube-apiserver."""
+    import orjson
+
+    assert orjson.dumps(err.to_status()["details"]) == wire

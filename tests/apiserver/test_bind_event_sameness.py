@@ -14,6 +14,11 @@ Re-recorded in session 7, when core/v1 and events.k8s.io/v1 Events became one st
 every response of the workload (objects, errors, warnings) stayed byte for byte what 47a65cc
 answered; only the core/v1 Events watch (which now also sees the events.k8s.io/v1 creates) and
 the stored rows (one Event store) changed.
+
+Re-recorded in session 9, when error Statuses began writing `details` in Go's field order
+(name, group, kind, causes) with empty fields left out, as metav1.StatusDetails encodes: the
+same workload hashed with each Status's details key-sorted and empties dropped gives one digest
+before and after (b54ccf6f...), so nothing else changed.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.utils.clock import FakeClock
 
-GOLDEN = "5bb2febb144f974b44def05a7a63500ee688dce54e1c477bca85f24af445a1a6"
+GOLDEN = "d8fe3ea608be8a50c115b8c3f2fcfb3c010e6f577cec17950c1ec838daa8431f"
 SEED = 14
 
 
