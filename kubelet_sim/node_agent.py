@@ -96,6 +96,7 @@ class NodeState:
     server_conditions: dict[str, str] = field(default_factory=dict)  # type -> status seen on server
     transitions: dict[str, str] = field(default_factory=dict)  # type -> our lastTransitionTime
     renewals: int = 0
+    lease: JsonDict | None = None  # the Lease as last written (read-only: the store's object)
 
 
 def _boot_id(name: str, salt: str) -> str:
@@ -319,20 +320,47 @@ class NodeAgent:
                 continue
         return await self._client.get(NODES, st.name)
 
+    def _renewed(self, st: NodeState, base: JsonDict) -> JsonDict:
+        """upstream lease controller's newLease: `base` with this node as holder, the configured
+        duration, renewTime now, and the Node as owner when the Lease has no owner yet."""
+        lease = dict(base)
+        spec = dict(base.get("spec") or {})
+        spec["holderIdentity"] = st.name
+        spec["leaseDurationSeconds"] = self.options.lease_duration_seconds
+        spec["renewTime"] = rfc3339_micro(self._clock.now())
+        lease["spec"] = spec
+        meta = base.get("metadata") or {}
+        if st.uid and not meta.get("ownerReferences"):
+            lease["metadata"] = {**meta, "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": st.name, "uid": st.uid}]}
+        return lease
+
     async def _write_lease(self, st: NodeState, *, create: bool = False) -> None:
-        if not create:
-            try:
-                await self._client.patch(LEASES, st.name, {"spec": {
-                    "holderIdentity": st.name, "renewTime": rfc3339_micro(self._clock.now())}},
-                    NODE_LEASE_NAMESPACE, read_only=True)
-                st.renewals += 1
-                return
-            except NotFoundError:
-                pass
+        """Renew as the kubelet's lease controller does: an Update (PUT) of the Lease last
+        written, with a new renewTime; a conflict (someone else wrote it) reads it again and
+        retries once; a Lease that is gone is created again."""
+        if not create and st.lease is not None:
+            base: JsonDict | None = st.lease
+            for _ in range(2):
+                assert base is not None
+                try:
+                    st.lease = await self._client.update(LEASES, self._renewed(st, base), read_only=True)
+                    st.renewals += 1
+                    return
+                except ConflictError:
+                    try:
+                        base = await self._client.get(LEASES, st.name, NODE_LEASE_NAMESPACE)
+                    except NotFoundError:
+                        break
+                except NotFoundError:
+                    break
+            else:
+                raise ConflictError(f"lease {NODE_LEASE_NAMESPACE}/{st.name} kept changing")
         try:
-            await self._client.create(LEASES, self._lease(st), NODE_LEASE_NAMESPACE, read_only=True)
+            st.lease = await self._client.create(LEASES, self._lease(st), NODE_LEASE_NAMESPACE, read_only=True)
         except AlreadyExistsError:
-            await self._client.patch(LEASES, st.name, {"spec": self._lease(st)["spec"]}, NODE_LEASE_NAMESPACE, read_only=True)
+            existing = await self._client.get(LEASES, st.name, NODE_LEASE_NAMESPACE)
+            st.lease = await self._client.update(LEASES, self._renewed(st, existing), read_only=True)
         st.renewals += 1
 
     # -- heartbeats --------------------------------------------------------------------------

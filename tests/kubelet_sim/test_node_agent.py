@@ -48,7 +48,7 @@ async def agent(cluster: Any, clock: FakeClock) -> AsyncIterator[NodeAgent]:
 
 
 def lease_renewals(cluster: Any, name: str) -> int:
-    return sum(1 for c in cluster.calls if c[:3] == ("patch", "leases", f"kube-node-lease/{name}"))
+    return sum(1 for c in cluster.calls if c[:3] == ("update", "leases", f"kube-node-lease/{name}"))
 
 
 def status_writes(cluster: Any, name: str) -> int:
@@ -106,6 +106,34 @@ async def test_leases_renewed_every_ten_seconds_spread_over_the_period(agent: No
     assert all(4 <= c <= 5 for c in counts), counts  # ~41.5 s at one renewal per 10-10.4 s
     renew = cluster.obj(LEASES, "node-1", "kube-node-lease")["spec"]["renewTime"]
     assert renew.startswith("2026-01-01T00:00:")
+
+
+async def test_lease_renewed_by_update_as_the_kubelet_does(agent: NodeAgent, cluster: Any,
+                                                             clock: FakeClock) -> None:
+    """The kubelet's lease controller PUTs the Lease it last wrote with a new renewTime: a
+    Lease someone else changed meanwhile (409) is read again and renewed (holder and duration
+    set back); a deleted Lease is created again, owned by its Node."""
+    await advance(cluster, clock, 10.5)
+    before = cluster.obj(LEASES, "node-2", "kube-node-lease")
+    assert lease_renewals(cluster, "node-2") == 1
+    assert not any(c[:3] == ("patch", "leases", "kube-node-lease/node-2") for c in cluster.calls)
+    # someone else takes the lease over between two renewals
+    stolen = dict(before, spec={**before["spec"], "holderIdentity": "intruder", "leaseDurationSeconds": 5})
+    await cluster.update(LEASES, stolen)
+    mark = len(cluster.calls)
+    await advance(cluster, clock, 10.5)
+    after = cluster.obj(LEASES, "node-2", "kube-node-lease")
+    assert after["spec"]["holderIdentity"] == "node-2" and after["spec"]["leaseDurationSeconds"] == 40
+    assert after["spec"]["renewTime"] > before["spec"]["renewTime"]
+    # the update that conflicted, then the update of the Lease read again
+    assert [c[0] for c in cluster.calls[mark:] if c[1:3] == ("leases", "kube-node-lease/node-2")] == [
+        "update", "update"]
+    await cluster.delete(LEASES, "node-2", "kube-node-lease")
+    await advance(cluster, clock, 10.5)
+    again = cluster.obj(LEASES, "node-2", "kube-node-lease")
+    assert again["metadata"]["uid"] != before["metadata"]["uid"]
+    assert again["metadata"]["ownerReferences"][0]["name"] == "node-2"
+    assert again["spec"]["holderIdentity"] == "node-2"
 
 
 async def test_status_reported_every_five_minutes_when_unchanged(agent: NodeAgent, cluster: Any,
