@@ -797,6 +797,12 @@ class ApiCore:
     async def patch(self, info: ResourceInfo, namespace: str | None, name: str, patch_type: str, body: Any,
                     opts: WriteOptions | None = None, *, subresource: str | None = None) -> JsonDict:
         opts = opts or WriteOptions()
+        if subresource is not None:
+            owner = self._stored_info(info) or info
+            rest = self.subresource(owner, subresource)
+            if not rest.body_is_parent:
+                # a subresource of another kind (scale): its own storage patches and applies it
+                return await rest.patch(self, owner, namespace, name, patch_type, body, opts)
         if patch_type == "apply":
             return await self._apply(info, namespace, name, body, opts, subresource=subresource)
         stored = self._stored_info(info)
@@ -852,11 +858,6 @@ class ApiCore:
             self._decode_fields(target, out, opts)
             return out
 
-        if subresource is not None:
-            rest = self.subresource(target, subresource)
-            if not rest.body_is_parent:
-                # a subresource of another kind (scale): its own storage patches it
-                return await rest.patch(self, target, namespace, name, patch_type, body, opts)
         if stored is None:
             return await self.guaranteed_update(target, namespace, name, mutate, opts, subresource=subresource,
                                                 operation="Update", precondition_rv=precondition_rv)
@@ -1107,17 +1108,30 @@ class ApiCore:
         return obj
 
     async def _subresource_webhooks(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
-                                    body: JsonDict, opts: WriteOptions) -> JsonDict:
+                                    body: JsonDict, opts: WriteOptions, *, operation: str = "CREATE",
+                                    old: JsonDict | None = None) -> JsonDict:
         group, _, version = str(body["apiVersion"]).rpartition("/")
-        wire: JsonDict = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+        wire: JsonDict = {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                          "apiVersion": "meta.k8s.io/v1"}
         if opts.dry_run:
             wire["dryRun"] = ["All"]
-        attrs = Attributes(info, "CREATE", name, (namespace or "") if info.namespaced else "", body, None, wire,
+        if opts.field_manager and operation != "CREATE":
+            wire["fieldManager"] = opts.field_manager
+        attrs = Attributes(info, operation, name, (namespace or "") if info.namespaced else "", body, old, wire,
                            dry_run=opts.dry_run, subresource=sub, user=opts.user, warnings=opts.warnings,
                            object_kind={"group": group, "version": version, "kind": str(body["kind"])})
         await self.webhooks.mutate(attrs)
         await self.webhooks.validate(attrs)
         return attrs.obj if attrs.obj is not None else body
+
+    async def admit_subresource_update(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
+                                       obj: JsonDict, old: JsonDict, opts: WriteOptions) -> JsonDict:
+        """Admission webhooks and policies for an UPDATE of a subresource of another kind
+        (deployments/scale): they see the subresource's own objects (an autoscaling/v1 Scale)
+        and may mutate the new one, which is returned."""
+        if not self.webhooks.active():
+            return obj
+        return await self._subresource_webhooks(info, namespace, name, sub, obj, opts, operation="UPDATE", old=old)
 
     async def _delete_webhooks(self, info: ResourceInfo, cur: JsonDict, options: DeleteOptions) -> None:
         if not self.webhooks.active():

@@ -18,7 +18,14 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec, verbs
-from apiserver.handlers.common import Target, end_stream, method_not_allowed, respond, write_options
+from apiserver.handlers.common import (
+    Target,
+    default_manager,
+    end_stream,
+    method_not_allowed,
+    respond,
+    write_options,
+)
 from apiserver.keys import WATCHES, WatchStream
 from apiserver.strategies.pod_rest import LogREST, follow_lines
 from minik3s.api.options import WatchOptions
@@ -46,6 +53,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     body = (codec.decode_object(await codec.read_body(request), codec.media_type(request))
             if rest.takes_body else None)
     if m == "PUT":
+        if opts.field_manager is None:  # as every update: the manager named after the user agent
+            opts.field_manager = default_manager(request)
         return codec.json_response(await rest.update(core, info, t.namespace, name, body, opts))
     if m == "POST":
         return codec.json_response(await core.subresource_create(info, t.namespace, name, rest.name, body, opts),

@@ -10,7 +10,14 @@ Data flow: request core -> `server_side_apply(live, applied, info=...)` / `recor
 
 from __future__ import annotations
 
-from apiserver.patch.apply import record_created_fields, record_updated_fields, update_managed_fields
+from apiserver.patch.apply import (
+    ManagerEntry,
+    decode_managed_fields,
+    encode_managed_fields,
+    record_created_fields,
+    record_updated_fields,
+    update_managed_fields,
+)
 from apiserver.patch.apply import server_side_apply as _ssa
 from apiserver.patch.errors import ApplyConflictError
 from apiserver.patch.strategic_merge import PatchMeta
@@ -70,3 +77,53 @@ def record_managed_fields(info: ResourceInfo, old: JsonDict | None, new: JsonDic
             new.setdefault("metadata", {})["managedFields"] = meta["managedFields"]
         elif isinstance(new.get("metadata"), dict):  # every entry lost its fields: none are kept
             new["metadata"].pop("managedFields", None)
+
+
+# --- the scale subresource (managedfields.ScaleHandler) --------------------------------------------
+
+SCALE_API_VERSION = "autoscaling/v1"
+_REPLICAS: tuple[str, ...] = ("f:spec", "f:replicas")
+
+
+def _entry_key(e: ManagerEntry) -> tuple[str, str, str]:
+    return (e.manager, e.operation, e.subresource)
+
+
+def scale_entries(parent_entries: object) -> list[JsonDict]:
+    """ToSubresource: the parent's managers owning spec.replicas, as the Scale's managedFields
+    (each owning the Scale's spec.replicas, in autoscaling/v1, time and identity kept)."""
+    out = []
+    for e in decode_managed_fields(parent_entries):
+        if _REPLICAS in e.fields:
+            out.append(ManagerEntry(e.manager, e.operation, SCALE_API_VERSION, e.time, {_REPLICAS}, e.subresource))
+    return encode_managed_fields(out)
+
+
+def parent_entries_after_scale(parent_entries: object, scale_result: object, parent_api_version: str
+                               ) -> list[JsonDict]:
+    """ToParent: merge the Scale's managedFields after a scale write back into the parent's. A
+    parent manager that owned spec.replicas keeps it while the Scale still lists it and loses
+    it otherwise; a manager new on the Scale owning spec.replicas gets a parent entry of its own
+    owning spec.replicas, in the parent's version, with the parent's time for that manager
+    (none for a new one, as upstream's handler leaves it)."""
+    scale = {_entry_key(e): e for e in decode_managed_fields(scale_result)}
+    out: list[ManagerEntry] = []
+    times: dict[tuple[str, str, str], str | None] = {}
+    for e in decode_managed_fields(parent_entries):
+        key = _entry_key(e)
+        times[key] = e.time
+        if _REPLICAS not in e.fields:
+            out.append(e)
+            continue
+        if key in scale:
+            out.append(e)  # still the Scale's: kept as it is
+            del scale[key]
+            continue
+        e.fields.discard(_REPLICAS)  # taken by the scale write
+        if e.fields:
+            out.append(e)
+    for key, s in scale.items():
+        if _REPLICAS in s.fields:
+            out.append(ManagerEntry(s.manager, s.operation, parent_api_version, times.get(key), {_REPLICAS},
+                                    s.subresource))
+    return encode_managed_fields(out)

@@ -65,6 +65,12 @@ class RegistryOps(Protocol):
         """PATCH semantics (json, merge, strategic, apply)."""
         ...
 
+    async def admit_subresource_update(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
+                                       obj: JsonDict, old: JsonDict, opts: WriteOptions) -> JsonDict:
+        """Admission (webhooks, policies) of an UPDATE of a subresource of another kind, with its
+        own objects (deployments/scale: autoscaling/v1 Scales); the admitted new object."""
+        ...
+
     async def guaranteed_update(self, info: ResourceInfo, namespace: str | None, name: str, mutate: Mutator,
                                 opts: WriteOptions | None = None, *, subresource: str | None = None,
                                 operation: str = "Update", precondition_rv: int | None = None,
@@ -97,6 +103,8 @@ class UpdateRules(Protocol):
     """The parts of a kind's Strategy a subresource update applies (Strategy satisfies it)."""
 
     def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None: ...
+
+    def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None: ...
 
     def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]: ...
 

@@ -12,8 +12,17 @@ Data flow: handler -> `core.subresource(info, "scale")` -> `ScaleREST` -> `ops.g
 
 from __future__ import annotations
 
-from apiserver.patch import PatchError
+import copy
+from collections.abc import Callable
+
+from apiserver.patch import PatchError, update_managed_fields
 from apiserver.patch.json_patch import apply_json_patch
+from apiserver.patch.managed import (
+    SCALE_API_VERSION,
+    parent_entries_after_scale,
+    scale_entries,
+    server_side_apply,
+)
 from apiserver.patch.merge_patch import apply_merge_patch
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
@@ -22,7 +31,7 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
 
-from .rest import RegistryOps, Subresource, meta_of, rv_int
+from .rest import RegistryOps, Subresource, UpdateRules, meta_of, rv_int
 from .schema import scale_type_error
 
 
@@ -48,40 +57,147 @@ def to_scale(obj: JsonDict) -> JsonDict:
 
 
 class ScaleREST(Subresource):
+    """PUT / PATCH / server-side apply of the Scale. Built-in kinds track the ownership of
+    spec.replicas through the Scale as upstream's ScaleHandler does: the parent's managers
+    owning it become the Scale's, the Scale's field manager records the write (subresource
+    `scale`, conflicts for an apply), and the result maps back onto the parent's entries.
+    Custom resources keep their managedFields, as kube-apiserver v1.33's (kubernetes#131892).
+    Admission webhooks and policies see the Scales (UPDATE of `<resource>/scale`)."""
+
     name = "scale"
     verbs = frozenset({"GET", "PUT", "PATCH"})
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
         return to_scale(ops.get(info, namespace, name))
 
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        # the parent as the scale write left it (spec.replicas, managedFields): the kind's update
+        # rules (generation) and validation, as upstream's store runs them for the scale update
+        rules.prepare_for_update(new, old)
+        return rules.validate_update(new, old)
+
     async def update(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:
         if not isinstance(body, dict):
             raise BadRequestError("the object provided is not a JSON object")
-        bad = scale_type_error(body)
-        if bad:
-            raise BadRequestError(f'Scale in version "v1" cannot be handled as a Scale: {bad}')
-        replicas = (body.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise errors.invalid("Scale", name, [errors.cause(
-                "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")], "autoscaling")
+        _check_scale(body)
         rv = meta_of(body).get("resourceVersion")
-        pre = rv_int(rv) if rv else None
 
-        def mutate(obj: JsonDict) -> None:
-            obj.setdefault("spec", {})["replicas"] = replicas
+        def change(cur: JsonDict, now: str) -> JsonDict:
+            new = copy.deepcopy(body)
+            return self._record(info, cur, new, opts, now)
 
-        updated = await ops.guaranteed_update(info, namespace, name, mutate, opts, precondition_rv=pre)
-        return to_scale(updated)
+        return await self._write(ops, info, namespace, name, opts, change, rv_int(rv) if rv else None)
 
     async def patch(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str,
                     patch_type: str, body: object, opts: WriteOptions) -> JsonDict:
-        cur = to_scale(ops.get(info, namespace, name))
-        try:
-            new = apply_json_patch(cur, body) if patch_type == "json" else apply_merge_patch(cur, body)
-        except PatchError as e:
-            raise e.to_api_error() from None
-        return await self.update(ops, info, namespace, name, new, opts)
+        if patch_type == "apply":
+            if not isinstance(body, dict):
+                raise BadRequestError("the body of the request was in an unknown format: apply configuration "
+                                      "must be an object")
+            if not opts.field_manager:
+                raise BadRequestError("PATCH, application/apply-patch+yaml requires fieldManager to be set")
+            _check_scale(body)
+            manager = opts.field_manager
+
+            def apply(cur: JsonDict, now: str) -> JsonDict:
+                if not info.builtin:
+                    return _merged(cur, body)
+                try:
+                    return server_side_apply(cur, body, manager=manager, force=bool(opts.force), schema=None,
+                                             now=now, info=_SCALE_INFO, subresource="scale")
+                except PatchError as e:
+                    raise e.to_api_error() from None
+
+            return await self._write(ops, info, namespace, name, opts, apply, None)
+
+        def change(cur: JsonDict, now: str) -> JsonDict:
+            try:
+                new = apply_json_patch(cur, body) if patch_type == "json" else apply_merge_patch(cur, body)
+            except PatchError as e:
+                raise e.to_api_error() from None
+            if not isinstance(new, dict):
+                raise BadRequestError("the patched object is not an object")
+            _check_scale(new)
+            return self._record(info, cur, new, opts, now)
+
+        return await self._write(ops, info, namespace, name, opts, change, None)
+
+    @staticmethod
+    def _record(info: ResourceInfo, cur: JsonDict, new: JsonDict, opts: WriteOptions, now: str) -> JsonDict:
+        """The Scale's field manager for an ordinary write (subresource `scale`)."""
+        if not info.builtin or not opts.field_manager:
+            return new
+        return update_managed_fields(cur, new, manager=opts.field_manager, api_version=SCALE_API_VERSION,
+                                     now=now, schema=None, subresource="scale")
+
+    async def _write(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str,
+                     opts: WriteOptions, change: Callable[[JsonDict, str], JsonDict], precondition: int | None
+                     ) -> JsonDict:
+        """Read the parent, compute the new Scale from its Scale (with the replicas owners),
+        admit it, and write spec.replicas and the mapped managedFields to the parent with the
+        resourceVersion read as precondition (again on a concurrent write, unless the client
+        sent its own)."""
+        for _ in range(_MAX_RETRIES):
+            parent = ops.get(info, namespace, name)
+            cur = to_scale(parent)
+            if info.builtin:
+                entries = scale_entries((parent.get("metadata") or {}).get("managedFields"))
+                if entries:
+                    cur["metadata"]["managedFields"] = entries
+            new = change(copy.deepcopy(cur), ops.now())
+            new = await ops.admit_subresource_update(info, namespace, name, "scale", new, cur, opts)
+            replicas = _replicas(new, name)
+            mapped = (parent_entries_after_scale((parent.get("metadata") or {}).get("managedFields"),
+                                                 (new.get("metadata") or {}).get("managedFields"), info.api_version)
+                      if info.builtin else None)
+
+            def mutate(obj: JsonDict, replicas: int = replicas, mapped: list[JsonDict] | None = mapped) -> None:
+                obj.setdefault("spec", {})["replicas"] = replicas
+                if mapped is not None:
+                    meta = obj.setdefault("metadata", {})
+                    if mapped:
+                        meta["managedFields"] = mapped
+                    else:
+                        meta.pop("managedFields", None)
+
+            expected = precondition if precondition is not None else rv_int(parent["metadata"]["resourceVersion"])
+            try:
+                updated = await ops.guaranteed_update(info, namespace, name, mutate, opts, subresource="scale",
+                                                      precondition_rv=expected)
+            except errors.ConflictError:
+                if precondition is not None:
+                    raise
+                continue  # the parent changed since it was read: compute the Scale again
+            return to_scale(updated)
+        raise errors.conflict(info.resource, info.group, name)
+
+
+_MAX_RETRIES = 16
+_SCALE_INFO = ResourceInfo(group="autoscaling", version="v1", resource="scale", kind="Scale", namespaced=True)
+
+
+def _check_scale(body: JsonDict) -> None:
+    bad = scale_type_error(body)
+    if bad:
+        raise BadRequestError(f'Scale in version "v1" cannot be handled as a Scale: {bad}')
+
+
+def _replicas(scale: JsonDict, name: str) -> int:
+    replicas = (scale.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid("Scale", name, [errors.cause(
+            "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")], "autoscaling")
+    return replicas
+
+
+def _merged(cur: JsonDict, applied: JsonDict) -> JsonDict:
+    """An apply to a custom resource's Scale: the applied replicas, no ownership (v1.33)."""
+    out = copy.deepcopy(cur)
+    spec = applied.get("spec")
+    if isinstance(spec, dict) and "replicas" in spec:
+        out.setdefault("spec", {})["replicas"] = spec["replicas"]
+    return out
 
 
 SCALE = ScaleREST()

@@ -157,10 +157,9 @@ class LocalClient:
         info = _resolve(self.core, res)
         name = (obj.get("metadata") or {}).get("name") or ""
         ns = _ns(info, obj, None)
-        if subresource == "scale":  # as over HTTP: the scale PUT records only an explicit manager
+        if subresource == "scale":  # as over HTTP: the manager named after the user agent unless given
             # the Scale is built per request (never stored): the caller owns it either way
-            return await self.core.update_scale(info, ns, name, _copy(obj),
-                                                self._wopts(field_manager, default_manager=False))
+            return await self.core.update_scale(info, ns, name, _copy(obj), self._wopts(field_manager))
         opts = self._wopts(field_manager)
         out = await self.core.update(info, ns, name, _copy(obj), opts, subresource=subresource)
         self._warn(opts)
