@@ -1063,7 +1063,9 @@ def update_managed_fields(
             out.setdefault("metadata", {})["managedFields"] = [entry]
         return out
     entries = decode_managed_fields(sent) if sent else []
-    if not entries and old is not None:
+    if not entries and old is not None and not _resets_managed_fields(sent):
+        # a client that does not know managedFields (sends none, or entries that do not decode)
+        # keeps the live ones
         entries = decode_managed_fields((old.get("metadata") or {}).get("managedFields"))
     entries = _record_update(
         entries,
@@ -1078,6 +1080,13 @@ def update_managed_fields(
         reset=reset,
     )
     return _with_managed_fields(_without_managed_fields(new), entries)
+
+
+def _resets_managed_fields(sent: Any) -> bool:
+    """`managedFields: [{}]`, upstream's documented way to clear them: the write starts from no
+    entries, so only the fields it changes are recorded (none: the object has no managedFields
+    afterwards). An empty list does not reset them (clients unaware of the field send that)."""
+    return isinstance(sent, list) and len(sent) == 1 and sent[0] == {}
 
 
 def server_side_apply(

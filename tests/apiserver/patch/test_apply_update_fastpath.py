@@ -269,3 +269,23 @@ def test_compare_gives_the_plain_recursions_answer(base, seed):
         _reference_cmp(a, b, schema, (), want)
         got = compare(a, b, schema)
         assert (got.added, got.modified, got.removed) == (want.added, want.modified, want.removed)
+
+
+def test_an_empty_entry_resets_managed_fields_as_documented():
+    """kubernetes.io, Server-Side Apply, "Clearing managedFields": a write whose managedFields is
+    `[{}]` strips them; combined with other changes, its manager then owns just those. An empty
+    list is not a reset (the live entries stay)."""
+    live = _created(CUSTOM, "creator")
+    alone = copy.deepcopy(live)
+    alone["metadata"]["managedFields"] = [{}]
+    out = update_managed_fields(live, alone, manager="kubectl", now="T2")
+    assert "managedFields" not in out["metadata"]
+    changed = _edit(live, lambda o: o["spec"].update(size=9))
+    changed["metadata"]["managedFields"] = [{}]
+    out = update_managed_fields(live, changed, manager="kubectl", now="T2")
+    assert [(e["manager"], e["fieldsV1"]) for e in out["metadata"]["managedFields"]] == [
+        ("kubectl", {"f:spec": {"f:size": {}}})]
+    kept = copy.deepcopy(live)
+    kept["metadata"]["managedFields"] = []
+    out = update_managed_fields(live, kept, manager="kubectl", now="T2")
+    assert out["metadata"]["managedFields"] == live["metadata"]["managedFields"]
