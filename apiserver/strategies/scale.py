@@ -185,6 +185,8 @@ def _check_scale(body: JsonDict) -> None:
 
 def _replicas(scale: JsonDict, name: str) -> int:
     replicas = (scale.get("spec") or {}).get("replicas")
+    if replicas is None:
+        return 0  # ScaleSpec.replicas is an omitempty int32: absent or null decodes as 0
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid("Scale", name, [errors.cause(
             "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")], "autoscaling")

@@ -135,6 +135,9 @@ async def test_a_scale_write_bumps_the_generation_and_checks_the_scale(core: Api
         await core.patch(info, "default", "test", "apply", {**SCALE, "spec": {"replicas": 2}}, WriteOptions(),
                          subresource="scale")
     assert core.get(info, "default", "test")["spec"]["replicas"] == 3
+    # a Scale without spec.replicas asks for 0 (an omitempty int32 in upstream's ScaleSpec)
+    await core.update_scale(info, "default", "test", {**SCALE, "spec": {}}, _opts("kubectl"))
+    assert core.get(info, "default", "test")["spec"]["replicas"] == 0
 
 
 async def test_policies_see_the_scale_not_the_deployment(core: ApiCore) -> None:
