@@ -27,8 +27,17 @@ def crd_resource_infos(crd: JsonDict) -> list[ResourceInfo]:
         sub_names: list[str] = []
         if "status" in subs:
             sub_names.append("status")
+        scale_paths: tuple[str, str, str] | None = None
         if "scale" in subs:
             sub_names.append("scale")
+            sc = subs.get("scale") or {}
+
+            def path(key: str, default: str = "", sc: JsonDict = sc) -> str:
+                return str(sc.get(key) or default).removeprefix(".")
+
+            # (upstream requires both replicas paths; a CRD without them reads the usual ones)
+            scale_paths = (path("specReplicasPath", "spec.replicas"), path("statusReplicasPath", "status.replicas"),
+                           path("labelSelectorPath"))
         schema = (v.get("schema") or {}).get("openAPIV3Schema")
         selectable = tuple((f.get("jsonPath") or "").lstrip(".") for f in v.get("selectableFields") or []
                            if f.get("jsonPath"))
@@ -42,6 +51,7 @@ def crd_resource_infos(crd: JsonDict) -> list[ResourceInfo]:
             crd_schema=schema,
             printer_columns=tuple(v.get("additionalPrinterColumns") or ()),
             selectable_fields=selectable,
+            scale_paths=scale_paths,
         ))
     return out
 

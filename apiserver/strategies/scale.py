@@ -35,25 +35,64 @@ from .rest import RegistryOps, Subresource, UpdateRules, meta_of, rv_int
 from .schema import scale_type_error
 
 
-def to_scale(obj: JsonDict) -> JsonDict:
+def to_scale(obj: JsonDict, info: ResourceInfo | None = None) -> JsonDict:
+    """The Scale of `obj`: spec.replicas / status.replicas / the selector of a built-in kind, or
+    the values at a custom resource's scale paths (`info.scale_paths`; a missing replicas reads
+    0, a missing selector "")."""
     meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    sel = spec.get("selector") or {}
-    if isinstance(sel, dict) and ("matchLabels" in sel or "matchExpressions" in sel):
-        selector = label_selector_string(sel) or ""
-    elif isinstance(sel, dict):
-        selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+    paths = info.scale_paths if info is not None else None
+    if paths is not None:
+        spec_path, status_path, selector_path = paths
+        replicas, status_replicas = _at(obj, spec_path), _at(obj, status_path)
+        found = _at(obj, selector_path) if selector_path else None
+        selector = found if isinstance(found, str) else ""
+        spec_replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0
+        status_count = (status_replicas if isinstance(status_replicas, int) and not isinstance(status_replicas, bool)
+                        else 0)
     else:
-        selector = ""
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        sel = spec.get("selector") or {}
+        if isinstance(sel, dict) and ("matchLabels" in sel or "matchExpressions" in sel):
+            selector = label_selector_string(sel) or ""
+        elif isinstance(sel, dict):
+            selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+        else:
+            selector = ""
+        spec_replicas = int(spec.get("replicas") or 0)
+        status_count = int(status.get("replicas") or 0)
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid"),
                      "resourceVersion": meta.get("resourceVersion"),
                      "creationTimestamp": meta.get("creationTimestamp")},
-        "spec": {"replicas": int(spec.get("replicas") or 0)},
-        "status": {"replicas": int(status.get("replicas") or 0), "selector": selector},
+        "spec": {"replicas": spec_replicas},
+        "status": {"replicas": status_count, "selector": selector},
     }
+
+
+def _at(obj: JsonDict, path: str) -> object:
+    node: object = obj
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _set_replicas(obj: JsonDict, info: ResourceInfo, replicas: int) -> None:
+    """Write the replicas where the kind keeps them (a custom resource: its specReplicasPath,
+    creating the maps on the way, 400 when a value on the way is not a map)."""
+    path = info.scale_paths[0] if info.scale_paths is not None else "spec.replicas"
+    *parents, leaf = path.split(".")
+    node = obj
+    for part in parents:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise BadRequestError("spec replicas value cannot be set because one of the nesting levels is not a "
+                                  "map[string]interface{}")
+        node = child
+    node[leaf] = replicas
 
 
 class ScaleREST(Subresource):
@@ -68,7 +107,12 @@ class ScaleREST(Subresource):
     verbs = frozenset({"GET", "PUT", "PATCH"})
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
-        return to_scale(ops.get(info, namespace, name))
+        obj = ops.get(info, namespace, name)
+        if info.scale_paths is not None and not isinstance(_at(obj, info.scale_paths[0]), int):
+            # apiextensions-apiserver's ScaleREST.Get
+            raise errors.InternalError(f'Internal error occurred: the spec replicas field ".{info.scale_paths[0]}" '
+                                       "does not exist")
+        return to_scale(obj, info)
 
     def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         # the parent as the scale write left it (spec.replicas, managedFields): the kind's update
@@ -140,7 +184,7 @@ class ScaleREST(Subresource):
         sent its own)."""
         for _ in range(_MAX_RETRIES):
             parent = ops.get(info, namespace, name)
-            cur = to_scale(parent)
+            cur = to_scale(parent, info)
             if info.builtin:
                 entries = scale_entries((parent.get("metadata") or {}).get("managedFields"))
                 if entries:
@@ -153,7 +197,7 @@ class ScaleREST(Subresource):
                       if info.builtin else None)
 
             def mutate(obj: JsonDict, replicas: int = replicas, mapped: list[JsonDict] | None = mapped) -> None:
-                obj.setdefault("spec", {})["replicas"] = replicas
+                _set_replicas(obj, info, replicas)
                 if mapped is not None:
                     meta = obj.setdefault("metadata", {})
                     if mapped:
@@ -169,7 +213,7 @@ class ScaleREST(Subresource):
                 if precondition is not None:
                     raise
                 continue  # the parent changed since it was read: compute the Scale again
-            return to_scale(updated)
+            return to_scale(updated, info)
         raise errors.conflict(info.resource, info.group, name)
 
 

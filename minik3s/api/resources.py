@@ -114,6 +114,10 @@ class ResourceInfo:
     crd_schema: JsonDict | None = None  # openAPIV3Schema for custom resources
     printer_columns: tuple[JsonDict, ...] = ()  # CRD additionalPrinterColumns
     selectable_fields: tuple[str, ...] = ()  # CRD selectableFields jsonPaths (without leading dot)
+    # CRD subresources.scale: (specReplicasPath, statusReplicasPath, labelSelectorPath), the
+    # paths without their leading dot ("" when the CRD names no selector path); None for
+    # built-in kinds (spec.replicas, status.replicas, spec.selector)
+    scale_paths: tuple[str, str, str] | None = None
     # create-only review resources (access reviews, whoami): answered, never stored
     virtual: bool = False
     # a version served by conversion: objects are stored at `storage_version` (the kind's
