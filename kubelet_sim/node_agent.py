@@ -99,6 +99,11 @@ class NodeState:
     lease: JsonDict | None = None  # the Lease as last written (read-only: the store's object)
 
 
+def _node_owner(st: NodeState) -> list[JsonDict]:
+    """The Lease's ownerReferences: its Node (the kubelet's setNodeOwnerFunc)."""
+    return [{"apiVersion": "v1", "kind": "Node", "name": st.name, "uid": st.uid}]
+
+
 def _boot_id(name: str, salt: str) -> str:
     h = hashlib.sha256(f"{salt}/{name}".encode()).hexdigest()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
@@ -250,8 +255,7 @@ class NodeAgent:
                      "renewTime": rfc3339_micro(self._clock.now())},
         }
         if st.uid:
-            lease["metadata"]["ownerReferences"] = [
-                {"apiVersion": "v1", "kind": "Node", "name": st.name, "uid": st.uid}]
+            lease["metadata"]["ownerReferences"] = _node_owner(st)
         return lease
 
     # -- registration ------------------------------------------------------------------------
@@ -331,8 +335,7 @@ class NodeAgent:
         lease["spec"] = spec
         meta = base.get("metadata") or {}
         if st.uid and not meta.get("ownerReferences"):
-            lease["metadata"] = {**meta, "ownerReferences": [
-                {"apiVersion": "v1", "kind": "Node", "name": st.name, "uid": st.uid}]}
+            lease["metadata"] = {**meta, "ownerReferences": _node_owner(st)}
         return lease
 
     async def _write_lease(self, st: NodeState, *, create: bool = False) -> None:

@@ -39,7 +39,7 @@ from apiserver.rbac import (
     service_account_username,
     split_service_account_username,
 )
-from minik3s.api.errors import BadRequestError, ForbiddenError
+from minik3s.api.errors import BadRequestError, ForbiddenError, status_details
 from minik3s.api.types import JsonDict
 from minik3s.api.user import AUTHENTICATED, UNAUTHENTICATED, UserInfo
 from minik3s.api.validation import is_dns1123_label, is_dns1123_subdomain
@@ -143,11 +143,7 @@ def forbidden(attrs: Attributes, reason: str = "") -> ForbiddenError:
     if attrs.resource:
         qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
         message = f'{qualified} "{attrs.name}" is forbidden: {msg}' if attrs.name else f"{qualified} is forbidden: {msg}"
-        if attrs.name:
-            details["name"] = attrs.name
-        if attrs.api_group:
-            details["group"] = attrs.api_group
-        details["kind"] = attrs.resource
+        details = status_details(attrs.resource, attrs.api_group, attrs.name)
     else:
         message = f"forbidden: {msg}"
     return _Forbidden(message, details=details)

@@ -22,7 +22,13 @@ from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.common import not_found_path
 from apiserver.keys import CORE, USAGE
-from minik3s.api.errors import BadRequestError, MethodNotAllowedError, NotFoundError, ServiceUnavailableError
+from minik3s.api.errors import (
+    BadRequestError,
+    MethodNotAllowedError,
+    NotFoundError,
+    ServiceUnavailableError,
+    status_details,
+)
 from minik3s.api.metrics import NodeUsage, PodUsage
 from minik3s.api.resources import NODES, PODS
 from minik3s.api.selectors import LabelSelector, parse_label_selector
@@ -124,7 +130,7 @@ def _nodes(core: ApiCore, usage: list[NodeUsage], name: str | None, request: web
         node = core.store.get(NODES.key(None, name)) if u is not None else None
         if u is None or node is None:
             raise NotFoundError(f'nodemetrics.metrics.k8s.io "{name}" not found',
-                                details={"name": name, "group": GROUP, "kind": "nodes"})
+                                details=status_details("nodes", GROUP, name))
         return node_metrics(node, u)
     sel = _selector(request)
     items = []
@@ -143,7 +149,7 @@ def _pods(core: ApiCore, usage: list[PodUsage], namespace: str | None, name: str
         pod = core.store.get(PODS.key(namespace, name)) if u is not None else None
         if u is None or pod is None:
             raise NotFoundError(f'podmetrics.metrics.k8s.io "{name}" not found',
-                                details={"name": name, "group": GROUP, "kind": "pods"})
+                                details=status_details("pods", GROUP, name))
         return pod_metrics(pod, u)
     sel = _selector(request)
     items = []

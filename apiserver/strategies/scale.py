@@ -27,7 +27,7 @@ from apiserver.patch.merge_patch import apply_merge_patch
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
 from minik3s.api.options import WriteOptions
-from minik3s.api.resources import ResourceInfo
+from minik3s.api.resources import ResourceInfo, dig
 from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
 
@@ -43,8 +43,8 @@ def to_scale(obj: JsonDict, info: ResourceInfo | None = None) -> JsonDict:
     paths = info.scale_paths if info is not None else None
     if paths is not None:
         spec_path, status_path, selector_path = paths
-        replicas, status_replicas = _at(obj, spec_path), _at(obj, status_path)
-        found = _at(obj, selector_path) if selector_path else None
+        replicas, status_replicas = dig(obj, spec_path), dig(obj, status_path)
+        found = dig(obj, selector_path) if selector_path else None
         selector = found if isinstance(found, str) else ""
         spec_replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0
         status_count = (status_replicas if isinstance(status_replicas, int) and not isinstance(status_replicas, bool)
@@ -69,15 +69,6 @@ def to_scale(obj: JsonDict, info: ResourceInfo | None = None) -> JsonDict:
         "spec": {"replicas": spec_replicas},
         "status": {"replicas": status_count, "selector": selector},
     }
-
-
-def _at(obj: JsonDict, path: str) -> object:
-    node: object = obj
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _set_replicas(obj: JsonDict, info: ResourceInfo, replicas: int) -> None:
@@ -108,7 +99,7 @@ class ScaleREST(Subresource):
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
         obj = ops.get(info, namespace, name)
-        if info.scale_paths is not None and not isinstance(_at(obj, info.scale_paths[0]), int):
+        if info.scale_paths is not None and not isinstance(dig(obj, info.scale_paths[0]), int):
             # apiextensions-apiserver's ScaleREST.Get
             raise errors.InternalError(f'Internal error occurred: the spec replicas field ".{info.scale_paths[0]}" '
                                        "does not exist")

@@ -21,7 +21,8 @@ from minik3s.api.types import JsonDict
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
-def _dig(obj: JsonDict, path: str) -> Any:
+def dig(obj: JsonDict, path: str) -> Any:
+    """The value at a dotted path (`spec.replicas`), None where a step is missing or not a map."""
     cur: Any = obj
     for part in path.split("."):
         if not isinstance(cur, dict):
@@ -42,7 +43,7 @@ FieldGetter = Callable[[JsonDict], str]
 
 
 def path_getter(path: str) -> FieldGetter:
-    return lambda obj: _as_field_value(_dig(obj, path))
+    return lambda obj: _as_field_value(dig(obj, path))
 
 
 def _pod_ip(obj: JsonDict) -> str:
