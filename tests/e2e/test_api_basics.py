@@ -336,6 +336,11 @@ def test_deployment_scale_subresource(http):
     d = http.get(f"/apis/apps/v1/namespaces/{n}/deployments/d").json()
     assert d["spec"]["replicas"] == 7
     assert d["metadata"]["generation"] == 3
+    # without fieldManager, both scale writes are recorded for the manager named after the user
+    # agent (httpx: "python-httpx"), as on the parent's own endpoints, under subresource scale
+    owners = [(e["manager"], e.get("subresource")) for e in d["metadata"]["managedFields"]
+              if "f:replicas" in (e["fieldsV1"].get("f:spec") or {})]
+    assert owners == [("python-httpx", "scale")]
 
 
 def test_crd_is_served_after_creation(http):
