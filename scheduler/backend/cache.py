@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from minik3s.api.types import JsonDict
 from scheduler.backend.snapshot import Snapshot
@@ -192,12 +193,16 @@ class Cache:
         """An assigned pod observed from the API (confirms an assumption if there was one)."""
         st = self._pods.get((pod.get("metadata") or {}).get("uid") or "")
         if st is not None and st.assumed:
-            pi = reparsed(st.pod_info, pod)
-            if st.pod_info.node_name != pi.node_name:
+            prev = st.pod_info
+            pi = reparsed(prev, pod)
+            if prev.node_name != pi.node_name:
                 logger.info("pod was added to a different node than assumed pod=%s assumed=%s actual=%s",
-                            pi.key, st.pod_info.node_name, pi.node_name)
-            self._remove_from_node(st.pod_info)
-            self._add_to_node(pi)
+                            pi.key, prev.node_name, pi.node_name)
+            ni = self._nodes.get(pi.node_name)
+            if not (ni is not None and pi.requests is prev.requests and pi.node_name == prev.node_name
+                    and confirms_alike(prev.pod, pod) and ni.replace_pod(prev, pi)):
+                self._remove_from_node(prev)
+                self._add_to_node(pi)
             self._assumed.discard(pi.uid)
             self._pods[pi.uid] = _PodState(pi)
             return
@@ -284,6 +289,49 @@ class Cache:
             snapshot.rebuild_affinity_lists()
         snapshot.generation = new_gen
         snapshot.record_changes(changed, structural=rebuild_list)
+
+
+_BINDING_META = frozenset(("resourceVersion", "managedFields"))
+
+
+def confirms_alike(assumed: JsonDict, bound: JsonDict) -> bool:
+    """Whether `bound` (the pod as the API stored its binding) differs from `assumed` (the
+    cycle's copy with spec.nodeName set) only where the binding writes and no plugin reads:
+    metadata.resourceVersion, metadata.managedFields and the PodScheduled condition. The
+    caller has checked the spec and labels (`reparsed` shared the parse). Then the node's
+    aggregate is unchanged and its NodeInfo keeps its generation: the snapshot's copy, holding
+    the assumed PodInfo, stays valid, and the next cycle copies and re-scores nothing for it
+    (upstream's updatePod removes and re-adds the pod, which changes nothing a plugin sees)."""
+    if assumed.keys() != bound.keys():
+        return False
+    for k, v in bound.items():
+        if k == "spec":
+            continue
+        w = assumed[k]
+        if v is w:
+            continue
+        if k == "metadata":
+            if not (isinstance(v, dict) and isinstance(w, dict)) or v.keys() - _BINDING_META != w.keys() - _BINDING_META:
+                return False
+            if any(mv != w[mk] for mk, mv in v.items() if mk not in _BINDING_META):
+                return False
+        elif k == "status":
+            if not (isinstance(v, dict) and isinstance(w, dict)) or v.keys() - {"conditions"} != w.keys() - {"conditions"}:
+                return False
+            if any(sv != w[sk] for sk, sv in v.items() if sk != "conditions"):
+                return False
+            if _conditions_but_scheduled(v) != _conditions_but_scheduled(w):
+                return False
+        elif v != w:
+            return False
+    return True
+
+
+def _conditions_but_scheduled(status: JsonDict) -> list[Any]:
+    conds = status.get("conditions")
+    if not isinstance(conds, list):
+        return [conds] if conds is not None else []
+    return [c for c in conds if not (isinstance(c, dict) and c.get("type") == "PodScheduled")]
 
 
 def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:

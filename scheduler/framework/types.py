@@ -329,6 +329,23 @@ class NodeInfo:
         self.generation = next_generation()
         return pi
 
+    def replace_pod(self, old: PodInfo, new: PodInfo) -> bool:
+        """Put `new` where `old` is, leaving the generation as it is, for a caller that knows the
+        two count alike for every plugin (same requests, ports, affinity terms, labels: the
+        bound pod confirming its assumption). False, changing nothing, when `old` is not here."""
+        pods = self.pods
+        for i in range(len(pods) - 1, -1, -1):  # the newest pods are last: the assumed one is near the end
+            if pods[i] is old:
+                pods[i] = new
+                break
+        else:
+            return False
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, p in enumerate(lst):
+                if p is old:
+                    lst[i] = new
+        return True
+
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         self.clone_into(c)

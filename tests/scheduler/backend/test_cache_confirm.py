@@ -111,3 +111,102 @@ async def test_bound_pod_updates_keep_or_redo_the_parse(real_api, env, make_sche
     ni = s.cache.get_node_info("n1")
     assert ni.pods == [third] and ni.pods_with_affinity == [third]
     assert ni.requested.milli_cpu == 1000 and ni.non_zero_requested.milli_cpu == 1000
+
+
+class Annotate(PreBindPlugin):
+    """Adds an annotation through the API during the binding cycle: the bound pod's metadata
+    then differs from the assumed pod's beyond what the binding writes."""
+
+    NAME = "Annotate"
+
+    async def pre_bind(self, state: Any, pod: Any, node_name: str) -> Status:
+        assert self.handle is not None
+        await self.handle.client.patch(PODS, pod.name, {"metadata": {"annotations": {"note": "x"}}}, pod.namespace,
+                                       patch_type="strategic")
+        return Status.success()
+
+
+async def _assume_then_confirm(s: Any, api: Any) -> tuple[PodInfo, int, int]:
+    """One cycle; the assumed PodInfo and the node's generation after the assumption and after
+    the bound pod reached the cache."""
+    await s.schedule_one()
+    [uid] = [u for u in s.cache._pods if s.cache.is_assumed(u)]
+    assumed = s.cache.get_pod(uid)
+    assert assumed is not None
+    gen = s.cache.get_node_info(assumed.node_name).generation
+    await s.wait_for_bindings()
+    await s.writer.flush()
+    await api.settle()
+    return assumed, gen, s.cache.get_node_info(assumed.node_name).generation
+
+
+async def test_confirming_an_unchanged_binding_leaves_the_node_as_it_was(real_api, env, make_scheduler):
+    """The bound pod differs from the assumed one only by resourceVersion, managedFields and
+    the PodScheduled condition: the node's aggregate is the same, so its generation stays and
+    the next cycle's snapshot copies nothing for it; the cache still holds the stored pod."""
+    s = make_scheduler()
+    await env.add(make_node("n1").capacity(cpu="4", memory="8Gi").obj(), _web().obj())
+    assumed, gen_assumed, gen_confirmed = await _assume_then_confirm(s, real_api)
+    stored = env.pod("web")
+    assert stored["spec"]["nodeName"] == "n1"
+    assert gen_confirmed == gen_assumed
+    pi = s.cache.get_pod(stored["metadata"]["uid"])
+    assert pi is not None and not s.cache.is_assumed(pi.uid)
+    assert pi.pod["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    ni = s.cache.get_node_info("n1")
+    assert ni.pods == [pi] and ni.pods_with_affinity == [pi]
+    assert (ni.requested.milli_cpu, ni.requested.memory) == (1000, 1 << 30)
+    # the next pod sees the first one's requests on the node (4 CPU: three more fit, not four)
+    for i in range(4):
+        await env.add(make_pod(f"more-{i}").req(cpu="1", memory="1Gi").obj())
+    for _ in range(4):
+        await s.schedule_one()
+    await s.wait_for_bindings()
+    await real_api.settle()
+    placed = [env.pod(f"more-{i}")["spec"].get("nodeName") for i in range(4)]
+    assert placed.count("n1") == 3 and placed.count(None) == 1
+
+
+async def test_confirming_a_binding_that_changed_more_redoes_the_node(real_api, env, make_scheduler, base_config,
+                                                                     base_registry):
+    base_config["profiles"][0]["plugins"]["multiPoint"]["enabled"].append({"name": "Annotate"})
+    s = make_scheduler(base_config, registry={**base_registry, "Annotate": Annotate})
+    await env.add(make_node("n1").capacity(cpu="4", memory="8Gi").obj(), _web().obj())
+    assumed, gen_assumed, gen_confirmed = await _assume_then_confirm(s, real_api)
+    stored = env.pod("web")
+    assert stored["metadata"]["annotations"] == {"note": "x"}
+    assert gen_confirmed != gen_assumed
+    pi = s.cache.get_pod(stored["metadata"]["uid"])
+    assert pi is not None and pi.pod["metadata"]["annotations"] == {"note": "x"}
+    assert s.cache.get_node_info("n1").pods == [pi]
+
+
+def test_confirms_alike_ignores_only_what_the_binding_writes():
+    from scheduler.backend.cache import confirms_alike
+
+    def pod(**over: Any) -> dict[str, Any]:
+        p: dict[str, Any] = {
+            "metadata": {"name": "p", "namespace": "d", "uid": "u", "resourceVersion": "5",
+                         "labels": {"a": "1"}},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]},
+        }
+        for k, v in over.items():
+            p[k] = v
+        return p
+
+    assumed = pod()
+    bound = pod(metadata={**assumed["metadata"], "resourceVersion": "9", "managedFields": [{"manager": "m"}]},
+                status={"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]})
+    assert confirms_alike(assumed, bound)
+    # anything else a plugin or preemption could read makes it a full update
+    for changed in (
+        {"metadata": {**assumed["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}},
+        {"metadata": {**assumed["metadata"], "annotations": {"x": "y"}}},
+        {"status": {"phase": "Running", "conditions": []}},
+        {"status": {"phase": "Pending", "startTime": "2026-01-01T00:00:00Z", "conditions": []}},
+        {"status": {"phase": "Pending", "conditions": [{"type": "DisruptionTarget", "status": "True"}]}},
+        {"extra": {}},
+    ):
+        assert not confirms_alike(assumed, pod(**changed)), changed
