@@ -16,7 +16,6 @@ all, closes watch streams and closes SQLite.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -62,6 +61,7 @@ from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
 from minik3s.pki import PRIVATE_FILE, Pki, ensure_pki, private_dir, touch_private, wanted_sans, write_private
 from minik3s.utils.clock import Clock
+from minik3s.utils.gc_policy import apply_server_gc_policy
 
 logger = logging.getLogger(__name__)
 
@@ -277,12 +277,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         host = f"[{host}]"
     url = f"{'https' if pki is not None else 'http'}://{host}:{port}"
     write_kubeconfig(config, url, pki)
-    # The object graph is JSON trees (no reference cycles) that live as long as the store holds
-    # them: objects loaded at start are frozen out of the cyclic GC, and collections run less
-    # often, so full passes over 100k stored objects do not stall requests for 100+ ms.
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
+    # objects loaded at start frozen out of the cyclic GC, collections less often (gc_policy)
+    apply_server_gc_policy()
     app[READY].set()
     store.decode_in_background()  # the objects loaded at start that no request has read yet
     informers = SharedInformerFactory(client)

@@ -991,7 +991,7 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
                         if bad_sts[0].plugin != plugin_name:  # one plugin's statuses: all or none named
                             bad_sts = [st.with_plugin(plugin_name) for st in bad_sts]
                         fails.update(zip(bad_rows.tolist(), bad_sts, strict=True))
-                        alive = alive[~np.isin(alive, bad_rows)]
+                        alive = _without(alive, bad_rows, arrays.n)
                         if not len(alive):
                             break
                         continue
@@ -1007,7 +1007,7 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
                         raise _SlowPath
                     fails[r] = st if st.plugin == plugin_name else st.with_plugin(plugin_name)
                     bad.append(r)
-                alive = alive[~np.isin(alive, bad)]
+                alive = _without(alive, np.asarray(bad, dtype=np.int64), arrays.n)
                 if not len(alive):
                     break
             if n_found + len(alive) >= to_find:
@@ -1032,6 +1032,15 @@ def _filter_vector(plugins: list[Any], vector_names: set[str], reject_names: Abs
         raise _SlowPath from e
     rows = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return rows, failed, n
+
+
+def _without(rows: IntArray, drop: IntArray, n: int) -> IntArray:
+    """`rows` (distinct rows of 0..n-1) without those in `drop`, order kept: one scatter and one
+    gather over a scratch flag per row (np.isin sorts both sides)."""
+    flag = np.zeros(n, dtype=np.bool_)
+    flag[drop] = True
+    out: IntArray = rows[~flag[rows]]
+    return out
 
 
 def _distinct_statuses(statuses: Collection[Status]) -> list[Status]:

@@ -20,6 +20,7 @@ overflow, so a decision never depends on which path ran.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Protocol
@@ -366,3 +367,63 @@ class RowMemo:
         entries[key] = entry
         out: npt.NDArray[Any] = entry[0][rows]
         return out
+
+
+class LabelCodes:
+    """Per row: a node's value of a label key as a small integer, kept across cycles.
+
+    Codes are given out per key in first-seen order (`code_of`, `names`); a row's code is -1
+    when its node lacks the label. The per-row codes are a RowMemo (rewritten rows only are read
+    again). The codes of a key only grow; past four per node they start again, and the rows
+    remembered under the old codes with them."""
+
+    __slots__ = ("_codes", "_names", "_rows")
+
+    def __init__(self) -> None:
+        self._codes: dict[str, dict[str, int]] = {}
+        self._names: dict[str, list[str]] = {}
+        self._rows = RowMemo(size=8)
+
+    def rows(self, arrays: NodeArrays, rows: IntArray, key: str) -> IntArray:
+        """The code of each row's `key` value (-1 without the label)."""
+        codes = self._codes.get(key)
+        if codes is None or len(codes) > 4 * arrays.n + 64:
+            codes = self._codes[key] = {}
+            self._names[key] = []
+            self._rows = RowMemo(size=8)
+        names = self._names[key]
+
+        def code(n: NodeInfo) -> int:
+            v = n.labels.get(key)
+            if v is None:
+                return -1
+            got = codes.get(v)
+            if got is None:
+                got = codes[v] = len(codes)
+                names.append(v)
+            return got
+
+        def compute(r: IntArray) -> IntArray:
+            return np.fromiter((code(n) for n in arrays.nodes_at(r)), dtype=np.int64, count=len(r))
+
+        out: IntArray = self._rows.values(arrays, key, rows, compute, lambda row: code(arrays.node(row)))
+        return out
+
+    @property
+    def hits(self) -> int:
+        """Lookups the remembered rows answered (RowMemo.hits)."""
+        return self._rows.hits
+
+    def codes(self, key: str) -> dict[str, int]:
+        """value -> code for `key`, as far as `rows` has seen values (read-only)."""
+        return self._codes.get(key) or {}
+
+    def names(self, key: str) -> list[str]:
+        """code -> value for `key` (read-only)."""
+        return self._names.get(key) or []
+
+    def codes_of(self, key: str, values: Iterable[str], count: int) -> IntArray:
+        """The codes of `count` values of `key`, -1 for a value no row has shown (one C-level
+        pass: a few thousand values cost tens of microseconds)."""
+        get = self.codes(key).get
+        return np.fromiter(map(get, values, itertools.repeat(-1, count)), dtype=np.int64, count=count)

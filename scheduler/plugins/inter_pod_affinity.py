@@ -23,9 +23,10 @@ informer every namespace is treated as unlabelled.
 from __future__ import annotations
 
 import logging
-from collections.abc import Container, Mapping, Sequence
-from typing import Any
+from collections.abc import Container, Iterable, Mapping, Sequence, Sized
+from typing import Any, cast
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from minik3s.api.resources import NAMESPACES
@@ -46,12 +47,14 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
+from scheduler.framework.node_arrays import BoolArray, IntArray, LabelCodes, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, CompiledTerm, NamespaceLabels, as_pod_info, compiled_affinity
 
 logger = logging.getLogger(__name__)
 
+_COUNT_NONZERO = np.count_nonzero
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
@@ -266,6 +269,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self._ns_lookup: NamespaceLabels | None = self._resolve_namespace_labels()
         self._memo: dict[tuple[Any, ...], _PairCounts] = {}
         self._score_memo: _ScoringPods | None = None
+        self._labels = LabelCodes()  # filter_reject_rows: each row's topology values, as codes
+        # filter_reject_rows: per (incoming|existing, topology key) the blocked-code table, kept
+        # across cycles with the values it was built from (see _blocked_table)
+        self._tables: dict[tuple[str, str], tuple[Any, ...]] = {}
 
     def _resolve_namespace_labels(self) -> NamespaceLabels | None:
         h = self.handle
@@ -531,6 +538,89 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                         break
             append(st)
         return out
+
+    def filter_reject_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> tuple[IntArray, list[Status]] | None:
+        """`filter_nodes` over snapshot rows, for a pod without required affinity terms: a row is
+        rejected for the incoming pod's anti-affinity when its node's value of a term's key is a
+        blocked value, else for existing pods' anti-affinity the same way (the same order and
+        reasons as `filter`). Each key's node values are remembered codes (LabelCodes); the
+        blocked values are looked up once per key, so a cycle costs O(blocked values + rows)
+        in C loops instead of a Python lookup per node."""
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.affinity:
+            return None
+        anti_keys, existing_keys = s.blocked_values()
+        m = len(rows)
+        if not m or not (anti_keys or existing_keys):
+            return rows[:0], []
+        anti = self._blocked_rows(s, "incoming", arrays, rows, anti_keys)
+        existing = self._blocked_rows(s, "existing", arrays, rows, existing_keys)
+        if anti is None and existing is None:
+            return rows[:0], []
+        if anti is None:
+            assert existing is not None
+            return rows[existing], [Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
+                                    ] * int(_COUNT_NONZERO(existing))
+        bad = anti | existing if existing is not None else anti
+        picked = rows[bad]
+        if existing is None or not _COUNT_NONZERO(existing & ~anti):
+            return picked, [Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)] * len(picked)
+        st_anti = Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)
+        st_existing = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
+        return picked, [st_anti if a else st_existing for a in anti[bad].tolist()]
+
+    def _blocked_rows(self, s: _PreFilterState, role: str, arrays: NodeArrays, rows: IntArray,
+                      keys: Sequence[tuple[str, Container[str]]]) -> BoolArray | None:
+        """True where the row's node holds a blocked value of one of `keys`; None when none does."""
+        out: BoolArray | None = None
+        for key, values in keys:
+            if not values:
+                continue
+            codes = self._labels.rows(arrays, rows, key)  # first: it gives codes to the rows' values
+            hit: BoolArray = self._blocked_table(s, role, key, values)[codes]  # code -1 (no label): the last slot
+            if _COUNT_NONZERO(hit):
+                out = hit if out is None else out | hit
+        return out
+
+    def _blocked_table(self, s: _PreFilterState, role: str, key: str, values: Container[str]) -> BoolArray:
+        """Per code of `key`, whether its value is in `values`, plus a last False slot for -1.
+        Kept across cycles per (role, key) and brought up to date with the values added and
+        removed since (a bound pod changes one or two), so a cycle costs O(changed values) plus
+        C-level set differences instead of a code lookup per blocked value; built afresh when
+        rows have shown values that had no code when it was built."""
+        known = self._labels.codes(key)
+        rec = self._tables.get((role, key))
+        if rec is not None and rec[0] is s and rec[1] is values:
+            cached: BoolArray = rec[4]
+            if rec[2] is known and rec[3] == len(known):
+                return cached
+        listable = isinstance(values, Sized) and isinstance(values, Iterable)
+        if (listable and rec is not None and rec[2] is known and rec[3] == len(known)
+                and rec[5] is not None):
+            table: BoolArray = rec[4]
+            now = set(cast(Iterable[str], values))
+            prev: set[str] = rec[5]
+            for v in prev - now:
+                c = known.get(v)
+                if c is not None:
+                    table[c] = False
+            added = now - prev
+            if added:
+                got = self._labels.codes_of(key, added, len(added))
+                table[got[got >= 0]] = True
+        else:
+            table = np.zeros(len(known) + 1, dtype=np.bool_)
+            now = None
+            if listable:
+                now = set(cast(Iterable[str], values))
+                blocked = self._labels.codes_of(key, now, len(now))
+                table[blocked[blocked >= 0]] = True
+            else:  # a container that cannot be listed: ask it per known value
+                for v, c in known.items():
+                    table[c] = v in values
+        self._tables[(role, key)] = (s, values, known, len(known), table, now)
+        return table
 
     # --- PreScore / Score -----------------------------------------------------------------
 

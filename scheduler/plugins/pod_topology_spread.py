@@ -52,7 +52,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from scheduler.framework.node_arrays import IntArray, NodeArrays, RowMemo
+from scheduler.framework.node_arrays import IntArray, LabelCodes, NodeArrays, RowMemo
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, compile_selector
@@ -301,11 +301,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self._domain_memo: dict[tuple[Any, ...], _DomainCounts] = {}
         # score_rows' per-row readings, kept across cycles (RowMemo recomputes the rows of nodes
         # that changed): a node's matching pods per (selector, namespace, hostname key), and a
-        # node's value of a topology key as a code into `_value_codes[key]` (-1: no such label)
+        # node's value of a topology key as a code (-1: no such label)
         self._host_rows = RowMemo(size=8)
-        self._label_rows = RowMemo(size=8)
-        self._value_codes: dict[str, dict[str, int]] = {}
-        self._value_names: dict[str, list[str]] = {}  # per key: the value of each code
+        self._labels = LabelCodes()
 
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
@@ -684,8 +682,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             if key == LABEL_HOSTNAME:
                 got = self._host_counts(arrays, rows, c, ns)
             else:
-                codes = self._label_codes(arrays, rows, key)
-                values = self._value_codes[key]
+                codes = self._labels.rows(arrays, rows, key)
+                values = self._labels.codes(key)
                 by_code = np.zeros(len(values) + 1, dtype=np.int64)
                 for (k, v), cnt in s.pair_counts.items():
                     if k == key and (code := values.get(v)) is not None:
@@ -711,8 +709,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if feasible is None:
             return {n.labels.get(key, "") for n in candidates}
         arrays, rows, _ = feasible
-        codes = self._label_codes(arrays, rows, key)
-        names = self._value_names[key]
+        codes = self._labels.rows(arrays, rows, key)
+        names = self._labels.names(key)
         return {names[c] if c >= 0 else "" for c in np.unique(codes).tolist()}
 
     def _host_counts(self, arrays: NodeArrays, rows: IntArray, c: Constraint, ns: str) -> IntArray:
@@ -728,32 +726,6 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
         return self._host_rows.values(arrays, (selector, ns, key), rows, compute,
                                       lambda row: count(arrays.node(row)))
-
-    def _label_codes(self, arrays: NodeArrays, rows: IntArray, key: str) -> IntArray:
-        """Per row: the code of the node's `key` label value in `_value_codes[key]`, -1 without
-        the label. The codes of a key only grow; past four per node they start again (with
-        the remembered rows, which hold old codes)."""
-        codes = self._value_codes.get(key)
-        if codes is None or len(codes) > 4 * arrays.n + 64:
-            codes = self._value_codes[key] = {}
-            self._value_names[key] = []
-            self._label_rows = RowMemo(size=8)
-        names = self._value_names[key]
-
-        def code(n: NodeInfo) -> int:
-            v = n.labels.get(key)
-            if v is None:
-                return -1
-            got = codes.get(v)
-            if got is None:
-                got = codes[v] = len(codes)
-                names.append(v)
-            return got
-
-        def compute(r: IntArray) -> IntArray:
-            return np.fromiter((code(n) for n in arrays.nodes_at(r)), dtype=np.int64, count=len(r))
-
-        return self._label_rows.values(arrays, key, rows, compute, lambda row: code(arrays.node(row)))
 
     def normalize_score_array(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray | None:
         """`normalize_score` over the scores of the nodes last scored: ignored nodes 0, else

@@ -344,7 +344,7 @@ async def test_fit_vector_rejects_equal_the_scalar_filter(real_api: Any) -> None
     (sched,), rng = await _big_cluster(real_api, seed=5, schedulers=1)
     fw = next(iter(sched.frameworks.values()))
     fit = next(pl for pl in fw.filter_plugins if pl.name() == "NodeResourcesFit")
-    assert fw.vector_reject_plugins == {"NodeResourcesFit"}
+    assert fw.vector_reject_plugins == {"NodeResourcesFit", "InterPodAffinity"}
     nodes = sched.snapshot.node_info_list
     arrays = sched.snapshot.node_arrays()
     rows = np.arange(len(nodes), dtype=np.int64)
@@ -391,18 +391,25 @@ def _decide_with_diagnosis(sched: Scheduler, pods: list[dict[str, Any]]) -> list
     return out
 
 
+def _decide_three_ways(scheds: list[Scheduler], pods: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """The same pod stream through three schedulers on one cluster: vector rejects on, off
+    (NumPy walk, `filter_nodes` for rejected rows), and every NumPy path off; asserts they
+    decide and diagnose alike. Returns the decisions and the failures among them."""
+    vec, no_rejects, scalar = scheds
+    no_rejects.vector_rejects = False
+    scalar.vector_paths = False
+    got = _decide_with_diagnosis(vec, pods)
+    assert got == _decide_with_diagnosis(no_rejects, pods)
+    assert got == _decide_with_diagnosis(scalar, pods)
+    return got, [g for g in got if len(g) == 6]
+
+
 async def test_decisions_and_diagnoses_with_vector_rejects_equal_scalar_paths(real_api: Any) -> None:
     """Three schedulers on one cluster, same pod stream: vector rejects on, off (NumPy walk,
     `filter_nodes` for rejected rows), and every NumPy path off. Same decisions, the same
     per-node statuses in the same order, plugin sets and FailedScheduling messages."""
-    (vec, no_rejects, scalar), rng = await _big_cluster(real_api, seed=9, schedulers=3)
-    no_rejects.vector_rejects = False
-    scalar.vector_paths = False
-    pods = [_reject_pod(f"new-{i}", rng) for i in range(80)]
-    got = _decide_with_diagnosis(vec, pods)
-    assert got == _decide_with_diagnosis(no_rejects, pods)
-    assert got == _decide_with_diagnosis(scalar, pods)
-    failures = [g for g in got if len(g) == 6]
+    scheds, rng = await _big_cluster(real_api, seed=9, schedulers=3)
+    got, failures = _decide_three_ways(scheds, [_reject_pod(f"new-{i}", rng) for i in range(80)])
     assert len(failures) > 10 and len(got) - len(failures) > 10
     msgs = " ".join(g[0] for g in failures)
     for reason in ("Insufficient cpu", "Insufficient memory", "Too many pods", "node(s) were unschedulable",
@@ -669,4 +676,99 @@ async def test_topology_spread_remembered_rows_decide_like_the_scalar_paths(real
     assert _decide(vector_sched, second) == _decide(scalar_sched, second)
     pl = next(p for p in next(iter(vector_sched.frameworks.values())).score_plugins
               if p.name() == "PodTopologySpread")
-    assert pl._host_rows.hits > 40 and pl._label_rows.hits > 40
+    assert pl._host_rows.hits > 40 and pl._labels.hits > 40
+
+
+# ---- InterPodAffinity.filter_reject_rows -------------------------------------------------------
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _anti_pod(name: str, rng: random.Random, node: str | None = None) -> dict[str, Any]:
+    """A pod labelled color=green|blue, app=web|db, mostly with required anti-affinity on the
+    hostname or the zone (against color or app), some with none; no required affinity."""
+    b = make_pod(name).labels(color=rng.choice(["green", "blue"]), app=rng.choice(["web", "db"]))
+    r = rng.random()
+    if r < 0.45:
+        b = b.pod_anti_affinity(HOSTNAME, {"matchLabels": {"color": rng.choice(["green", "blue"])}})
+    elif r < 0.6:
+        b = b.pod_anti_affinity(ZONE, {"matchLabels": {"app": rng.choice(["web", "db"])}})
+    elif r < 0.75:
+        b = (b.pod_anti_affinity(HOSTNAME, {"matchLabels": {"app": "db"}})
+             .pod_anti_affinity(ZONE, {"matchLabels": {"color": "blue"}}))
+    if node:
+        b = b.node(node)
+    return b.obj()
+
+
+async def test_inter_pod_affinity_vector_rejects_equal_the_scalar_filter(real_api: Any) -> None:
+    """For every row, InterPodAffinity's `filter_reject_rows` rejects exactly the nodes its
+    scalar `filter` rejects, with an equal Status: the incoming pod's anti-affinity first, then
+    existing pods' anti-affinity, on hostname- and zone-keyed terms; nodes without the key
+    never blocked."""
+    rng = random.Random(21)
+    sched = Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                      rng=random.Random(3))
+    names = []
+    for i in range(240):
+        b = make_node(f"n{i:03d}").capacity(cpu="8", memory="32Gi", pods="110")
+        labels = {ZONE: f"z{i % 4}"} if i % 11 else {}  # some nodes without a zone label
+        if i % 13:
+            labels[HOSTNAME] = f"n{i:03d}"  # and some without a hostname label
+        await real_api.create(NODES, b.labels(labels).obj())
+        names.append(f"n{i:03d}")
+    for i in range(300):
+        await real_api.create(PODS, _anti_pod(f"bound-{i}", rng, rng.choice(names)))
+    await real_api.settle()
+    sched.cache.update_snapshot(sched.snapshot)
+    fw = next(iter(sched.frameworks.values()))
+    ipa = next(pl for pl in fw.filter_plugins if pl.name() == "InterPodAffinity")
+    assert "InterPodAffinity" in fw.vector_reject_plugins
+    nodes = sched.snapshot.node_info_list
+    arrays = sched.snapshot.node_arrays()
+    rows = np.arange(len(nodes), dtype=np.int64)
+    seen: dict[str, int] = {}
+    passed = 0
+    for i in range(60):
+        pi = PodInfo(_anti_pod(f"probe-{i}", rng))
+        state = CycleState()
+        assert fw.run_pre_filter(state, pi, nodes)[1].is_success()
+        # the window in two pieces, as the filter walk's chunks ask (the remembered rows then answer)
+        got: dict[int, Any] = {}
+        for part in (rows[: len(rows) // 3], rows[len(rows) // 3:]):
+            out = ipa.filter_reject_rows(state, pi, arrays, part)
+            assert out is not None
+            bad_rows, sts = out
+            assert len(bad_rows) == len(sts) and set(bad_rows.tolist()) <= set(part.tolist())
+            got.update(zip(bad_rows.tolist(), sts, strict=True))
+        for r, ni in enumerate(nodes):
+            scalar = ipa.filter(state, pi, ni)
+            if scalar.is_success():
+                passed += 1
+                assert r not in got, (ni.name, got[r])
+            else:
+                assert got[r] == scalar, (ni.name, got[r], scalar)
+                seen[scalar.reasons[0]] = seen.get(scalar.reasons[0], 0) + 1
+    # both reasons, many times each, and nodes that pass
+    assert seen.get("node(s) didn't match pod anti-affinity rules", 0) > 100
+    assert seen.get("node(s) didn't satisfy existing pods anti-affinity rules", 0) > 100
+    assert passed > 500
+
+
+async def test_decisions_with_inter_pod_affinity_vector_rejects_equal_scalar_paths(real_api: Any) -> None:
+    """A stream of anti-affinity pods until nodes run out: vector rejects on, off, and every
+    NumPy path off decide alike, with the same per-node statuses, in the same order."""
+    rng = random.Random(17)
+    scheds = [Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                        rng=random.Random(3)) for _ in range(3)]
+    for i in range(150):
+        await real_api.create(NODES, make_node(f"n{i:03d}").capacity(cpu="8", memory="32Gi", pods="110").labels(
+            {ZONE: f"z{i % 3}", HOSTNAME: f"n{i:03d}"}).obj())
+    for i in range(60):
+        await real_api.create(PODS, _anti_pod(f"bound-{i}", rng, f"n{rng.randrange(150):03d}"))
+    await real_api.settle()
+    for s in scheds:
+        s.cache.update_snapshot(s.snapshot)
+    got, failures = _decide_three_ways(scheds, [_anti_pod(f"new-{i}", rng) for i in range(200)])
+    assert failures and len(got) - len(failures) > 50
+    assert any("anti-affinity" in g[0] for g in failures)
