@@ -274,8 +274,8 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         def compute_one(r: int) -> bool:  # the same test on the row's node (its numbers are the row's)
             node = arrays.node(r)
             alloc, used = node.allocatable, node.requested
-            return _room_for(node, cpu, mem, eph) and all(
-                q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar)
+            return _room_for(node, cpu, mem, eph) and (not scalar or all(
+                q <= alloc.scalar.get(name, 0) - used.scalar.get(name, 0) for name, q in scalar))
 
         # a row's answer depends only on its node and these requests: remembered across cycles
         # (RowMemo recomputes the rows whose node changed)
