@@ -59,6 +59,7 @@ from scheduler.plugins.helpers import SUCCESS, as_pod_info, cached_on, compile_s
 
 logger = logging.getLogger(__name__)
 
+_COUNT_NONZERO = np.count_nonzero
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
@@ -304,6 +305,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # node's value of a topology key as a code (-1: no such label)
         self._host_rows = RowMemo(size=8)
         self._labels = LabelCodes()
+        # filter_reject_rows: per constraint index, the cycle's count table (see _count_table)
+        self._count_tables: dict[int, tuple[Any, ...]] = {}
 
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
@@ -536,6 +539,62 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                     break
             append(st)
         return out
+
+    def filter_reject_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays,
+                           rows: IntArray) -> tuple[IntArray, list[Status]] | None:
+        """`filter_nodes` over snapshot rows: constraint by constraint, in order, a row still
+        undecided is rejected as unresolvable when its node lacks the topology key, else as
+        unschedulable when its domain's count plus the pod's own match minus the minimum
+        exceeds maxSkew. The domains' counts are read through the rows' remembered label codes
+        (LabelCodes) and a count table per constraint built once per cycle."""
+        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        m = len(rows)
+        if not m or not s.constraints:
+            return rows[:0], []
+        verdict = np.zeros(m, dtype=np.int8)  # 0: passes, 1: missing label, 2: skew too large
+        undecided = np.ones(m, dtype=np.bool_)
+        for i, c in enumerate(s.constraints):
+            codes = self._labels.rows(arrays, rows, c.topology_key)  # first: codes for the rows' values
+            offset = (1 if c.selector.matches(pod.labels) else 0) - s.min_match(i)
+            counts = self._count_table(s, i, c.topology_key)
+            missing = undecided & (codes < 0)
+            over = undecided & (codes >= 0) & (counts[codes] + offset > c.max_skew)
+            verdict[missing] = 1
+            verdict[over] = 2
+            undecided &= ~(missing | over)
+            if not _COUNT_NONZERO(undecided):
+                break
+        bad = verdict > 0
+        picked = rows[bad]
+        if not len(picked):
+            return picked, []
+        unresolvable = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=self.NAME)
+        unschedulable = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=self.NAME)
+        return picked, [unresolvable if v == 1 else unschedulable for v in verdict[bad].tolist()]
+
+    def _count_table(self, s: _PreFilterState, i: int, key: str) -> IntArray:
+        """Constraint `i`'s matching-pod count per code of `key` (0 for a domain without
+        pods), plus a last slot for -1; built once per cycle (the filter walk asks chunk by
+        chunk), again when rows have shown values that had no code when it was built."""
+        known = self._labels.codes(key)
+        got = self._count_tables.get(i)
+        if got is not None and got[0] is s and got[1] is known and got[2] == len(known):
+            cached: IntArray = got[3]
+            return cached
+        if got is None or got[0] is not s:
+            self._count_tables = {}
+        counts = s.counts[i]
+        table: IntArray = np.zeros(len(known) + 1, dtype=np.int64)
+        if counts:
+            n = len(counts)
+            codes = self._labels.codes_of(key, counts.keys(), n)
+            values = np.fromiter(counts.values(), dtype=np.int64, count=n)
+            have = codes >= 0
+            table[codes[have]] = values[have]
+        self._count_tables[i] = (s, known, len(known), table)
+        return table
 
     # --- PreScore / Score -------------------------------------------------------------------
 

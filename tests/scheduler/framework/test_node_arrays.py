@@ -344,7 +344,7 @@ async def test_fit_vector_rejects_equal_the_scalar_filter(real_api: Any) -> None
     (sched,), rng = await _big_cluster(real_api, seed=5, schedulers=1)
     fw = next(iter(sched.frameworks.values()))
     fit = next(pl for pl in fw.filter_plugins if pl.name() == "NodeResourcesFit")
-    assert fw.vector_reject_plugins == {"NodeResourcesFit", "InterPodAffinity"}
+    assert fw.vector_reject_plugins == {"NodeResourcesFit", "InterPodAffinity", "PodTopologySpread"}
     nodes = sched.snapshot.node_info_list
     arrays = sched.snapshot.node_arrays()
     rows = np.arange(len(nodes), dtype=np.int64)
@@ -679,6 +679,52 @@ async def test_topology_spread_remembered_rows_decide_like_the_scalar_paths(real
     assert pl._host_rows.hits > 40 and pl._labels.hits > 40
 
 
+def _probe_rejects(sched: Scheduler, name: str, probes: list[dict[str, Any]]) -> tuple[dict[str, int], int]:
+    """`_rejects_match_filter` of plugin `name` for each probe pod whose PreFilter succeeds and
+    leaves the plugin's Filter on; the rejection reasons counted, and the nodes that passed."""
+    sched.cache.update_snapshot(sched.snapshot)
+    fw = next(iter(sched.frameworks.values()))
+    plugin = next(pl for pl in fw.filter_plugins if pl.name() == name)
+    assert name in fw.vector_reject_plugins
+    nodes = sched.snapshot.node_info_list
+    arrays = sched.snapshot.node_arrays()
+    seen: dict[str, int] = {}
+    passed = 0
+    for pod in probes:
+        pi = PodInfo(pod)
+        state = CycleState()
+        if not fw.run_pre_filter(state, pi, nodes)[1].is_success() or name in state.skip_filter_plugins:
+            continue
+        passed += _rejects_match_filter(plugin, state, pi, arrays, nodes, seen)
+    return seen, passed
+
+
+def _rejects_match_filter(plugin: Any, state: CycleState, pi: PodInfo, arrays: Any, nodes: list[Any],
+                          seen: dict[str, int]) -> int:
+    """Asks `plugin.filter_reject_rows` about every row, the window in two pieces as the filter
+    walk's chunks ask (the remembered rows then answer the second), and asserts it rejects
+    exactly the rows `filter` rejects, with an equal Status. Counts each rejection reason in
+    `seen`; returns how many nodes pass."""
+    rows = np.arange(len(nodes), dtype=np.int64)
+    got: dict[int, Any] = {}
+    for part in (rows[: len(rows) // 3], rows[len(rows) // 3:]):
+        out = plugin.filter_reject_rows(state, pi, arrays, part)
+        assert out is not None
+        bad_rows, sts = out
+        assert len(bad_rows) == len(sts) and set(bad_rows.tolist()) <= set(part.tolist())
+        got.update(zip(bad_rows.tolist(), sts, strict=True))
+    passed = 0
+    for r, ni in enumerate(nodes):
+        scalar = plugin.filter(state, pi, ni)
+        if scalar.is_success():
+            passed += 1
+            assert r not in got, (ni.name, got[r])
+        else:
+            assert got[r] == scalar, (ni.name, got[r], scalar)
+            seen[scalar.reasons[0]] = seen.get(scalar.reasons[0], 0) + 1
+    return passed
+
+
 # ---- InterPodAffinity.filter_reject_rows -------------------------------------------------------
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -720,35 +766,7 @@ async def test_inter_pod_affinity_vector_rejects_equal_the_scalar_filter(real_ap
     for i in range(300):
         await real_api.create(PODS, _anti_pod(f"bound-{i}", rng, rng.choice(names)))
     await real_api.settle()
-    sched.cache.update_snapshot(sched.snapshot)
-    fw = next(iter(sched.frameworks.values()))
-    ipa = next(pl for pl in fw.filter_plugins if pl.name() == "InterPodAffinity")
-    assert "InterPodAffinity" in fw.vector_reject_plugins
-    nodes = sched.snapshot.node_info_list
-    arrays = sched.snapshot.node_arrays()
-    rows = np.arange(len(nodes), dtype=np.int64)
-    seen: dict[str, int] = {}
-    passed = 0
-    for i in range(60):
-        pi = PodInfo(_anti_pod(f"probe-{i}", rng))
-        state = CycleState()
-        assert fw.run_pre_filter(state, pi, nodes)[1].is_success()
-        # the window in two pieces, as the filter walk's chunks ask (the remembered rows then answer)
-        got: dict[int, Any] = {}
-        for part in (rows[: len(rows) // 3], rows[len(rows) // 3:]):
-            out = ipa.filter_reject_rows(state, pi, arrays, part)
-            assert out is not None
-            bad_rows, sts = out
-            assert len(bad_rows) == len(sts) and set(bad_rows.tolist()) <= set(part.tolist())
-            got.update(zip(bad_rows.tolist(), sts, strict=True))
-        for r, ni in enumerate(nodes):
-            scalar = ipa.filter(state, pi, ni)
-            if scalar.is_success():
-                passed += 1
-                assert r not in got, (ni.name, got[r])
-            else:
-                assert got[r] == scalar, (ni.name, got[r], scalar)
-                seen[scalar.reasons[0]] = seen.get(scalar.reasons[0], 0) + 1
+    seen, passed = _probe_rejects(sched, "InterPodAffinity", [_anti_pod(f"probe-{i}", rng) for i in range(60)])
     # both reasons, many times each, and nodes that pass
     assert seen.get("node(s) didn't match pod anti-affinity rules", 0) > 100
     assert seen.get("node(s) didn't satisfy existing pods anti-affinity rules", 0) > 100
@@ -772,3 +790,72 @@ async def test_decisions_with_inter_pod_affinity_vector_rejects_equal_scalar_pat
     got, failures = _decide_three_ways(scheds, [_anti_pod(f"new-{i}", rng) for i in range(200)])
     assert failures and len(got) - len(failures) > 50
     assert any("anti-affinity" in g[0] for g in failures)
+
+
+# ---- PodTopologySpread.filter_reject_rows ------------------------------------------------------
+
+RACK = "example.com/rack"
+
+
+def _spread_pod(name: str, rng: random.Random, node: str | None = None) -> dict[str, Any]:
+    """A pod labelled app=web|db, mostly with DoNotSchedule constraints on the zone, the
+    hostname or a rack label (some nodes lack it), tight or loose skews, minDomains, selectors
+    that match the pod itself or not; some with two constraints, some with none."""
+    app = rng.choice(["web", "db"])
+    b = make_pod(name).labels(app=app)
+    r = rng.random()
+    if r < 0.3:
+        b = b.spread_constraint(rng.choice([1, 2]), ZONE, selector={"matchLabels": {"app": app}})
+    elif r < 0.5:
+        b = b.spread_constraint(1, HOSTNAME, selector={"matchLabels": {"app": rng.choice(["web", "db"])}})
+    elif r < 0.7:
+        b = b.spread_constraint(1, RACK, selector={"matchLabels": {"app": app}},
+                                min_domains=rng.choice([None, 5]))
+    elif r < 0.85:
+        b = (b.spread_constraint(1, ZONE, selector={"matchLabels": {"app": "web"}})
+             .spread_constraint(2, RACK, selector={"matchLabels": {"app": "db"}}))
+    if node:
+        b = b.node(node)
+    return b.obj()
+
+
+async def _spread_cluster(real_api: Any, rng: random.Random, n_nodes: int, n_pods: int) -> list[str]:
+    names = []
+    for i in range(n_nodes):
+        labels = {ZONE: f"z{i % 3}", HOSTNAME: f"n{i:03d}"}
+        if i % 7:
+            labels[RACK] = f"r{i % 9}"  # every seventh node without a rack
+        await real_api.create(NODES, make_node(f"n{i:03d}").capacity(cpu="8", memory="32Gi", pods="110")
+                              .labels(labels).obj())
+        names.append(f"n{i:03d}")
+    for i in range(n_pods):
+        await real_api.create(PODS, _spread_pod(f"bound-{i}", rng, rng.choice(names)))
+    await real_api.settle()
+    return names
+
+
+async def test_topology_spread_vector_rejects_equal_the_scalar_filter(real_api: Any) -> None:
+    """For every row, PodTopologySpread's `filter_reject_rows` rejects exactly the nodes its
+    scalar `filter` rejects, with an equal Status: a missing topology label (unresolvable)
+    or a skew above maxSkew, constraint by constraint in order."""
+    rng = random.Random(33)
+    sched = Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                      rng=random.Random(3))
+    await _spread_cluster(real_api, rng, 210, 260)
+    seen, passed = _probe_rejects(sched, "PodTopologySpread", [_spread_pod(f"probe-{i}", rng) for i in range(80)])
+    assert seen.get("node(s) didn't match pod topology spread constraints", 0) > 100
+    assert seen.get("node(s) didn't match pod topology spread constraints (missing required label)", 0) > 20
+    assert passed > 1000
+
+
+async def test_decisions_with_topology_spread_vector_rejects_equal_scalar_paths(real_api: Any) -> None:
+    """A stream of spreading pods: vector rejects on, off, and every NumPy path off decide
+    alike, with the same per-node statuses in the same order."""
+    rng = random.Random(27)
+    scheds = [Scheduler(parse_config({}), client=real_api, informers=real_api, clock=real_api.clock,
+                        rng=random.Random(3)) for _ in range(3)]
+    await _spread_cluster(real_api, rng, 120, 90)
+    for s in scheds:
+        s.cache.update_snapshot(s.snapshot)
+    got, failures = _decide_three_ways(scheds, [_spread_pod(f"new-{i}", rng) for i in range(160)])
+    assert len(got) - len(failures) > 100
