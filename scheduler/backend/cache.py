@@ -55,6 +55,9 @@ class Cache:
         # node order of the snapshot list (insertion order of nodes); a change forces a list rebuild
         self._order_version = 0
         self._removed_since: set[str] = set()
+        # confirmations that kept their node's generation: (node, assumed, stored) PodInfos the
+        # next update_snapshot swaps into the snapshot's copy of the node as well
+        self._swapped: list[tuple[str, PodInfo, PodInfo]] = []
 
     # ---- nodes ------------------------------------------------------------------------
     def add_node(self, node: JsonDict) -> NodeInfo:
@@ -199,8 +202,10 @@ class Cache:
                 logger.info("pod was added to a different node than assumed pod=%s assumed=%s actual=%s",
                             pi.key, prev.node_name, pi.node_name)
             ni = self._nodes.get(pi.node_name)
-            if not (ni is not None and pi.requests is prev.requests and pi.node_name == prev.node_name
+            if (ni is not None and pi.requests is prev.requests and pi.node_name == prev.node_name
                     and confirms_alike(prev.pod, pod) and ni.replace_pod(prev, pi)):
+                self._swapped.append((pi.node_name, prev, pi))
+            else:
                 self._remove_from_node(prev)
                 self._add_to_node(pi)
             self._assumed.discard(pi.uid)
@@ -274,6 +279,13 @@ class Cache:
                 affinity_changed = True
             ni.clone_into(existing)  # in place: the snapshot's list and map keep the object
             changed.append(name)
+        if self._swapped:
+            # a node copied above already holds the stored PodInfo: replace_pod finds nothing
+            for name, assumed, stored in self._swapped:
+                copy = smap.get(name)
+                if copy is not None:
+                    copy.replace_pod(assumed, stored)
+            self._swapped.clear()
         if self._removed_since:
             for name in self._removed_since:
                 ni = self._nodes.get(name)
@@ -299,9 +311,10 @@ def confirms_alike(assumed: JsonDict, bound: JsonDict) -> bool:
     cycle's copy with spec.nodeName set) only where the binding writes and no plugin reads:
     metadata.resourceVersion, metadata.managedFields and the PodScheduled condition. The
     caller has checked the spec and labels (`reparsed` shared the parse). Then the node's
-    aggregate is unchanged and its NodeInfo keeps its generation: the snapshot's copy, holding
-    the assumed PodInfo, stays valid, and the next cycle copies and re-scores nothing for it
-    (upstream's updatePod removes and re-adds the pod, which changes nothing a plugin sees)."""
+    aggregate is unchanged and its NodeInfo keeps its generation: the next cycle neither copies
+    nor re-scores the node, and update_snapshot swaps the stored PodInfo into the snapshot's copy
+    in place (upstream's updatePod removes and re-adds the pod: nothing a plugin reads changes
+    but the pod object itself)."""
     if assumed.keys() != bound.keys():
         return False
     for k, v in bound.items():

@@ -134,6 +134,8 @@ async def _assume_then_confirm(s: Any, api: Any) -> tuple[PodInfo, int, int]:
     assumed = s.cache.get_pod(uid)
     assert assumed is not None
     gen = s.cache.get_node_info(assumed.node_name).generation
+    s.cache.update_snapshot(s.snapshot)  # as the next cycle would: the snapshot holds the assumed pod
+    assert s.snapshot.get(assumed.node_name).pods[-1] is assumed
     await s.wait_for_bindings()
     await s.writer.flush()
     await api.settle()
@@ -156,6 +158,12 @@ async def test_confirming_an_unchanged_binding_leaves_the_node_as_it_was(real_ap
     ni = s.cache.get_node_info("n1")
     assert ni.pods == [pi] and ni.pods_with_affinity == [pi]
     assert (ni.requested.milli_cpu, ni.requested.memory) == (1000, 1 << 30)
+    # the next snapshot holds the stored pod too (what preemption reads of a victim), its node
+    # not copied again: the same generation
+    s.cache.update_snapshot(s.snapshot)
+    snap_ni = s.snapshot.get("n1")
+    assert snap_ni is not None and snap_ni.generation == gen_assumed
+    assert snap_ni.pods == [pi] and snap_ni.pods_with_affinity == [pi] and snap_ni.pods[0] is not assumed
     # the next pod sees the first one's requests on the node (4 CPU: three more fit, not four)
     for i in range(4):
         await env.add(make_pod(f"more-{i}").req(cpu="1", memory="1Gi").obj())
