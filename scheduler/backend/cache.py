@@ -201,9 +201,10 @@ class Cache:
             if prev.node_name != pi.node_name:
                 logger.info("pod was added to a different node than assumed pod=%s assumed=%s actual=%s",
                             pi.key, prev.node_name, pi.node_name)
+            # a shared parse means an equal spec (nodeName included): `reparsed` compared it
             ni = self._nodes.get(pi.node_name)
-            if (ni is not None and pi.requests is prev.requests and pi.node_name == prev.node_name
-                    and confirms_alike(prev.pod, pod) and ni.replace_pod(prev, pi)):
+            if (ni is not None and pi.requests is prev.requests and confirms_alike(prev.pod, pod)
+                    and ni.replace_pod(prev, pi)):
                 self._swapped.append((pi.node_name, prev, pi))
             else:
                 self._remove_from_node(prev)

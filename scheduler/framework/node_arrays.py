@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from typing import Any, Protocol
 
 import numpy as np
@@ -372,10 +372,11 @@ class RowMemo:
 class LabelCodes:
     """Per row: a node's value of a label key as a small integer, kept across cycles.
 
-    Codes are given out per key in first-seen order (`code_of`, `names`); a row's code is -1
+    Codes are given out per key in first-seen order (`codes`, `names`); a row's code is -1
     when its node lacks the label. The per-row codes are a RowMemo (rewritten rows only are read
     again). The codes of a key only grow; past four per node they start again, and the rows
-    remembered under the old codes with them."""
+    remembered under the old codes with them. An array indexed by code (`table`) stays right
+    while `is_current(key, stamp)` holds for the `stamp(key)` taken when it was built."""
 
     __slots__ = ("_codes", "_names", "_rows")
 
@@ -421,6 +422,31 @@ class LabelCodes:
     def names(self, key: str) -> list[str]:
         """code -> value for `key` (read-only)."""
         return self._names.get(key) or []
+
+    def stamp(self, key: str) -> tuple[dict[str, int], int]:
+        """What `is_current` compares: the key's codes as they are now."""
+        codes = self.codes(key)
+        return codes, len(codes)
+
+    def is_current(self, key: str, stamp: tuple[dict[str, int], int]) -> bool:
+        """No code of `key` was given out or taken back since `stamp` (a table built then is
+        still indexed right and misses no value)."""
+        codes = self._codes.get(key)
+        return codes is stamp[0] and len(codes) == stamp[1]
+
+    def table(self, key: str, values: Collection[str], counts: Iterable[int] | None = None) -> IntArray:
+        """A fresh array indexed by `key`'s codes, plus a last 0 slot (what a row's -1, no
+        label, reads): at the code of each of `values` its count (1 without `counts`), 0
+        elsewhere; values no row has shown are left out."""
+        n = len(values)
+        codes = self.codes_of(key, values, n)
+        have = codes >= 0
+        out: IntArray = np.zeros(len(self.codes(key)) + 1, dtype=np.int64)
+        if counts is None:
+            out[codes[have]] = 1
+        else:
+            out[codes[have]] = np.fromiter(counts, dtype=np.int64, count=n)[have]
+        return out
 
     def codes_of(self, key: str, values: Iterable[str], count: int) -> IntArray:
         """The codes of `count` values of `key`, -1 for a value no row has shown (one C-level

@@ -23,8 +23,9 @@ informer every namespace is treated as unlabelled.
 from __future__ import annotations
 
 import logging
-from collections.abc import Container, Iterable, Mapping, Sequence, Sized
-from typing import Any, cast
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -170,7 +171,19 @@ class _ScoringPods:
         self.per_node: dict[str, tuple[NodeInfo, list[PodInfo]]] = {}
 
 
-_Blocked = tuple[list[tuple[str, "Container[str]"]], list[tuple[str, "Container[str]"]]]
+@dataclass(slots=True)
+class _BlockedTable:
+    """InterPodAffinity.filter_reject_rows' blocked-value table for one (role, topology key):
+    the container it was last brought up to date from (identity: the cycle's), its values, the
+    label codes' stamp it is indexed by, and per code whether the value is blocked."""
+
+    source: Collection[str]
+    values: set[str]
+    stamp: tuple[dict[str, int], int]
+    table: BoolArray
+
+
+_Blocked = tuple[list[tuple[str, "Collection[str]"]], list[tuple[str, "Collection[str]"]]]
 
 
 class _PreFilterState:
@@ -272,7 +285,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self._labels = LabelCodes()  # filter_reject_rows: each row's topology values, as codes
         # filter_reject_rows: per (incoming|existing, topology key) the blocked-code table, kept
         # across cycles with the values it was built from (see _blocked_table)
-        self._tables: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._tables: dict[tuple[str, str], _BlockedTable] = {}
 
     def _resolve_namespace_labels(self) -> NamespaceLabels | None:
         h = self.handle
@@ -554,73 +567,62 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         m = len(rows)
         if not m or not (anti_keys or existing_keys):
             return rows[:0], []
-        anti = self._blocked_rows(s, "incoming", arrays, rows, anti_keys)
-        existing = self._blocked_rows(s, "existing", arrays, rows, existing_keys)
+        anti = self._blocked_rows("incoming", arrays, rows, anti_keys)
+        existing = self._blocked_rows("existing", arrays, rows, existing_keys)
         if anti is None and existing is None:
             return rows[:0], []
-        if anti is None:
-            assert existing is not None
-            return rows[existing], [Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
-                                    ] * int(_COUNT_NONZERO(existing))
-        bad = anti | existing if existing is not None else anti
-        picked = rows[bad]
-        if existing is None or not _COUNT_NONZERO(existing & ~anti):
-            return picked, [Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)] * len(picked)
         st_anti = Status.unschedulable(ERR_REASON_ANTI_AFFINITY, plugin=self.NAME)
         st_existing = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY, plugin=self.NAME)
-        return picked, [st_anti if a else st_existing for a in anti[bad].tolist()]
+        if existing is None:
+            assert anti is not None
+            picked = rows[anti]
+            return picked, [st_anti] * len(picked)
+        if anti is None:
+            picked = rows[existing]
+            return picked, [st_existing] * len(picked)
+        bad = anti | existing
+        return rows[bad], [st_anti if a else st_existing for a in anti[bad].tolist()]
 
-    def _blocked_rows(self, s: _PreFilterState, role: str, arrays: NodeArrays, rows: IntArray,
-                      keys: Sequence[tuple[str, Container[str]]]) -> BoolArray | None:
+    def _blocked_rows(self, role: str, arrays: NodeArrays, rows: IntArray,
+                      keys: Sequence[tuple[str, Collection[str]]]) -> BoolArray | None:
         """True where the row's node holds a blocked value of one of `keys`; None when none does."""
         out: BoolArray | None = None
         for key, values in keys:
             if not values:
                 continue
             codes = self._labels.rows(arrays, rows, key)  # first: it gives codes to the rows' values
-            hit: BoolArray = self._blocked_table(s, role, key, values)[codes]  # code -1 (no label): the last slot
+            hit: BoolArray = self._blocked_table(role, key, values)[codes]  # code -1 (no label): the last slot
             if _COUNT_NONZERO(hit):
                 out = hit if out is None else out | hit
         return out
 
-    def _blocked_table(self, s: _PreFilterState, role: str, key: str, values: Container[str]) -> BoolArray:
+    def _blocked_table(self, role: str, key: str, values: Collection[str]) -> BoolArray:
         """Per code of `key`, whether its value is in `values`, plus a last False slot for -1.
         Kept across cycles per (role, key) and brought up to date with the values added and
         removed since (a bound pod changes one or two), so a cycle costs O(changed values) plus
         C-level set differences instead of a code lookup per blocked value; built afresh when
-        rows have shown values that had no code when it was built."""
-        known = self._labels.codes(key)
+        rows have shown values that had no code when it was built. Within a cycle the same
+        `values` object comes back chunk after chunk: the table is returned as it is."""
         rec = self._tables.get((role, key))
-        if rec is not None and rec[0] is s and rec[1] is values:
-            cached: BoolArray = rec[4]
-            if rec[2] is known and rec[3] == len(known):
-                return cached
-        listable = isinstance(values, Sized) and isinstance(values, Iterable)
-        if (listable and rec is not None and rec[2] is known and rec[3] == len(known)
-                and rec[5] is not None):
-            table: BoolArray = rec[4]
-            now = set(cast(Iterable[str], values))
-            prev: set[str] = rec[5]
-            for v in prev - now:
+        if rec is not None and self._labels.is_current(key, rec.stamp):
+            if rec.source is values:
+                return rec.table
+            now = set(values)
+            known = self._labels.codes(key)
+            for v in rec.values - now:
                 c = known.get(v)
                 if c is not None:
-                    table[c] = False
-            added = now - prev
+                    rec.table[c] = False
+            added = now - rec.values
             if added:
                 got = self._labels.codes_of(key, added, len(added))
-                table[got[got >= 0]] = True
-        else:
-            table = np.zeros(len(known) + 1, dtype=np.bool_)
-            now = None
-            if listable:
-                now = set(cast(Iterable[str], values))
-                blocked = self._labels.codes_of(key, now, len(now))
-                table[blocked[blocked >= 0]] = True
-            else:  # a container that cannot be listed: ask it per known value
-                for v, c in known.items():
-                    table[c] = v in values
-        self._tables[(role, key)] = (s, values, known, len(known), table, now)
-        return table
+                rec.table[got[got >= 0]] = True
+            rec.source, rec.values = values, now
+            return rec.table
+        now = set(values)
+        rec = self._tables[(role, key)] = _BlockedTable(
+            values, now, self._labels.stamp(key), self._labels.table(key, now).astype(np.bool_))
+        return rec.table
 
     # --- PreScore / Score -----------------------------------------------------------------
 

@@ -305,8 +305,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # node's value of a topology key as a code (-1: no such label)
         self._host_rows = RowMemo(size=8)
         self._labels = LabelCodes()
-        # filter_reject_rows: per constraint index, the cycle's count table (see _count_table)
-        self._count_tables: dict[int, tuple[Any, ...]] = {}
+        # filter_reject_rows: per constraint index, the cycle's counts, the codes' stamp and the
+        # count table built from them (see _count_table)
+        self._count_tables: dict[int, tuple[dict[str, int], tuple[dict[str, int], int], IntArray]] = {}
 
     def _workload_stores(self) -> dict[str, Any]:
         """Informer stores of Services, ReplicationControllers, ReplicaSets and StatefulSets for the
@@ -558,7 +559,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         for i, c in enumerate(s.constraints):
             codes = self._labels.rows(arrays, rows, c.topology_key)  # first: codes for the rows' values
             offset = (1 if c.selector.matches(pod.labels) else 0) - s.min_match(i)
-            counts = self._count_table(s, i, c.topology_key)
+            counts = self._count_table(i, c.topology_key, s.counts[i])
             missing = undecided & (codes < 0)
             over = undecided & (codes >= 0) & (counts[codes] + offset > c.max_skew)
             verdict[missing] = 1
@@ -574,26 +575,16 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         unschedulable = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=self.NAME)
         return picked, [unresolvable if v == 1 else unschedulable for v in verdict[bad].tolist()]
 
-    def _count_table(self, s: _PreFilterState, i: int, key: str) -> IntArray:
-        """Constraint `i`'s matching-pod count per code of `key` (0 for a domain without
-        pods), plus a last slot for -1; built once per cycle (the filter walk asks chunk by
-        chunk), again when rows have shown values that had no code when it was built."""
-        known = self._labels.codes(key)
+    def _count_table(self, i: int, key: str, counts: dict[str, int]) -> IntArray:
+        """Constraint `i`'s matching-pod count per code of `key` (LabelCodes.table), built once
+        per cycle (the filter walk asks chunk by chunk: the cycle's `counts` mapping is the
+        same object) and again when rows have shown values that had no code then."""
         got = self._count_tables.get(i)
-        if got is not None and got[0] is s and got[1] is known and got[2] == len(known):
-            cached: IntArray = got[3]
-            return cached
-        if got is None or got[0] is not s:
-            self._count_tables = {}
-        counts = s.counts[i]
-        table: IntArray = np.zeros(len(known) + 1, dtype=np.int64)
-        if counts:
-            n = len(counts)
-            codes = self._labels.codes_of(key, counts.keys(), n)
-            values = np.fromiter(counts.values(), dtype=np.int64, count=n)
-            have = codes >= 0
-            table[codes[have]] = values[have]
-        self._count_tables[i] = (s, known, len(known), table)
+        if got is not None and got[0] is counts and self._labels.is_current(key, got[1]):
+            return got[2]
+        stamp = self._labels.stamp(key)
+        table = self._labels.table(key, counts.keys(), counts.values())
+        self._count_tables[i] = (counts, stamp, table)
         return table
 
     # --- PreScore / Score -------------------------------------------------------------------
@@ -742,11 +733,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 got = self._host_counts(arrays, rows, c, ns)
             else:
                 codes = self._labels.rows(arrays, rows, key)
-                values = self._labels.codes(key)
-                by_code = np.zeros(len(values) + 1, dtype=np.int64)
-                for (k, v), cnt in s.pair_counts.items():
-                    if k == key and (code := values.get(v)) is not None:
-                        by_code[code] = cnt
+                domains = {v: cnt for (k, v), cnt in s.pair_counts.items() if k == key}
+                by_code = self._labels.table(key, domains.keys(), domains.values())
                 got = np.where(codes >= 0, by_code[codes], -1)
             arr = got.astype(np.float64)
             present = arr >= 0

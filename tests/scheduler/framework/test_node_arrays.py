@@ -571,6 +571,34 @@ async def _web_replicaset(real_api: Any) -> dict[str, Any]:
                      "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
 
 
+def test_label_codes_tables_follow_the_codes_they_were_built_on() -> None:
+    """Codes come in first-seen order as rows are read, -1 for a node without the label; a
+    table built from values and counts is indexed by those codes with a 0 slot that -1 reads;
+    a value no row has shown is left out, and the stamp taken with the table stops being
+    current once rows show a new value (the table would miss it)."""
+    from scheduler.backend.snapshot import Snapshot
+    from scheduler.framework.node_arrays import LabelCodes
+
+    nodes = [make_node(f"m{i}").labels({ZONE: f"z{i % 3}"} if i != 4 else {}).obj() for i in range(6)]
+    snap = Snapshot.from_objects(nodes)
+    arrays = NodeArrays()
+    arrays.sync(snap)
+    labels = LabelCodes()
+    first = labels.rows(arrays, np.array([2, 4], dtype=np.int64), ZONE)
+    assert first.tolist() == [0, -1] and labels.names(ZONE) == ["z2"]
+    stamp = labels.stamp(ZONE)
+    counts = {"z2": 5, "z0": 7}  # z0: no row read yet has it
+    table = labels.table(ZONE, counts.keys(), counts.values())
+    assert table.tolist() == [5, 0] and table[first].tolist() == [5, 0]
+    assert labels.table(ZONE, ["z2", "z9"]).tolist() == [1, 0]
+    assert labels.is_current(ZONE, stamp)
+    every = labels.rows(arrays, np.arange(6, dtype=np.int64), ZONE)
+    assert not labels.is_current(ZONE, stamp)  # z0 and z1 got codes
+    assert [labels.names(ZONE)[c] if c >= 0 else None for c in every.tolist()] == ["z0", "z1", "z2", "z0", None, "z2"]
+    table = labels.table(ZONE, counts.keys(), counts.values())
+    assert table[every].tolist() == [7, 0, 5, 7, 0, 5]
+
+
 async def test_topology_spread_vector_scores_equal_the_scalar_scores(real_api: Any) -> None:
     """PodTopologySpread's `score_rows` / `normalize_score_array` / `normalize_raw_scores` equal
     its node-by-node Score and NormalizeScore, with explicit ScheduleAnyway constraints (nodes
