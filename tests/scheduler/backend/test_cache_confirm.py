@@ -16,17 +16,31 @@ from scheduler.framework.interface import PreBindPlugin, Status
 from scheduler.framework.types import PodInfo
 
 
-class Relabel(PreBindPlugin):
-    """Patches the pod's `app` label through the API during its binding cycle (a user's label
-    change racing the bind), so the bound pod differs from the assumed one."""
+class _PatchDuringBind(PreBindPlugin):
+    """Patches the pod through the API during its binding cycle with `PATCH` (a user's change
+    racing the bind), so the bound pod differs from the assumed one."""
 
-    NAME = "Relabel"
+    PATCH: dict[str, Any] = {}
 
     async def pre_bind(self, state: Any, pod: Any, node_name: str) -> Status:
         assert self.handle is not None
-        await self.handle.client.patch(PODS, pod.name, {"metadata": {"labels": {"app": "new"}}}, pod.namespace,
-                                       patch_type="strategic")
+        await self.handle.client.patch(PODS, pod.name, self.PATCH, pod.namespace, patch_type="strategic")
         return Status.success()
+
+
+class Relabel(_PatchDuringBind):
+    """The pod's `app` label changes: its parse (affinity terms with matchLabelKeys) too."""
+
+    NAME = "Relabel"
+    PATCH = {"metadata": {"labels": {"app": "new"}}}
+
+
+class Annotate(_PatchDuringBind):
+    """An annotation is added: the parse stays, but the metadata differs beyond what the
+    binding writes."""
+
+    NAME = "Annotate"
+    PATCH = {"metadata": {"annotations": {"note": "x"}}}
 
 
 def _affinity_values(pi: PodInfo) -> list[Any]:
@@ -35,16 +49,25 @@ def _affinity_values(pi: PodInfo) -> list[Any]:
     return [e["values"] for e in w.term.selector["matchExpressions"] if e["key"] == "app"]
 
 
-async def _bind_one(s: Any, api: Any) -> PodInfo:
-    """One scheduling cycle; returns the assumed PodInfo, then lets the bind reach the cache."""
+async def _assume_then_confirm(s: Any, api: Any) -> tuple[PodInfo, int, int]:
+    """One cycle; the assumed PodInfo and the node's generation after the assumption and after
+    the bound pod reached the cache."""
     await s.schedule_one()
     [uid] = [u for u in s.cache._pods if s.cache.is_assumed(u)]
     assumed = s.cache.get_pod(uid)
     assert assumed is not None
+    gen = s.cache.get_node_info(assumed.node_name).generation
+    s.cache.update_snapshot(s.snapshot)  # as the next cycle would: the snapshot holds the assumed pod
+    assert s.snapshot.get(assumed.node_name).pods[-1] is assumed
     await s.wait_for_bindings()
     await s.writer.flush()
     await api.settle()
-    return assumed
+    return assumed, gen, s.cache.get_node_info(assumed.node_name).generation
+
+
+async def _bind_one(s: Any, api: Any) -> PodInfo:
+    """One scheduling cycle; returns the assumed PodInfo, then lets the bind reach the cache."""
+    return (await _assume_then_confirm(s, api))[0]
 
 
 def _web() -> Any:
@@ -111,35 +134,6 @@ async def test_bound_pod_updates_keep_or_redo_the_parse(real_api, env, make_sche
     ni = s.cache.get_node_info("n1")
     assert ni.pods == [third] and ni.pods_with_affinity == [third]
     assert ni.requested.milli_cpu == 1000 and ni.non_zero_requested.milli_cpu == 1000
-
-
-class Annotate(PreBindPlugin):
-    """Adds an annotation through the API during the binding cycle: the bound pod's metadata
-    then differs from the assumed pod's beyond what the binding writes."""
-
-    NAME = "Annotate"
-
-    async def pre_bind(self, state: Any, pod: Any, node_name: str) -> Status:
-        assert self.handle is not None
-        await self.handle.client.patch(PODS, pod.name, {"metadata": {"annotations": {"note": "x"}}}, pod.namespace,
-                                       patch_type="strategic")
-        return Status.success()
-
-
-async def _assume_then_confirm(s: Any, api: Any) -> tuple[PodInfo, int, int]:
-    """One cycle; the assumed PodInfo and the node's generation after the assumption and after
-    the bound pod reached the cache."""
-    await s.schedule_one()
-    [uid] = [u for u in s.cache._pods if s.cache.is_assumed(u)]
-    assumed = s.cache.get_pod(uid)
-    assert assumed is not None
-    gen = s.cache.get_node_info(assumed.node_name).generation
-    s.cache.update_snapshot(s.snapshot)  # as the next cycle would: the snapshot holds the assumed pod
-    assert s.snapshot.get(assumed.node_name).pods[-1] is assumed
-    await s.wait_for_bindings()
-    await s.writer.flush()
-    await api.settle()
-    return assumed, gen, s.cache.get_node_info(assumed.node_name).generation
 
 
 async def test_confirming_an_unchanged_binding_leaves_the_node_as_it_was(real_api, env, make_scheduler):
