@@ -947,7 +947,7 @@ def record_updated_fields(old: dict[str, Any], new: dict[str, Any], *, manager: 
     stored = _stored_entries(live)
     if stored is None or not isinstance(new_meta, dict):
         return False
-    reset = tuple((f"f:{name}",) for name in reset_fields)
+    reset = _reset_paths(reset_fields)
     diff = compare(_without_managed_fields(old), _without_managed_fields(new), _resolve_schema(LOOKUP, new))
     changed = _strip(diff.added | diff.modified, reset)
     removed = diff.removed
@@ -998,6 +998,14 @@ def record_updated_fields(old: dict[str, Any], new: dict[str, Any], *, manager: 
 # --- public API -------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _reset_paths(reset_fields: tuple[str, ...]) -> tuple[Path, ...]:
+    """The fieldsV1 paths of a resource's reset top-level fields (`status` -> ("f:status",)):
+    a handful of distinct tuples, built once each."""
+    return tuple((f"f:{name}",) for name in reset_fields)
+
+
+
 def record_created_fields(new: dict[str, Any], *, manager: str, operation: str, api_version: str, now: str,
                           subresource: str | None = None, reset_fields: tuple[str, ...] = ()) -> bool:
     """`update_managed_fields(None, new, share_created_fields=True)` done in place: when `new`
@@ -1009,7 +1017,7 @@ def record_created_fields(new: dict[str, Any], *, manager: str, operation: str, 
     meta = new.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields"):
         return False
-    reset = tuple((f"f:{name}",) for name in reset_fields)
+    reset = _reset_paths(reset_fields)
     entry = _creator_entry(new, _resolve_schema(LOOKUP, new), reset, manager=manager, operation=operation,
                            api_version=api_version, now=now, subresource=subresource, shared=True)
     if entry is not None:
@@ -1052,7 +1060,7 @@ def update_managed_fields(
     """
     schema_ = _resolve_schema(schema, new)
     sent = (new.get("metadata") or {}).get("managedFields")
-    reset = tuple((f"f:{name}",) for name in reset_fields)
+    reset = _reset_paths(reset_fields)
     if old is None and not sent:
         # create: every field belongs to the creator; one walk instead of compare + encode
         out = _without_managed_fields(new)
@@ -1117,7 +1125,7 @@ def server_side_apply(
     meta_schema = schema or DEDUCED
     sub = subresource or ""
     version = api_version or str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
-    reset = tuple((f"f:{name}",) for name in reset_fields)
+    reset = _reset_paths(reset_fields)
     config = {k: v for k, v in copy.deepcopy(applied).items() if k not in reset_fields}
 
     live_obj = _without_managed_fields(copy.deepcopy(live) if live is not None else None)

@@ -33,7 +33,7 @@ from .base import Strategy, as_dict, as_list
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
-_PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+_PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")
 
 
 class GoLiteral:

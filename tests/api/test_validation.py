@@ -212,3 +212,25 @@ def test_causes_render_into_upstream_invalid_message():
         'Pod "bad1" is invalid: [spec.containers: Required value, spec.restartPolicy: Unsupported value: '
         '"Sometimes": supported values: "Always", "OnFailure", "Never"]'
     )
+
+
+@pytest.mark.parametrize(
+    "check, value",
+    [
+        pytest.param(is_dns1123_subdomain, "web-1\n", id="subdomain"),
+        pytest.param(is_dns1123_label, "web-1\n", id="label"),
+        pytest.param(is_qualified_name, "example.com/name\n", id="qualified-name"),
+        pytest.param(is_valid_label_value, "blue\n", id="label-value"),
+    ],
+)
+def test_a_trailing_newline_is_not_part_of_a_valid_name(check, value):
+    # Go's `$` matches only at the end of the text; Python's also before a final newline
+    assert check(value)
+    assert not check(value[:-1])
+
+
+def test_object_meta_rejects_a_name_ending_in_a_newline():
+    errs = validate_object_meta({"name": "web-1\n"})
+    assert [e["field"] for e in errs] == ["metadata.name"]
+    assert errs[0]["message"] == f'Invalid value: "web-1\\n": {DNS1123_SUBDOMAIN_MSG}'
+    assert validate_object_meta({"name": "web-1"}) == []

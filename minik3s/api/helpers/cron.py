@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from croniter import croniter
 
 DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-_TZ_PART = re.compile(r"^[A-Za-z._-]{1,14}$")
+_TZ_PART = re.compile(r"^[A-Za-z._-]{1,14}\Z")
 
 
 def _croniter() -> type[croniter]:
