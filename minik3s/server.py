@@ -299,7 +299,8 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
 
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
-                                usage=FleetUsage(rs.components), clock=rs.clock)
+                                usage=FleetUsage(rs.components), clock=rs.clock,
+                                root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "")
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config

@@ -25,7 +25,7 @@ ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
-    "horizontalpodautoscaling", "clusterrole-aggregation",
+    "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher",
 )
 
 
@@ -55,6 +55,9 @@ class ControllerConfig:
     # --horizontal-pod-autoscaler-sync-period; the HPA controller runs when `usage` is given
     horizontal_pod_autoscaler_sync_period: float = 15.0
     usage: UsageProvider | None = None
+    # the CA bundle (PEM) the root-ca-cert-publisher writes into every namespace's
+    # kube-root-ca.crt (--root-ca-file; "" when the server serves without TLS)
+    root_ca: str = ""
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -78,6 +81,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
     from minik3s.controllers.replication import ReplicationManager
+    from minik3s.controllers.root_ca_publisher import RootCACertPublisher
     from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.taint_eviction import TaintEvictionController
@@ -98,6 +102,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("serviceaccount"):
         sa = ServiceAccountsController(client, informers)
         out.append(("serviceaccount", lambda: sa.run()))
+    if on("root-ca-cert-publisher"):
+        rca = RootCACertPublisher(client, informers, root_ca=c.root_ca)
+        out.append(("root-ca-cert-publisher", lambda: rca.run()))
     if on("replicaset"):
         rs = ReplicaSetController(client, informers, clock=clock)
         out.append(("replicaset", lambda: rs.run(c.concurrent_replicaset_syncs)))
