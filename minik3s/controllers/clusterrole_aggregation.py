@@ -16,16 +16,16 @@ Data flow: clusterroles informer -> any change enqueues every aggregated Cluster
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
-from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import CLUSTERROLES
 from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
+from minik3s.controllers.common import run_workers
 
 logger = logging.getLogger(__name__)
 
@@ -99,20 +99,4 @@ class ClusterRoleAggregationController:
         await self._roles.wait_for_sync()
         logger.info("%s: caches synced", self.NAME)
         self._enqueue_all()
-        async with asyncio.TaskGroup() as tg:
-            for i in range(workers):
-                tg.create_task(self._worker(), name=f"{self.NAME}-{i}")
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except ConflictError:
-                self.queue.add_rate_limited(key)  # a newer version arrives through the informer
-            except ApiError as e:
-                logger.info("%s: sync failed clusterrole=%s err=%r", self.NAME, key, e)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await run_workers(self.queue, self.sync, workers=workers, name=self.NAME)

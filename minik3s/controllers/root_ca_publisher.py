@@ -15,16 +15,16 @@ retried; a write conflict (stale cached copy) is retried rate-limited, like any 
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 
-from minik3s.api.errors import ApiError, ForbiddenError, NotFoundError
+from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.resources import CONFIGMAPS, NAMESPACES
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
+from minik3s.controllers.common import run_workers
 
 logger = logging.getLogger(__name__)
 
@@ -89,21 +89,7 @@ class RootCACertPublisher:
         await self._namespaces.wait_for_sync()
         await self._configmaps.wait_for_sync()
         logger.info("%s: caches synced", self.NAME)
-        async with asyncio.TaskGroup() as tg:
-            for i in range(workers):
-                tg.create_task(self._worker(), name=f"{self.NAME}-{i}")
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except ApiError as e:
-                logger.info("%s: sync failed namespace=%s err=%r", self.NAME, key, e)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await run_workers(self.queue, self.sync, workers=workers, name=self.NAME)
 
 
 def _namespace_terminating(e: ForbiddenError) -> bool:

@@ -7,15 +7,15 @@ missing `default` ServiceAccount through the client.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
-from minik3s.api.errors import AlreadyExistsError, ApiError, ForbiddenError, NotFoundError
+from minik3s.api.errors import AlreadyExistsError, ForbiddenError, NotFoundError
 from minik3s.api.resources import NAMESPACES, SERVICEACCOUNTS
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
+from minik3s.controllers.common import run_workers
 
 logger = logging.getLogger(__name__)
 
@@ -57,18 +57,4 @@ class ServiceAccountsController:
         await self._namespaces.wait_for_sync()
         await self._accounts.wait_for_sync()
         logger.info("%s: caches synced", self.NAME)
-        async with asyncio.TaskGroup() as tg:
-            for i in range(workers):
-                tg.create_task(self._worker(), name=f"{self.NAME}-{i}")
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except ApiError as e:
-                logger.info("%s: sync failed namespace=%s err=%r", self.NAME, key, e)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await run_workers(self.queue, self.sync, workers=workers, name=self.NAME)
