@@ -77,6 +77,19 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[JsonDict, ...] = (
 )
 
 
+
+# at most this many (namespace, labels, controller) default selectors remembered at once
+_SELECTOR_MEMO_SIZE = 4096
+
+
+def _controller_ref_key(pod: JsonDict) -> tuple[Any, Any, Any] | None:
+    """The pod's controller reference as the default selector reads it (kind, apiVersion,
+    name): the first ownerReference with `controller` set, as `_default_selector` takes it."""
+    for o in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if o.get("controller"):
+            return (o.get("kind"), o.get("apiVersion"), o.get("name"))
+    return None
+
 class PodTopologySpreadArgs(BaseModel):
     """`defaultConstraints` apply to pods without their own constraints when `defaultingType` is
     List; with System (the default) the built-in hostname/zone ScheduleAnyway pair is used."""
@@ -299,6 +312,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self._default_actions = frozenset(c.get("whenUnsatisfiable") or DO_NOT_SCHEDULE
                                           for c in self._default_constraints)
         self._stores: dict[str, Any] = self._workload_stores() if self._default_constraints else {}
+        # default selectors by what they are computed from (namespace, labels, controller
+        # reference), valid while the stores they read are at `_selectors_versions`: the pods of
+        # one ReplicaSet (or of any one template) compute theirs once
+        self._selectors: dict[tuple[Any, ...], LabelSelector] = {}
+        self._selectors_versions: tuple[int, ...] = ()
         self._domain_memo: dict[tuple[Any, ...], _DomainCounts] = {}
         # score_rows' per-row readings, kept across cycles (RowMemo recomputes the rows of nodes
         # that changed): a node's matching pods per (selector, namespace, hostname key), and a
@@ -338,8 +356,25 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         versions = tuple(s.version for s in self._stores.values())
         got = cached_on(pod, "pts-default-selector", lambda: [None, None])
         if got[0] != versions:
-            got[0], got[1] = versions, self._default_selector(pod)
+            got[0], got[1] = versions, self._shared_default_selector(pod, versions)
         sel: LabelSelector = got[1]
+        return sel
+
+    def _shared_default_selector(self, pod: PodInfo, versions: tuple[int, ...]) -> LabelSelector:
+        """`_default_selector` through the memo of pods alike: same namespace, labels and
+        controller reference (kind, apiVersion, name) read the same Services and controller."""
+        if versions != self._selectors_versions or len(self._selectors) >= _SELECTOR_MEMO_SIZE:
+            self._selectors.clear()
+            self._selectors_versions = versions
+        owner = _controller_ref_key(pod.pod)
+        labels = pod.labels
+        try:
+            key = (pod.namespace, frozenset(labels.items()) if labels else None, owner)
+        except TypeError:  # an unhashable label value (not a valid pod): no memo
+            return self._default_selector(pod)
+        sel = self._selectors.get(key)
+        if sel is None:
+            sel = self._selectors[key] = self._default_selector(pod)
         return sel
 
     def _default_selector(self, pod: PodInfo) -> LabelSelector:

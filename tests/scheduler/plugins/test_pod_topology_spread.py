@@ -449,3 +449,31 @@ def test_default_selector_follows_services_and_controllers_created_later(fw):
     services.remove("default/s")
     replicasets.remove("default/rs1")
     assert pl.default_selector(pi).empty
+
+
+def test_default_selector_is_shared_by_pods_alike_and_only_by_them(fw):
+    """Pods of one template (same namespace, labels and controller) share one default selector;
+    a pod differing in any of them gets its own, and a Service written since is seen by all."""
+    nodes = [make_node(n).labels({"kubernetes.io/hostname": n}).obj() for n in ("n1", "n2")]
+    run = fw.Run(PodTopologySpread, fw.Snapshot(nodes, []))
+    pl = next(p for p in run.framework.score_plugins if p.name() == "PodTopologySpread")
+    pl._stores["ReplicaSet"].put("default/rs1", {"metadata": {"name": "rs1", "namespace": "default"},
+                                                 "spec": {"selector": {"matchLabels": {"app": "web"}}}})
+    pl._stores["ReplicaSet"].put("default/rs2", {"metadata": {"name": "rs2", "namespace": "default"},
+                                                 "spec": {"selector": {"matchLabels": {"app": "db"}}}})
+
+    def sel(name, labels, owner="rs1", ns="default"):
+        b = make_pod(name).labels(**labels).owner("ReplicaSet", owner)
+        return pl.default_selector(PodInfo(b.namespace(ns).obj() if ns != "default" else b.obj()))
+
+    first = sel("a", {"app": "web"})
+    assert sel("b", {"app": "web"}) is first  # a second pod of the template: the same selector
+    assert first.matches({"app": "web"}) and not first.matches({"app": "db"})
+    assert sel("c", {"app": "web"}, owner="rs2").matches({"app": "db"})  # another controller
+    assert sel("d", {"app": "web"}, ns="other").empty  # no rs1 in that namespace
+    pl._stores["Service"].put("default/s", {"metadata": {"name": "s", "namespace": "default"},
+                                            "spec": {"selector": {"tier": "front"}}})
+    after = sel("e", {"app": "web"})
+    assert after is not first and after.matches({"app": "web"})  # recomputed: a store it reads changed
+    fronted = sel("g", {"app": "web", "tier": "front"})
+    assert fronted.matches({"app": "web", "tier": "front"}) and not fronted.matches({"app": "web"})
