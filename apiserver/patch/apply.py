@@ -83,8 +83,13 @@ class ManagerEntry:
     fields: FieldSet = field(default_factory=set)
     subresource: str = ""
 
-    def same_manager(self, manager: str, operation: str, subresource: str) -> bool:
-        return (self.manager, self.operation, self.subresource) == (manager, operation, subresource)
+    def same_manager(self, manager: str, operation: str, subresource: str, api_version: str = "") -> bool:
+        """Upstream's manager identity (BuildManagerIdentifier): manager, operation and
+        subresource, and for an Update also the API version written through (an applier is one
+        manager whichever version it applies in)."""
+        if (self.manager, self.operation, self.subresource) != (manager, operation, subresource):
+            return False
+        return operation == "Apply" or self.api_version == api_version
 
     def printed(self) -> str:
         """How upstream names a manager in conflict messages (printManager)."""
@@ -575,7 +580,7 @@ def _record_update(
         e.fields -= changed
         e.fields -= diff.removed
     if changed:
-        mine = next((e for e in entries if e.same_manager(manager, operation, subresource)), None)
+        mine = next((e for e in entries if e.same_manager(manager, operation, subresource, api_version)), None)
         if mine is None:
             mine = ManagerEntry(manager, operation, api_version, now, set(), subresource)
             entries.append(mine)
@@ -963,7 +968,7 @@ def record_updated_fields(old: dict[str, Any], new: dict[str, Any], *, manager: 
     at = -1  # where the writer's entry goes: its place in the live list (the sort is stable)
     for e, fields in stored:
         if mine is None and e["manager"] == manager and e["operation"] == operation \
-                and e.get("subresource", "") == sub:
+                and e.get("subresource", "") == sub and (operation == "Apply" or e.get("apiVersion") == api_version):
             mine, at = (e, fields), len(out)
             continue
         if fields.isdisjoint(changed) and fields.isdisjoint(removed):

@@ -289,3 +289,23 @@ def test_an_empty_entry_resets_managed_fields_as_documented():
     kept["metadata"]["managedFields"] = []
     out = update_managed_fields(live, kept, manager="kubectl", now="T2")
     assert out["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+
+
+def test_an_update_through_another_version_is_another_manager_entry():
+    # upstream's manager identity holds the API version for Updates: one manager writing a
+    # multi-version custom resource through v1 and then v2 keeps two entries, the v1 one
+    # losing only the fields the v2 write took over
+    live = _created(CUSTOM, "op")
+    live = _both(live, _edit(live, lambda o: o["spec"].update(size=4)), manager="op")
+    v2 = _edit(live, lambda o: (o.update(apiVersion="example.com/v2"), o["spec"]["nested"]["deep"].update(x=2)))
+    out = _both(live, v2, manager="op")
+    entries = {e["apiVersion"]: e for e in out["metadata"]["managedFields"]}
+    assert sorted(entries) == ["example.com/v1", "example.com/v2"]
+    assert {e["manager"] for e in entries.values()} == {"op"}
+    assert entries["example.com/v2"]["fieldsV1"] == {"f:spec": {"f:nested": {"f:deep": {"f:x": {}}}}}
+    v1_spec = entries["example.com/v1"]["fieldsV1"]["f:spec"]
+    assert "f:size" in v1_spec and "f:x" not in v1_spec.get("f:nested", {}).get("f:deep", {})
+    # back through v1: the v1 entry is this manager's again (no third entry)
+    again = _both(out, _edit(out, lambda o: (o.update(apiVersion="example.com/v1"), o["spec"].update(size=5))),
+                  manager="op")
+    assert sorted(e["apiVersion"] for e in again["metadata"]["managedFields"]) == ["example.com/v1", "example.com/v2"]
