@@ -1010,7 +1010,6 @@ def _reset_paths(reset_fields: tuple[str, ...]) -> tuple[Path, ...]:
     return tuple((f"f:{name}",) for name in reset_fields)
 
 
-
 def record_created_fields(new: dict[str, Any], *, manager: str, operation: str, api_version: str, now: str,
                           subresource: str | None = None, reset_fields: tuple[str, ...] = ()) -> bool:
     """`update_managed_fields(None, new, share_created_fields=True)` done in place: when `new`

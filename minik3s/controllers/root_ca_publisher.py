@@ -15,7 +15,6 @@ retried; a write conflict (stale cached copy) is retried rate-limited, like any 
 
 from __future__ import annotations
 
-import copy
 import logging
 
 from minik3s.api.errors import ForbiddenError, NotFoundError
@@ -24,7 +23,7 @@ from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
 from minik3s.client.workqueue import WorkQueue
-from minik3s.controllers.common import run_workers
+from minik3s.controllers.common import meta, run_workers
 
 logger = logging.getLogger(__name__)
 
@@ -49,16 +48,16 @@ class RootCACertPublisher:
                                      on_delete=self._configmap_changed)
 
     def _namespace_added(self, ns: JsonDict) -> None:
-        self.queue.add((ns.get("metadata") or {}).get("name") or "")
+        self.queue.add(meta(ns).get("name") or "")
 
     def _namespace_updated(self, _old: JsonDict, ns: JsonDict) -> None:
         if (ns.get("status") or {}).get("phase") == "Active":
-            self.queue.add((ns.get("metadata") or {}).get("name") or "")
+            self.queue.add(meta(ns).get("name") or "")
 
     def _configmap_changed(self, cm: JsonDict) -> None:
-        meta = cm.get("metadata") or {}
-        if meta.get("name") == ROOT_CA_CONFIGMAP and meta.get("namespace"):
-            self.queue.add(meta["namespace"])
+        m = meta(cm)
+        if m.get("name") == ROOT_CA_CONFIGMAP and m.get("namespace"):
+            self.queue.add(m["namespace"])
 
     def _data(self) -> dict[str, str]:
         return {"ca.crt": self._root_ca}
@@ -77,12 +76,14 @@ class RootCACertPublisher:
                 if not _namespace_terminating(e):
                     raise
             return
-        annotations = (cm.get("metadata") or {}).get("annotations") or {}
+        cm_meta = meta(cm)
+        annotations = cm_meta.get("annotations") or {}
         if cm.get("data") == self._data() and annotations.get(DESCRIPTION_ANNOTATION):
             return
-        body = copy.deepcopy(cm)  # the cache's copy stays as the informer delivered it
-        body["data"] = self._data()  # the whole data replaced (binaryData left alone), as upstream
-        body["metadata"]["annotations"] = {**annotations, DESCRIPTION_ANNOTATION: DESCRIPTION}
+        # new top level and metadata (the cache's copy stays as the informer delivered it): the
+        # whole data replaced, binaryData and the other annotations kept, as upstream
+        body = {**cm, "data": self._data(),
+                "metadata": {**cm_meta, "annotations": {**annotations, DESCRIPTION_ANNOTATION: DESCRIPTION}}}
         await self._client.update(CONFIGMAPS, body, read_only=True)
 
     async def run(self, workers: int = 1) -> None:

@@ -76,19 +76,18 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[JsonDict, ...] = (
     {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
 
-
-
 # at most this many (namespace, labels, controller) default selectors remembered at once
 _SELECTOR_MEMO_SIZE = 4096
 
 
-def _controller_ref_key(pod: JsonDict) -> tuple[Any, Any, Any] | None:
-    """The pod's controller reference as the default selector reads it (kind, apiVersion,
-    name): the first ownerReference with `controller` set, as `_default_selector` takes it."""
+def _controller_ref(pod: JsonDict) -> JsonDict | None:
+    """The pod's controller reference: its first ownerReference with `controller` set
+    (metav1.GetControllerOf), which the default selector reads (kind, apiVersion, name)."""
     for o in (pod.get("metadata") or {}).get("ownerReferences") or ():
         if o.get("controller"):
-            return (o.get("kind"), o.get("apiVersion"), o.get("name"))
+            return o  # type: ignore[no-any-return]
     return None
+
 
 class PodTopologySpreadArgs(BaseModel):
     """`defaultConstraints` apply to pods without their own constraints when `defaultingType` is
@@ -366,7 +365,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if versions != self._selectors_versions or len(self._selectors) >= _SELECTOR_MEMO_SIZE:
             self._selectors.clear()
             self._selectors_versions = versions
-        owner = _controller_ref_key(pod.pod)
+        ref = _controller_ref(pod.pod)
+        owner = (ref.get("kind"), ref.get("apiVersion"), ref.get("name")) if ref is not None else None
         labels = pod.labels
         try:
             key = (pod.namespace, frozenset(labels.items()) if labels else None, owner)
@@ -389,10 +389,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 if sel and selector_from_set(sel).matches(pod.labels):
                     label_set.update(sel)
         selector = selector_from_set(label_set)
-        owner = next(
-            (o for o in (pod.pod.get("metadata") or {}).get("ownerReferences") or () if o.get("controller")),
-            None,
-        )
+        owner = _controller_ref(pod.pod)
         if owner is None:
             return selector
         kind, group = owner.get("kind"), (owner.get("apiVersion") or "").rpartition("/")[0]
