@@ -234,3 +234,6 @@ def test_object_meta_rejects_a_name_ending_in_a_newline():
     assert [e["field"] for e in errs] == ["metadata.name"]
     assert errs[0]["message"] == f'Invalid value: "web-1\\n": {DNS1123_SUBDOMAIN_MSG}'
     assert validate_object_meta({"name": "web-1"}) == []
+    assert validate_object_meta({"name": "a" * 253}) == []
+    too_long = validate_object_meta({"name": "a" * 254})
+    assert [e["field"] for e in too_long] == ["metadata.name"] and "253" in too_long[0]["message"]

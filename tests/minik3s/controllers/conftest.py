@@ -76,6 +76,14 @@ class Harness:
                 raise AssertionError(f"timed out waiting for {what}; last={last!r}")
             await asyncio.sleep(0.02)
 
+    async def gone(self, res: Any, name: str, namespace: str | None = "default") -> bool:
+        """Whether the object no longer exists (a predicate for `eventually`)."""
+        try:
+            await self.client.get(res, name, namespace)
+        except NotFoundError:
+            return True
+        return False
+
     async def mutate(self, res: Any, name: str, fn: Callable[[JsonDict], None], namespace: str | None = "default"
                      ) -> JsonDict:
         """get -> fn(obj) -> update, retried on write conflicts (controllers write concurrently)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import CONFIGMAPS, CRDS, DEPLOYMENTS, REPLICASETS, ResourceInfo
 from minik3s.controllers.deployment import DeploymentController
 from minik3s.controllers.garbage_collector import (
@@ -25,20 +24,12 @@ def start_all(harness, *, with_workloads: bool = True):
     return gc
 
 
-async def gone(harness, res, name, ns="default"):
-    try:
-        await harness.client.get(res, name, ns)
-    except NotFoundError:
-        return True
-    return False
-
-
 async def test_background_deletes_dependents_after_owner(harness):
     start_all(harness)
     await harness.client.create(DEPLOYMENTS, harness.deploy("web", 3))
     await harness.available("web", 3)
     await harness.client.delete(DEPLOYMENTS, "web", "default", propagation_policy="Background")
-    assert await gone(harness, DEPLOYMENTS, "web")
+    assert await harness.gone(DEPLOYMENTS, "web")
 
     async def all_gone():
         rses = (await harness.client.list(REPLICASETS, "default"))["items"]
@@ -56,7 +47,7 @@ async def test_foreground_keeps_owner_until_dependents_are_gone(harness):
     assert out["metadata"].get("deletionTimestamp")
 
     async def all_gone():
-        return (await gone(harness, DEPLOYMENTS, "web") and not (await harness.client.list(REPLICASETS, "default"))["items"]
+        return (await harness.gone(DEPLOYMENTS, "web") and not (await harness.client.list(REPLICASETS, "default"))["items"]
                 and not await harness.pods())
 
     await harness.eventually(all_gone, what="foreground deletion finished")
@@ -67,7 +58,7 @@ async def test_orphan_strips_owner_references_and_keeps_dependents(harness):
     await harness.client.create(DEPLOYMENTS, harness.deploy("web", 2))
     await harness.available("web", 2)
     await harness.client.delete(DEPLOYMENTS, "web", "default", propagation_policy="Orphan")
-    await harness.eventually(lambda: gone(harness, DEPLOYMENTS, "web"), what="owner deleted after orphaning")
+    await harness.eventually(lambda: harness.gone(DEPLOYMENTS, "web"), what="owner deleted after orphaning")
     rses = (await harness.client.list(REPLICASETS, "default"))["items"]
     assert len(rses) == 1
     assert not rses[0]["metadata"].get("ownerReferences")
@@ -96,7 +87,7 @@ async def test_dangling_owner_references(harness, second_owner_exists):
 
         await harness.eventually(stripped, what="dangling reference removed")
     else:
-        await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent collected")
+        await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dependent collected")
 
 
 # ---- custom resources: the collector follows CRDs and watches their kinds as any other kind
@@ -148,7 +139,7 @@ async def test_dependent_of_a_deleted_custom_resource_is_collected(harness, poli
     await with_gadget_kind(harness, gc)
     await gadget_with_dependent(harness)
     await harness.client.delete(GADGETS, "g", "default", propagation_policy=policy)
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent of the Gadget collected")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dependent of the Gadget collected")
 
 
 async def test_foreground_custom_resource_waits_for_its_dependents(harness):
@@ -159,7 +150,7 @@ async def test_foreground_custom_resource_waits_for_its_dependents(harness):
     assert "foregroundDeletion" in out["metadata"]["finalizers"]
 
     async def both_gone():
-        return await gone(harness, CONFIGMAPS, "dep") and await gone(harness, GADGETS, "g")
+        return await harness.gone(CONFIGMAPS, "dep") and await harness.gone(GADGETS, "g")
 
     await harness.eventually(both_gone, what="foreground deletion of the Gadget finished")
 
@@ -169,7 +160,7 @@ async def test_orphaned_dependents_of_a_custom_resource_survive(harness):
     await with_gadget_kind(harness, gc)
     await gadget_with_dependent(harness)
     await harness.client.delete(GADGETS, "g", "default", propagation_policy="Orphan")
-    await harness.eventually(lambda: gone(harness, GADGETS, "g"), what="Gadget deleted after orphaning")
+    await harness.eventually(lambda: harness.gone(GADGETS, "g"), what="Gadget deleted after orphaning")
     dep = await harness.client.get(CONFIGMAPS, "dep", "default")
     assert not dep["metadata"].get("ownerReferences")
 
@@ -181,7 +172,7 @@ async def test_custom_resource_owned_by_a_builtin_object_is_collected(harness):
     await harness.client.create(CLUSTER_GADGETS, {"apiVersion": "example.com/v1", "kind": "ClusterGadget",
                                                   "metadata": {"name": "cg", "ownerReferences": owned_by(owner)}})
     await harness.client.delete(CONFIGMAPS, "owner", "default")
-    await harness.eventually(lambda: gone(harness, CLUSTER_GADGETS, "cg", None), what="ClusterGadget collected")
+    await harness.eventually(lambda: harness.gone(CLUSTER_GADGETS, "cg", None), what="ClusterGadget collected")
 
 
 async def test_dependent_of_a_kind_served_later_is_checked_once_the_kind_is_served(harness):
@@ -197,17 +188,17 @@ async def test_dependent_of_a_kind_served_later_is_checked_once_the_kind_is_serv
 
     await harness.eventually(seen, what="dependents in the graph")
     # an owner of a kind nobody serves counts as present: the dependent stays
-    assert not await gone(harness, CONFIGMAPS, "dep")
+    assert not await harness.gone(CONFIGMAPS, "dep")
     await with_gadget_kind(harness, gc)
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dangling Gadget owner noticed")
-    assert not await gone(harness, CONFIGMAPS, "control")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dangling Gadget owner noticed")
+    assert not await harness.gone(CONFIGMAPS, "control")
 
 
 async def crd_gone(harness, gc, res: ResourceInfo = GADGETS) -> None:
     await harness.client.delete(CRDS, f"{res.resource}.{res.group}")
 
     async def forgotten():
-        return await gone(harness, CRDS, f"{res.resource}.{res.group}", None) and (
+        return await harness.gone(CRDS, f"{res.resource}.{res.group}", None) and (
             (res.group, res.resource) not in gc.monitors)
 
     await harness.eventually(forgotten, what=f"CRD of {res.qualified} gone and its monitor stopped")
@@ -219,7 +210,7 @@ async def test_after_its_crd_is_deleted_the_kind_no_longer_resolves(harness):
     await gadget_with_dependent(harness)
     await crd_gone(harness, gc)
     # the CRD's cleanup deleted the Gadget first, and its dependent followed it
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "dep"), what="dependent of the cleaned-up Gadget")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dependent of the cleaned-up Gadget")
     # now Gadget is an unknown kind (upstream: a REST-mapping error, retried): its dependents stay
     ghost = [{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "old", "uid": "0000-old"}]
     await harness.client.create(CONFIGMAPS, {"metadata": {"name": "late", "ownerReferences": ghost}}, "default")
@@ -227,11 +218,11 @@ async def test_after_its_crd_is_deleted_the_kind_no_longer_resolves(harness):
     dangling = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "0000-not-the-owner"}]
     await harness.client.create(CONFIGMAPS, {"metadata": {"name": "control", "ownerReferences": dangling}},
                                 "default")
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "control"), what="control dependent collected")
-    assert live and not await gone(harness, CONFIGMAPS, "late")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "control"), what="control dependent collected")
+    assert live and not await harness.gone(CONFIGMAPS, "late")
     # the CRD comes back: the kind resolves again and the dangling reference is noticed
     await with_gadget_kind(harness, gc)
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "late"), what="dangling Gadget owner noticed")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "late"), what="dangling Gadget owner noticed")
 
 
 async def test_a_crd_recreated_with_another_kind_resolves_only_the_new_kind(harness):
@@ -244,8 +235,8 @@ async def test_a_crd_recreated_with_another_kind_resolves_only_the_new_kind(harn
     new = [{"apiVersion": "example.com/v1", "kind": "Gizmo", "name": "x", "uid": "0000-gizmo"}]
     await harness.client.create(CONFIGMAPS, {"metadata": {"name": "of-gadget", "ownerReferences": old}}, "default")
     await harness.client.create(CONFIGMAPS, {"metadata": {"name": "of-gizmo", "ownerReferences": new}}, "default")
-    await harness.eventually(lambda: gone(harness, CONFIGMAPS, "of-gizmo"), what="dangling Gizmo owner noticed")
-    assert not await gone(harness, CONFIGMAPS, "of-gadget")  # Gadget is no kind any more
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "of-gizmo"), what="dangling Gizmo owner noticed")
+    assert not await harness.gone(CONFIGMAPS, "of-gadget")  # Gadget is no kind any more
 
 
 async def test_a_monitor_restarted_on_a_new_version_keeps_the_dependents(harness):
@@ -269,7 +260,7 @@ async def test_a_monitor_restarted_on_a_new_version_keeps_the_dependents(harness
         return any(n.name == "g" and not n.virtual for n in gc.graph.values())
 
     await harness.eventually(owner_seen, what="the Gadget seen again through v2")
-    assert not await gone(harness, CONFIGMAPS, "dep")  # its owner never went away
+    assert not await harness.gone(CONFIGMAPS, "dep")  # its owner never went away
 
 
 @pytest.mark.parametrize(("versions", "preferred"), [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import CONFIGMAPS, NAMESPACES, PODS
 from minik3s.controllers.namespace import NamespaceController
 
@@ -33,11 +32,4 @@ async def test_namespace_deletion_waits_for_content_then_finalizes(harness):
     assert [c["metadata"]["name"] for c in (await harness.client.list(CONFIGMAPS, "team"))["items"]] == ["held"]
     await harness.client.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, "team")
 
-    async def gone():
-        try:
-            await harness.client.get(NAMESPACES, "team")
-        except NotFoundError:
-            return True
-        return False
-
-    await harness.eventually(gone, what="namespace removed")
+    await harness.eventually(lambda: harness.gone(NAMESPACES, "team", None), what="namespace removed")

@@ -48,12 +48,14 @@ async def test_a_deleted_or_edited_bundle_is_restored_keeping_other_annotations(
 
     def edit(cm):
         cm["data"] = {"ca.crt": "tampered", "extra": "x"}
+        cm["binaryData"] = {"blob": "AAEC"}
         cm["metadata"]["annotations"] = {"team": "a"}
 
     edited = await harness.mutate(CONFIGMAPS, NAME, edit)
     restored = await _published(harness, "default")
     assert int(restored["metadata"]["resourceVersion"]) > int(edited["metadata"]["resourceVersion"])
     assert restored["data"] == {"ca.crt": CA}
+    assert restored["binaryData"] == {"blob": "AAEC"}  # not the publisher's: left as it was
     assert restored["metadata"]["annotations"] == {"team": "a", DESCRIPTION_ANNOTATION: DESCRIPTION}
 
 
@@ -84,14 +86,7 @@ async def test_a_terminating_namespace_is_emptied_and_removed_despite_the_publis
     assert await only_held_left()
     await harness.client.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, "gone")
 
-    async def removed():
-        try:
-            await harness.client.get(NAMESPACES, "gone")
-        except NotFoundError:
-            return True
-        return False
-
-    await harness.eventually(removed, what="namespace removed")
+    await harness.eventually(lambda: harness.gone(NAMESPACES, "gone", None), what="namespace removed")
 
 
 @pytest.mark.parametrize("tls", [pytest.param(True, id="tls-publishes-the-server-ca"),
