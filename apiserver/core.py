@@ -52,6 +52,7 @@ from apiserver.storage.interface import (
 )
 from apiserver.strategies import (
     DefaultPriorityClass,
+    ServiceAccountAdmission,
     Strategy,
     admit,
     decode_fields_for,
@@ -64,6 +65,7 @@ from apiserver.strategies.scale import SCALE
 from apiserver.webhooks import Attributes, WebhookAdmission
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
+from minik3s.api.helpers.names import generate_name
 from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.selectors import parse_field_selector, parse_label_selector
@@ -73,7 +75,6 @@ from minik3s.utils.clock import Clock, rfc3339
 
 logger = logging.getLogger(__name__)
 
-GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # upstream's GuaranteedUpdate retries without bound; each round here lets at least one contender
 # commit, so this bound is only reached by a livelock (then a 409)
 MAX_UPDATE_RETRIES = 1000
@@ -227,6 +228,9 @@ class ApiCore:
         # priority admission's globalDefault PriorityClass, re-read only after a class changed
         pcs = registry.get_resource("scheduling.k8s.io", "priorityclasses")
         self.default_priority = DefaultPriorityClass(store, pcs.list_prefix(None)) if pcs is not None else None
+        # the ServiceAccount admission plugin: off unless set (`minik3s server` sets it while its
+        # controllers run, as kube-apiserver enables it by default)
+        self.service_accounts: ServiceAccountAdmission | None = None
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -534,7 +538,7 @@ class ApiCore:
         if not name:
             gen = meta.get("generateName")
             if gen and isinstance(gen, str):
-                name = gen + "".join(self.rng.choice(GENERATE_ALPHABET) for _ in range(5))
+                name = generate_name(gen, self.rng)
                 meta["name"] = name
             else:
                 raise errors.invalid(info.kind, "", [errors.cause(
@@ -558,7 +562,12 @@ class ApiCore:
         meta.pop("generation", None)
         _drop_empty_meta(meta)
         strategy.default(obj)
-        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority)
+        # the creator's managedFields before admission, as upstream's create handler records them:
+        # what admission adds (a pod's service account, token volume, priority, tolerations) and
+        # what the strategy sets at PrepareForCreate belong to no manager
+        record_managed_fields(info, None, obj, opts, "Update", now)
+        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority,
+                    service_accounts=self.service_accounts)
         strategy.prepare_for_create(obj)
         strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)
@@ -567,7 +576,6 @@ class ApiCore:
             for guard in self.write_guards:
                 guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
-            record_managed_fields(info, None, obj, opts, "Update", now)
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
             if opts.dry_run:
                 return obj

@@ -65,7 +65,7 @@ from typing import Any
 from bench.common import emit, pct
 from bench.watch_clients import WatchClients, arrival_lags
 from minik3s import server
-from minik3s.api.resources import NAMESPACES, NODES, PODS
+from minik3s.api.resources import NAMESPACES, NODES, PODS, SERVICEACCOUNTS
 from minik3s.config import ServerConfig
 
 logger = logging.getLogger(__name__)
@@ -428,7 +428,8 @@ def podscheduled_samples(pods: list[dict[str, Any]], prefix: str) -> tuple[list[
 
 
 async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | None,
-                        gc_freeze: bool = False, metrics: bool = True, watchers: int = 0) -> dict[str, Any]:
+                        gc_freeze: bool = False, metrics: bool = True, watchers: int = 0,
+                        service_accounts: bool = True) -> dict[str, Any]:
     """Issue 14's measurement: nodes, init pods (created bound, round robin over the nodes) and
     all measured pods are created with the scheduler off; then the scheduler starts and drains the
     pre-filled queue. Creation stays out of the timed window; throughput is counted from each
@@ -438,7 +439,13 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
     `watchers`: that many HTTP watch streams on the measured namespace's pods, opened before the
     burst by a child process (bench.watch_clients); 20 of them record when each event arrived,
     so the result also holds their lag (arrival - the write's submission to the store) and
-    their longest silence during the burst, as issue 14 asks with 1,000 watchers."""
+    their longest silence during the burst, as issue 14 asks with 1,000 watchers.
+
+    `service_accounts`: pods are admitted as `minik3s server` admits them, by the ServiceAccount
+    plugin (each namespace's `default` account created as its controller would; every pod gets
+    the kube-api-access-* token volume); False as upstream's scheduler_perf API server runs,
+    with the plugin off."""
+    from apiserver.strategies import ServiceAccountAdmission
     from scheduler.config import parse_config
     from scheduler.metrics import SchedulerMetrics
     from scheduler.scheduler import Scheduler
@@ -447,12 +454,18 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
         cfg = ServerConfig(port=0, data_dir=Path(d),
                            disable={"kubelet", "controllers", "scheduler", "descheduler"})
         rs = await server.start(cfg)
+        if service_accounts:
+            rs.core.service_accounts = ServiceAccountAdmission(rs.core.rng)
         tasks: list[asyncio.Task[Any]] = []
         clients: WatchClients | None = None
         try:
             for ns in wl.namespaces:
                 await rs.client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                                     "metadata": {"name": ns}})
+            if service_accounts:  # what the ServiceAccount controller creates in every namespace
+                for ns in sorted({"default", *wl.namespaces}):
+                    await rs.client.create(SERVICEACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                             "metadata": {"name": "default", "namespace": ns}})
             t0 = time.monotonic()
             await _create_all(rs, [node_obj(i, wl.node_labels(i)) for i in range(wl.nodes)], None,
                               resource=NODES)
@@ -680,7 +693,8 @@ def _main_prefilled(args: argparse.Namespace) -> None:
         for i in range(args.runs):
             prof = args.profile if (args.profile and i == args.runs - 1) else None
             r = asyncio.run(run_prefilled(wl, percentage=args.percentage_of_nodes_to_score, profile=prof,
-                                          gc_freeze=args.gc_freeze, watchers=args.watchers))
+                                          gc_freeze=args.gc_freeze, watchers=args.watchers,
+                                          service_accounts=not args.no_service_account_admission))
             r["load_average_1m"] = round(os.getloadavg()[0], 2)
             logger.warning("%s run %d: %s", shape, i + 1, r)
             runs.append(r)
@@ -688,7 +702,8 @@ def _main_prefilled(args: argparse.Namespace) -> None:
         tp = [r["throughput_average"] for r in runs]
         results.append({
             "workload": shape, "nodes": wl.nodes, "init_pods": wl.init_pods, "measured_pods": wl.measured_pods,
-            "node_hostname_label": not args.no_hostname, "scale": k,
+            "node_hostname_label": not args.no_hostname, "service_account_admission": not args.no_service_account_admission,
+            "scale": k,
             "anchor_kube_scheduler": anchor,
             "ratio": round(med["throughput_average"] / anchor, 2),
             "spread": [min(tp), max(tp)],
@@ -739,6 +754,9 @@ def main() -> None:
     p.add_argument("--watchers", type=int, default=0,
                    help="pre-filled shapes: HTTP watch streams on the measured pods during the burst "
                         "(a child process; 20 of them measure lag and silence)")
+    p.add_argument("--no-service-account-admission", action="store_true",
+                   help="pre-filled shapes: pods admitted without the ServiceAccount plugin (no token volume), "
+                        "as upstream's scheduler_perf API server runs")
     p.add_argument("--no-hostname", action="store_true",
                    help="nodes without kubernetes.io/hostname (upstream's node template)")
     p.add_argument("--log-level", default="WARNING")

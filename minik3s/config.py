@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
+# admission plugins --disable-admission-plugins may turn off (the others are always on)
+OPTIONAL_ADMISSION_PLUGINS = ("ServiceAccount",)
 
 
 class ServerConfig(BaseModel):
@@ -26,6 +28,8 @@ class ServerConfig(BaseModel):
     descheduler_dry_run: bool = False
     descheduler_loop_avoidance: bool = True
     disable: set[str] = Field(default_factory=set)
+    # kube-apiserver --disable-admission-plugins (only OPTIONAL_ADMISSION_PLUGINS)
+    disable_admission_plugins: set[str] = Field(default_factory=set)
     node_monitor_grace_period: float = Field(50.0, gt=0)
     horizontal_pod_autoscaler_sync_period: float = Field(15.0, gt=0)
     history_window: int = Field(100_000, ge=100)
@@ -52,6 +56,15 @@ class ServerConfig(BaseModel):
                                  f"'-' and '.', optionally starting with '*.')")
         return sans
 
+    @field_validator("disable_admission_plugins")
+    @classmethod
+    def _known_admission_plugins(cls, names: set[str]) -> set[str]:
+        for name in sorted(names):
+            if name not in OPTIONAL_ADMISSION_PLUGINS:
+                raise ValueError(f"admission plugin {name!r} cannot be disabled (one of: "
+                                 f"{', '.join(OPTIONAL_ADMISSION_PLUGINS)})")
+        return names
+
     @model_validator(mode="after")
     def _plain_http_only_on_loopback(self) -> ServerConfig:
         if self.tls is False and not is_loopback(self.bind):
@@ -67,6 +80,14 @@ class ServerConfig(BaseModel):
 
     def enabled(self, component: str) -> bool:
         return component not in self.disable
+
+    @property
+    def service_account_admission(self) -> bool:
+        """The ServiceAccount admission plugin runs unless disabled, and only while the
+        controllers run: without the ServiceAccount controller no namespace gets its `default`
+        account and the plugin would refuse every pod (upstream's integration and scheduler_perf
+        API servers disable it for the same reason)."""
+        return "ServiceAccount" not in self.disable_admission_plugins and self.enabled("controllers")
 
     @property
     def db_path(self) -> Path:

@@ -35,6 +35,7 @@ from apiserver.handlers.metrics import RequestMetrics
 from apiserver.keys import AuthnSettings, ServingLimits
 from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
+from apiserver.strategies.admission import ServiceAccountAdmission
 from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
@@ -239,6 +240,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     _private_store_files(config)
     registry = ResourceRegistry()
     core = ApiCore(store, registry, clock=clock)
+    if config.service_account_admission:
+        core.service_accounts = ServiceAccountAdmission(core.rng)
     if pki is not None:  # tokens signed with the persisted key stay valid across restarts
         core.provide_hook_state(ServiceAccountKeys.from_pem(pki.service_key.read_bytes()))
     core.load_crds()

@@ -28,7 +28,7 @@ from functools import cache
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
-from .admission import DefaultPriorityClass, Lookup, admit
+from .admission import DefaultPriorityClass, Lookup, ServiceAccountAdmission, admit
 from .admissionregistration import (
     MutatingWebhookConfigurationStrategy,
     ValidatingAdmissionPolicyBindingStrategy,
@@ -89,6 +89,7 @@ __all__ = [
     "unknown_fields_for",
     "decode_fields_for",
     "CustomResourceStrategy",
+    "ServiceAccountAdmission",
     "admit",
     "custom_strategy",
     "default_custom",

@@ -28,13 +28,16 @@ few dict lookups, with the same result as their full paths.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+import random
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from apiserver.storage.interface import Store, Watcher
 from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
+from minik3s.api.helpers.names import generate_name
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.scheduling import SYSTEM_PRIORITY_CLASSES
@@ -275,8 +278,9 @@ def _add_default_tolerations(spec: JsonDict, tols: Any) -> None:
 
 
 def admit_service_account(obj: JsonDict) -> None:
-    """The ServiceAccount plugin's defaulting: serviceAccountName `default` (and the deprecated
-    serviceAccount mirror). Token volumes are not injected."""
+    """The v1 conversion of a pod's service account fields (always on, with or without the
+    ServiceAccount plugin): `serviceAccountName` taken from the deprecated `serviceAccount` when
+    unset, and `serviceAccount` mirroring `serviceAccountName`."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -287,10 +291,222 @@ def admit_service_account(obj: JsonDict) -> None:
 
 
 def _resolve_service_account(spec: JsonDict) -> None:
-    """The plugin's full path."""
-    if not spec.get("serviceAccountName"):
-        spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
-    spec["serviceAccount"] = spec["serviceAccountName"]
+    """The conversion's full path."""
+    if not spec.get("serviceAccountName") and spec.get("serviceAccount"):
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    if spec.get("serviceAccountName"):
+        spec["serviceAccount"] = spec["serviceAccountName"]
+
+
+DEFAULT_SERVICE_ACCOUNT = "default"
+SERVICE_ACCOUNT_TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+TOKEN_VOLUME_PREFIX = "kube-api-access-"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+ENFORCE_MOUNTABLE_SECRETS = "kubernetes.io/enforce-mountable-secrets"
+# serviceaccount.WarnOnlyBoundTokenExpirationSeconds: the projected token's lifetime
+TOKEN_EXPIRATION_SECONDS = 3607
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+
+
+def token_volume(name: str) -> JsonDict:
+    """The projected volume the plugin adds (TokenVolumeSource): a bound token, the cluster CA
+    from kube-root-ca.crt and the pod's namespace, mode 0644; keys in Go's field order."""
+    return {"name": name, "projected": {
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+            {"configMap": {"name": ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ],
+        "defaultMode": 420,
+    }}
+
+
+class ServiceAccountAdmission:
+    """plugin/pkg/admission/serviceaccount on pod creates: a pod without a service account gets
+    `default`; the account must exist (`default` is waited for: up to ten reads 100-200 ms apart,
+    as its controller creates it just after the namespace), else 403; unless the pod or the
+    account opts out (automountServiceAccountToken), every container and init container without
+    a mount at /var/run/secrets/kubernetes.io/serviceaccount mounts a `kube-api-access-xxxxx`
+    projected volume; the account's imagePullSecrets are copied to a pod that has none; an
+    account annotated kubernetes.io/enforce-mountable-secrets=true limits the secrets the pod may
+    reference. Mirror pods are only checked: no service account, no secrets, no token projection.
+
+    Off (None in `admit`) as kube-apiserver with --disable-admission-plugins=ServiceAccount (as
+    upstream's integration and scheduler_perf API servers run): the fields are only converted."""
+
+    def __init__(self, rng: random.Random, sleep: Callable[[float], Awaitable[None]] | None = None,
+                 *, default_attempts: int = 10) -> None:
+        self.rng = rng
+        self.sleep = sleep or asyncio.sleep
+        self.default_attempts = default_attempts
+
+    async def admit(self, obj: JsonDict, lookup: Lookup) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        admit_service_account(obj)
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        pod_name = str(meta.get("name") or meta.get("generateName") or "Unknown")
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and MIRROR_POD_ANNOTATION in annotations:
+            _validate_mirror_pod(spec, pod_name)
+            return
+        if not spec.get("serviceAccountName"):
+            spec["serviceAccountName"] = spec["serviceAccount"] = DEFAULT_SERVICE_ACCOUNT
+        sa_name = str(spec["serviceAccountName"])
+        sa = await self._service_account(lookup, namespace, sa_name, pod_name)
+        if _should_automount(sa, spec):
+            _mount_token(spec, self.rng)
+        if not spec.get("imagePullSecrets"):
+            pulls = [{"name": r.get("name") or ""} for r in sa.get("imagePullSecrets") or () if isinstance(r, dict)]
+            if pulls:
+                spec["imagePullSecrets"] = pulls
+            else:
+                spec.pop("imagePullSecrets", None)
+        if _enforces_mountable_secrets(sa):
+            why = _unmountable_secret(sa, spec)
+            if why:
+                raise forbidden("", "Pod", pod_name, why)
+
+    async def _service_account(self, lookup: Lookup, namespace: str, name: str, pod_name: str) -> JsonDict:
+        """The informer's copy, then live reads: ten for `default`, one for any other name."""
+        sa = lookup("", "serviceaccounts", namespace, name)
+        if isinstance(sa, dict):
+            return sa
+        attempts = self.default_attempts if name == DEFAULT_SERVICE_ACCOUNT else 1
+        interval = (100 + self.rng.randrange(100)) / 1000.0
+        for _ in range(attempts - 1):
+            await self.sleep(interval)
+            sa = lookup("", "serviceaccounts", namespace, name)
+            if isinstance(sa, dict):
+                return sa
+        raise forbidden("", "Pod", pod_name, f"error looking up service account {namespace}/{name}: "
+                        f"serviceaccount {errors.go_quote(name)} not found")
+
+
+def _should_automount(sa: JsonDict, spec: JsonDict) -> bool:
+    """The pod's automountServiceAccountToken wins, then the account's; default true."""
+    pod_pref = spec.get("automountServiceAccountToken")
+    if isinstance(pod_pref, bool):
+        return pod_pref
+    sa_pref = sa.get("automountServiceAccountToken")
+    if isinstance(sa_pref, bool):
+        return sa_pref
+    return True
+
+
+def _mount_token(spec: JsonDict, rng: random.Random) -> None:
+    """mountServiceAccountToken: reuse a kube-api-access-* volume the pod already has, else
+    name a new one; mount it read-only in every container and init container that has nothing
+    at the token path; add the volume only when some container mounts it."""
+    volumes = spec.get("volumes")
+    vols = [v for v in volumes if isinstance(v, dict)] if isinstance(volumes, list) else []
+    volume_name = next((str(v["name"]) for v in vols
+                        if isinstance(v.get("name"), str) and v["name"].startswith(TOKEN_VOLUME_PREFIX)), "")
+    has_volume = bool(volume_name)
+    if not volume_name:
+        volume_name = generate_name(TOKEN_VOLUME_PREFIX, rng)
+    needs_volume = False
+    for key in ("initContainers", "containers"):
+        containers = spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        for c in containers:
+            if not isinstance(c, dict):
+                continue
+            mounts = c.get("volumeMounts")
+            mounts = mounts if isinstance(mounts, list) else []
+            if any(isinstance(m, dict) and m.get("mountPath") == SERVICE_ACCOUNT_TOKEN_MOUNT_PATH for m in mounts):
+                continue
+            c["volumeMounts"] = [*mounts, {"name": volume_name, "readOnly": True,
+                                           "mountPath": SERVICE_ACCOUNT_TOKEN_MOUNT_PATH}]
+            needs_volume = True
+    if needs_volume and not has_volume:
+        spec["volumes"] = [*(volumes if isinstance(volumes, list) else []), token_volume(volume_name)]
+
+
+def _enforces_mountable_secrets(sa: JsonDict) -> bool:
+    """The account's kubernetes.io/enforce-mountable-secrets annotation, as strconv.ParseBool."""
+    value = ((sa.get("metadata") or {}).get("annotations") or {}).get(ENFORCE_MOUNTABLE_SECRETS)
+    return value in ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _unmountable_secret(sa: JsonDict, spec: JsonDict) -> str:
+    """limitSecretReferences: the first secret the pod references that the account does not
+    list (secret volumes, env secretKeyRefs, then imagePullSecrets against the account's), or ""."""
+    sa_name = (sa.get("metadata") or {}).get("name") or ""
+    mountable = {s.get("name") for s in sa.get("secrets") or () if isinstance(s, dict)}
+    for v in spec.get("volumes") or ():
+        secret = v.get("secret") if isinstance(v, dict) else None
+        if isinstance(secret, dict) and secret.get("secretName") not in mountable:
+            return (f'volume with secret.secretName="{secret.get("secretName") or ""}" is not allowed because '
+                    f"service account {sa_name} does not reference that secret")
+    for key, what in (("initContainers", "init container"), ("containers", "container")):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            for env in c.get("env") or ():
+                ref = ((env.get("valueFrom") or {}).get("secretKeyRef") if isinstance(env, dict) else None)
+                if isinstance(ref, dict) and ref.get("name") not in mountable:
+                    return (f'{what} {c.get("name") or ""} with envVar {env.get("name") or ""} referencing '
+                            f'secret.secretName="{ref.get("name") or ""}" is not allowed because service account '
+                            f"{sa_name} does not reference that secret")
+    pulls = {s.get("name") for s in sa.get("imagePullSecrets") or () if isinstance(s, dict)}
+    for i, ref in enumerate(spec.get("imagePullSecrets") or ()):
+        name = ref.get("name") if isinstance(ref, dict) else None
+        if name not in pulls:
+            return (f'imagePullSecrets[{i}].name="{name or ""}" is not allowed because service account {sa_name} '
+                    f"does not reference that imagePullSecret")
+    return ""
+
+
+def _pod_references_secrets(spec: JsonDict) -> bool:
+    """podutil.VisitPodSecretNames, any hit: pull secrets, env and envFrom of every container
+    kind, secret volumes and projections, and the volume sources' secret references."""
+    if any(isinstance(r, dict) and r.get("name") for r in spec.get("imagePullSecrets") or ()):
+        return True
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            for e in c.get("envFrom") or ():
+                if isinstance(e, dict) and isinstance(e.get("secretRef"), dict):
+                    return True
+            for e in c.get("env") or ():
+                if isinstance(e, dict) and isinstance((e.get("valueFrom") or {}).get("secretKeyRef"), dict):
+                    return True
+    for v in spec.get("volumes") or ():
+        if not isinstance(v, dict):
+            continue
+        if isinstance(v.get("secret"), dict):
+            return True
+        projected = v.get("projected")
+        if isinstance(projected, dict) and any(isinstance(s, dict) and isinstance(s.get("secret"), dict)
+                                               for s in projected.get("sources") or ()):
+            return True
+        for source_key, ref_key in (("azureFile", "secretName"), ("cephfs", "secretRef"), ("cinder", "secretRef"),
+                                    ("flexVolume", "secretRef"), ("rbd", "secretRef"), ("scaleIO", "secretRef"),
+                                    ("iscsi", "secretRef"), ("storageos", "secretRef"),
+                                    ("csi", "nodePublishSecretRef")):
+            source = v.get(source_key)
+            if isinstance(source, dict) and source.get(ref_key):
+                return True
+    return False
+
+
+def _validate_mirror_pod(spec: JsonDict, pod_name: str) -> None:
+    """A mirror pod may not name a service account, reference secrets or project a token."""
+    if spec.get("serviceAccountName"):
+        raise forbidden("", "Pod", pod_name, "a mirror pod may not reference service accounts")
+    if _pod_references_secrets(spec):
+        raise forbidden("", "Pod", pod_name, "a mirror pod may not reference secrets")
+    for v in spec.get("volumes") or ():
+        projected = v.get("projected") if isinstance(v, dict) else None
+        if isinstance(projected, dict) and any(isinstance(s, dict) and "serviceAccountToken" in s
+                                               for s in projected.get("sources") or ()):
+            raise forbidden("", "Pod", pod_name, "a mirror pod may not use ServiceAccountToken volume projections")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -367,15 +583,20 @@ def _admit_runtime_class_full(obj: JsonDict, spec: JsonDict, lookup: Lookup) -> 
 
 
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
-                default_priority: DefaultPriority | None = None) -> None:
+                default_priority: DefaultPriority | None = None,
+                service_accounts: ServiceAccountAdmission | None = None) -> None:
     """Mutating + validating admission of one request, in place. `operation` is CREATE, UPDATE,
     DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError. `default_priority`
     returns the globalDefault PriorityClass (e.g. `DefaultPriorityClass.get`); without it the
-    classes are listed through `lookup`."""
+    classes are listed through `lookup`. `service_accounts` is the ServiceAccount plugin (None:
+    disabled, the fields are only converted)."""
     op = operation.upper()
     admit_namespace_lifecycle(group, kind, op, obj, lookup)
     if group == "" and kind == "Pod" and op == "CREATE":
-        admit_service_account(obj)
+        if service_accounts is not None:
+            await service_accounts.admit(obj, lookup)
+        else:
+            admit_service_account(obj)
         admit_pod_priority(obj, lookup, default_priority)
         admit_default_tolerations(obj)
         admit_runtime_class(obj, lookup)

@@ -16,11 +16,14 @@ dict operation or tolerates a concurrent eviction.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 import orjson
+
+from minik3s.api.types import JsonDict
 
 _EXACT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
@@ -82,3 +85,54 @@ def _trim(d: OrderedDict[Any, Any], size: int) -> None:
             d.popitem(last=False)
         except KeyError:
             return
+
+
+# The ServiceAccount plugin names every pod's token volume kube-api-access-<5 random>: a memo key
+# with that name as is would never repeat, so keys carry one placeholder instead (a character
+# the generated names never use, so no real name equals it).
+_TOKEN_VOLUME_PREFIX = "kube-api-access-"
+_TOKEN_VOLUME_NAME = re.compile(r"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}\Z")
+_TOKEN_PLACEHOLDER_NAME = "kube-api-access-00000"
+_TOKEN_PLACEHOLDER = b'"' + _TOKEN_PLACEHOLDER_NAME.encode() + b'"'
+
+
+def without_token_volume_name(spec: JsonDict, data: bytes) -> tuple[bytes, str]:
+    """`data` (a pod spec's JSON) with the generated token volume's name, wherever it is a whole
+    JSON string, replaced by the placeholder, and that name; `(data, "")` (the same bytes object)
+    when the spec has none. A memo's answer for the placeholder spec holds for the real one when
+    it does not quote the name (decoding and validation treat two such names alike: DNS labels of
+    one length, each used where the other is) and `same_but_token_name` holds."""
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        return data, ""
+    for v in volumes:
+        name = v.get("name") if isinstance(v, dict) else None
+        if isinstance(name, str) and name.startswith(_TOKEN_VOLUME_PREFIX) and _TOKEN_VOLUME_NAME.match(name):
+            if _TOKEN_PLACEHOLDER in data:
+                return data, ""
+            return data.replace(b'"' + name.encode() + b'"', _TOKEN_PLACEHOLDER), name
+    return data, ""
+
+
+def same_but_token_name(spec: JsonDict, plain: JsonDict, name: str) -> bool:
+    """`spec == plain` once the token volume's `name` is the placeholder in the volume and in the
+    containers' mounts (copies of the few dicts on those paths; `spec` is not changed). False
+    when the name also appears elsewhere (the placeholder spec has it there too): the caller then
+    walks the spec itself."""
+    placeholder = _TOKEN_PLACEHOLDER_NAME
+    renamed = dict(spec)
+    renamed["volumes"] = [{**v, "name": placeholder} if isinstance(v, dict) and v.get("name") == name else v
+                          for v in spec["volumes"]]
+    for key in ("initContainers", "containers"):
+        containers = spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        out = []
+        for c in containers:
+            mounts = c.get("volumeMounts") if isinstance(c, dict) else None
+            if isinstance(mounts, list):
+                c = {**c, "volumeMounts": [{**m, "name": placeholder}
+                                           if isinstance(m, dict) and m.get("name") == name else m for m in mounts]}
+            out.append(c)
+        renamed[key] = out
+    return renamed == plain

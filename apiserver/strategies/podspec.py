@@ -17,7 +17,12 @@ from typing import Any, TypeGuard, cast
 
 import orjson
 
-from apiserver.strategies.memo import SecondSightLRU, exact_json
+from apiserver.strategies.memo import (
+    SecondSightLRU,
+    exact_json,
+    same_but_token_name,
+    without_token_volume_name,
+)
 from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
@@ -729,15 +734,22 @@ class SpecValidationMemo:
         data = exact_json(spec, _MEMO_MAX_BYTES)
         if data is None:
             return _validate_pod_spec(spec, field)
-        key = (field, data)
+        key_data, token_name = without_token_volume_name(spec, data)
+        key = (field, key_data)
         entry = self._lru.get(key)
         if entry is None:
             if self._lru.first_sighting(key):
                 return _validate_pod_spec(spec, field)
-            plain = orjson.loads(data)
+            plain = orjson.loads(key_data)
             entry = (plain, orjson.dumps(_validate_pod_spec(plain, field)))
             self._lru.put(key, entry)
         plain, causes = entry
+        if token_name:
+            # the entry is the same spec with another token volume name: a valid answer holds
+            # for every such name (an invalid one could quote the name)
+            if causes != b"[]" or not same_but_token_name(spec, plain, token_name):
+                return _validate_pod_spec(spec, field)
+            return []
         if spec != plain:
             return _validate_pod_spec(spec, field)
         return [] if causes == b"[]" else cast(list[JsonDict], orjson.loads(causes))

@@ -20,7 +20,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from apiserver.strategies.memo import SecondSightLRU, exact_json
+from apiserver.strategies.memo import (
+    SecondSightLRU,
+    exact_json,
+    same_but_token_name,
+    without_token_volume_name,
+)
 from minik3s.api.quantity import QuantityError, canonical_quantity
 from minik3s.api.types import JsonDict
 
@@ -571,11 +576,13 @@ class SchemaIndex:
         if data is None:
             decode_walk(spec, node, "spec", out)
             return
-        key = (group, kind, data)
+        # a pod's token volume name is unique to it: keyed by a placeholder (memo.without_token_volume_name)
+        key_data, token_name = without_token_volume_name(spec, data) if kind == "Pod" and not group else (data, "")
+        key = (group, kind, key_data)
         memo = self._unchanged
         plain = memo.get(key)
         if plain is not None:
-            if spec == plain:
+            if same_but_token_name(spec, plain, token_name) if token_name else spec == plain:
                 return
         elif memo.first_sighting(key):
             # first sighting: walked, only remembered as seen (a stream of specs unlike each
@@ -585,7 +592,7 @@ class SchemaIndex:
         before = len(out)
         decode_walk(spec, node, "spec", out)
         if plain is None and len(out) == before and exact_json(spec, DECODE_MEMO_MAX_BYTES) == data:
-            memo.put(key, orjson.loads(data))
+            memo.put(key, orjson.loads(key_data))
 
     def _node_without_spec(self, group: str, kind: str, n: Node) -> Node:
         """`n` with its `spec` field kept but not descended (the spec was decoded apart)."""

@@ -48,6 +48,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--descheduler-loop-avoidance", action=argparse.BooleanOptionalAction, default=True,
                    help="skip evictions whose pod the scheduler would put back on the same node (default on)")
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
+    s.add_argument("--disable-admission-plugins", default="", metavar="PLUGINS",
+                   help="comma-separated admission plugins to turn off (kube-apiserver's flag; only "
+                        "ServiceAccount, which is also off with --disable controllers)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")
     s.add_argument("--horizontal-pod-autoscaler-sync-period", type=_duration_seconds, default=15.0,
@@ -93,7 +96,10 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduling_interval=args.descheduling_interval,
                            descheduler_dry_run=args.descheduler_dry_run,
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
-                           disable=disable, node_monitor_grace_period=args.node_monitor_grace_period,
+                           disable=disable,
+                           disable_admission_plugins={p.strip() for p in args.disable_admission_plugins.split(",")
+                                                      if p.strip()},
+                           node_monitor_grace_period=args.node_monitor_grace_period,
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
                            history_window=args.history_window, compact_interval=args.compact_interval,
                            tls=args.tls, tls_san=list(args.tls_san or []),

@@ -318,6 +318,33 @@ def test_describe_pod_sections_and_event_age() -> None:
     ]
 
 
+def test_describe_pod_prints_the_projected_token_volume_as_kubectl_does() -> None:
+    """The Volumes section of a pod the ServiceAccount plugin admitted, line for line as kubectl
+    1.33 prints it (columns compared without their padding)."""
+    vol = {"name": "kube-api-access-62dlm", "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                      "fieldPath": "metadata.namespace"}}]}}]}}
+    mount = {"name": "kube-api-access-62dlm", "readOnly": True,
+             "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
+    pod = {"metadata": {"name": "web", "namespace": "default"},
+           "spec": {"containers": [{"name": "web", "image": "nginx", "volumeMounts": [mount]}], "volumes": [vol]},
+           "status": {"phase": "Running"}}
+    lines = [" ".join(ln.split()) for ln in describe_pod(pod, [], datetime(2026, 12, 2, tzinfo=UTC)).splitlines()]
+    assert "/var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-62dlm (ro)" in lines
+    at = lines.index("Volumes:")
+    assert lines[at:at + 7] == [
+        "Volumes:",
+        "kube-api-access-62dlm:",
+        "Type: Projected (a volume that contains injected data from multiple sources)",
+        "TokenExpirationSeconds: 3607",
+        "ConfigMapName: kube-root-ca.crt",
+        "Optional: false",
+        "DownwardAPI: true",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # commands against a real server
 

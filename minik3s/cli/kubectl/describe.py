@@ -240,8 +240,31 @@ def _describe_volumes(w: PrefixWriter, vols: list[JsonDict], *, head: str = "") 
     w.write(0, f"{head}Volumes:\n")
     for v in vols:
         w.write(0, f"{head}  {v.get('name')}:\n")
+        projected = v.get("projected")
+        if isinstance(projected, dict):
+            _describe_projected(w, head, projected)
+            continue
         kinds = [k for k in v if k != "name"]
         w.write(0, f"{head}    Type:\t{kinds[0] if kinds else '<unknown>'}\n")
+
+
+def _describe_projected(w: PrefixWriter, head: str, projected: JsonDict) -> None:
+    """kubectl's printProjectedVolumeSource: one line per source (the token's lifetime, the
+    ConfigMap or Secret and whether it is optional, a downward API part)."""
+    w.write(0, f"{head}    Type:\tProjected (a volume that contains injected data from multiple sources)\n")
+    for src in projected.get("sources") or []:
+        if not isinstance(src, dict):
+            continue
+        for key, label in (("secret", "SecretName"), ("configMap", "ConfigMapName")):
+            ref = src.get(key)
+            if isinstance(ref, dict):
+                w.write(0, f"{head}    {label}:\t{ref.get('name') or ''}\n")
+                w.write(0, f"{head}    Optional:\t{'true' if ref.get('optional') else 'false'}\n")
+        if isinstance(src.get("downwardAPI"), dict):
+            w.write(0, f"{head}    DownwardAPI:\ttrue\n")
+        token = src.get("serviceAccountToken")
+        if isinstance(token, dict):
+            w.write(0, f"{head}    TokenExpirationSeconds:\t{token.get('expirationSeconds', 3600)}\n")
 
 
 def describe_pod(pod: JsonDict, events: list[JsonDict] | None, now: datetime) -> str:

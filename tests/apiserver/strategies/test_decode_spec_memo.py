@@ -64,3 +64,24 @@ def test_template_kinds_keep_their_paths():
     assert idx.decode("apps", "Deployment", copy.deepcopy(d)) == []
     d["spec"]["template"]["spec"]["x"] = 1
     assert idx.decode("apps", "Deployment", d) == ["spec.template.spec.x"]
+
+
+def token_pod(name, **extra):
+    p = pod(**extra)
+    p["spec"]["volumes"] = [{"name": name, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]
+    p["spec"]["containers"][0]["volumeMounts"] = [{"name": name, "mountPath": "/var/run/secrets/x"}]
+    return p
+
+
+def test_pods_alike_but_for_their_token_volume_name_share_one_entry():
+    idx = SchemaIndex()
+    for name in ("kube-api-access-bcdfg", "kube-api-access-hjklm", "kube-api-access-npqrs"):
+        p = token_pod(name)
+        assert idx.decode("", "Pod", p) == [] and p == token_pod(name)
+    assert len(idx._unchanged) == 1
+    # an unknown field in a later one is still dropped and reported, its quantities canonical
+    p = token_pod("kube-api-access-tvwxz", foo=1)
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = 0.5
+    assert idx.decode("", "Pod", p) == ["spec.foo"]
+    assert p["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+    assert p["spec"]["volumes"][0]["name"] == "kube-api-access-tvwxz"

@@ -91,3 +91,58 @@ def test_entry_on_second_sighting_and_bounded():
             assert memo.causes(spec(hostname=f"h{i}"), "spec") == []
     assert len(memo._lru) == 4 and len(memo._lru._seen) <= 4
     assert memo.causes(copy.deepcopy(s), "spec") == want  # evicted: walked again
+
+
+def token_spec(name, **kw):
+    """A spec as the ServiceAccount plugin leaves it: a kube-api-access-<5> volume mounted."""
+    s = spec(**kw)
+    s["volumes"] = [{"name": name, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}],
+                                                 "defaultMode": 420}}]
+    s["containers"][0]["volumeMounts"] = [{"name": name, "readOnly": True,
+                                           "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
+    return s
+
+
+def test_pods_alike_but_for_their_token_volume_name_share_one_entry(monkeypatch):
+    import apiserver.strategies.podspec as podspec
+
+    walks = []
+    real = podspec._validate_pod_spec
+    monkeypatch.setattr(podspec, "_validate_pod_spec", lambda s, f: walks.append(1) or real(s, f))
+    memo = SpecValidationMemo()
+    for name in ("kube-api-access-bcdfg", "kube-api-access-hjklm", "kube-api-access-npqrs", "kube-api-access-tvwxz"):
+        assert memo.causes(token_spec(name), "spec") == []
+    assert len(memo._lru) == 1 and len(walks) == 2  # the first sighting and the entry: two walks for four pods
+
+
+def test_a_token_named_spec_that_is_invalid_is_walked_with_its_own_name():
+    # the entry answers only "valid": a cause would quote the placeholder, not this pod's name
+    memo = SpecValidationMemo()
+    for name in ("kube-api-access-bcdfg", "kube-api-access-hjklm", "kube-api-access-npqrs"):
+        s = token_spec(name)
+        s["containers"][0]["volumeMounts"][0]["name"] = name + "x"  # a mount of no volume
+        causes = memo.causes(s, "spec")
+        assert causes == _validate_pod_spec(copy.deepcopy(s), "spec") != []
+        assert any(name + "x" in str(c.get("message", "")) for c in causes), causes
+
+
+def test_a_token_named_spec_with_a_tuple_is_not_answered_by_the_entry():
+    memo = SpecValidationMemo()
+    for name in ("kube-api-access-bcdfg", "kube-api-access-hjklm"):
+        assert memo.causes(token_spec(name), "spec") == []
+    t = token_spec("kube-api-access-npqrs")
+    t["containers"] = tuple(t["containers"])
+    assert memo.causes(t, "spec") == _validate_pod_spec(t, "spec") != []
+
+
+def test_a_spec_holding_the_placeholder_itself_keeps_its_own_key():
+    memo = SpecValidationMemo()
+    s = token_spec("kube-api-access-bcdfg")
+    s["volumes"].append({"name": "kube-api-access-00000", "emptyDir": {}})
+    for _ in range(2):
+        assert memo.causes(copy.deepcopy(s), "spec") == []
+    # a spec where the generated name would collide with the placeholder volume is walked as it is
+    clash = token_spec("kube-api-access-hjklm")
+    clash["volumes"].append({"name": "kube-api-access-00000", "emptyDir": {}})
+    clash["volumes"].append({"name": "kube-api-access-hjklm", "emptyDir": {}})  # a duplicate name
+    assert [c["field"] for c in memo.causes(clash, "spec")] == ["spec.volumes[2].name"]
