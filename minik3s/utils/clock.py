@@ -90,13 +90,13 @@ def parse_time(value: Any) -> datetime | None:
 
 
 class Clock:
-    """The real clock."""
+    """The real clock. `monotonic` is `time.monotonic` itself (no Python frame per reading: the
+    scheduler's per-extension-point timers read it ~18 times per pod)."""
 
     def now(self) -> datetime:
         return datetime.now(UTC)
 
-    def monotonic(self) -> float:
-        return time.monotonic()
+    monotonic = staticmethod(time.monotonic)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,7 +60,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, as_pod_info
-from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources
+from scheduler.plugins.podgroup_manager import PodGroupManager, format_resources, ref_of
 
 logger = logging.getLogger(__name__)
 
@@ -78,24 +78,6 @@ class CoschedulingArgs(BaseModel):
     permit_waiting_time_seconds: int = Field(default=DEFAULT_PERMIT_WAITING_TIME_SECONDS, gt=0,
                                              alias="permitWaitingTimeSeconds")
     pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
-
-
-def ref_of(x: Any) -> GroupRef | None:
-    """The gang of a pod dict, PodInfo or queued pod; cached on the PodInfo (hot in QueueSort
-    and queueing hints; PodInfos are immutable, a changed pod gets a new one)."""
-    if isinstance(x, dict):
-        return group_ref(x)
-    pi = x if isinstance(x, PodInfo) else as_pod_info(x)
-    ex = pi._extra
-    if ex is None:
-        ex = pi._extra = {}
-    else:
-        hit = ex.get("gang")
-        if hit is not None:
-            return cast(GroupRef | None, hit[0])
-    ref = group_ref(pi.pod)
-    ex["gang"] = (ref,)
-    return ref
 
 
 class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemandPlugin, ReservePlugin,
@@ -150,7 +132,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
     # ---- PreFilter -------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         if ref is None:
             return None, SUCCESS
         policy = self.mgr.policy(ref)
@@ -184,7 +166,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
     # ---- PostFilter ------------------------------------------------------------------------------
     async def post_filter(self, state: CycleState, pod: PodInfo,
                           filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         policy = self.mgr.policy(ref) if ref is not None else None
         if ref is None or policy is None or not policy.gang:
             return None, Status.unschedulable(plugin=self.NAME)
@@ -211,7 +193,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
         """For DefaultPreemption: how many members of `pod`'s gang must still be placed (the pod
         included) and which pending siblings may take the other places, so it preempts only
         when the whole gang fits after the evictions."""
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         policy = self.mgr.policy(ref) if ref is not None else None
         if ref is None or policy is None or not policy.gang:
             return None
@@ -224,13 +206,13 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
 
     # ---- Reserve ---------------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         if ref is not None:
             self.mgr.reserve(ref, pod.uid)
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         if ref is None:
             return
         self.mgr.unreserve(ref, pod.uid)
@@ -243,7 +225,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
 
     # ---- Permit ----------------------------------------------------------------------------------
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
-        ref = self.mgr.ref(pod.pod)
+        ref = self.mgr.pod_ref(pod)
         if ref is None:
             return SUCCESS, 0.0
         policy = self.mgr.policy(ref)

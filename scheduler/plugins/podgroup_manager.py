@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import UTC
-from typing import Any
+from typing import Any, cast
 
 from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS, GangApi
 from minik3s.api.helpers.gang import (
@@ -35,7 +35,8 @@ from minik3s.api.resources import PODS, WORKLOADS, ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, parse_time
 from scheduler.framework.interface import Handle
-from scheduler.framework.types import NodeInfo
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins.helpers import as_pod_info
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,24 @@ def _terminal(pod: JsonDict) -> bool:
 def format_resources(res: dict[str, int]) -> str:
     """`cpu: 500m, nvidia.com/gpu: 1` (cpu in milli-cores, the rest in base units), sorted."""
     return ", ".join(f"{k}: {v}m" if k == "cpu" else f"{k}: {v}" for k, v in sorted(res.items()))
+
+
+def ref_of(x: Any) -> GroupRef | None:
+    """The gang of a pod dict, PodInfo or queued pod; cached on the PodInfo (hot in QueueSort
+    and queueing hints; PodInfos are immutable, a changed pod gets a new one)."""
+    if isinstance(x, dict):
+        return group_ref(x)
+    pi = x if isinstance(x, PodInfo) else as_pod_info(x)
+    ex = pi._extra
+    if ex is None:
+        ex = pi._extra = {}
+    else:
+        hit = ex.get("gang")
+        if hit is not None:
+            return cast(GroupRef | None, hit[0])
+    ref = group_ref(pi.pod)
+    ex["gang"] = (ref,)
+    return ref
 
 
 class PodGroupManager:
@@ -92,6 +111,12 @@ class PodGroupManager:
     # ---- membership -----------------------------------------------------------------------------
     def ref(self, pod: JsonDict) -> GroupRef | None:
         ref = group_ref(pod)
+        return ref if ref is not None and ref.api in self.apis else None
+
+    def pod_ref(self, pod: PodInfo) -> GroupRef | None:
+        """`ref` of a PodInfo, read through its cache (`ref_of`): the scheduling cycle asks it
+        at PreFilter, Reserve and Permit."""
+        ref = ref_of(pod)
         return ref if ref is not None and ref.api in self.apis else None
 
     def group_object(self, ref: GroupRef) -> JsonDict | None:
