@@ -28,6 +28,7 @@ import asyncio
 import itertools
 import logging
 import random
+import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import EVENTS, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339
@@ -57,6 +59,7 @@ from scheduler.config import (
     profile_spec,
     validate_plugin_args,
 )
+from scheduler.event_series import FINISH_SECONDS, REFRESH_SECONDS, EventSeries, Write
 from scheduler.eventhandlers import EventHandlers
 from scheduler.explain import AttemptRecord, Explainer, gang_section
 from scheduler.framework.cycle_state import FEASIBLE_ROWS_KEY, CycleState
@@ -188,6 +191,7 @@ class ApiWriter:
         self._max_events = max_pending_events
         self._status: dict[tuple[str, str], JsonDict] = {}
         self._events: list[JsonDict] = []
+        self._series: list[Write] = []
         self._wake = asyncio.Event()
         self.dropped_events = 0
 
@@ -205,8 +209,13 @@ class ApiWriter:
         self._events.append(event)
         self._wake.set()
 
+    def emit_series(self, write: Write) -> None:
+        """A series' count to write (a strategic-merge patch; a create when the event is gone)."""
+        self._series.append(write)
+        self._wake.set()
+
     def pending(self) -> int:
-        return len(self._status) + len(self._events)
+        return len(self._status) + len(self._events) + len(self._series)
 
     def _next(self) -> Callable[[], Awaitable[Any]] | None:
         if self._status:
@@ -214,6 +223,9 @@ class ApiWriter:
             del self._status[(ns, name)]
             return lambda: self._client.patch(PODS, name, {"status": patch}, ns,
                                               patch_type="strategic", subresource="status", read_only=True)
+        if self._series:
+            write = self._series.pop(0)
+            return lambda: self._write_series(write)
         if self._events:
             batch = self._events[:self.EVENT_BATCH]
             del self._events[:self.EVENT_BATCH]
@@ -234,6 +246,15 @@ class ApiWriter:
                 raise res
             if isinstance(res, BaseException):
                 logger.info("api write failed event=%s err=%s", ev["metadata"]["name"], res)
+
+    async def _write_series(self, write: Write) -> None:
+        meta = write.event["metadata"]
+        assert write.patch is not None
+        try:
+            await self._client.patch(EVENTS, meta["name"], write.patch, meta["namespace"], patch_type="strategic",
+                                     read_only=True)
+        except NotFoundError:  # the event expired or was deleted: created again, with its series
+            await self._client.create(EVENTS, write.event, meta["namespace"], read_only=True, handover=True)
 
     async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:
         try:
@@ -265,20 +286,23 @@ class ApiWriter:
 
 @dataclass(slots=True)
 class EventStamps:
-    """An Event's firstTimestamp/lastTimestamp (RFC 3339 seconds) and eventTime (microseconds) for
-    a time from the injected clock; the seconds text is formatted once per second (every bound
-    pod gets an Event, hundreds per second), the microseconds appended to it."""
+    """RFC 3339 times from the injected clock: seconds (an attempt's explain timestamp) and an
+    Event's eventTime with microseconds; the seconds text is formatted once per second (every
+    bound pod gets an Event, hundreds per second), the microseconds appended to it."""
 
     _sec: float = float("nan")
     _text: str = ""
 
-    def format(self, now: datetime, epoch: float) -> tuple[str, str]:
-        """`epoch` is now.timestamp() (the caller has it)."""
+    def seconds(self, now: datetime, epoch: float) -> str:
+        """metav1.Time (RFC 3339 seconds); `epoch` is now.timestamp() (the caller has it)."""
         sec = epoch // 1
         if sec != self._sec:
             self._sec, self._text = sec, rfc3339(now)
-        text = self._text
-        return text, f"{text[:-1]}.{now.microsecond:06d}Z"
+        return self._text
+
+    def micro(self, now: datetime, epoch: float) -> str:
+        """metav1.MicroTime (an Event's eventTime)."""
+        return f"{self.seconds(now, epoch)[:-1]}.{now.microsecond:06d}Z"
 
 
 class Scheduler:
@@ -348,6 +372,9 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._event_seq = itertools.count()
         self._event_stamps = EventStamps()
+        self._hostname = socket.gethostname()
+        # isomorphic events aggregated into series, as client-go's events.k8s.io broadcaster does
+        self.event_series = EventSeries()
         self.scheduled_count = 0
         self.yields_per_pod = YIELDS_PER_POD
         self.metrics = metrics
@@ -366,6 +393,7 @@ class Scheduler:
                 self._tg = tg
                 tg.create_task(self.queue.run(), name="scheduler-queue-flush")
                 tg.create_task(self.writer.run(), name="scheduler-api-writer")
+                tg.create_task(self._event_series_timer(), name="scheduler-event-series")
                 while await self.schedule_one():
                     # let informers, binding tasks and the API writer run between pods: pop()
                     # does not suspend while activeQ has pods. Several yields, because a watch
@@ -378,6 +406,19 @@ class Scheduler:
             self.queue.close()
             for fw in self.frameworks.values():
                 fw.close()
+
+    async def _event_series_timer(self) -> None:
+        """finishSeries every FINISH_SECONDS, refreshExistingEventSeries every REFRESH_SECONDS."""
+        since_refresh = 0.0
+        while True:
+            await self.clock.sleep(FINISH_SECONDS)
+            since_refresh += FINISH_SECONDS
+            for write in self.event_series.finish(self.clock.now()):
+                self.writer.emit_series(write)
+            if since_refresh >= REFRESH_SECONDS:
+                since_refresh = 0.0
+                for write in self.event_series.refresh():
+                    self.writer.emit_series(write)
 
     def _spawn(self, coro: Any, name: str) -> None:
         if self._tg is not None:
@@ -480,7 +521,7 @@ class Scheduler:
         if self.explainer.capacity > 0:
             now = self.clock.now()
             rec = AttemptRecord(pi.namespace, pi.name, pi.uid, fw.profile_name, q.attempts,
-                                self.queue.scheduling_cycle, self._event_stamps.format(now, now.timestamp())[0])
+                                self.queue.scheduling_cycle, self._event_stamps.seconds(now, now.timestamp()))
         try:
             result = self.schedule_pod(fw, state, pi, rec)
         except FitError as fe:
@@ -868,7 +909,9 @@ class Scheduler:
         seq = next(self._event_seq)
         epoch = now.timestamp()
         stamp = int(epoch * 1e9) + seq
-        ts, event_time = self._event_stamps.format(now, epoch)
+        event_time = self._event_stamps.micro(now, epoch)
+        # events.k8s.io/v1 as client-go's recorder makes it (stored as core/v1): eventTime, the
+        # reporting controller and instance, no deprecated source/first/last timestamp/count
         event: JsonDict = {
             "apiVersion": "v1",
             "kind": "Event",
@@ -878,20 +921,22 @@ class Scheduler:
             "reason": reason,
             "message": message,
             "type": type_,
-            "action": action,
-            "source": {"component": component},
-            "reportingComponent": component,
-            "reportingInstance": DEFAULT_COMPONENT,
-            "firstTimestamp": ts,
-            "lastTimestamp": ts,
             "eventTime": event_time,
-            "count": 1,
+            "action": action,
+            "reportingComponent": component,
+            "reportingInstance": f"{component}-{self._hostname}",
         }
         if related is not None:
             rmeta = related.get("metadata") or {}
             event["related"] = {"apiVersion": "v1", "kind": "Pod", "namespace": rmeta.get("namespace") or ns,
                                 "name": rmeta.get("name") or "", "uid": rmeta.get("uid") or ""}
-        self.writer.emit_event(event)
+        write = self.event_series.observe(event, now)
+        if write is None:
+            return
+        if write.patch is None:
+            self.writer.emit_event(event)
+        else:
+            self.writer.emit_series(write)
 
 
 _MIN_FILTER_CHUNK = 64

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 from typing import Any
 
 import numpy as np
 import pytest
 
 from minik3s.api.errors import conflict
-from minik3s.api.resources import NODES, PODS
+from minik3s.api.resources import EVENTS, NODES, PODS
 from minik3s.testing.builders import make_node, make_pod
-from minik3s.utils.clock import Clock, rfc3339
+from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
 from scheduler.backend.queue import EVENT_NODE_ADD
 from scheduler.backend.snapshot import Snapshot
+from scheduler.event_series import FINISH_SECONDS
 from scheduler.framework.interface import Status
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.scheduler import (
@@ -52,8 +54,11 @@ async def test_pod_is_bound_to_least_loaded_node_and_scheduled_event_emitted(rea
     assert cond(env, "web")[0] == "True"
     [ev] = env.events("web")
     assert (ev["type"], ev["reason"], ev["message"]) == ("Normal", "Scheduled", "Successfully assigned default/web to n2")
-    assert ev["source"] == {"component": "default-scheduler"}
+    # events.k8s.io/v1 as client-go's recorder writes it: no deprecated source, timestamps or count
+    assert "source" not in ev and "firstTimestamp" not in ev and "count" not in ev and ev["eventTime"]
     assert ev["reportingComponent"] == "default-scheduler"
+    assert ev["reportingInstance"] == f"default-scheduler-{socket.gethostname()}"
+    assert ev["action"] == "Binding"
     assert ev["involvedObject"]["name"] == "web" and ev["involvedObject"]["kind"] == "Pod"
     assert ev["involvedObject"]["uid"] == env.uid("web")
     # the bound pod reached the cache through the informer
@@ -450,7 +455,7 @@ async def test_pods_go_to_their_profile_and_foreign_pods_are_ignored(real_api, e
     assert s.explain("default", "mine")["schedulerName"] == "second"
     # upstream records each profile's events under its schedulerName
     [ev] = env.events("mine", "Scheduled")
-    assert ev["source"] == {"component": "second"} and ev["reportingComponent"] == "second"
+    assert ev["reportingComponent"] == "second" and ev["reportingInstance"].startswith("second-")
 
 
 async def test_what_if_reports_placement_without_side_effects(real_api, env, make_scheduler):
@@ -468,8 +473,8 @@ async def test_what_if_reports_placement_without_side_effects(real_api, env, mak
 
 
 async def test_scheduled_event_times_follow_the_injected_clock(real_api, env, make_scheduler, clock):
-    """firstTimestamp / lastTimestamp in seconds and eventTime in microseconds of the fake clock's
-    time at the bind, within one second and across seconds (the seconds text is cached)."""
+    """eventTime in microseconds of the fake clock's time at the bind, within one second and
+    across seconds (the seconds text is cached)."""
     s = make_scheduler()
     await env.add(make_node("n1").capacity(cpu="8").obj())
     clock.advance(59.25)  # 2026-01-01T00:00:59.250000
@@ -481,7 +486,6 @@ async def test_scheduled_event_times_follow_the_injected_clock(real_api, env, ma
         want.append(clock.now())
     for i, at in enumerate(want):
         [ev] = env.events(f"p{i}", "Scheduled")
-        assert ev["firstTimestamp"] == ev["lastTimestamp"] == at.strftime("%Y-%m-%dT%H:%M:%SZ")
         assert ev["eventTime"] == at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert [e["eventTime"] for e in (env.events(f"p{i}", "Scheduled")[0] for i in range(4))] == [
         "2026-01-01T00:00:59.250000Z", "2026-01-01T00:00:59.750000Z", "2026-01-01T00:01:00.050000Z",
@@ -506,7 +510,70 @@ async def test_events_are_written_in_batches_every_one_in_order(real_api, env, m
     evs = env.events(reason="Scheduled")
     assert [e["involvedObject"]["name"] for e in evs] == [f"p{i}" for i in range(40)]
     assert [e["message"] for e in evs] == [f"Successfully assigned default/p{i}" for i in range(40)]
-    assert all(e["involvedObject"]["uid"] == f"uid-{i}" and e["count"] == 1 for i, e in enumerate(evs))
+    assert all(e["involvedObject"]["uid"] == f"uid-{i}" and "series" not in e for i, e in enumerate(evs))
     assert len({e["metadata"]["name"] for e in evs}) == 40
     assert s.writer.pending() == 0
     assert stats.batches - before <= 4  # 40 creates, not 40 transactions
+
+
+async def retry(s: Any, api: Any) -> None:
+    """Wake the unschedulable pods and run one more attempt 20 s later."""
+    s.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD)
+    s.clock.advance(20)
+    s.queue.flush_backoff_completed()
+    await cycle(s, api)
+
+
+async def test_repeated_failures_become_one_event_series_as_client_go_writes_them(real_api, env, make_scheduler):
+    """client-go's events.k8s.io broadcaster: an event isomorphic to an earlier one (same type,
+    action, reason, reporter and regarded object, resourceVersion included; the note is not
+    compared) turns it into a series: count 2 patched at once, later counts kept in memory and
+    written when the series has been quiet for six minutes."""
+    s = make_scheduler()
+    await env.add(make_node("n0").capacity(cpu="1").obj(), make_pod("big").req(cpu="2").obj())
+    await cycle(s, real_api)
+    # the failure patched PodScheduled=False: the next event regards a newer resourceVersion
+    await retry(s, real_api)
+    first, second = env.events("big", "FailedScheduling")
+    assert first["involvedObject"]["resourceVersion"] != second["involvedObject"]["resourceVersion"]
+    assert "series" not in first and "series" not in second
+    await retry(s, real_api)  # isomorphic to the second: a series of 2, written now
+    [_, again] = env.events("big", "FailedScheduling")
+    assert again["metadata"]["name"] == second["metadata"]["name"]
+    assert again["series"] == {"count": 2, "lastObservedTime": rfc3339_micro(s.clock.now())}
+    assert again["message"] == second["message"] and "count" not in again
+    seen = s.clock.now()
+    for _ in range(3):  # counted, not written
+        await retry(s, real_api)
+    assert env.events("big", "FailedScheduling")[1]["series"]["count"] == 2
+    # the six-minute tick after the series has been quiet for longer than six minutes writes the
+    # final count and forgets the series (at the first tick it was quiet for exactly six, and
+    # only the first event, a single one older than six minutes, is forgotten)
+    timer = real_api.spawn(s._event_series_timer(), "series-timer")
+    last = s.clock.now()
+    await real_api.settle()
+    s.clock.advance(FINISH_SECONDS)
+    await real_api.settle()
+    await s.writer.flush()
+    assert len(s.event_series) == 1 and s.writer.pending() == 0
+    s.clock.advance(FINISH_SECONDS)
+    await real_api.settle()
+    await s.writer.flush()
+    await real_api.settle()
+    assert env.events("big", "FailedScheduling")[1]["series"] == {"count": 5, "lastObservedTime": rfc3339_micro(last)}
+    assert last > seen and len(s.event_series) == 0
+    timer.cancel()
+
+
+async def test_a_series_whose_event_is_gone_is_created_again(real_api, env, make_scheduler):
+    s = make_scheduler()
+    await env.add(make_node("n0").capacity(cpu="1").obj(), make_pod("big").req(cpu="2").obj())
+    await cycle(s, real_api)
+    await retry(s, real_api)
+    [_, second] = env.events("big", "FailedScheduling")
+    await real_api.delete(EVENTS, second["metadata"]["name"], "default")
+    await real_api.settle()
+    await retry(s, real_api)
+    [_, again] = env.events("big", "FailedScheduling")
+    assert again["metadata"]["name"] == second["metadata"]["name"] and again["series"]["count"] == 2
+    assert again["reportingInstance"] == second["reportingInstance"] and again["eventTime"] == second["eventTime"]

@@ -671,11 +671,17 @@ def _events(w: PrefixWriter, events: list[JsonDict], now: datetime) -> None:
     w.write(1, "Type\tReason\tAge\tFrom\tMessage\n")
     w.write(1, "----\t------\t----\t----\t-------\n")
     for e in sorted(events, key=last):
-        age = age_of(last(e), now)
-        count = int(e.get("count") or (e.get("series") or {}).get("count") or 1)
-        first = e.get("firstTimestamp") or e.get("eventTime")
-        if count > 1 and first:
-            age = f"{age} (x{count} over {age_of(first, now)})"
+        # kubectl: a series is aged by its lastObservedTime, an old-style repeat by lastTimestamp,
+        # both "(xN over <since eventTime, else firstTimestamp>)"
+        series = e.get("series") if isinstance(e.get("series"), dict) else None
+        first = e.get("eventTime") or e.get("firstTimestamp")
+        if series is not None and series.get("lastObservedTime"):
+            age = f"{age_of(series['lastObservedTime'], now)} (x{int(series.get('count') or 0)} over " \
+                  f"{age_of(first, now) if first else '<unknown>'})"
+        elif int(e.get("count") or 1) > 1 and first:
+            age = f"{age_of(last(e), now)} (x{int(e['count'])} over {age_of(first, now)})"
+        else:
+            age = age_of(first or last(e), now)
         src = (
             (e.get("source") or {}).get("component")
             or e.get("reportingComponent")
