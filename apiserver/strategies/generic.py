@@ -182,6 +182,30 @@ class EventStrategy(Strategy):
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         return legacy_event_errors(obj)
 
+    def prepare_for_create(self, obj: JsonDict) -> None:
+        super().prepare_for_create(obj)
+        event_zero_values(obj)
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        event_zero_values(new)
+
+
+# core/v1 Event fields Go always serialises (no omitempty, or a struct): their zero values, so
+# every client reads what kube-apiserver sends ("eventTime": null on an old-style event;
+# "firstTimestamp": null, "lastTimestamp": null and "source": {} on an events.k8s.io one;
+# kubectl's --sort-by=.lastTimestamp needs the key on every event)
+_EVENT_ZERO_VALUES: tuple[tuple[str, object], ...] = (
+    ("involvedObject", dict), ("source", dict), ("firstTimestamp", None), ("lastTimestamp", None),
+    ("eventTime", None), ("reportingComponent", ""), ("reportingInstance", ""))
+
+
+def event_zero_values(obj: JsonDict) -> None:
+    """The absent always-serialised fields of a stored Event set to their zero values (after
+    managedFields are recorded: a zero value belongs to no manager)."""
+    for key, zero in _EVENT_ZERO_VALUES:
+        if key not in obj:
+            obj[key] = zero() if callable(zero) else zero
+
 
 # upstream's length limits (pkg/apis/core/validation/events.go)
 REPORTING_INSTANCE_LENGTH_LIMIT = 128
@@ -228,6 +252,7 @@ _V1_TO_CORE = {"regarding": "involvedObject", "note": "message", "deprecatedSour
                "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
                "deprecatedCount": "count", "reportingController": "reportingComponent"}
 _CORE_TO_V1 = {core: v1 for v1, core in _V1_TO_CORE.items()}
+_OMIT_EMPTY_IN_V1 = frozenset(("reportingComponent", "reportingInstance"))
 
 
 class EventsV1Strategy(Strategy):
@@ -258,7 +283,9 @@ class EventsV1Strategy(Strategy):
     def convert_from_storage(self, version: str, obj: JsonDict) -> JsonDict:
         if version != "v1":
             return super().convert_from_storage(version, obj)
-        out: JsonDict = {_CORE_TO_V1.get(k, k): v for k, v in obj.items()}
+        # events.k8s.io/v1 omits an empty reportingController/reportingInstance (core/v1 does not)
+        out: JsonDict = {_CORE_TO_V1.get(k, k): v for k, v in obj.items()
+                         if v != "" or k not in _OMIT_EMPTY_IN_V1}
         out["apiVersion"], out["kind"] = "events.k8s.io/v1", "Event"
         return out
 

@@ -234,6 +234,27 @@ def test_describe_pod_and_node_show_events(cluster):
     assert re.search(r"Normal\s+E2EProbe\s+\S+\s+e2e\s+hello from the e2e suite", out), out
 
 
+def test_events_sort_by_last_timestamp_with_the_schedulers_events_first(cluster):
+    """The scheduler's events.k8s.io Events carry no lastTimestamp; kube-apiserver serves the
+    zero value (null), and `kubectl get events --sort-by=.lastTimestamp` lists them first, before
+    the kubelet's old-style ones, as on a real cluster."""
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("sorted")))
+    eventually(lambda: _running_pods(k, ns, "app=sorted"), what="pod running")
+    items = eventually(lambda: (i := json.loads(k("get", "events", "-n", ns, "-o", "json").stdout)["items"])
+                       and any(e["reason"] == "Started" for e in i) and i, what="kubelet events")
+    [scheduled] = [e for e in items if e["reason"] == "Scheduled"]
+    assert scheduled["lastTimestamp"] is None and scheduled["firstTimestamp"] is None and scheduled["source"] == {}
+    assert scheduled["eventTime"] and scheduled["reportingInstance"].startswith("default-scheduler-")
+    started = next(e for e in items if e["reason"] == "Started")
+    assert started["eventTime"] is None and started["lastTimestamp"]
+    out = k("get", "events", "-n", ns, "--sort-by=.lastTimestamp").stdout
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["LAST", "SEEN", "TYPE"], out
+    assert "Scheduled" in lines[1] and any("Started" in ln for ln in lines[2:]), out
+
+
 def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
     k = cluster.k
     ns = k.namespace()
