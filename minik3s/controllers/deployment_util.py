@@ -70,6 +70,9 @@ def compute_hash(template: JsonDict, collision_count: int | None = None) -> str:
     cluster's but are stable, change exactly when the template changes, and use the same
     alphabet and length range (up to 10 characters)."""
     t = copy.deepcopy(template or {})
+    meta = t.get("metadata")
+    if isinstance(meta, dict):
+        _drop_zero_creation_timestamp(meta)
     labels = (t.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         labels.pop(POD_TEMPLATE_HASH, None)
@@ -79,13 +82,23 @@ def compute_hash(template: JsonDict, collision_count: int | None = None) -> str:
     return safe_encode_string(str(h))
 
 
+def _drop_zero_creation_timestamp(meta: JsonDict) -> None:
+    """A template's `creationTimestamp: null` is Go's zero time, the same as none: clients that
+    send a template back as Go serialised it (kubectl rollout undo copies a ReplicaSet's) carry
+    it, and upstream compares and hashes typed templates, where the two are one value."""
+    if "creationTimestamp" in meta and meta["creationTimestamp"] is None:
+        del meta["creationTimestamp"]
+
+
 def template_equal_ignore_hash(a: JsonDict | None, b: JsonDict | None) -> bool:
-    """EqualIgnoreHash: templates equal once the pod-template-hash label is dropped."""
+    """EqualIgnoreHash: templates semantically equal once the pod-template-hash label is dropped
+    (a null creationTimestamp is no creationTimestamp)."""
 
     def strip(t: JsonDict | None) -> JsonDict:
-        # only metadata.labels changes: copy that path, share the rest (compared, never edited)
+        # only metadata changes: copy that path, share the rest (compared, never edited)
         t = dict(t or {})
         m = t["metadata"] = dict(t.get("metadata") or {})
+        _drop_zero_creation_timestamp(m)
         labels = dict(m.get("labels") or {})
         labels.pop(POD_TEMPLATE_HASH, None)
         m["labels"] = labels

@@ -255,6 +255,30 @@ def test_events_sort_by_last_timestamp_with_the_schedulers_events_first(cluster)
     assert "Scheduled" in lines[1] and any("Started" in ln for ln in lines[2:]), out
 
 
+def test_rollout_undo_brings_back_the_first_replicaset(cluster):
+    """kubectl rollout undo patches the Deployment with the old ReplicaSet's template as Go
+    serialised it (metadata.creationTimestamp: null): the controller finds that ReplicaSet again
+    (revision 3), as upstream does, instead of making a third one."""
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(deployment_manifest("undo", replicas=2)))
+    k("rollout", "status", "deployment/undo", "-n", ns, "--timeout=60s", timeout=90)
+    k("set", "image", "deployment/undo", "c=nginx:1.27", "-n", ns)
+    k("rollout", "status", "deployment/undo", "-n", ns, "--timeout=60s", timeout=90)
+    first = {rs["metadata"]["name"] for rs in json.loads(k("get", "rs", "-n", ns, "-o", "json").stdout)["items"]
+             if rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"}
+    k("rollout", "undo", "deployment/undo", "-n", ns)
+    k("rollout", "status", "deployment/undo", "-n", ns, "--timeout=60s", timeout=90)
+    items = json.loads(k("get", "rs", "-n", ns, "-o", "json").stdout)["items"]
+    revisions = {rs["metadata"]["name"]: rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                 for rs in items}
+    assert len(items) == 2, revisions
+    [name] = first
+    assert revisions[name] == "3" and next(rs for rs in items if rs["metadata"]["name"] == name)["spec"]["replicas"] == 2
+    out = k("rollout", "history", "deployment/undo", "-n", ns).stdout
+    assert [ln.split()[0] for ln in out.splitlines()[2:] if ln.strip()] == ["2", "3"], out
+
+
 def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
     k = cluster.k
     ns = k.namespace()

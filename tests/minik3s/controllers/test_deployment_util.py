@@ -107,6 +107,17 @@ def test_template_equal_ignores_only_the_hash_label():
     assert not du.template_equal_ignore_hash(other, TEMPLATE)
 
 
+def test_a_null_creation_timestamp_is_the_same_template():
+    # kubectl rollout undo sends a ReplicaSet's template back as Go serialised it
+    undone = {"metadata": {"creationTimestamp": None, "labels": {"app": "web", du.POD_TEMPLATE_HASH: "x"}},
+              "spec": TEMPLATE["spec"]}
+    assert du.template_equal_ignore_hash(undone, TEMPLATE) and du.template_equal_ignore_hash(TEMPLATE, undone)
+    assert du.compute_hash(undone) == du.compute_hash(TEMPLATE)
+    stamped = {"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": "web"}},
+               "spec": TEMPLATE["spec"]}
+    assert not du.template_equal_ignore_hash(stamped, TEMPLATE)
+
+
 @pytest.mark.parametrize(("replicas", "available", "want"), [
     pytest.param(10, 8, ("True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
                  id="within-max-unavailable"),
