@@ -42,7 +42,7 @@ from kubelet_sim.events import (
 )
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
-from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, pod_images
+from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.usage import UsageSource
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
@@ -215,6 +215,12 @@ class StageController:
             elif grace < rec.grace_seen:
                 rec.grace_deadline = min(rec.grace_deadline, now + grace)
                 rec.grace_seen = grace
+        if ephemeral_pending(pod):  # kubectl debug: the new ephemeral containers start at once
+            try:
+                await self._write_status("EphemeralStarted", pod, rec, killed=False)
+            except ConflictError:
+                logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+            return
         stage = select_stage(self._stages, pod)
         if stage is None:
             rec.stage = None

@@ -44,9 +44,10 @@ class ContainerEvent:
 
 
 def _containers(pod: JsonDict) -> Iterator[tuple[str, JsonDict]]:
-    """(fieldPath, container) for the init containers, then the containers, in spec order."""
+    """(fieldPath, container) for the init containers, the containers, then the ephemeral ones
+    (kubectl debug), in spec order."""
     spec = pod.get("spec") or {}
-    for key in ("initContainers", "containers"):
+    for key in ("initContainers", "containers", "ephemeralContainers"):
         for c in spec.get(key) or ():
             yield f"spec.{key}{{{c.get('name', '')}}}", c
 
@@ -75,7 +76,8 @@ def pulling_events(pod: JsonDict, present: Callable[[str], bool]) -> tuple[list[
     return out, pulled
 
 
-_STATUS_LISTS = (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers"))
+_STATUS_LISTS = (("initContainerStatuses", "initContainers"), ("containerStatuses", "containers"),
+                 ("ephemeralContainerStatuses", "ephemeralContainers"))
 
 
 def container_statuses(status: JsonDict) -> Iterator[tuple[str, JsonDict]]:

@@ -36,6 +36,7 @@ SUBRESOURCE_VERBS = {
     "portforward": ["create", "get"],
     "token": ["create"],
     "approval": ["get", "patch", "update"],
+    "ephemeralcontainers": ["get", "patch", "update"],
 }
 
 GROUP_ORDER = ["", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",

@@ -117,6 +117,8 @@ class PodStrategy(Strategy):
         """ValidatePodCreate: the spec rules plus "no nodeName while gated"."""
         errs = super().validate(obj)
         spec = as_dict(obj.get("spec"))
+        if spec.get("ephemeralContainers"):
+            errs.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
         if spec.get("nodeName") and spec.get("schedulingGates"):
             errs.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
         return errs

@@ -17,6 +17,7 @@ watch events to `follow_lines` until the followed run ends.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,7 +30,8 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 
 from .eviction import evict
-from .rest import RegistryOps, Subresource, UpdateRules, meta_of
+from .podspec import default_container, validate_ephemeral_containers
+from .rest import RegistryOps, Subresource, UpdateRules, UpdateSubresource, meta_of
 
 SUCCESS_CREATED: JsonDict = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
@@ -404,7 +406,34 @@ class StreamREST(Subresource):
         raise self._refuse(ops, info, namespace, name)
 
 
+class EphemeralContainersREST(UpdateSubresource):
+    """pods/ephemeralcontainers (`kubectl debug`): GET the pod; PUT/PATCH change only
+    spec.ephemeralContainers (upstream's podEphemeralContainersStrategy: the rest of the body is
+    replaced by the stored pod), which may only gain containers."""
+
+    def __init__(self) -> None:
+        super().__init__("ephemeralcontainers")
+
+    def prepare_update(self, rules: UpdateRules, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        ephemeral = (new.get("spec") or {}).get("ephemeralContainers") if isinstance(new.get("spec"), dict) else None
+        out = copy.deepcopy(old)
+        spec = out.setdefault("spec", {})
+        if ephemeral:
+            # SetDefaults_EphemeralContainer, as the request body's decode applies it upstream
+            for c in ephemeral if isinstance(ephemeral, list) else ():
+                default_container(c)
+            spec["ephemeralContainers"] = ephemeral
+        else:
+            spec.pop("ephemeralContainers", None)
+        meta = new.get("metadata")
+        if isinstance(meta, dict) and "resourceVersion" in meta:
+            out.setdefault("metadata", {})["resourceVersion"] = meta["resourceVersion"]
+        new.clear()
+        new.update(out)
+        return validate_ephemeral_containers(spec, old.get("spec") or {})
+
+
 BINDING = BindingREST()
 POD_SUBRESOURCES: Mapping[str, Subresource] = MappingProxyType(
-    {"binding": BINDING, "eviction": EvictionREST(), "log": LogREST(),
+    {"binding": BINDING, "eviction": EvictionREST(), "log": LogREST(), "ephemeralcontainers": EphemeralContainersREST(),
      "exec": StreamREST("exec"), "attach": StreamREST("attach"), "portforward": StreamREST("portforward")})

@@ -130,7 +130,7 @@ def default_pod_spec(spec: Any) -> None:
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     host_network = bool(spec.get("hostNetwork"))
-    for key in ("containers", "initContainers"):
+    for key in ("containers", "initContainers", "ephemeralContainers"):
         cs = spec.get(key)
         if isinstance(cs, list):
             for c in cs:
@@ -462,6 +462,59 @@ def _validate_container(
             errs.append(required(f"{mp}.mountPath", ""))
     if "resources" in c:
         errs.extend(validate_resource_requirements(c.get("resources"), f"{field}.resources"))
+    return errs
+
+
+# EphemeralContainerCommon fields an ephemeral container may not set (validateEphemeralContainers)
+_EPHEMERAL_FORBIDDEN = ("ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resizePolicy")
+
+
+def validate_ephemeral_containers(spec: JsonDict, old: JsonDict, field: str = "spec.ephemeralContainers"
+                                  ) -> list[JsonDict]:
+    """ValidatePodEphemeralContainersUpdate: the existing ephemeral containers unchanged and not
+    removed, each new one a valid container (a DNS-label name unique among all the pod's
+    containers, an image, the defaulted policies) without the fields an ephemeral container may
+    not have (ports, probes, lifecycle, resources, a resize or restart policy, a subPath mount),
+    its targetContainerName one of the pod's containers."""
+    errs: list[JsonDict] = []
+    new_list = [c for c in spec.get("ephemeralContainers") or [] if isinstance(c, dict)]
+    old_list = [c for c in old.get("ephemeralContainers") or [] if isinstance(c, dict)]
+    by_name = {c.get("name"): c for c in new_list}
+    for oc in old_list:
+        nc = by_name.get(oc.get("name"))
+        if nc is None:
+            errs.append(forbidden(field, f'existing ephemeral containers "{oc.get("name")}" may not be removed\n'))
+        elif nc != oc:
+            errs.append(forbidden(f"{field}[{oc.get('name')}]",
+                                  f'existing ephemeral containers "{oc.get("name")}" may not be changed\n'))
+    names: set[str] = {str(c.get("name")) for key in ("containers", "initContainers")
+                       for c in spec.get(key) or [] if isinstance(c, dict) and c.get("name")}
+    targets = set(names)
+    volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict) and v.get("name")}
+    old_names = {c.get("name") for c in old_list}
+    for i, c in enumerate(new_list):
+        path = f"{field}[{i}]"
+        if c.get("name") in old_names:
+            names.add(str(c.get("name")))
+            continue
+        errs.extend(_validate_container({k: v for k, v in c.items() if k not in _EPHEMERAL_FORBIDDEN
+                                         and k not in ("resources", "restartPolicy")}, path, names, volumes))
+        for key in _EPHEMERAL_FORBIDDEN:
+            if c.get(key):
+                errs.append(forbidden(f"{path}.{key}", "cannot be set for an Ephemeral Container"))
+        res = c.get("resources")
+        if isinstance(res, dict) and any(res.values()):
+            errs.append(forbidden(f"{path}.resources", "cannot be set for an Ephemeral Container"))
+        if c.get("restartPolicy") is not None:
+            errs.append(forbidden(f"{path}.restartPolicy", "cannot be set for an Ephemeral Container"))
+        for j, m in enumerate(c.get("volumeMounts") or []):
+            if isinstance(m, dict) and m.get("subPath"):
+                errs.append(forbidden(f"{path}.volumeMounts[{j}].subPath",
+                                      "cannot be set for an Ephemeral Container"))
+        target = c.get("targetContainerName")
+        if target and target not in targets:
+            errs.append({"reason": "FieldValueNotFound", "message": f'Not found: "{target}"',
+                         "field": f"{path}.targetContainerName"})
     return errs
 
 

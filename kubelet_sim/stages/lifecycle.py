@@ -360,10 +360,52 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
             css.append(cs)
     status["containerStatuses"] = css
     _stop_sidecars(spec, status, uid, now, exit_code=code)
+    # ephemeral containers (kubectl debug) stop with the pod; they do not decide its phase
+    eph = status.get("ephemeralContainerStatuses")
+    if eph:
+        by_name = {c.get("name", ""): c for c in spec.get("ephemeralContainers") or ()}
+        stopped = []
+        for o in eph:
+            if "running" in (o.get("state") or {}):
+                o = _terminated(by_name.get(o.get("name", ""), {"name": o.get("name", "")}), o, uid, now,
+                                exit_code=code)
+                o.pop("started", None)  # no probes run for an ephemeral container: no `started`
+            stopped.append(o)
+        status["ephemeralContainerStatuses"] = stopped
     return _finish(pod, status, conds, now, regular=css)
 
 
+def ephemeral_pending(pod: JsonDict) -> bool:
+    """A running pod gained an ephemeral container (kubectl debug) the status does not show yet."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    if status.get("phase") != "Running" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    known = {cs.get("name") for cs in status.get("ephemeralContainerStatuses") or ()}
+    return any(c.get("name") not in known for c in spec.get("ephemeralContainers") or ())
+
+
+def ephemeral_started(pod: JsonDict, ctx: StepContext) -> JsonDict:
+    """Start the pod's new ephemeral containers: running, never ready (no probes run for them),
+    the earlier ones as they are."""
+    status = copy.deepcopy(pod.get("status") or {})
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    now = rfc3339(ctx.now)
+    old = _old_statuses(status, "ephemeralContainerStatuses")
+    out = []
+    for c in (pod.get("spec") or {}).get("ephemeralContainers") or ():
+        cs = old.get(c.get("name", ""))
+        if cs is None:
+            cs = _running(c, None, uid, now)
+            cs["ready"] = False
+            cs.pop("started", None)
+        out.append(cs)
+    status["ephemeralContainerStatuses"] = out
+    return status
+
+
 STATUS_STEPS: dict[str, StatusStep] = {
+    "EphemeralStarted": ephemeral_started,
     "ContainerCreating": container_creating,
     "Running": running,
     "ContainersExited": containers_exited,

@@ -143,8 +143,8 @@ async def test_subresources_are_the_ones_their_kind_registers(core: ApiCore) -> 
     pods, cms, nss = _info(core, "pods"), _info(core, "configmaps"), _info(core, "namespaces")
     assert {n for n in ("binding", "eviction", "log", "status") if core.serves_subresource(pods, n)} == \
         {"binding", "eviction", "log", "status"}
-    assert core.subresource_names(pods) == ["status", "binding", "eviction", "log", "exec", "attach",
-                                           "portforward"]  # discovery's list
+    assert core.subresource_names(pods) == ["status", "binding", "eviction", "log", "ephemeralcontainers", "exec",
+                                           "attach", "portforward"]  # discovery's list
     assert core.subresource_names(nss) == ["status", "finalize"]
     assert core.serves_subresource(nss, "finalize") and not core.serves_subresource(pods, "finalize")
     assert not core.serves_subresource(cms, "status")

@@ -279,6 +279,30 @@ def test_rollout_undo_brings_back_the_first_replicaset(cluster):
     assert [ln.split()[0] for ln in out.splitlines()[2:] if ln.strip()] == ["2", "3"], out
 
 
+def test_debug_adds_an_ephemeral_container_that_the_kubelet_starts(cluster):
+    """kubectl debug PATCHes pods/ephemeralcontainers; the simulated kubelet starts the new
+    container (running, never ready) and reports it as a kubelet does."""
+    k = cluster.k
+    ns = k.namespace()
+    k.apply_text("create", "-n", ns, manifest=dump(pod_manifest("debugged")))
+    eventually(lambda: _running_pods(k, ns, "app=debugged"), what="pod running")
+    k("debug", "debugged", "-n", ns, "--image=busybox", "--target=c", "-c", "dbg", "--", "sleep", "3600")
+
+    def started() -> dict[str, Any] | None:
+        pod = json.loads(k("get", "pod", "debugged", "-n", ns, "-o", "json").stdout)
+        sts = pod["status"].get("ephemeralContainerStatuses") or []
+        return pod if sts and "running" in sts[0]["state"] else None
+
+    pod = eventually(started, what="ephemeral container running")
+    [eph] = pod["spec"]["ephemeralContainers"]
+    assert (eph["name"], eph["targetContainerName"], eph["command"]) == ("dbg", "c", ["sleep", "3600"])
+    [st] = pod["status"]["ephemeralContainerStatuses"]
+    assert st["name"] == "dbg" and st["ready"] is False and "started" not in st
+    out = eventually(lambda: (o := k("describe", "pod", "debugged", "-n", ns).stdout) and
+                     "Started container dbg" in o and o, what="Started event of the debug container")
+    assert re.search(r"^Ephemeral Containers:\n\s+dbg:", out, re.M), out
+
+
 def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
     k = cluster.k
     ns = k.namespace()
