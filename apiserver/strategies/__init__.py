@@ -57,6 +57,7 @@ from .generic import (
     EventsV1Strategy,
     GenericStrategy,
     LeaseStrategy,
+    LimitRangeStrategy,
     SecretStrategy,
 )
 from .namespace import NamespaceStrategy
@@ -138,7 +139,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("", "ServiceAccount"): ServiceAccountStrategy(),  # with serviceaccounts/token
         # upstream strategies with AllowCreateOnUpdate: true (leases, events above)
         ("", "Endpoints"): GenericStrategy("Endpoints", "", allow_create_on_update=True),
-        ("", "LimitRange"): GenericStrategy("LimitRange", "", allow_create_on_update=True),
+        ("", "LimitRange"): LimitRangeStrategy(),
         ("rbac.authorization.k8s.io", "Role"): RoleStrategy(),
         ("rbac.authorization.k8s.io", "ClusterRole"): ClusterRoleStrategy(),
         ("rbac.authorization.k8s.io", "RoleBinding"): RoleBindingStrategy(),

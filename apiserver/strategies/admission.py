@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,7 +40,7 @@ from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.names import generate_name
 from minik3s.api.helpers.taints import merge_tolerations
-from minik3s.api.quantity import QuantityError, parse_quantity
+from minik3s.api.quantity import QuantityError, canonical_quantity, parse_quantity
 from minik3s.api.scheduling import SYSTEM_PRIORITY_CLASSES
 from minik3s.api.types import JsonDict
 
@@ -510,6 +511,189 @@ def _validate_mirror_pod(spec: JsonDict, pod_name: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# LimitRanger
+# ------------------------------------------------------------------------------------------------
+
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
+
+
+def limit_ranges_of(obj: JsonDict, lookup: Lookup) -> list[JsonDict]:
+    """The LimitRanges of the object's namespace (read once per pod create)."""
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return _list_ns(lookup, "limitranges", str(namespace)) if namespace else []
+
+
+def admit_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
+    """plugin/pkg/admission/limitranger's mutation on a pod create: each LimitRange of the
+    namespace (`ranges`) fills the containers' missing requests and limits from its Container
+    item's defaultRequest and default, annotating the pod with what it set.
+    `validate_limit_ranger` then enforces every limit: a Container item's
+    min/max/maxLimitRequestRatio per container and init container, a Pod item's over the pod's
+    effective requests and limits."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for lr in ranges:
+        _default_container_resources(obj, spec, lr)
+
+
+def validate_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
+    """LimitRanger's validation, after every mutating plugin (RuntimeClass's overhead counts
+    toward a Pod limit): 403 naming every violation, per LimitRange."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    problems: list[str] = []
+    for lr in ranges:
+        why = _limit_violations(spec, lr)
+        if why:
+            problems.append(why[0] if len(why) == 1 else f"[{', '.join(why)}]")
+    if problems:
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or meta.get("generateName") or "Unknown")
+        raise forbidden("", "Pod", name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+
+
+def _list_ns(lookup: Lookup, resource: str, namespace: str) -> list[JsonDict]:
+    lister = getattr(lookup, "list", None)
+    if lister is None:
+        return []
+    return [o for o in lister("", resource, namespace)
+            if isinstance(o, dict) and (o.get("metadata") or {}).get("namespace") == namespace]
+
+
+def _items(lr: JsonDict, kind: str) -> list[JsonDict]:
+    return [i for i in (lr.get("spec") or {}).get("limits") or () if isinstance(i, dict) and i.get("type") == kind]
+
+
+def _default_container_resources(obj: JsonDict, spec: JsonDict, lr: JsonDict) -> None:
+    """mergePodResourceRequirements with the LimitRange's Container defaults."""
+    requests: JsonDict = {}
+    limits: JsonDict = {}
+    for item in _items(lr, "Container"):
+        requests.update(item.get("defaultRequest") or {})
+        limits.update(item.get("default") or {})
+    if not requests and not limits:
+        return
+    notes: list[str] = []
+    for key, what in (("containers", "container"), ("initContainers", "init container")):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            res = c.get("resources")
+            if not isinstance(res, dict):
+                res = c["resources"] = {}
+            set_limits = _fill(res, "limits", limits)
+            set_requests = _fill(res, "requests", requests)
+            if set_requests:
+                notes.append(f"{', '.join(sorted(set_requests))} request for {what} {c.get('name', '')}")
+            if set_limits:
+                notes.append(f"{', '.join(sorted(set_limits))} limit for {what} {c.get('name', '')}")
+    if notes:
+        meta = obj.setdefault("metadata", {})
+        ann = meta.get("annotations")
+        if not isinstance(ann, dict):
+            ann = meta["annotations"] = {}
+        ann[LIMIT_RANGER_ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+
+
+def _fill(res: JsonDict, key: str, defaults: JsonDict) -> list[str]:
+    if not defaults:
+        return []
+    have = res.get(key)
+    if not isinstance(have, dict):
+        have = {}
+    added = [k for k in defaults if k not in have]
+    if added:
+        res[key] = {**have, **{k: defaults[k] for k in added}}
+    return added
+
+
+def _milli(q: Any) -> int:
+    """Quantity.MilliValue (rounded up), the precision upstream compares limits at."""
+    try:
+        return math.ceil(parse_quantity(q) * 1000)
+    except (QuantityError, TypeError):
+        return 0
+
+
+def _canonical_text(q: Any) -> str:
+    try:
+        return canonical_quantity(q)
+    except (QuantityError, TypeError):
+        return str(q)
+
+
+def _limit_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
+    """PodValidateLimitFunc for one LimitRange: the messages, in upstream's order."""
+    out: list[str] = []
+    for item in _items(lr, "Container"):
+        for key in ("containers", "initContainers"):
+            for c in spec.get(key) or ():
+                if isinstance(c, dict):
+                    res = c.get("resources") or {}
+                    out.extend(_check_item("Container", item, res.get("requests") or {}, res.get("limits") or {}))
+    for item in _items(lr, "Pod"):
+        out.extend(_check_item("Pod", item, *_pod_requests_limits(spec)))
+    return out
+
+
+def _pod_requests_limits(spec: JsonDict) -> tuple[JsonDict, JsonDict]:
+    """PodRequests / PodLimits: the containers' sum, at least any init container's, plus the
+    overhead (as quantities in milli units, written back as quantity strings)."""
+    def total(kind: str) -> dict[str, int]:
+        acc: dict[str, int] = {}
+        for c in spec.get("containers") or ():
+            for k, v in ((c.get("resources") or {}).get(kind) or {}).items() if isinstance(c, dict) else ():
+                acc[k] = acc.get(k, 0) + _milli(v)
+        for c in spec.get("initContainers") or ():
+            for k, v in ((c.get("resources") or {}).get(kind) or {}).items() if isinstance(c, dict) else ():
+                acc[k] = max(acc.get(k, 0), _milli(v))
+        for k, v in (spec.get("overhead") or {}).items():
+            acc[k] = acc.get(k, 0) + _milli(v)
+        return acc
+    return ({k: f"{v}m" for k, v in total("requests").items()}, {k: f"{v}m" for k, v in total("limits").items()})
+
+
+def _check_item(kind: str, item: JsonDict, requests: JsonDict, limits: JsonDict) -> list[str]:
+    out: list[str] = []
+    for res, enforced in (item.get("min") or {}).items():
+        req, lim, want = requests.get(res), limits.get(res), _milli(enforced)
+        if req is None:
+            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}.  No request is specified")
+        elif _milli(req) < want:
+            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}, but request is "
+                       f"{_canonical_text(req)}")
+        elif lim is not None and _milli(lim) < want:
+            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}, but limit is "
+                       f"{_canonical_text(lim)}")
+    for res, enforced in (item.get("max") or {}).items():
+        req, lim, want = requests.get(res), limits.get(res), _milli(enforced)
+        if lim is None:
+            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}.  No limit is specified")
+        elif _milli(lim) > want:
+            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}, but limit is "
+                       f"{_canonical_text(lim)}")
+        elif req is not None and _milli(req) > want:
+            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}, but request is "
+                       f"{_canonical_text(req)}")
+    for res, enforced in (item.get("maxLimitRequestRatio") or {}).items():
+        req, lim = requests.get(res), limits.get(res)
+        text = _canonical_text(enforced)
+        if req is None or _milli(req) == 0:
+            out.append(f"{res} max limit to request ratio per {kind} is {text}, but no request is specified or "
+                       f"request is 0")
+        elif lim is None or _milli(lim) == 0:
+            out.append(f"{res} max limit to request ratio per {kind} is {text}, but no limit is specified or "
+                       f"limit is 0")
+        else:
+            ratio = _milli(lim) / _milli(req)
+            if ratio * 1000 > _milli(enforced):
+                out.append(f"{res} max limit to request ratio per {kind} is {text}, but provided ratio is {ratio:f}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
 # RuntimeClass
 # ------------------------------------------------------------------------------------------------
 
@@ -593,6 +777,9 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
     op = operation.upper()
     admit_namespace_lifecycle(group, kind, op, obj, lookup)
     if group == "" and kind == "Pod" and op == "CREATE":
+        ranges = limit_ranges_of(obj, lookup)
+        if ranges:
+            admit_limit_ranger(obj, ranges)
         if service_accounts is not None:
             await service_accounts.admit(obj, lookup)
         else:
@@ -600,5 +787,7 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
         admit_pod_priority(obj, lookup, default_priority)
         admit_default_tolerations(obj)
         admit_runtime_class(obj, lookup)
+        if ranges:
+            validate_limit_ranger(obj, ranges)
     elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
         admit_priority_class(op, obj, lookup, default_priority)

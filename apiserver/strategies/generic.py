@@ -12,6 +12,7 @@ import re
 from typing import Any, ClassVar
 
 from minik3s.api import errors
+from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -48,6 +49,102 @@ class GenericStrategy(Strategy):
         self.tracks_generation = tracks_generation
         self.return_deleted_object = return_deleted_object
         self.allow_create_on_update = allow_create_on_update
+
+
+LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
+
+
+class LimitRangeStrategy(Strategy):
+    """core/v1 LimitRange: SetDefaults_LimitRangeItem (a Container item's default limit from
+    its max, its default request from the default limit, then from its min) and the item rules of
+    ValidateLimitRange (a known type; default and defaultRequest only on a Container item;
+    min <= defaultRequest <= default <= max, each compared where both are given)."""
+
+    kind = "LimitRange"
+    allow_create_on_update = True
+
+    def _default(self, obj: JsonDict) -> None:
+        for item in as_list(as_dict(obj.get("spec")).get("limits")):
+            if not isinstance(item, dict) or item.get("type") != "Container":
+                continue
+            default = dict(item.get("default") or {})
+            request = dict(item.get("defaultRequest") or {})
+            for k, v in (item.get("max") or {}).items():
+                default.setdefault(k, v)
+            for k, v in default.items():
+                request.setdefault(k, v)
+            for k, v in (item.get("min") or {}).items():
+                request.setdefault(k, v)
+            if default:
+                item["default"] = default
+            if request:
+                item["defaultRequest"] = request
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        errs: list[JsonDict] = []
+        for i, item in enumerate(as_list(as_dict(obj.get("spec")).get("limits"))):
+            path = f"spec.limits[{i}]"
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind not in LIMIT_TYPES:
+                errs.append(not_supported(f"{path}.type", kind, LIMIT_TYPES) if kind else required(f"{path}.type", ""))
+                continue
+            if kind != "Container":
+                for key in ("default", "defaultRequest"):
+                    if item.get(key):
+                        errs.append(forbidden(f"{path}.{key}", f"may not be specified when `type` is '{kind}'"))
+            errs.extend(_limit_item_order(item, path))
+        return errs
+
+
+def _limit_item_order(item: JsonDict, path: str) -> list[JsonDict]:
+    """ValidateLimitRange's per-resource checks, in its order (resources sorted): min <= max,
+    min <= defaultRequest <= max, defaultRequest <= default, min <= default <= max, a ratio of at
+    least 1."""
+    errs: list[JsonDict] = []
+    parts = {key: item.get(key) or {} for key in ("min", "max", "default", "defaultRequest", "maxLimitRequestRatio")}
+    resources = sorted({r for part in parts.values() if isinstance(part, dict) for r in part})
+
+    def q(key: str, res: str) -> Any:
+        v = parts[key].get(res) if isinstance(parts[key], dict) else None
+        try:
+            return None if v is None else parse_quantity(v)
+        except (QuantityError, TypeError):
+            return None
+
+    def text(key: str, res: str) -> str:
+        return str(parts[key][res])
+
+    for res in resources:
+        lo, hi, d, dr, ratio = (q("min", res), q("max", res), q("default", res), q("defaultRequest", res),
+                                q("maxLimitRequestRatio", res))
+        rules = (
+            (lo is not None and hi is not None and lo > hi, "min", "min",
+             f"min value {text('min', res) if lo is not None else ''} is greater than max value "
+             f"{text('max', res) if hi is not None else ''}"),
+            (dr is not None and lo is not None and lo > dr, "defaultRequest", "defaultRequest",
+             f"min value {text('min', res) if lo is not None else ''} is greater than default request value "
+             f"{text('defaultRequest', res) if dr is not None else ''}"),
+            (dr is not None and hi is not None and dr > hi, "defaultRequest", "defaultRequest",
+             f"default request value {text('defaultRequest', res) if dr is not None else ''} is greater than max "
+             f"value {text('max', res) if hi is not None else ''}"),
+            (dr is not None and d is not None and dr > d, "defaultRequest", "defaultRequest",
+             f"default request value {text('defaultRequest', res) if dr is not None else ''} is greater than "
+             f"default limit value {text('default', res) if d is not None else ''}"),
+            (d is not None and lo is not None and lo > d, "default", "min",
+             f"min value {text('min', res) if lo is not None else ''} is greater than default value "
+             f"{text('default', res) if d is not None else ''}"),
+            (d is not None and hi is not None and d > hi, "default", "default",
+             f"default value {text('default', res) if d is not None else ''} is greater than max value "
+             f"{text('max', res) if hi is not None else ''}"),
+            (ratio is not None and ratio < 1, "maxLimitRequestRatio", "maxLimitRequestRatio",
+             f"ratio {text('maxLimitRequestRatio', res) if ratio is not None else ''} is less than 1"),
+        )
+        for bad, at, shown, message in rules:
+            if bad:
+                errs.append(invalid(f"{path}.{at}[{res}]", text(shown, res), message))
+    return errs
 
 
 class BindingStrategy(Strategy):
