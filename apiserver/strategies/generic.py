@@ -98,52 +98,41 @@ class LimitRangeStrategy(Strategy):
         return errs
 
 
+# ValidateLimitRange's per-resource order checks, in its order: (the larger, the smaller, the
+# field the error is on, the field whose value it shows, the message)
+_LIMIT_ORDER = (
+    ("min", "max", "min", "min", "min value {min} is greater than max value {max}"),
+    ("min", "defaultRequest", "defaultRequest", "defaultRequest",
+     "min value {min} is greater than default request value {defaultRequest}"),
+    ("defaultRequest", "max", "defaultRequest", "defaultRequest",
+     "default request value {defaultRequest} is greater than max value {max}"),
+    ("defaultRequest", "default", "defaultRequest", "defaultRequest",
+     "default request value {defaultRequest} is greater than default limit value {default}"),
+    ("min", "default", "default", "min", "min value {min} is greater than default value {default}"),
+    ("default", "max", "default", "default", "default value {default} is greater than max value {max}"),
+)
+
+
 def _limit_item_order(item: JsonDict, path: str) -> list[JsonDict]:
-    """ValidateLimitRange's per-resource checks, in its order (resources sorted): min <= max,
+    """ValidateLimitRange's per-resource checks (resources sorted): min <= max,
     min <= defaultRequest <= max, defaultRequest <= default, min <= default <= max, a ratio of at
     least 1."""
     errs: list[JsonDict] = []
-    parts = {key: item.get(key) or {} for key in ("min", "max", "default", "defaultRequest", "maxLimitRequestRatio")}
-    resources = sorted({r for part in parts.values() if isinstance(part, dict) for r in part})
-
-    def q(key: str, res: str) -> Any:
-        v = parts[key].get(res) if isinstance(parts[key], dict) else None
+    parts: dict[str, JsonDict] = {key: as_dict(item.get(key))
+                                  for key in ("min", "max", "default", "defaultRequest", "maxLimitRequestRatio")}
+    for res in sorted({r for part in parts.values() for r in part}):
+        texts = {key: str(part[res]) for key, part in parts.items() if res in part}
         try:
-            return None if v is None else parse_quantity(v)
+            values = {key: parse_quantity(part[res]) for key, part in parts.items() if res in part}
         except (QuantityError, TypeError):
-            return None
-
-    def text(key: str, res: str) -> str:
-        return str(parts[key][res])
-
-    for res in resources:
-        lo, hi, d, dr, ratio = (q("min", res), q("max", res), q("default", res), q("defaultRequest", res),
-                                q("maxLimitRequestRatio", res))
-        rules = (
-            (lo is not None and hi is not None and lo > hi, "min", "min",
-             f"min value {text('min', res) if lo is not None else ''} is greater than max value "
-             f"{text('max', res) if hi is not None else ''}"),
-            (dr is not None and lo is not None and lo > dr, "defaultRequest", "defaultRequest",
-             f"min value {text('min', res) if lo is not None else ''} is greater than default request value "
-             f"{text('defaultRequest', res) if dr is not None else ''}"),
-            (dr is not None and hi is not None and dr > hi, "defaultRequest", "defaultRequest",
-             f"default request value {text('defaultRequest', res) if dr is not None else ''} is greater than max "
-             f"value {text('max', res) if hi is not None else ''}"),
-            (dr is not None and d is not None and dr > d, "defaultRequest", "defaultRequest",
-             f"default request value {text('defaultRequest', res) if dr is not None else ''} is greater than "
-             f"default limit value {text('default', res) if d is not None else ''}"),
-            (d is not None and lo is not None and lo > d, "default", "min",
-             f"min value {text('min', res) if lo is not None else ''} is greater than default value "
-             f"{text('default', res) if d is not None else ''}"),
-            (d is not None and hi is not None and d > hi, "default", "default",
-             f"default value {text('default', res) if d is not None else ''} is greater than max value "
-             f"{text('max', res) if hi is not None else ''}"),
-            (ratio is not None and ratio < 1, "maxLimitRequestRatio", "maxLimitRequestRatio",
-             f"ratio {text('maxLimitRequestRatio', res) if ratio is not None else ''} is less than 1"),
-        )
-        for bad, at, shown, message in rules:
-            if bad:
-                errs.append(invalid(f"{path}.{at}[{res}]", text(shown, res), message))
+            continue  # an unparsable quantity is the decoder's error
+        for big, small, at, shown, message in _LIMIT_ORDER:
+            if big in values and small in values and values[big] > values[small]:
+                errs.append(invalid(f"{path}.{at}[{res}]", texts[shown], message.format(**texts)))
+        ratio = values.get("maxLimitRequestRatio")
+        if ratio is not None and ratio < 1:
+            errs.append(invalid(f"{path}.maxLimitRequestRatio[{res}]", texts["maxLimitRequestRatio"],
+                                f"ratio {texts['maxLimitRequestRatio']} is less than 1"))
     return errs
 
 
