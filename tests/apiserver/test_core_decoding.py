@@ -82,8 +82,10 @@ async def test_pod_resources_are_stored_canonically(core: ApiCore) -> None:
     pytest.param("", "v1", "limitranges",
                  {"spec": {"limits": [{"type": "Container", "max": {"cpu": 2.5}, "default": {"memory": "0.5Gi"},
                                        "defaultRequest": {"cpu": 0.5}}]}},
-                 ("spec", "limits", 0), {"type": "Container", "max": {"cpu": "2500m"}, "default": {"memory": "512Mi"},
-                                         "defaultRequest": {"cpu": "500m"}}, id="limitrange-items"),
+                 # canonical, then SetDefaults_LimitRangeItem: default from max, defaultRequest from default
+                 ("spec", "limits", 0), {"type": "Container", "max": {"cpu": "2500m"},
+                                         "default": {"memory": "512Mi", "cpu": "2500m"},
+                                         "defaultRequest": {"cpu": "500m", "memory": "512Mi"}}, id="limitrange-items"),
     pytest.param("", "v1", "persistentvolumeclaims",
                  {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "0.5Gi"}}}},
                  ("spec", "resources"), {"requests": {"storage": "512Mi"}}, id="pvc-requests"),
