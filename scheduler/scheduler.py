@@ -254,7 +254,8 @@ class ApiWriter:
             await self._client.patch(EVENTS, meta["name"], write.patch, meta["namespace"], patch_type="strategic",
                                      read_only=True)
         except NotFoundError:  # the event expired or was deleted: created again, with its series
-            await self._client.create(EVENTS, write.event, meta["namespace"], read_only=True, handover=True)
+            # not handed over: its nested parts are shared with the series' cached copy
+            await self._client.create(EVENTS, write.event, meta["namespace"], read_only=True)
 
     async def _do(self, job: Callable[[], Awaitable[Any]]) -> None:
         try:
