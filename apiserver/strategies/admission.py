@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,8 +38,16 @@ from apiserver.storage.interface import Store, Watcher
 from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.names import generate_name
+from minik3s.api.helpers.resources import pod_limits, pod_requests
 from minik3s.api.helpers.taints import merge_tolerations
-from minik3s.api.quantity import QuantityError, canonical_quantity, parse_quantity
+from minik3s.api.quantity import (
+    QuantityError,
+    canonical_quantity,
+    format_milli,
+    format_quantity,
+    milli_value,
+    parse_quantity,
+)
 from minik3s.api.scheduling import SYSTEM_PRIORITY_CLASSES
 from minik3s.api.types import JsonDict
 
@@ -76,9 +83,9 @@ def forbidden(group: str, kind: str, name: str, why: str, *, causes: list[JsonDi
     return errors.forbidden(resource_for_kind(kind), group, name, why, causes=causes)
 
 
-def _list(lookup: Lookup, group: str, resource: str) -> list[JsonDict]:
+def _list(lookup: Lookup, group: str, resource: str, namespace: str | None = None) -> list[JsonDict]:
     lister = getattr(lookup, "list", None)
-    items = lister(group, resource, None) if callable(lister) else lookup(group, resource, None, None)
+    items = lister(group, resource, namespace) if callable(lister) else lookup(group, resource, namespace, None)
     return [i for i in items or [] if isinstance(i, dict)]
 
 
@@ -520,7 +527,7 @@ LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 def limit_ranges_of(obj: JsonDict, lookup: Lookup) -> list[JsonDict]:
     """The LimitRanges of the object's namespace (read once per pod create)."""
     namespace = (obj.get("metadata") or {}).get("namespace")
-    return _list_ns(lookup, "limitranges", str(namespace)) if namespace else []
+    return _list(lookup, "", "limitranges", str(namespace)) if namespace else []
 
 
 def admit_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
@@ -552,14 +559,6 @@ def validate_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or meta.get("generateName") or "Unknown")
         raise forbidden("", "Pod", name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
-
-
-def _list_ns(lookup: Lookup, resource: str, namespace: str) -> list[JsonDict]:
-    lister = getattr(lookup, "list", None)
-    if lister is None:
-        return []
-    return [o for o in lister("", resource, namespace)
-            if isinstance(o, dict) and (o.get("metadata") or {}).get("namespace") == namespace]
 
 
 def _items(lr: JsonDict, kind: str) -> list[JsonDict]:
@@ -610,9 +609,9 @@ def _fill(res: JsonDict, key: str, defaults: JsonDict) -> list[str]:
 
 
 def _milli(q: Any) -> int:
-    """Quantity.MilliValue (rounded up), the precision upstream compares limits at."""
+    """Quantity.MilliValue, the precision upstream compares limits at (0 for what does not parse)."""
     try:
-        return math.ceil(parse_quantity(q) * 1000)
+        return milli_value(q)
     except (QuantityError, TypeError):
         return 0
 
@@ -639,20 +638,16 @@ def _limit_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
 
 
 def _pod_requests_limits(spec: JsonDict) -> tuple[JsonDict, JsonDict]:
-    """PodRequests / PodLimits: the containers' sum, at least any init container's, plus the
-    overhead (as quantities in milli units, written back as quantity strings)."""
-    def total(kind: str) -> dict[str, int]:
-        acc: dict[str, int] = {}
-        for c in spec.get("containers") or ():
-            for k, v in ((c.get("resources") or {}).get(kind) or {}).items() if isinstance(c, dict) else ():
-                acc[k] = acc.get(k, 0) + _milli(v)
-        for c in spec.get("initContainers") or ():
-            for k, v in ((c.get("resources") or {}).get(kind) or {}).items() if isinstance(c, dict) else ():
-                acc[k] = max(acc.get(k, 0), _milli(v))
-        for k, v in (spec.get("overhead") or {}).items():
-            acc[k] = acc.get(k, 0) + _milli(v)
-        return acc
-    return ({k: f"{v}m" for k, v in total("requests").items()}, {k: f"{v}m" for k, v in total("limits").items()})
+    """PodRequests / PodLimits (minik3s.api.helpers.resources: sidecars summed, init containers
+    at least, overhead added) as quantities: cpu in milli-units, others binary when they divide
+    (`1Gi`), else decimal."""
+    pod = {"spec": spec}
+    return _as_quantities(pod_requests(pod)), _as_quantities(pod_limits(pod))
+
+
+def _as_quantities(values: dict[str, int]) -> JsonDict:
+    return {k: format_milli(v) if k == "cpu" else format_quantity(v, binary=v % 1024 == 0)
+            for k, v in values.items()}
 
 
 def _check_item(kind: str, item: JsonDict, requests: JsonDict, limits: JsonDict) -> list[str]:

@@ -112,6 +112,19 @@ def pod_requests(pod: JsonDict, *, non_zero: bool = False) -> dict[str, int]:
     return _combine(regular, init, resource_list_to_ints(spec.get("overhead")))
 
 
+def _container_limits(c: JsonDict) -> dict[str, int]:
+    return resource_list_to_ints((c.get("resources") or {}).get("limits"))
+
+
+def pod_limits(pod: JsonDict) -> dict[str, int]:
+    """Effective limits of a pod, as PodLimits: the containers' and sidecars' sum, at least each
+    init container's with the sidecars before it, plus the overhead (units as `pod_requests`)."""
+    spec = pod.get("spec") or {}
+    regular = [_container_limits(c) for c in spec.get("containers") or ()]
+    init = [(_container_limits(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()]
+    return _combine(regular, init, resource_list_to_ints(spec.get("overhead")))
+
+
 def pod_requests_and_non_zero(pod: JsonDict) -> tuple[dict[str, int], dict[str, int]]:
     """`pod_requests(pod)` and `pod_requests(pod, non_zero=True)` from one parse of the containers
     (the scheduler's PodInfo needs both for every pod it sees)."""

@@ -51,6 +51,9 @@ async def test_a_container_item_gets_its_defaults_from_max_default_and_min(real_
                  id="request over limit"),
     pytest.param({"type": "Pod", "default": {"cpu": "1"}}, "spec.limits[0].default",
                  "Forbidden: may not be specified when `type` is 'Pod'", id="a pod item's default"),
+    pytest.param({"type": "Container", "maxLimitRequestRatio": {"cpu": "500m"}},
+                 "spec.limits[0].maxLimitRequestRatio[cpu]", 'Invalid value: "500m": ratio 500m is less than 1',
+                 id="ratio under 1"),
     pytest.param({"type": "Node"}, "spec.limits[0].type",
                  'Unsupported value: "Node": supported values: "Pod", "Container", "PersistentVolumeClaim"',
                  id="unknown type"),
@@ -114,3 +117,20 @@ async def test_a_namespace_without_limit_ranges_changes_nothing(real_api: Any) -
     made = await real_api._client.create(PODS, pod())
     assert "annotations" not in made["metadata"]
     assert made["spec"]["containers"][0]["resources"] == {}
+
+
+async def test_a_pod_limit_counts_sidecars_with_the_containers_and_init_containers_alone(real_api: Any) -> None:
+    """PodLimits: a sidecar (restartPolicy Always) runs beside the containers and adds to them;
+    an ordinary init container runs before them and only has to fit on its own."""
+    await real_api._client.create(limit_ranges(real_api), limit_range(
+        "l", {"type": "Pod", "max": {"memory": "1Gi"}}))
+
+    def box(name: str, memory: str, **extra: Any) -> JsonDict:
+        return {"name": name, "image": "i", "resources": {"limits": {"memory": memory}}, **extra}
+
+    with pytest.raises(ForbiddenError) as e:
+        await real_api._client.create(PODS, pod("p", box("c", "768Mi"),
+                                                initContainers=[box("proxy", "512Mi", restartPolicy="Always")]))
+    assert str(e.value) == 'pods "p" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1280Mi'
+    ok = await real_api._client.create(PODS, pod("q", box("c", "768Mi"), initContainers=[box("setup", "1Gi")]))
+    assert ok["metadata"]["name"] == "q"
