@@ -172,3 +172,22 @@ def test_an_update_through_events_v1_keeps_what_the_event_says(http: httpx.Clien
     r = http.put(f"{CORE.format(ns=ns)}/fixed", json=dict(core, message="rewritten", reason="Other"))
     assert r.status_code == 200, r.text
     assert http.get(f"{V1.format(ns=ns)}/fixed").json()["note"] == "rewritten"
+
+
+def test_each_version_serves_the_zero_values_go_would(http: httpx.Client, ns: str) -> None:
+    """core/v1 always serialises eventTime, firstTimestamp, lastTimestamp, source and the
+    reporting fields (null, {} or ""); events.k8s.io/v1 omits an empty reportingController and
+    reportingInstance but always has its deprecated times and source."""
+    assert http.post(V1.format(ns=ns), json=v1_event(ns, "new")).status_code == 201
+    assert http.post(CORE.format(ns=ns), json=core_event(ns, "old")).status_code == 201
+    new = http.get(f"{CORE.format(ns=ns)}/new").json()
+    assert (new["firstTimestamp"], new["lastTimestamp"], new["source"]) == (None, None, {})
+    assert "count" not in new
+    old = http.get(f"{CORE.format(ns=ns)}/old").json()
+    assert old["eventTime"] is None and old["reportingComponent"] == "" and old["reportingInstance"] == ""
+    old_v1 = http.get(f"{V1.format(ns=ns)}/old").json()
+    assert "reportingController" not in old_v1 and "reportingInstance" not in old_v1
+    assert old_v1["eventTime"] is None and old_v1["deprecatedSource"] == {"component": "kubelet"}
+    new_v1 = http.get(f"{V1.format(ns=ns)}/new").json()
+    assert new_v1["deprecatedFirstTimestamp"] is None and new_v1["deprecatedSource"] == {}
+    assert new_v1["reportingController"] == "example.com/tester"
