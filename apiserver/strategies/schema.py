@@ -43,6 +43,8 @@ class Node:
 
 _ANY = Node("any")
 _QUANTITY = Node("quantity")
+# in a `quantity_tree`: an ObjectMeta's creationTimestamp, dropped when null (Go's zero time)
+_ZERO_TIME = Node("zero-time")
 _SCALARS = {str: Node("string"), int: Node("int"), float: Node("float"), bool: Node("bool")}
 # Go type names where the python model's class name differs from the upstream struct
 _GO_NAMES = {"EventsV1Event": "Event", "AppsCondition": "DeploymentCondition"}
@@ -124,7 +126,8 @@ def _has_quantity(node: Node, memo: dict[int, bool]) -> bool:
     if node.kind == "quantity":
         out = True
     elif node.kind == "model":
-        out = any(_has_quantity(c, memo) for c in node.fields.values())
+        # an ObjectMeta (a template's) has its null creationTimestamp to drop
+        out = node.name == "ObjectMeta" or any(_has_quantity(c, memo) for c in node.fields.values())
     else:
         out = node.elem is not None and _has_quantity(node.elem, memo)
     memo[key] = out
@@ -133,7 +136,8 @@ def _has_quantity(node: Node, memo: dict[int, bool]) -> bool:
 
 def quantity_tree(node: Node, memo: dict[int, Node | None]) -> Node | None:
     """The part of a schema tree that leads to quantities (None when none can occur), so the
-    write path walks only e.g. `spec.containers[*].resources.{requests,limits}` of a Pod."""
+    write path walks only e.g. `spec.containers[*].resources.{requests,limits}` of a Pod; an
+    ObjectMeta on the way (a pod template's) keeps its creationTimestamp, dropped when null."""
     key = id(node)
     if key in memo:
         return memo[key]
@@ -151,6 +155,8 @@ def quantity_tree(node: Node, memo: dict[int, Node | None]) -> Node | None:
             sub = quantity_tree(c, memo)
             if sub is not None:
                 out.fields[k] = sub
+        if node.name == "ObjectMeta":
+            out.fields["creationTimestamp"] = _ZERO_TIME
         return out
     out = Node(node.kind)
     memo[key] = out
@@ -167,6 +173,8 @@ def normalize_quantities(obj: Any, node: Node) -> None:
             for k, child in node.fields.items():
                 v = obj.get(k)
                 if v is None:
+                    if child is _ZERO_TIME and k in obj:
+                        del obj[k]  # as decode_walk drops it: Go's zero time is no time
                     continue
                 if child.kind == "quantity":
                     c = _canonical(v)
@@ -220,6 +228,7 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
             return
         fields = node.fields
         drop: list[str] | None = None
+        zero: list[str] | None = None
         for k, v in obj.items():
             child = fields.get(k)
             if child is None:
@@ -234,10 +243,19 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                     obj[k] = c  # an existing key: the dict's size does not change while iterating
             elif ck in _WALKED and isinstance(v, _CONTAINER_TYPES):
                 decode_walk(v, child, f"{path}.{k}" if path else k, out)
+            elif v is None and k == "creationTimestamp" and node.name == "ObjectMeta":
+                # Go's zero time, the same as none: a template sent back as Go serialised it
+                # (kubectl rollout undo, a manifest from `get -o yaml`) is the template without it
+                if zero is None:
+                    zero = []
+                zero.append(k)
         if drop:
             for k in drop:
                 del obj[k]
                 out.append(f"{path}.{k}" if path else k)
+        if zero:
+            for k in zero:
+                del obj[k]
         return
     elem = node.elem
     if elem is None:

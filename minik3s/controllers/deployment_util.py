@@ -83,9 +83,9 @@ def compute_hash(template: JsonDict, collision_count: int | None = None) -> str:
 
 
 def _drop_zero_creation_timestamp(meta: JsonDict) -> None:
-    """A template's `creationTimestamp: null` is Go's zero time, the same as none: clients that
-    send a template back as Go serialised it (kubectl rollout undo copies a ReplicaSet's) carry
-    it, and upstream compares and hashes typed templates, where the two are one value."""
+    """A template's `creationTimestamp: null` is Go's zero time, the same as none. Decoding drops
+    it from what is written now (apiserver.strategies.schema); this keeps a template stored
+    before that (kubectl rollout undo sent it) equal to and hashed as the one without it."""
     if "creationTimestamp" in meta and meta["creationTimestamp"] is None:
         del meta["creationTimestamp"]
 
