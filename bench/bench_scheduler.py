@@ -687,7 +687,11 @@ def _main_prefilled(args: argparse.Namespace) -> None:
     for shape in args.shape or list(PREFILLED):
         name, nodes, init, measured, anchor = PREFILLED[shape]
         k = args.scale
-        wl = make_workload_counts(name, max(1, int(nodes * k)), int(init * k), max(1, int(measured * k)),
+        if args.measured_pods is not None:
+            measured, k_measured = args.measured_pods, 1.0
+        else:
+            k_measured = k
+        wl = make_workload_counts(name, max(1, int(nodes * k)), int(init * k), max(1, int(measured * k_measured)),
                                   hostname=not args.no_hostname)
         runs = []
         for i in range(args.runs):
@@ -743,7 +747,8 @@ def main() -> None:
     p.add_argument("--performance", action="store_true",
                    help="upstream's CI variants (5,000 nodes, longer measured phase, with thresholds)")
     p.add_argument("--init-pods", type=int, default=None, help="override the upstream init count")
-    p.add_argument("--measured-pods", type=int, default=None, help="override the upstream measured count")
+    p.add_argument("--measured-pods", type=int, default=None,
+                   help="override the measured count (pre-filled shapes: not scaled by --scale; e.g. a longer burst to profile)")
     p.add_argument("--profile", default=None, help="cProfile the measured phase of the last run into this file")
     p.add_argument("--gc-freeze", action="store_true",
                    help="gc.collect() + gc.freeze() after the init pods (not done by the server itself)")
