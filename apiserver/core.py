@@ -20,6 +20,7 @@ satisfies. Layering: handlers -> core -> strategies -> storage.
 from __future__ import annotations
 
 import base64
+import builtins
 import contextlib
 import copy
 import dataclasses
@@ -52,6 +53,7 @@ from apiserver.storage.interface import (
 )
 from apiserver.strategies import (
     DefaultPriorityClass,
+    ResourceQuotaAdmission,
     ServiceAccountAdmission,
     Strategy,
     admit,
@@ -231,6 +233,12 @@ class ApiCore:
         # the ServiceAccount admission plugin: off unless set (`minik3s server` sets it while its
         # controllers run, as kube-apiserver enables it by default)
         self.service_accounts: ServiceAccountAdmission | None = None
+        # the ResourceQuota admission plugin: on, as kube-apiserver's default chain has it (a quota
+        # constrains only once the resourcequota controller wrote its status.hard)
+        self.resource_quota: ResourceQuotaAdmission | None = ResourceQuotaAdmission(self.clock.now)
+        rqs = registry.get_resource("", "resourcequotas")
+        self._quotas_info = rqs
+        self._all_quotas_prefix = rqs.list_prefix(None) if rqs is not None else ""
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> str:
@@ -577,6 +585,10 @@ class ApiCore:
                 guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
+            quotas = self._quotas_of(namespace) if info.namespaced and namespace else None
+            if quotas and self.resource_quota is not None:
+                await self.resource_quota.admit(info.group, info.resource, "CREATE", obj, None, quotas,
+                                                self._charge_quota, dry_run=opts.dry_run)
             if opts.dry_run:
                 return obj
             try:
@@ -742,6 +754,11 @@ class ApiCore:
             else:
                 record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
+        quota_ns = old_meta.get("namespace") if subresource is None and info.namespaced else None
+        quotas = self._quotas_of(quota_ns) if quota_ns else None
+        if quotas and self.resource_quota is not None:
+            await self.resource_quota.admit(info.group, info.resource, "UPDATE", new, old, quotas,
+                                            self._charge_quota, dry_run=opts.dry_run)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
                 return new
@@ -771,6 +788,27 @@ class ApiCore:
         if meta.get("deletionGracePeriodSeconds") != 0:
             return False
         return not strategy.finalization_pending(obj)
+
+    def _quotas_of(self, namespace: str) -> builtins.list[JsonDict]:
+        """The ResourceQuotas of a namespace for the quota admission plugin; with no quota in
+        the cluster (the common case) two bisections of the key index, no list."""
+        info = self._quotas_info
+        if info is None or not self.store.count_after(self._all_quotas_prefix):
+            return []
+        return self.store.list(info.list_prefix(namespace))[0]
+
+    async def _charge_quota(self, namespace: str, name: str, mutate: Callable[[JsonDict], None]) -> None:
+        """ResourceQuota admission's status write of one quota (kube-apiserver's own client),
+        `mutate` re-checking the charge against the current quota on each attempt."""
+        info = self._quotas_info
+        if info is None:
+            return
+        try:
+            await self.guaranteed_update(info, namespace, name, mutate,
+                                         WriteOptions(field_manager="kube-apiserver", user=APISERVER),
+                                         subresource="status")
+        except errors.NotFoundError:
+            pass  # deleted meanwhile: nothing left to charge
 
     async def guaranteed_update(self, info: ResourceInfo, namespace: str | None, name: str,
                                 mutate: Callable[[JsonDict], JsonDict | None], opts: WriteOptions | None = None,

@@ -10,7 +10,7 @@ from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
 # admission plugins --disable-admission-plugins may turn off (the others are always on)
-OPTIONAL_ADMISSION_PLUGINS = ("ServiceAccount",)
+OPTIONAL_ADMISSION_PLUGINS = ("ResourceQuota", "ServiceAccount")
 
 
 class ServerConfig(BaseModel):

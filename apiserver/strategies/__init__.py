@@ -66,6 +66,7 @@ from .node import NodeStrategy
 from .pod import PodStrategy
 from .policy import PodDisruptionBudgetStrategy
 from .rbac import ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy
+from .resource_quota import ResourceQuotaAdmission, ResourceQuotaStrategy
 from .runtime_class import RuntimeClassStrategy
 from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
@@ -90,6 +91,7 @@ __all__ = [
     "unknown_fields_for",
     "decode_fields_for",
     "CustomResourceStrategy",
+    "ResourceQuotaAdmission",
     "ServiceAccountAdmission",
     "admit",
     "custom_strategy",
@@ -133,7 +135,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
                                                        return_deleted_object=True),
         ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True,
                                                   return_deleted_object=True),
-        ("", "ResourceQuota"): GenericStrategy("ResourceQuota", "", has_status=True),
+        ("", "ResourceQuota"): ResourceQuotaStrategy(),
         ("", "Binding"): BindingStrategy(),
         # upstream storages with ReturnDeletedObject: true (pods, services, namespaces above)
         ("", "ServiceAccount"): ServiceAccountStrategy(),  # with serviceaccounts/token

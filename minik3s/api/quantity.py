@@ -130,15 +130,25 @@ def _canonical(value: str | int | float) -> str:
        integer mantissa: 1.5 -> "1500m", 1000 -> "1k", 0.1 -> "100m", "1e3" -> "1e3"
        (DecimalExponent keeps the e-notation), "1.5e3" -> "1500", "12e6" -> "12e6", 0 -> "0".
     """
-    q = parse_quantity(value)
-    fmt = "DecimalSI"
+    return format_canonical(parse_quantity(value), quantity_format(value))
+
+
+def quantity_format(value: str | int | float) -> str:
+    """The format upstream's parser gives a quantity: "BinarySI" for a binary suffix (Ki..Ei),
+    "DecimalExponent" for an exponent ("1e3"), else "DecimalSI"."""
     if isinstance(value, str):
         m = _RE.match(value)
         if m is not None:
             if m.group(3) in _BINARY:
-                fmt = "BinarySI"
-            elif m.group(4) is not None:
-                fmt = "DecimalExponent"
+                return "BinarySI"
+            if m.group(4) is not None:
+                return "DecimalExponent"
+    return "DecimalSI"
+
+
+def format_canonical(q: Fraction, fmt: str = "DecimalSI") -> str:
+    """`q` as upstream's `Quantity.String()` writes a value of format `fmt` (see `_canonical`):
+    sums keep their first operand's format, e.g. 500Mi + 500Mi -> "1000Mi"."""
     scaled = q * _NANO
     nanos = math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled)
     if nanos == 0:

@@ -25,7 +25,7 @@ ALL_CONTROLLER_NAMES = (
     "deployment", "replicaset", "garbagecollector", "nodelifecycle", "taint-eviction-controller",
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
-    "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher",
+    "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
 )
 
 
@@ -52,6 +52,8 @@ class ControllerConfig:
     concurrent_daemonset_syncs: int = 2
     concurrent_rc_syncs: int = 5
     concurrent_cron_job_syncs: int = 5
+    concurrent_resource_quota_syncs: int = 5
+    resource_quota_sync_period: float = 300.0  # --resource-quota-sync-period
     # --horizontal-pod-autoscaler-sync-period; the HPA controller runs when `usage` is given
     horizontal_pod_autoscaler_sync_period: float = 15.0
     usage: UsageProvider | None = None
@@ -81,6 +83,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
     from minik3s.controllers.replication import ReplicationManager
+    from minik3s.controllers.resourcequota import ResourceQuotaController
     from minik3s.controllers.root_ca_publisher import RootCACertPublisher
     from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.statefulset import StatefulSetController
@@ -152,6 +155,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("clusterrole-aggregation"):
         cra = ClusterRoleAggregationController(client, informers)
         out.append(("clusterrole-aggregation", lambda: cra.run()))
+    if on("resourcequota"):
+        rq = ResourceQuotaController(client, informers, clock=clock, resync_period=c.resource_quota_sync_period)
+        out.append(("resourcequota", lambda: rq.run(c.concurrent_resource_quota_syncs)))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))
