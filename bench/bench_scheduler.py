@@ -284,13 +284,21 @@ class LoopWatch:
     def __init__(self) -> None:
         self.max_stall = 0.0
         self.gc_pauses: list[float] = []
+        # every collection's time by generation (young ones too: they run per 50,000 allocations)
+        self.gc_seconds = [0.0, 0.0, 0.0]
+        self.gc_counts = [0, 0, 0]
         self._gc_start = 0.0
 
     def _gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._gc_start = time.perf_counter()
-        elif info.get("generation") == 2:
-            self.gc_pauses.append(time.perf_counter() - self._gc_start)
+            return
+        took = time.perf_counter() - self._gc_start
+        gen = int(info.get("generation", 0))
+        self.gc_seconds[gen] += took
+        self.gc_counts[gen] += 1
+        if gen == 2:
+            self.gc_pauses.append(took)
 
     async def run(self) -> None:
         gc.callbacks.append(self._gc)
@@ -571,6 +579,8 @@ async def run_prefilled(wl: Workload, *, percentage: int | None, profile: str | 
                 "loop_max_stall_ms": round(loop_watch.max_stall * 1000, 1),
                 "gc_full_collections": len(loop_watch.gc_pauses),
                 "gc_full_pause_max_ms": round(max(loop_watch.gc_pauses, default=0.0) * 1000, 1),
+                "gc_collections_by_generation": list(loop_watch.gc_counts),
+                "gc_us_per_pod": round(sum(loop_watch.gc_seconds) / wl.measured_pods * 1e6, 1),
                 **many,
             }
         finally:

@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
+from minik3s.api.helpers.script import container_script
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -181,6 +182,8 @@ class LogPlan:
     follow_id: str | None
     since: datetime | None
     bytes_left: int | None = None
+    # how many lines of the followed run were already sent when following began
+    follow_skip: int = 1
 
     def render(self, lines: list[LogLine]) -> bytes:
         """Encode `lines` (after sinceSeconds/sinceTime), cutting at limitBytes overall."""
@@ -288,9 +291,31 @@ def _status_of(pod: JsonDict, container: str) -> JsonDict | None:
     return None
 
 
-def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int) -> list[LogLine]:
-    """The simulated output of one run of a container: a line when it starts, one when it exits."""
+def _container_spec(pod: JsonDict, container: str) -> JsonDict:
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or ():
+            if isinstance(c, dict) and c.get("name") == container:
+                return c
+    return {}
+
+
+def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int,
+                    now: datetime | None = None) -> list[LogLine]:
+    """The simulated output of one run of a container: what its played command printed so far
+    (minik3s.api.helpers.script; up to `now` while it runs), else a line when it starts and one
+    when it exits."""
     meta, spec = meta_of(pod), pod.get("spec") or {}
+    script = container_script(_container_spec(pod, container))
+    if script is not None:
+        run = state.get("running") or state.get("terminated") or {}
+        started = _parse_time(run["startedAt"]) if run.get("startedAt") else datetime.fromtimestamp(0, UTC)
+        done = state.get("terminated")
+        until = now
+        if isinstance(done, dict):
+            until = _parse_time(done["finishedAt"]) if done.get("finishedAt") else None
+        out = [LogLine(started + timedelta(seconds=offset), text) for offset, text in script.output]
+        return [ln for ln in out if until is None or ln.at <= until]
     text = f"minik3s: simulated container of pod {meta.get('namespace')}/{meta.get('name')} on node " \
            f"{spec.get('nodeName') or '<none>'}"
     if len(spec.get("containers") or []) > 1 or spec.get("initContainers"):
@@ -321,10 +346,11 @@ def follow_lines(pod: JsonDict, plan: LogPlan) -> tuple[list[LogLine], bool]:
     restarts = int(cs.get("restartCount") or 0)
     if cs.get("containerID") == plan.follow_id:
         if "terminated" in state:
-            return _instance_lines(pod, plan.container, state, restarts)[1:], True
+            return _instance_lines(pod, plan.container, state, restarts)[plan.follow_skip:], True
         return [], False
     if isinstance(last, dict) and last.get("containerID") == plan.follow_id:
-        return _instance_lines(pod, plan.container, {"terminated": last}, max(restarts - 1, 0))[1:], True
+        return _instance_lines(pod, plan.container, {"terminated": last},
+                               max(restarts - 1, 0))[plan.follow_skip:], True
     return [], True
 
 
@@ -365,9 +391,10 @@ class LogREST(Subresource):
                 raise BadRequestError(f'previous terminated container "{container}" in pod "{name}" not found')
             lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
         elif "running" in state or "terminated" in state:
-            lines = _instance_lines(pod, container, state, restarts)
+            lines = _instance_lines(pod, container, state, restarts, _parse_time(ops.now()))
             if opts.follow and "running" in state:
                 plan.follow_id = str(cs.get("containerID") or "")
+                plan.follow_skip = len(lines)
         elif isinstance(last, dict):
             lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
         else:

@@ -9,7 +9,8 @@ at each point of a pod's life is fixed by upstream and lives here, once, as pure
 * Running – init containers terminated (Completed, exit 0), sidecars and containers running,
   podIP from the node's CIDR, conditions PodReadyToStartContainers/Initialized/Ready/
   ContainersReady/PodScheduled all True.
-* ContainersExited – containers exit with `sim.minik3s.io/exit-code` (default 0). restartPolicy
+* ContainersExited – containers exit with `sim.minik3s.io/exit-code`, else their played command's
+  code (minik3s.api.helpers.script), else 0. restartPolicy
   Always (and OnFailure with a non-zero code) restarts them (restartCount+1, lastState.terminated);
   Never (and OnFailure with 0) ends the pod: Succeeded when every container exited 0, else Failed.
 * Terminated – the kubelet stopped the containers after SIGTERM: exit 0 (Completed) when they shut
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from minik3s.api.helpers.script import pod_outcome
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import rfc3339
 
@@ -281,28 +283,35 @@ def _finish(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
     return status
 
 
-def _exit_code(pod: JsonDict) -> int:
+def _exit_codes(pod: JsonDict) -> Callable[[JsonDict], int]:
+    """Each container's exit code: `sim.minik3s.io/exit-code` when set, else its played
+    command's (minik3s.api.helpers.script), else 0."""
     raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_EXIT_CODE)
-    try:
-        return int(str(raw).strip()) if raw is not None else 0
-    except ValueError:
-        return 1
+    if raw is not None:
+        try:
+            code = int(str(raw).strip())
+        except ValueError:
+            code = 1
+        return lambda _c: code
+    outcome = pod_outcome(pod)
+    codes = outcome[1] if outcome is not None else {}
+    return lambda c: codes.get(str(c.get("name") or ""), 0)
 
 
 def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     uid = (pod.get("metadata") or {}).get("uid", "")
     policy = spec.get("restartPolicy") or "Always"
-    code = _exit_code(pod)
+    code_of = _exit_codes(pod)
     status, conds, now = _base(pod, ctx)
     old = _old_statuses(status, "containerStatuses")
     containers = spec.get("containers") or []
-    restart = policy == "Always" or (policy == "OnFailure" and code != 0)
+    restart = policy == "Always" or (policy == "OnFailure" and any(code_of(c) != 0 for c in containers))
     if restart:
         css = []
         for c in containers:
             o = old.get(c.get("name", ""))
-            done = _terminated(c, o, uid, now, exit_code=code)
+            done = _terminated(c, o, uid, now, exit_code=code_of(c))
             cs = copy.deepcopy(done)
             cs["lastState"] = {"terminated": done["state"]["terminated"]}
             cs["restartCount"] = done["restartCount"] + 1
@@ -314,7 +323,7 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
         status["containerStatuses"] = css
         status["conditions"] = _ordered(conds)
         return status
-    status["containerStatuses"] = [_terminated(c, old.get(c.get("name", "")), uid, now, exit_code=code)
+    status["containerStatuses"] = [_terminated(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
                                    for c in containers]
     _stop_sidecars(spec, status, uid, now, exit_code=0)
     return _finish(pod, status, conds, now, regular=status["containerStatuses"])

@@ -44,6 +44,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubelet_sim.stages.paths import MISSING, compile_path, get_path
+from minik3s.api.helpers.script import pod_outcome
 from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,9 @@ class StageSelector(BaseModel):
     matchLabels: dict[str, str] = Field(default_factory=dict)
     matchAnnotations: dict[str, str] = Field(default_factory=dict)
     matchExpressions: list[SelectorRequirement] = Field(default_factory=list)
+    # true: only pods whose containers all end on their own (a played command, see
+    # minik3s.api.helpers.script.pod_outcome); false: only the others
+    matchScript: bool | None = None
 
     def matches(self, obj: JsonDict) -> bool:
         meta = obj.get("metadata") or {}
@@ -102,12 +106,18 @@ class StageSelector(BaseModel):
         for k, v in self.matchAnnotations.items():
             if annotations.get(k) != v:
                 return False
-        return all(req.matches(obj) for req in self.matchExpressions)
+        if not all(req.matches(obj) for req in self.matchExpressions):
+            return False
+        return self.matchScript is None or (pod_outcome(obj) is not None) == self.matchScript
 
 
 class DurationFrom(BaseModel):
+    """Where a stage's delay comes from: an annotation's duration, else (with `script`) how long
+    the pod's played commands run (minik3s.api.helpers.script)."""
+
     model_config = ConfigDict(extra="forbid")
-    annotation: str
+    annotation: str | None = None
+    script: bool = False
 
 
 _DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?\Z")
@@ -136,13 +146,18 @@ class StageDelay(BaseModel):
 
     def base_seconds(self, obj: JsonDict) -> float:
         """The delay before jitter: the annotation's value if present and valid, else the default."""
-        if self.durationFrom is not None:
-            raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(self.durationFrom.annotation)
+        source = self.durationFrom
+        if source is not None and source.annotation is not None:
+            raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(source.annotation)
             if raw is not None:
                 secs = parse_seconds(raw)
                 if secs is not None:
                     return secs
-                logger.debug("ignoring invalid duration annotation %s=%r", self.durationFrom.annotation, raw)
+                logger.debug("ignoring invalid duration annotation %s=%r", source.annotation, raw)
+        if source is not None and source.script:
+            outcome = pod_outcome(obj)
+            if outcome is not None:
+                return outcome[0]
         return self.durationMilliseconds / 1000.0
 
 

@@ -303,6 +303,85 @@ def test_debug_adds_an_ephemeral_container_that_the_kubelet_starts(cluster):
     assert re.search(r"^Ephemeral Containers:\n\s+dbg:", out, re.M), out
 
 
+def test_quota_is_filled_by_the_controller_and_enforced_at_admission(cluster):
+    """`kubectl create quota`, `describe quota` (Used filled in by the resourcequota controller),
+    `kubectl run` refused with kube-apiserver's "exceeded quota" 403 once it is used up, and the
+    usage given back when a pod is deleted."""
+    k = cluster.k
+    ns = k.namespace()
+    assert k("create", "quota", "q", "--hard=pods=2,requests.cpu=1", "-n", ns).stdout.strip() == \
+        "resourcequota/q created"
+
+    def described() -> list[list[str]]:
+        rows = table(k("describe", "quota", "q", "-n", ns).stdout)
+        return rows if ["pods", "0", "2"] in rows else []
+
+    rows = eventually(described, what="quota status filled")
+    assert rows[:2] == [["Name:", "q"], ["Namespace:", ns]]
+    assert ["Resource", "Used", "Hard"] in rows and ["requests.cpu", "0", "1"] in rows
+    def cpu_pod(name: str) -> str:
+        m = pod_manifest(name, namespace=ns)
+        m["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "300m"}}
+        return dump(m)
+
+    for name in ("p1", "p2"):
+        k("create", "-f", "-", stdin=cpu_pod(name))
+    r = k("create", "-f", "-", stdin=cpu_pod("p3"), ok=False)
+    assert r.stderr.strip() == ('Error from server (Forbidden): error when creating "STDIN": pods "p3" is forbidden: '
+                                'exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2')
+    r = k("run", "p4", "--image=nginx", "-n", ns, ok=False)
+    assert r.stderr.strip() == ('Error from server (Forbidden): pods "p4" is forbidden: failed quota: q: '
+                                'must specify requests.cpu for: p4')
+    rows = table(k("describe", "quota", "q", "-n", ns).stdout)
+    assert ["pods", "2", "2"] in rows and ["requests.cpu", "600m", "1"] in rows
+    get = table(k("get", "quota", "q", "-n", ns).stdout)
+    assert get[0] == ["NAME", "REQUEST", "LIMIT", "AGE"] and get[1][1] == "pods: 2/2, requests.cpu: 600m/1"
+    k("delete", "pod", "p1", "-n", ns, "--grace-period=0", "--force")
+    eventually(lambda: ["pods", "1", "2"] in table(k("describe", "quota", "q", "-n", ns).stdout),
+               what="usage given back")
+    k("create", "-f", "-", stdin=cpu_pod("p5"))
+
+
+def test_job_of_a_played_command_completes_and_logs_its_output(cluster):
+    """`kubectl create job ... -- echo` completes (the simulated kubelet plays echo/sleep/exit
+    commands), `kubectl logs` prints what the command printed, and a pod whose command exits
+    non-zero under restartPolicy Never shows as Error."""
+    k = cluster.k
+    ns = k.namespace()
+    k("create", "job", "hello", "--image=busybox", "-n", ns, "--", "sh", "-c", "echo hello world; sleep 1; echo bye")
+    k("wait", "--for=condition=complete", "job/hello", "-n", ns, "--timeout=60s", timeout=70)
+    assert k("logs", "job/hello", "-n", ns).stdout == "hello world\nbye\n"
+    k("run", "oops", "--image=busybox", "--restart=Never", "-n", ns, "--", "sh", "-c", "exit 2")
+
+    def status() -> str:
+        rows = table(k("get", "pod", "oops", "-n", ns).stdout)
+        return rows[1][2] if rows[1][2] == "Error" else ""
+
+    eventually(status, what="pod oops Error")
+    pod = k.http.get(f"/api/v1/namespaces/{ns}/pods/oops").json()
+    assert pod["status"]["phase"] == "Failed"
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 2
+
+
+def test_quota_example_as_the_readme_describes_it(cluster):
+    """examples/quota.yaml: the LimitRange's defaults let pods without requests through the
+    quota, the Job of a played command completes and logs, the quota counts it."""
+    k = cluster.k
+    example = Path(__file__).resolve().parents[2] / "examples" / "quota.yaml"
+    k("apply", "-f", str(example))
+    k("wait", "--for=condition=complete", "job/hello", "-n", "team-a", "--timeout=60s", timeout=70)
+    assert k("logs", "job/hello", "-n", "team-a").stdout == "hello from a simulated container\ndone\n"
+
+    def counted() -> list[list[str]]:
+        rows = table(k("describe", "quota", "compute", "-n", "team-a").stdout)
+        return rows if ["count/jobs.batch", "1", "2"] in rows and ["pods", "0", "4"] in rows else []
+
+    eventually(counted, what="the Job counted and its finished pod given back")
+    k("run", "extra", "-n", "team-a", "--image=nginx")  # LimitRange requests satisfy the quota
+    pod = k.http.get("/api/v1/namespaces/team-a/pods/extra").json()
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
+
+
 def test_drain_evicts_and_replicaset_recreates_pods_elsewhere(cluster):
     k = cluster.k
     ns = k.namespace()

@@ -1,6 +1,7 @@
 """`pods/log` on a real cluster (scheduler + simulated kubelets), through the real kubectl 1.33
 and plain HTTP: the simulated output (a line when a container run starts, one when it exits,
-docs/kubelet-sim.md), `kubectl logs -f` lasting until the container exits, `--tail`,
+docs/kubelet-sim.md; a played command's own output), `kubectl logs -f` lasting until the
+container exits, `--tail`,
 `--timestamps`, `-c`, `--previous`, `limitBytes`, `sinceTime`, and upstream's errors for bad
 options (422 on PodLogOptions, 400 for the container choice)."""
 
@@ -98,6 +99,27 @@ def test_kubectl_logs_follow_returns_when_the_container_exits(kubectl_bin: Path,
     assert took < 20
     # after the exit, the whole log (no follow) is the same two lines
     assert kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "short").stdout == r.stdout
+
+
+def test_a_played_command_logs_its_output_as_it_runs_and_follow_ends_at_its_exit(
+        kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    body = pod("script", restart="Never")
+    body["spec"]["containers"][0]["command"] = ["sh", "-c", "echo first; sleep 5; echo second; exit 4"]
+    make_pod(http, ns, body)
+    running(http, ns, "script")
+    # while it sleeps, only what it printed so far
+    r = http.get(log_url(ns, "script"))
+    assert r.status_code == 200 and r.text == "first\n"
+    t0 = time.monotonic()
+    r2 = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "-f", "script", timeout=30)
+    assert r2.returncode == 0, r2.stderr
+    assert r2.stdout == "first\nsecond\n"
+    assert time.monotonic() - t0 < 20
+    done = get_pod(http, ns, "script")["status"]
+    assert done["phase"] == "Failed" and done["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 4
+    stamped = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "--timestamps", "script").stdout.splitlines()
+    assert [ln.split(" ", 1)[1] for ln in stamped] == ["first", "second"]
+    assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", ln) for ln in stamped)
 
 
 def test_follow_of_a_forever_pod_ends_when_the_pod_is_deleted(http: httpx.Client, ns: str) -> None:
