@@ -544,21 +544,40 @@ def admit_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
         _default_container_resources(obj, spec, lr)
 
 
-def validate_limit_ranger(obj: JsonDict, ranges: list[JsonDict]) -> None:
+def validate_limit_ranger(obj: JsonDict, ranges: list[JsonDict], kind: str = "Pod") -> None:
     """LimitRanger's validation, after every mutating plugin (RuntimeClass's overhead counts
-    toward a Pod limit): 403 naming every violation, per LimitRange."""
+    toward a Pod limit): 403 naming every violation, per LimitRange (utilerrors' aggregate form:
+    one message as it is, several as "[a, b]"). `kind` is Pod or PersistentVolumeClaim."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
+    check = _limit_violations if kind == "Pod" else _claim_violations
     problems: list[str] = []
     for lr in ranges:
-        why = _limit_violations(spec, lr)
+        why = check(spec, lr)
         if why:
             problems.append(why[0] if len(why) == 1 else f"[{', '.join(why)}]")
     if problems:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or meta.get("generateName") or "Unknown")
-        raise forbidden("", "Pod", name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+        raise forbidden("", kind, name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+
+
+def _claim_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
+    """PersistentVolumeClaimValidateLimitFunc: a claim's spec.resources.requests against the
+    PersistentVolumeClaim items' min and max (no defaults: storage is a required request; a
+    missing request compares as 0)."""
+    requests = (spec.get("resources") or {}).get("requests") or {}
+    out: list[str] = []
+    for item in _items(lr, "PersistentVolumeClaim"):
+        for bound, word, too_far in (("min", "minimum", lambda want, got: want > got),
+                                     ("max", "maximum", lambda want, got: want < got)):
+            for res, enforced in (item.get(bound) or {}).items():
+                got = requests.get(res, "0")
+                if too_far(_milli(enforced), _milli(got)):
+                    out.append(f"{word} {res} usage per PersistentVolumeClaim is {_canonical_text(enforced)}, "
+                               f"but request is {_canonical_text(got)}")
+    return out
 
 
 def _items(lr: JsonDict, kind: str) -> list[JsonDict]:
@@ -784,5 +803,9 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
         admit_runtime_class(obj, lookup)
         if ranges:
             validate_limit_ranger(obj, ranges)
+    elif group == "" and kind == "PersistentVolumeClaim" and op in ("CREATE", "UPDATE"):
+        ranges = limit_ranges_of(obj, lookup)
+        if ranges:
+            validate_limit_ranger(obj, ranges, "PersistentVolumeClaim")
     elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
         admit_priority_class(op, obj, lookup, default_priority)

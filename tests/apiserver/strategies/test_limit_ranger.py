@@ -134,3 +134,32 @@ async def test_a_pod_limit_counts_sidecars_with_the_containers_and_init_containe
     assert str(e.value) == 'pods "p" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1280Mi'
     ok = await real_api._client.create(PODS, pod("q", box("c", "768Mi"), initContainers=[box("setup", "1Gi")]))
     assert ok["metadata"]["name"] == "q"
+
+
+def claim(name: str, storage: str | None) -> JsonDict:
+    spec: JsonDict = {"accessModes": ["ReadWriteOnce"]}
+    spec["resources"] = {"requests": {"storage": storage}} if storage else {}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+            "spec": spec}
+
+
+async def test_claims_are_held_to_persistent_volume_claim_items_on_create_and_resize(real_api: Any) -> None:
+    from minik3s.api.resources import PERSISTENTVOLUMECLAIMS as PVCS
+
+    await real_api._client.create(limit_ranges(real_api), limit_range(
+        "storage", {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "2Gi"}}))
+    with pytest.raises(ForbiddenError) as e:
+        await real_api._client.create(PVCS, claim("big", "5Gi"))
+    assert str(e.value) == ('persistentvolumeclaims "big" is forbidden: maximum storage usage per '
+                            'PersistentVolumeClaim is 2Gi, but request is 5Gi')
+    with pytest.raises(ForbiddenError, match="minimum storage usage per PersistentVolumeClaim is 1Gi, but request "
+                                             "is 500Mi"):
+        await real_api._client.create(PVCS, claim("small", "500Mi"))
+    made = await real_api._client.create(PVCS, claim("ok", "1536Mi"))
+    assert made["spec"]["resources"]["requests"] == {"storage": "1536Mi"}  # no defaults for claims
+    made["status"] = {"phase": "Bound", "capacity": {"storage": "1536Mi"}}
+    made = await real_api._client.update_status(PVCS, made)
+    made["spec"]["resources"]["requests"]["storage"] = "3Gi"  # a bound claim's resize beyond the max
+    with pytest.raises(ForbiddenError, match="maximum storage usage per PersistentVolumeClaim is 2Gi, but request "
+                                             "is 3Gi"):
+        await real_api._client.update(PVCS, made)
