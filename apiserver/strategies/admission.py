@@ -570,11 +570,10 @@ def _claim_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
     requests = (spec.get("resources") or {}).get("requests") or {}
     out: list[str] = []
     for item in _items(lr, "PersistentVolumeClaim"):
-        for bound, word, too_far in (("min", "minimum", lambda want, got: want > got),
-                                     ("max", "maximum", lambda want, got: want < got)):
+        for bound, word, sign in (("min", "minimum", 1), ("max", "maximum", -1)):
             for res, enforced in (item.get(bound) or {}).items():
                 got = requests.get(res, "0")
-                if too_far(_milli(enforced), _milli(got)):
+                if sign * (_milli(enforced) - _milli(got)) > 0:  # min above the request, max below it
                     out.append(f"{word} {res} usage per PersistentVolumeClaim is {_canonical_text(enforced)}, "
                                f"but request is {_canonical_text(got)}")
     return out
