@@ -76,6 +76,7 @@ from .storage import (
     CSIDriverStrategy,
     CSINodeStrategy,
     CSIStorageCapacityStrategy,
+    PersistentVolumeClaimStrategy,
     StorageClassStrategy,
     VolumeAttachmentStrategy,
 )
@@ -131,8 +132,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("scheduling.k8s.io", "Workload"): WorkloadStrategy(),
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
-        ("", "PersistentVolumeClaim"): GenericStrategy("PersistentVolumeClaim", "", has_status=True,
-                                                       return_deleted_object=True),
+        ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
         ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True,
                                                   return_deleted_object=True),
         ("", "ResourceQuota"): ResourceQuotaStrategy(),

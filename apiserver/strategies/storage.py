@@ -235,3 +235,104 @@ class VolumeAttachmentStrategy(Strategy):
         if new.get("spec") != old.get("spec"):
             return [invalid("spec", new.get("spec"), "field is immutable")]
         return []
+
+
+# ------------------------------------------------------------------------------------------------
+# core/v1 PersistentVolumeClaim (pkg/registry/core/persistentvolumeclaim, ValidatePersistentVolumeClaim)
+# ------------------------------------------------------------------------------------------------
+
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+VOLUME_MODES = ("Block", "Filesystem")
+_CLAIM_IMMUTABLE = ("spec is immutable after creation except resources.requests and volumeAttributesClassName "
+                    "for bound claims")
+
+
+def _storage_of(spec: JsonDict) -> Any:
+    return as_dict(as_dict(spec.get("resources")).get("requests")).get("storage")
+
+
+def validate_claim_spec(spec: JsonDict, path: str = "spec") -> list[JsonDict]:
+    """ValidatePersistentVolumeClaimSpec: access modes (at least one, known, ReadWriteOncePod
+    alone), a positive storage request, the volume mode, the class name, the selector."""
+    errs: list[JsonDict] = []
+    modes = as_list(spec.get("accessModes"))
+    if not modes:
+        errs.append(required(f"{path}.accessModes", "at least 1 access mode is required"))
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            errs.append(not_supported(f"{path}.accessModes", mode, ACCESS_MODES))
+    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        errs.append(forbidden(f"{path}.accessModes", "may not use ReadWriteOncePod with other access modes"))
+    if spec.get("selector") is not None:
+        errs.extend(validate_label_selector(spec.get("selector"), f"{path}.selector"))
+    storage = _storage_of(spec)
+    if storage is None:
+        errs.append(required(f"{path}.resources[storage]", ""))
+    else:
+        try:
+            if parse_quantity(storage) <= 0:
+                errs.append(invalid(f"{path}.resources[storage]", str(storage), "must be greater than zero"))
+        except (QuantityError, TypeError):
+            pass  # the decoder reported it
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in VOLUME_MODES:
+        errs.append(not_supported(f"{path}.volumeMode", mode, VOLUME_MODES))
+    cls = spec.get("storageClassName")
+    if isinstance(cls, str) and cls:
+        errs.extend(invalid(f"{path}.storageClassName", cls, m) for m in is_dns1123_subdomain(cls))
+    return errs
+
+
+class PersistentVolumeClaimStrategy(Strategy):
+    """core/v1 PersistentVolumeClaim: volumeMode defaults to Filesystem and a new claim reads as
+    phase Pending (upstream's defaulting applied when the stored claim is read); the spec is
+    validated, and after creation only `volumeName` (once, while empty), a bound claim's storage
+    request (not below status.capacity when shrinking) and `volumeAttributesClassName` change."""
+
+    kind = "PersistentVolumeClaim"
+    has_status = True
+    return_deleted_object = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("volumeMode") is None:
+            spec["volumeMode"] = "Filesystem"
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        obj["status"] = {"phase": "Pending"}
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        return validate_claim_spec(as_dict(obj.get("spec")))
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        new_spec, old_spec = dict(as_dict(new.get("spec"))), dict(as_dict(old.get("spec")))
+        errs: list[JsonDict] = []
+        if not old_spec.get("volumeName"):  # volumeName may be set once
+            old_spec.pop("volumeName", None)
+            if "volumeName" in new_spec:
+                old_spec["volumeName"] = new_spec["volumeName"]
+        old_class, new_class = old_spec.get("storageClassName"), new_spec.get("storageClassName")
+        if old_class is None and new_class:
+            beta = as_dict(as_dict(old.get("metadata")).get("annotations")).get(
+                "volume.beta.kubernetes.io/storage-class")
+            if beta in (None, new_class):  # the class set from nil / from the beta annotation
+                old_spec["storageClassName"] = new_class
+        bound = as_dict(new.get("status")).get("phase") == "Bound"
+        for spec in (new_spec, old_spec):
+            spec.pop("volumeAttributesClassName", None)
+            if bound:
+                res = dict(as_dict(spec.get("resources")))
+                res["requests"] = {k: v for k, v in as_dict(res.get("requests")).items() if k != "storage"}
+                spec["resources"] = res
+        if new_spec != old_spec:
+            errs.append(forbidden("spec", _CLAIM_IMMUTABLE))
+        new_size, old_size = _storage_of(as_dict(new.get("spec"))), _storage_of(as_dict(old.get("spec")))
+        capacity = as_dict(as_dict(old.get("status")).get("capacity")).get("storage")
+        try:
+            if new_size is not None and old_size is not None and parse_quantity(new_size) < parse_quantity(old_size):
+                if capacity is None or parse_quantity(new_size) <= parse_quantity(capacity):
+                    errs.append(forbidden("spec.resources.requests.storage", "field can not be less than "
+                                                                              "status.capacity"))
+        except (QuantityError, TypeError):
+            pass
+        return errs
