@@ -28,6 +28,7 @@ from typing import Any
 from minik3s.api.autoscaling_v1 import V1 as HPA_V1
 from minik3s.api.autoscaling_v1 import ConversionError, hpa_v1_to_v2
 from minik3s.api.errors import BadRequestError
+from minik3s.api.quantity import QuantityError, canonical_quantity
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
@@ -1081,6 +1082,108 @@ RESOURCE_QUOTA_PRINTER = Printer(
 )
 
 
+# --------------------------------------------------------------------------------------------
+# PersistentVolumeClaims and PersistentVolumes
+# --------------------------------------------------------------------------------------------
+
+_ACCESS_MODE_ABBREVIATIONS = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                              ("ReadWriteOncePod", "RWOP"))
+_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def _access_modes(modes: Any) -> str:
+    """helper.GetAccessModesAsString: the modes present, in a fixed order, abbreviated."""
+    have = set(modes) if isinstance(modes, list) else set()
+    return ",".join(short for mode, short in _ACCESS_MODE_ABBREVIATIONS if mode in have)
+
+
+def _storage_class(o: JsonDict) -> str:
+    """GetPersistentVolume(Claim)Class: the beta annotation, else spec.storageClassName."""
+    beta = (_d(o, "metadata", "annotations") or {}).get(_BETA_STORAGE_CLASS)
+    return _str(beta) if beta is not None else _str(_d(o, "spec", "storageClassName"))
+
+
+def _quantity_text(q: Any) -> str:
+    try:
+        return canonical_quantity(q)
+    except (QuantityError, TypeError):
+        return _str(q)
+
+
+def _pvc_cells(o: JsonDict, now: datetime) -> list[Any]:
+    """printPersistentVolumeClaim: capacity and access modes only once the claim names a volume."""
+    phase = "Terminating" if _d(o, "metadata", "deletionTimestamp") else _str(_d(o, "status", "phase"))
+    volume = _str(_d(o, "spec", "volumeName"))
+    capacity = modes = ""
+    if volume:
+        modes = _access_modes(_d(o, "status", "accessModes"))
+        capacity = _quantity_text((_d(o, "status", "capacity") or {}).get("storage", "0"))
+    vac = _str(_d(o, "spec", "volumeAttributesClassName")) or "<unset>"
+    return [_d(o, "metadata", "name") or "", phase, volume, capacity, modes, _storage_class(o), vac,
+            since(_d(o, "metadata", "creationTimestamp"), now), _str(_d(o, "spec", "volumeMode")) or "<unset>"]
+
+
+PVC_PRINTER = Printer(
+    (
+        _name(),
+        Column("Status", "string", "phase represents the current phase of PersistentVolumeClaim."),
+        Column("Volume", "string", "volumeName is the binding reference to the PersistentVolume backing this claim."),
+        Column("Capacity", "string", "capacity represents the actual resources of the underlying volume."),
+        Column("Access Modes", "string", "accessModes contains the actual access modes the volume backing the PVC "
+               "has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"),
+        Column("StorageClass", "string", "StorageClass of the pvc"),
+        Column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
+        _age(),
+        _wide("VolumeMode", "volumeMode defines what type of volume is required by the claim. Value of Filesystem "
+              "is implied when not included in claim spec."),
+    ),
+    _pvc_cells,
+)
+
+
+def _pv_cells(o: JsonDict, now: datetime) -> list[Any]:
+    """printPersistentVolume."""
+    ref = _d(o, "spec", "claimRef")
+    claim = f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}" if isinstance(ref, dict) else ""
+    phase = "Terminating" if _d(o, "metadata", "deletionTimestamp") else _str(_d(o, "status", "phase"))
+    size = _quantity_text((_d(o, "spec", "capacity") or {}).get("storage", "0"))
+    vac = _d(o, "spec", "volumeAttributesClassName")
+    return [_d(o, "metadata", "name") or "", size, _access_modes(_d(o, "spec", "accessModes")),
+            _str(_d(o, "spec", "persistentVolumeReclaimPolicy")), phase, claim, _storage_class(o),
+            _str(vac) if vac is not None else "<unset>", _str(_d(o, "status", "reason")),
+            since(_d(o, "metadata", "creationTimestamp"), now), _str(_d(o, "spec", "volumeMode")) or "<unset>"]
+
+
+PV_PRINTER = Printer(
+    (
+        _name(),
+        Column("Capacity", "string", "capacity is the description of the persistent volume's resources and "
+               "capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"),
+        Column("Access Modes", "string", "accessModes contains all ways the volume can be mounted. More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"),
+        Column("Reclaim Policy", "string", "persistentVolumeReclaimPolicy defines what happens to a persistent "
+               "volume when released from its claim. Valid options are Retain (default for manually created "
+               "PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle "
+               "(deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. "
+               "More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming"),
+        Column("Status", "string", "phase indicates if a volume is available, bound to a claim, or released by a "
+               "claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase"),
+        Column("Claim", "string", "claimRef is part of a bi-directional binding between PersistentVolume and "
+               "PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative "
+               "bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes"
+               "#binding"),
+        Column("StorageClass", "string", "StorageClass of the pv"),
+        Column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv"),
+        Column("Reason", "string", "reason is a brief CamelCase string that describes any failure and is meant for "
+               "machine parsing and tidy display in the CLI."),
+        _age(),
+        _wide("VolumeMode", "volumeMode defines if a volume is intended to be used with a formatted filesystem or "
+              "to remain in raw block state. Value of Filesystem is implied when not included in spec."),
+    ),
+    _pv_cells,
+)
+
+
 def _controller_revision_cells(o: JsonDict, now: datetime) -> list[Any]:
     controller = "<none>"
     for ref in _d(o, "metadata", "ownerReferences") or []:
@@ -1435,6 +1538,8 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("", "endpoints"): ENDPOINTS_PRINTER,
         ("", "replicationcontrollers"): RC_PRINTER,
         ("", "resourcequotas"): RESOURCE_QUOTA_PRINTER,
+        ("", "persistentvolumeclaims"): PVC_PRINTER,
+        ("", "persistentvolumes"): PV_PRINTER,
         ("apps", "deployments"): DEPLOYMENT_PRINTER,
         ("apps", "replicasets"): REPLICASET_PRINTER,
         ("apps", "statefulsets"): STATEFULSET_PRINTER,
