@@ -236,6 +236,9 @@ class ApiCore:
         # the ResourceQuota admission plugin: on, as kube-apiserver's default chain has it (a quota
         # constrains only once the resourcequota controller wrote its status.hard)
         self.resource_quota: ResourceQuotaAdmission | None = ResourceQuotaAdmission(self.clock.now)
+        # StorageObjectInUseProtection (pvc-/pv-protection finalizers): off unless set, as the
+        # ServiceAccount plugin, since only the controllers remove the finalizers
+        self.storage_protection = False
         rqs = registry.get_resource("", "resourcequotas")
         self._quotas_info = rqs
         self._all_quotas_prefix = rqs.list_prefix(None) if rqs is not None else ""
@@ -575,7 +578,7 @@ class ApiCore:
         # what the strategy sets at PrepareForCreate belong to no manager
         record_managed_fields(info, None, obj, opts, "Update", now)
         await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority,
-                    service_accounts=self.service_accounts)
+                    service_accounts=self.service_accounts, storage_protection=self.storage_protection)
         strategy.prepare_for_create(obj)
         strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)

@@ -10,7 +10,7 @@ from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
 # admission plugins --disable-admission-plugins may turn off (the others are always on)
-OPTIONAL_ADMISSION_PLUGINS = ("ResourceQuota", "ServiceAccount")
+OPTIONAL_ADMISSION_PLUGINS = ("ResourceQuota", "ServiceAccount", "StorageObjectInUseProtection")
 
 
 class ServerConfig(BaseModel):
@@ -88,6 +88,12 @@ class ServerConfig(BaseModel):
         account and the plugin would refuse every pod (upstream's integration and scheduler_perf
         API servers disable it for the same reason)."""
         return "ServiceAccount" not in self.disable_admission_plugins and self.enabled("controllers")
+
+    @property
+    def storage_protection_admission(self) -> bool:
+        """StorageObjectInUseProtection runs unless disabled, and only while the controllers run
+        (the pvc-protection and pv-protection controllers remove the finalizers it adds)."""
+        return "StorageObjectInUseProtection" not in self.disable_admission_plugins and self.enabled("controllers")
 
     @property
     def db_path(self) -> Path:

@@ -779,14 +779,32 @@ def _admit_runtime_class_full(obj: JsonDict, spec: JsonDict, lookup: Lookup) -> 
 # ------------------------------------------------------------------------------------------------
 
 
+PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
+PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"
+
+
+def admit_storage_protection(kind: str, obj: JsonDict) -> None:
+    """StorageObjectInUseProtection: a new claim gets the pvc-protection finalizer, a new volume
+    the pv-protection one (the pvc-protection / pv-protection controllers remove them once the
+    object is no longer in use)."""
+    finalizer = PVC_PROTECTION_FINALIZER if kind == "PersistentVolumeClaim" else PV_PROTECTION_FINALIZER
+    meta = obj.setdefault("metadata", {})
+    current = meta.get("finalizers")
+    finalizers = list(current) if isinstance(current, list) else []
+    if finalizer not in finalizers:
+        meta["finalizers"] = [*finalizers, finalizer]
+
+
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
                 default_priority: DefaultPriority | None = None,
-                service_accounts: ServiceAccountAdmission | None = None) -> None:
+                service_accounts: ServiceAccountAdmission | None = None,
+                storage_protection: bool = False) -> None:
     """Mutating + validating admission of one request, in place. `operation` is CREATE, UPDATE,
     DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError. `default_priority`
     returns the globalDefault PriorityClass (e.g. `DefaultPriorityClass.get`); without it the
     classes are listed through `lookup`. `service_accounts` is the ServiceAccount plugin (None:
-    disabled, the fields are only converted)."""
+    disabled, the fields are only converted); `storage_protection` turns on
+    StorageObjectInUseProtection (only while its controllers run)."""
     op = operation.upper()
     admit_namespace_lifecycle(group, kind, op, obj, lookup)
     if group == "" and kind == "Pod" and op == "CREATE":
@@ -803,8 +821,12 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
         if ranges:
             validate_limit_ranger(obj, ranges)
     elif group == "" and kind == "PersistentVolumeClaim" and op in ("CREATE", "UPDATE"):
+        if storage_protection and op == "CREATE":
+            admit_storage_protection(kind, obj)
         ranges = limit_ranges_of(obj, lookup)
         if ranges:
             validate_limit_ranger(obj, ranges, "PersistentVolumeClaim")
+    elif group == "" and kind == "PersistentVolume" and op == "CREATE" and storage_protection:
+        admit_storage_protection(kind, obj)
     elif group == "scheduling.k8s.io" and kind == "PriorityClass" and op in ("CREATE", "UPDATE"):
         admit_priority_class(op, obj, lookup, default_priority)

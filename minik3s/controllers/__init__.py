@@ -26,6 +26,7 @@ ALL_CONTROLLER_NAMES = (
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
     "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
+    "pvc-protection", "pv-protection",
 )
 
 
@@ -87,6 +88,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.root_ca_publisher import RootCACertPublisher
     from minik3s.controllers.serviceaccount import ServiceAccountsController
     from minik3s.controllers.statefulset import StatefulSetController
+    from minik3s.controllers.storage_protection import StorageProtectionController
     from minik3s.controllers.taint_eviction import TaintEvictionController
 
     c = config
@@ -158,6 +160,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("resourcequota"):
         rq = ResourceQuotaController(client, informers, clock=clock, resync_period=c.resource_quota_sync_period)
         out.append(("resourcequota", lambda: rq.run(c.concurrent_resource_quota_syncs)))
+    if on("pvc-protection") or on("pv-protection"):
+        sp = StorageProtectionController(client, informers, claims=on("pvc-protection"), volumes=on("pv-protection"))
+        out.append(("pvc-protection", lambda: sp.run()))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))
