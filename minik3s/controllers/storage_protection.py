@@ -102,6 +102,11 @@ class StorageProtectionController:
                 self._claim_changed(pvc)
 
     def _pod_updated(self, old: JsonDict, new: JsonDict) -> None:
+        # what a pod holds changes only with its node (volumes are immutable) or when it finishes;
+        # most updates (the kubelet's status writes) leave both as they were
+        old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+        if old_spec.get("nodeName") == new_spec.get("nodeName") and is_pod_terminal(old) == is_pod_terminal(new):
+            return
         if claims_used_by(old) - claims_used_by(new):
             self._pod_gone(old)
 
