@@ -1,5 +1,6 @@
 """Built-in admission: NamespaceLifecycle, ServiceAccount (name only), Priority,
-DefaultTolerationSeconds, RuntimeClass (layer L4, apiserver).
+DefaultTolerationSeconds, RuntimeClass, LimitRanger, DefaultStorageClass,
+StorageObjectInUseProtection (layer L4, apiserver).
 
 Why: kube-apiserver's default admission chain changes and checks objects after decoding and
 defaulting: it refuses content in missing or terminating namespaces, resolves a pod's
@@ -795,6 +796,34 @@ def admit_storage_protection(kind: str, obj: JsonDict) -> None:
         meta["finalizers"] = [*finalizers, finalizer]
 
 
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                             "storageclass.beta.kubernetes.io/is-default-class")
+BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+
+def admit_default_storage_class(obj: JsonDict, lookup: Lookup) -> None:
+    """DefaultStorageClass: a claim created with no storageClassName (null, not "") and no beta
+    class annotation gets the default StorageClass, the one annotated is-default-class "true"
+    (the newest, by creationTimestamp then name, when several are)."""
+    spec = obj.get("spec")
+    meta = obj.get("metadata") or {}
+    if not isinstance(spec, dict) or spec.get("storageClassName") is not None:
+        return
+    if BETA_CLASS_ANNOTATION in (meta.get("annotations") or {}):
+        return
+    defaults = [c for c in _list(lookup, "storage.k8s.io", "storageclasses")
+                if any(((c.get("metadata") or {}).get("annotations") or {}).get(a) == "true"
+                       for a in DEFAULT_CLASS_ANNOTATIONS)]
+    if defaults:
+        def field(c: JsonDict, key: str) -> str:
+            return str((c.get("metadata") or {}).get(key) or "")
+
+        # newest first, ties by name ascending (a stable sort keeps the name order among equals)
+        by_name = sorted(defaults, key=lambda c: field(c, "name"))
+        newest = sorted(by_name, key=lambda c: field(c, "creationTimestamp"), reverse=True)[0]
+        spec["storageClassName"] = field(newest, "name")
+
+
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
                 default_priority: DefaultPriority | None = None,
                 service_accounts: ServiceAccountAdmission | None = None,
@@ -821,8 +850,10 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
         if ranges:
             validate_limit_ranger(obj, ranges)
     elif group == "" and kind == "PersistentVolumeClaim" and op in ("CREATE", "UPDATE"):
-        if storage_protection and op == "CREATE":
-            admit_storage_protection(kind, obj)
+        if op == "CREATE":
+            admit_default_storage_class(obj, lookup)
+            if storage_protection:
+                admit_storage_protection(kind, obj)
         ranges = limit_ranges_of(obj, lookup)
         if ranges:
             validate_limit_ranger(obj, ranges, "PersistentVolumeClaim")

@@ -72,3 +72,22 @@ async def test_an_unused_claim_goes_at_once_and_a_bound_volume_waits(harness):
 async def test_without_the_plugin_nothing_is_added(harness):
     made = await harness.client.create(PVCS, claim("plain"), "default")
     assert "finalizers" not in made["metadata"]
+
+
+async def test_a_claim_without_a_class_gets_the_newest_default_class(harness):
+    from minik3s.api.resources import builtin_resources
+
+    classes = next(r for r in builtin_resources() if r.resource == "storageclasses")
+    default = {"storageclass.kubernetes.io/is-default-class": "true"}
+    await harness.client.create(PVCS, claim("before"), "default")  # no default class yet
+    await harness.client.create(classes, {"metadata": {"name": "slow"}, "provisioner": "example.com/x"})
+    await harness.client.create(classes, {"metadata": {"name": "b-fast", "annotations": default},
+                                          "provisioner": "example.com/x"})
+    await harness.client.create(classes, {"metadata": {"name": "a-fast", "annotations": default},
+                                          "provisioner": "example.com/x"})
+    assert "storageClassName" not in (await harness.client.get(PVCS, "before", "default"))["spec"]
+    made = await harness.client.create(PVCS, claim("after"), "default")
+    assert made["spec"]["storageClassName"] == "a-fast"  # same second: the first name
+    explicit = claim("none")
+    explicit["spec"]["storageClassName"] = ""  # "" asks for no class
+    assert (await harness.client.create(PVCS, explicit, "default"))["spec"]["storageClassName"] == ""
