@@ -162,6 +162,17 @@ def uuid4_string(bits: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def _named_by_prefix(e: errors.ForbiddenError, name: str, prefix: str) -> errors.ForbiddenError:
+    """A mutating admission plugin's 403 for a generateName create names the object by its
+    prefix, as upstream's admission.NewForbidden does (its name is generated after mutating
+    admission, before validating admission)."""
+    message = e.message.replace(f"\"{name}\"", f"\"{prefix}\"", 1)
+    details = dict(e.details or {})
+    if details.get("name") == name:
+        details["name"] = prefix
+    return errors.ForbiddenError(message, details=details)
+
+
 class _Lookup:
     """Read access to current objects for admission (sync, from the store's memory)."""
 
@@ -546,6 +557,7 @@ class ApiCore:
             meta.pop("namespace", None)
             namespace = None
         name = meta.get("name")
+        body_named = bool(name)
         if not name:
             gen = meta.get("generateName")
             if gen and isinstance(gen, str):
@@ -577,8 +589,15 @@ class ApiCore:
         # what admission adds (a pod's service account, token volume, priority, tolerations) and
         # what the strategy sets at PrepareForCreate belong to no manager
         record_managed_fields(info, None, obj, opts, "Update", now)
-        await admit(info.group, info.kind, "CREATE", obj, None, self.lookup, default_priority=self._default_priority,
-                    service_accounts=self.service_accounts, storage_protection=self.storage_protection)
+        try:
+            await admit(info.group, info.kind, "CREATE", obj, None, self.lookup,
+                        default_priority=self._default_priority, service_accounts=self.service_accounts,
+                        storage_protection=self.storage_protection)
+        except errors.ForbiddenError as e:
+            generated_from = meta.get("generateName")
+            if not body_named and isinstance(generated_from, str):
+                raise _named_by_prefix(e, name, generated_from) from None
+            raise
         strategy.prepare_for_create(obj)
         strategy.record_requester(obj, opts.user or APISERVER)
         finish = strategy.begin_create(self, info, obj)

@@ -142,6 +142,14 @@ async def test_a_missing_named_account_is_refused_at_once_and_nothing_is_stored(
     assert sleeps.seconds == []  # one read only for a named account
     with pytest.raises(NotFoundError):
         await real_api._client.get(PODS, "p", "default")
+    # a generateName pod is named by its prefix: its name is generated after mutating admission
+    body = pod(serviceAccountName="robot")
+    body["metadata"] = {"generateName": "web-", "namespace": "default"}
+    with pytest.raises(ForbiddenError) as e:
+        await create(real_api, body)
+    assert str(e.value) == ('pods "web-" is forbidden: error looking up service account default/robot: '
+                            'serviceaccount "robot" not found')
+    assert e.value.details == {"name": "web-", "kind": "pods"}
 
 
 async def test_default_is_waited_for_then_refused(real_api: Any, sleeps: Sleeps) -> None:
