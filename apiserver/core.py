@@ -61,6 +61,7 @@ from apiserver.strategies import (
     strategy_for_resource,
     type_error_for,
 )
+from apiserver.strategies.admission import ValidatingForbiddenError
 from apiserver.strategies.admissionregistration import WebhookConfigurationGeneration
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
@@ -595,7 +596,7 @@ class ApiCore:
                         storage_protection=self.storage_protection)
         except errors.ForbiddenError as e:
             generated_from = meta.get("generateName")
-            if not body_named and isinstance(generated_from, str):
+            if not body_named and isinstance(generated_from, str) and not isinstance(e, ValidatingForbiddenError):
                 raise _named_by_prefix(e, name, generated_from) from None
             raise
         strategy.prepare_for_create(obj)

@@ -84,6 +84,11 @@ def forbidden(group: str, kind: str, name: str, why: str, *, causes: list[JsonDi
     return errors.forbidden(resource_for_kind(kind), group, name, why, causes=causes)
 
 
+class ValidatingForbiddenError(ForbiddenError):
+    """A 403 of a validating plugin's step (LimitRanger's limits): upstream raises it after the
+    object's name was generated, so a generateName create is named by its generated name."""
+
+
 def _list(lookup: Lookup, group: str, resource: str, namespace: str | None = None) -> list[JsonDict]:
     lister = getattr(lookup, "list", None)
     items = lister(group, resource, namespace) if callable(lister) else lookup(group, resource, namespace, None)
@@ -561,7 +566,8 @@ def validate_limit_ranger(obj: JsonDict, ranges: list[JsonDict], kind: str = "Po
     if problems:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or meta.get("generateName") or "Unknown")
-        raise forbidden("", kind, name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+        e = forbidden("", kind, name, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+        raise ValidatingForbiddenError(e.message, details=e.details)
 
 
 def _claim_violations(spec: JsonDict, lr: JsonDict) -> list[str]:

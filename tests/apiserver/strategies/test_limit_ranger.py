@@ -5,6 +5,7 @@ messages). Upstream: plugin/pkg/admission/limitranger, pkg/apis/core/validation.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -107,6 +108,13 @@ async def test_limits_are_enforced_with_upstreams_messages(real_api: Any, contai
         await real_api._client.create(PODS, pod("p", *containers))
     assert str(e.value).startswith('pods "p" is forbidden: ')
     assert message in str(e.value)
+    # a validating refusal names a generateName pod by its generated name (upstream generates it
+    # before validating admission)
+    body = pod("p", *containers)
+    body["metadata"] = {"generateName": "web-", "namespace": "default"}
+    with pytest.raises(ForbiddenError) as e:
+        await real_api._client.create(PODS, body)
+    assert re.match(r'^pods "web-[a-z0-9]{5}" is forbidden: ', str(e.value))
     # within every limit: admitted
     ok = await real_api._client.create(PODS, pod("q", {"name": "c", "image": "i", "resources": {
         "requests": {"cpu": "500m", "memory": "64Mi"}, "limits": {"cpu": "1"}}}))
