@@ -30,7 +30,8 @@ from typing import Any
 from minik3s.api.types import JsonDict
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
-_UNSUPPORTED = set("$`<>*?(){}[]!~")
+# unquoted, these expand, redirect, glob or group: the script's effect is then unknown
+_UNSUPPORTED = frozenset("$`<>*?(){}[]~")
 _SLEEP_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _OPERATORS = (";", "&&", "||")
 
@@ -109,9 +110,9 @@ class _Run:
 
 
 def _shell_tokens(text: str) -> list[str]:
-    lex = shlex.shlex(text.replace("\n", ";"), posix=True, punctuation_chars=";&|")
+    lex = shlex.shlex(text.replace("\n", " ; "), posix=True, punctuation_chars=";&|")  # blank lines: no ";;"
     lex.whitespace_split = True
-    lex.commenters = "#"
+    lex.commenters = ""  # comments are already gone (_check_plain): "a#b" is one word
     tokens = list(lex)
     for t in tokens:
         if t in _OPERATORS:
@@ -121,9 +122,49 @@ def _shell_tokens(text: str) -> list[str]:
     return tokens
 
 
+def _check_plain(text: str) -> str:
+    """The script without its comments (an unquoted `#` starting a word, to the end of the line).
+    Raises _Unknown when it uses what the player does not model: an unquoted expansion,
+    redirection, glob or group, `$`/backquote inside double quotes, or `!` starting a word
+    (negation); inside single quotes everything is literal ("echo 'Hi, $USER!'" is fine)."""
+    quote = ""
+    escaped = False
+    prev = " "
+    out: list[str] = []
+    comment = False
+    for ch in text:
+        if comment:
+            if ch != "\n":
+                continue
+            comment = False
+        elif escaped:
+            escaped = False
+        elif quote == "'":
+            if ch == "'":
+                quote = ""
+        elif quote == '"':
+            if ch == '"':
+                quote = ""
+            elif ch == "\\":
+                escaped = True
+            elif ch in "$`":
+                raise _Unknown
+        elif ch == "\\":
+            escaped = True
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev in " \t\n;&|":
+            comment = True
+            continue
+        elif ch in _UNSUPPORTED or (ch == "!" and prev in " \t\n;&|"):
+            raise _Unknown
+        out.append(ch)
+        prev = ch
+    return "".join(out)
+
+
 def _play_shell(text: str, errexit: bool) -> _Run:
-    if _UNSUPPORTED & set(text):
-        raise _Unknown
+    text = _check_plain(text)
     run = _Run()
     tokens = _shell_tokens(text)
     argv: list[str] = []
