@@ -564,6 +564,14 @@ class DeploymentController:
                            else "Deployment has timed out progressing.")
                     du.set_deployment_condition(conds, du.new_condition(
                         "Progressing", "False", du.TIMED_OUT, msg, now_s))
+        # the ReplicaSets' ReplicaFailure (a pod create refused: quota, admission) moves onto the
+        # Deployment, and leaves with it
+        failure = du.replica_failure(all_rses, new_rs)
+        conds = status.setdefault("conditions", [])
+        if failure is not None:
+            du.set_deployment_condition(conds, failure)
+        else:
+            conds[:] = [c for c in conds if c.get("type") != "ReplicaFailure"]
         if status != (d.get("status") or {}):
             if du.condition(status, "Progressing") != du.condition(d.get("status") or {}, "Progressing"):
                 cond = du.condition(status, "Progressing")

@@ -320,6 +320,20 @@ def set_deployment_condition(conditions: list[JsonDict], cond: JsonDict) -> bool
     return True
 
 
+def replica_failure(all_rses: Sequence[JsonDict | None], new_rs: JsonDict | None) -> JsonDict | None:
+    """getReplicaFailures + ReplicaSetToDeploymentCondition: the new ReplicaSet's ReplicaFailure
+    condition, else an old one's, as a Deployment condition (lastUpdateTime = its transition)."""
+    for group in ([new_rs], all_rses):
+        for rs in group:
+            for c in ((rs or {}).get("status") or {}).get("conditions") or ():
+                if isinstance(c, dict) and c.get("type") == "ReplicaFailure":
+                    return {"type": "ReplicaFailure", "status": c.get("status"),
+                            "lastUpdateTime": c.get("lastTransitionTime"),
+                            "lastTransitionTime": c.get("lastTransitionTime"),
+                            "reason": c.get("reason"), "message": c.get("message")}
+    return None
+
+
 def new_condition(ctype: str, status: str, reason: str, message: str, now: str) -> JsonDict:
     return {"type": ctype, "status": status, "lastUpdateTime": now, "lastTransitionTime": now,
             "reason": reason, "message": message}

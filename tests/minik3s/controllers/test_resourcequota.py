@@ -295,3 +295,32 @@ async def test_the_plugin_can_be_disabled_as_kube_apiservers_flag_does(tmp_path)
         await stop(rs)
     with pytest.raises(ValueError, match="cannot be disabled"):
         ServerConfig(data_dir=tmp_path / "x", disable_admission_plugins={"LimitRanger"})
+
+
+async def test_a_deployment_over_quota_reports_replica_failure_until_the_quota_grows(harness):
+    from minik3s.api.resources import DEPLOYMENTS
+    from minik3s.controllers.deployment import DeploymentController
+    from minik3s.controllers.replicaset import ReplicaSetController
+
+    rq = ResourceQuotaController(harness.client, harness.informers)
+    rs = ReplicaSetController(harness.client, harness.informers)
+    dc = DeploymentController(harness.client, harness.informers)
+    harness.start(rq.run, rs.run, dc.run)
+    await harness.client.create(QUOTAS, quota("q", {"pods": "1"}), "default")
+    await used_is(harness, "q", {"pods": "0"})
+    await harness.client.create(DEPLOYMENTS, harness.deploy("web", 2), "default")
+
+    async def failure():
+        d = await harness.client.get(DEPLOYMENTS, "web", "default")
+        conds = {c["type"]: c for c in (d.get("status") or {}).get("conditions") or []}
+        return conds.get("ReplicaFailure")
+
+    cond = await harness.eventually(failure, what="ReplicaFailure on the Deployment")
+    assert cond["status"] == "True" and cond["reason"] == "FailedCreate"
+    assert "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1" in cond["message"]
+    await harness.mutate(QUOTAS, "q", lambda q: q["spec"]["hard"].update(pods="2"))
+
+    async def cleared():
+        return await failure() is None and len(await harness.pods(selector="app=web")) == 2
+
+    await harness.eventually(cleared, what="ReplicaFailure gone, 2 pods")
