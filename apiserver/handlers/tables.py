@@ -28,7 +28,7 @@ from typing import Any
 from minik3s.api.autoscaling_v1 import V1 as HPA_V1
 from minik3s.api.autoscaling_v1 import ConversionError, hpa_v1_to_v2
 from minik3s.api.errors import BadRequestError
-from minik3s.api.quantity import QuantityError, canonical_quantity
+from minik3s.api.quantity import canonical_or_text
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_string
 from minik3s.api.types import JsonDict
@@ -1103,13 +1103,6 @@ def _storage_class(o: JsonDict) -> str:
     return _str(beta) if beta is not None else _str(_d(o, "spec", "storageClassName"))
 
 
-def _quantity_text(q: Any) -> str:
-    try:
-        return canonical_quantity(q)
-    except (QuantityError, TypeError):
-        return _str(q)
-
-
 def _pvc_cells(o: JsonDict, now: datetime) -> list[Any]:
     """printPersistentVolumeClaim: capacity and access modes only once the claim names a volume."""
     phase = "Terminating" if _d(o, "metadata", "deletionTimestamp") else _str(_d(o, "status", "phase"))
@@ -1117,7 +1110,7 @@ def _pvc_cells(o: JsonDict, now: datetime) -> list[Any]:
     capacity = modes = ""
     if volume:
         modes = _access_modes(_d(o, "status", "accessModes"))
-        capacity = _quantity_text((_d(o, "status", "capacity") or {}).get("storage", "0"))
+        capacity = canonical_or_text((_d(o, "status", "capacity") or {}).get("storage", "0"))
     vac = _str(_d(o, "spec", "volumeAttributesClassName")) or "<unset>"
     return [_d(o, "metadata", "name") or "", phase, volume, capacity, modes, _storage_class(o), vac,
             since(_d(o, "metadata", "creationTimestamp"), now), _str(_d(o, "spec", "volumeMode")) or "<unset>"]
@@ -1146,7 +1139,7 @@ def _pv_cells(o: JsonDict, now: datetime) -> list[Any]:
     ref = _d(o, "spec", "claimRef")
     claim = f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}" if isinstance(ref, dict) else ""
     phase = "Terminating" if _d(o, "metadata", "deletionTimestamp") else _str(_d(o, "status", "phase"))
-    size = _quantity_text((_d(o, "spec", "capacity") or {}).get("storage", "0"))
+    size = canonical_or_text((_d(o, "spec", "capacity") or {}).get("storage", "0"))
     vac = _d(o, "spec", "volumeAttributesClassName")
     return [_d(o, "metadata", "name") or "", size, _access_modes(_d(o, "spec", "accessModes")),
             _str(_d(o, "spec", "persistentVolumeReclaimPolicy")), phase, claim, _storage_class(o),

@@ -43,7 +43,7 @@ from minik3s.api.helpers.resources import pod_limits, pod_requests
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import (
     QuantityError,
-    canonical_quantity,
+    canonical_or_text,
     format_milli,
     format_quantity,
     milli_value,
@@ -581,8 +581,8 @@ def _claim_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
             for res, enforced in (item.get(bound) or {}).items():
                 got = requests.get(res, "0")
                 if sign * (_milli(enforced) - _milli(got)) > 0:  # min above the request, max below it
-                    out.append(f"{word} {res} usage per PersistentVolumeClaim is {_canonical_text(enforced)}, "
-                               f"but request is {_canonical_text(got)}")
+                    out.append(f"{word} {res} usage per PersistentVolumeClaim is {canonical_or_text(enforced)}, "
+                               f"but request is {canonical_or_text(got)}")
     return out
 
 
@@ -641,13 +641,6 @@ def _milli(q: Any) -> int:
         return 0
 
 
-def _canonical_text(q: Any) -> str:
-    try:
-        return canonical_quantity(q)
-    except (QuantityError, TypeError):
-        return str(q)
-
-
 def _limit_violations(spec: JsonDict, lr: JsonDict) -> list[str]:
     """PodValidateLimitFunc for one LimitRange: the messages, in upstream's order."""
     out: list[str] = []
@@ -680,26 +673,26 @@ def _check_item(kind: str, item: JsonDict, requests: JsonDict, limits: JsonDict)
     for res, enforced in (item.get("min") or {}).items():
         req, lim, want = requests.get(res), limits.get(res), _milli(enforced)
         if req is None:
-            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}.  No request is specified")
+            out.append(f"minimum {res} usage per {kind} is {canonical_or_text(enforced)}.  No request is specified")
         elif _milli(req) < want:
-            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}, but request is "
-                       f"{_canonical_text(req)}")
+            out.append(f"minimum {res} usage per {kind} is {canonical_or_text(enforced)}, but request is "
+                       f"{canonical_or_text(req)}")
         elif lim is not None and _milli(lim) < want:
-            out.append(f"minimum {res} usage per {kind} is {_canonical_text(enforced)}, but limit is "
-                       f"{_canonical_text(lim)}")
+            out.append(f"minimum {res} usage per {kind} is {canonical_or_text(enforced)}, but limit is "
+                       f"{canonical_or_text(lim)}")
     for res, enforced in (item.get("max") or {}).items():
         req, lim, want = requests.get(res), limits.get(res), _milli(enforced)
         if lim is None:
-            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}.  No limit is specified")
+            out.append(f"maximum {res} usage per {kind} is {canonical_or_text(enforced)}.  No limit is specified")
         elif _milli(lim) > want:
-            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}, but limit is "
-                       f"{_canonical_text(lim)}")
+            out.append(f"maximum {res} usage per {kind} is {canonical_or_text(enforced)}, but limit is "
+                       f"{canonical_or_text(lim)}")
         elif req is not None and _milli(req) > want:
-            out.append(f"maximum {res} usage per {kind} is {_canonical_text(enforced)}, but request is "
-                       f"{_canonical_text(req)}")
+            out.append(f"maximum {res} usage per {kind} is {canonical_or_text(enforced)}, but request is "
+                       f"{canonical_or_text(req)}")
     for res, enforced in (item.get("maxLimitRequestRatio") or {}).items():
         req, lim = requests.get(res), limits.get(res)
-        text = _canonical_text(enforced)
+        text = canonical_or_text(enforced)
         if req is None or _milli(req) == 0:
             out.append(f"{res} max limit to request ratio per {kind} is {text}, but no request is specified or "
                        f"request is 0")

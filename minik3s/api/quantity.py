@@ -133,6 +133,15 @@ def _canonical(value: str | int | float) -> str:
     return format_canonical(parse_quantity(value), quantity_format(value))
 
 
+def canonical_or_text(value: object) -> str:
+    """`canonical_quantity(value)`, or the value as text when it is not a quantity (for
+    messages and table cells that show whatever was stored)."""
+    try:
+        return canonical_quantity(value)  # type: ignore[arg-type]
+    except (QuantityError, TypeError):
+        return value if isinstance(value, str) else str(value)
+
+
 def quantity_format(value: str | int | float) -> str:
     """The format upstream's parser gives a quantity: "BinarySI" for a binary suffix (Ki..Ei),
     "DecimalExponent" for an exponent ("1e3"), else "DecimalSI"."""
