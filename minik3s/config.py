@@ -31,6 +31,7 @@ class ServerConfig(BaseModel):
     # kube-apiserver --disable-admission-plugins (only OPTIONAL_ADMISSION_PLUGINS)
     disable_admission_plugins: set[str] = Field(default_factory=set)
     node_monitor_grace_period: float = Field(50.0, gt=0)
+    node_monitor_period: float = Field(5.0, gt=0)  # how often the node lifecycle controller checks Leases
     horizontal_pod_autoscaler_sync_period: float = Field(15.0, gt=0)
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)

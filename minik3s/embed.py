@@ -114,6 +114,7 @@ class Cluster:
         descheduler_policy: str | Path | None = None,
         descheduling_interval: float = 300.0,
         node_monitor_grace_period: float = 50.0,
+        node_monitor_period: float = 5.0,
         disable: Sequence[str] = (),
         simulated_time: bool = False,
         ready_timeout: float = DEFAULT_READY_TIMEOUT,
@@ -133,6 +134,7 @@ class Cluster:
         self._descheduler_policy = Path(descheduler_policy) if descheduler_policy is not None else None
         self._descheduling_interval = descheduling_interval
         self._grace = node_monitor_grace_period
+        self._monitor_period = node_monitor_period
         self._disable = set(disable)
         self._ready_timeout = ready_timeout
         self._user_agent = user_agent
@@ -220,7 +222,8 @@ class Cluster:
             nodes=_fleet_spec(self._nodes, self._zones, data_dir),
             scheduler_config=self._scheduler_config, descheduler_policy=self._descheduler_policy,
             descheduling_interval=self._descheduling_interval,
-            node_monitor_grace_period=self._grace, disable=self._disable,
+            node_monitor_grace_period=self._grace, node_monitor_period=self._monitor_period,
+            disable=self._disable,
             tls=self._tls or None, tls_san=self._tls_san)
         # invalid configuration fails here, naming the field, as `minik3s server` does
         if config.enabled("scheduler") and config.scheduler_config is not None:

@@ -5,7 +5,7 @@ starts until a test asks for one.
 Fixtures:
 - `minik3s_cluster`: a fresh cluster per test (3 nodes; `@pytest.mark.minik3s(...)` or indirect
   parametrization passes `Cluster` keyword arguments: nodes, zones, simulated_time, tls,
-  scheduler_config, descheduler_policy, node_monitor_grace_period, disable, ...).
+  scheduler_config, descheduler_policy, node_monitor_grace_period, node_monitor_period, disable, ...).
 - `minik3s_session_cluster`: one cluster for the whole session (`--minik3s-nodes`, default 3);
   pair it with `minik3s_namespace` for isolation.
 - `minik3s_namespace`: a fresh namespace per test, deleted afterwards (on the test's own
@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "minik3s(**options): options of the test's minik3s_cluster (nodes=, zones=, simulated_time=, tls=, "
-                   "scheduler_config=, descheduler_policy=, node_monitor_grace_period=, disable=, ...) and "
+                   "scheduler_config=, descheduler_policy=, node_monitor_grace_period=, node_monitor_period=, disable=, ...) and "
                    "export_kubeconfig=True")
 
 

@@ -304,6 +304,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         from minik3s.controllers import ControllerConfig, all_controllers
 
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
+                                node_monitor_period=cfg.node_monitor_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
                                 usage=FleetUsage(rs.components), clock=rs.clock,
                                 root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "")

@@ -42,6 +42,33 @@ from minik3s.utils.clock import FakeClock
 
 pytest_plugins = ["minik3s.testing.pytest_plugin"]
 
+
+def _share_httpx_default_ssl_context() -> None:
+    """Every `httpx.Client()` builds a fresh certifi SSLContext (~40 ms of CPU on the CI-sized
+    machine), even for the plain-http URLs these tests use, and the suite builds thousands. An
+    SSLContext is safe to share, so the test process builds the default one once. Clients given
+    their own `verify=` (the TLS tests) are untouched. A no-op if httpx moves the function."""
+    import functools
+
+    import httpx._transports.default as transports
+
+    original = getattr(transports, "create_ssl_context", None)
+    if original is None:
+        return
+    @functools.cache
+    def shared(cert_file: str | None, cert_dir: str | None) -> Any:  # the env picks the default trust
+        return original()
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        if verify is True and cert is None and trust_env:
+            return shared(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        return original(verify=verify, cert=cert, trust_env=trust_env)
+
+    transports.create_ssl_context = create_ssl_context
+
+
+_share_httpx_default_ssl_context()
+
 QUIET_TURNS = 25  # consecutive idle loop turns before the system counts as settled
 
 

@@ -54,6 +54,8 @@ def add_parser(sub: Any) -> None:
                         "with --disable controllers)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")
+    s.add_argument("--node-monitor-period", type=_duration_seconds, default=5.0,
+                   help="period of the node lifecycle controller's Lease checks, e.g. 5s, 1s (default 5s)")
     s.add_argument("--horizontal-pod-autoscaler-sync-period", type=_duration_seconds, default=15.0,
                    help="period between HorizontalPodAutoscaler syncs, e.g. 15s, 2s (default 15s)")
     s.add_argument("--history-window", type=int, default=100_000,
@@ -101,6 +103,7 @@ def cmd_server(args: argparse.Namespace) -> int:
                            disable_admission_plugins={p.strip() for p in args.disable_admission_plugins.split(",")
                                                       if p.strip()},
                            node_monitor_grace_period=args.node_monitor_grace_period,
+                           node_monitor_period=args.node_monitor_period,
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
                            history_window=args.history_window, compact_interval=args.compact_interval,
                            tls=args.tls, tls_san=list(args.tls_san or []),

@@ -18,7 +18,8 @@ from minik3s.embed import Cluster
 from minik3s.pytest_plugin import cluster_fixture
 
 # one cluster per module, for speed (a fresh one per test is the plugin's default)
-minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=6, node_monitor_grace_period=8)
+minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=6, node_monitor_grace_period=8,
+                                  node_monitor_period=1)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ before and after that decoding."""
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from typing import Any
 
 import httpx
@@ -32,13 +33,19 @@ def fill(url: str) -> str:
         for ns in NAMESPACES[1:]:
             c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).raise_for_status()
 
-    def create(i: int) -> None:
+    clients: list[httpx.Client] = []
+    local = threading.local()
+
+    def create(i: int) -> None:  # 8 writers at once, each on its own kept-alive connection
         ns = NAMESPACES[i % 3]
-        with httpx.Client(base_url=url, timeout=30) as c:
-            c.post(f"/api/v1/namespaces/{ns}/pods", json=pod(f"p-{i:04d}", ns, i)).raise_for_status()
-            if i % 6 == 0:
-                c.post(f"/api/v1/namespaces/{ns}/configmaps",
-                       json={"metadata": {"name": f"cm-{i}"}, "data": {"k": "v" * (i % 50)}}).raise_for_status()
+        c = getattr(local, "client", None)
+        if c is None:
+            c = local.client = httpx.Client(base_url=url, timeout=30)
+            clients.append(c)
+        c.post(f"/api/v1/namespaces/{ns}/pods", json=pod(f"p-{i:04d}", ns, i)).raise_for_status()
+        if i % 6 == 0:
+            c.post(f"/api/v1/namespaces/{ns}/configmaps",
+                   json={"metadata": {"name": f"cm-{i}"}, "data": {"k": "v" * (i % 50)}}).raise_for_status()
 
     with concurrent.futures.ThreadPoolExecutor(8) as ex:
         list(ex.map(create, range(300)))
@@ -46,6 +53,8 @@ def fill(url: str) -> str:
         early = c.get("/api/v1/pods", params={"limit": 1}).json()["metadata"]["resourceVersion"]
     with concurrent.futures.ThreadPoolExecutor(8) as ex:
         list(ex.map(create, range(300, 600)))
+    for client in clients:
+        client.close()
     with httpx.Client(base_url=url, timeout=30) as c:
         for i in range(0, 600, 9):
             ns = NAMESPACES[i % 3]

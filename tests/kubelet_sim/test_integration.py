@@ -25,7 +25,10 @@ from minik3s.testing.server import ServerProcess
 
 pytestmark = pytest.mark.timeout(90)
 
-DISABLE = ["--disable", "scheduler", "--disable", "controllers", "--disable", "descheduler"]
+# a 10 s grace period makes the simulated kubelets renew their Leases every 2 s (grace / 5) rather
+# than upstream's 10 s, so the renewal tests wait seconds, not tens of them
+DISABLE = ["--disable", "scheduler", "--disable", "controllers", "--disable", "descheduler",
+           "--node-monitor-grace-period", "10"]
 
 
 @pytest.fixture(scope="module")

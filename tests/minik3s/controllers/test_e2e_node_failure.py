@@ -27,8 +27,9 @@ DEPLOY = {
 
 
 def test_failed_node_pods_move_elsewhere(minik3s_server_factory):
-    # the grace period must exceed the simulated kubelets' lease renewal interval (10 s, as upstream)
-    srv = minik3s_server_factory("--node-monitor-grace-period", "15", nodes=3)
+    # a short grace period (the simulated kubelets then renew their Leases every grace / 5) checked
+    # every second, so the failure is noticed in seconds rather than upstream's 50 s + 5 s
+    srv = minik3s_server_factory("--node-monitor-grace-period", "5", "--node-monitor-period", "1s", nodes=3)
     with httpx.Client(base_url=srv.url, timeout=10) as c:
         assert c.post("/apis/apps/v1/namespaces/default/deployments", json=DEPLOY).status_code == 201
 
