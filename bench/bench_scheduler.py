@@ -688,7 +688,14 @@ def _watch_clients_result(got: dict[str, Any], submitted: dict[str, float], star
 
 
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {k: round(statistics.median(r[k] for r in runs), 1) for k in runs[0]}
+    """Each figure's median over the runs; list-valued figures (GC collections by generation)
+    element by element."""
+    def med(values: list[Any]) -> Any:
+        if isinstance(values[0], list):
+            return [med(list(col)) for col in zip(*values, strict=True)]
+        return round(statistics.median(values), 1)
+
+    return {k: med([r[k] for r in runs]) for k in runs[0]}
 
 
 def _main_prefilled(args: argparse.Namespace) -> None:

@@ -66,3 +66,14 @@ def test_upstreams_ci_variants_run_at_5000_nodes_unless_told() -> None:
     assert node_counts(None, performance=True) == [5000]
     assert node_counts(None, performance=False) == [500, 5000]
     assert node_counts("100,200", performance=True) == [100, 200]
+
+
+def test_scheduler_bench_medians_list_valued_figures_element_by_element() -> None:
+    """`python -m bench.bench_scheduler --runs N` reports GC collections per generation, a list:
+    its median is taken per generation (a round() of the whole list crashed the report)."""
+    from bench.bench_scheduler import _median
+
+    runs = [{"pods_per_second": 900.0, "gc_collections_by_generation": [40, 3, 0]},
+            {"pods_per_second": 1000.0, "gc_collections_by_generation": [44, 5, 1]},
+            {"pods_per_second": 1100.0, "gc_collections_by_generation": [42, 4, 0]}]
+    assert _median(runs) == {"pods_per_second": 1000.0, "gc_collections_by_generation": [42, 4, 0]}
