@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
-COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler")
+# `local-storage`: K3s' component of that name, the `local-path` StorageClass (created at server
+# start) and the local-path provisioner that serves it
+COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler", "local-storage")
 # admission plugins --disable-admission-plugins may turn off (the others are always on)
 OPTIONAL_ADMISSION_PLUGINS = ("ResourceQuota", "ServiceAccount", "StorageObjectInUseProtection")
 
@@ -35,6 +37,8 @@ class ServerConfig(BaseModel):
     horizontal_pod_autoscaler_sync_period: float = Field(15.0, gt=0)
     history_window: int = Field(100_000, ge=100)
     compact_interval: float = Field(60.0, gt=0)
+    # etcd's --unsafe-no-fsync: commits not fsynced (they survive the process, not a machine crash)
+    unsafe_no_fsync: bool = False
     event_ttl: float = Field(3600.0, gt=0)  # kube-apiserver --event-ttl (1h)
     # TLS (docs/security.md): None = on unless `bind` is a loopback address; False is refused
     # beyond loopback (plain HTTP is served on loopback only)

@@ -101,7 +101,13 @@ class Cluster:
     `async with Cluster(...)` runs it in the caller's loop; `with Cluster(...)` runs it on a
     private loop in a background thread (use `call(coro)` to run a coroutine there). Either way it
     is handed over only when the API answers and every simulated node is Ready.
+
+    `fsync=False` starts it with `--unsafe-no-fsync` (writes survive the process, not a machine
+    crash); clusters built without `fsync=` follow `Cluster.fsync_by_default`, which a test
+    suite's conftest may set to False for all of them.
     """
+
+    fsync_by_default: bool = True
 
     def __init__(
         self,
@@ -115,6 +121,7 @@ class Cluster:
         descheduling_interval: float = 300.0,
         node_monitor_grace_period: float = 50.0,
         node_monitor_period: float = 5.0,
+        fsync: bool | None = None,
         disable: Sequence[str] = (),
         simulated_time: bool = False,
         ready_timeout: float = DEFAULT_READY_TIMEOUT,
@@ -135,6 +142,7 @@ class Cluster:
         self._descheduling_interval = descheduling_interval
         self._grace = node_monitor_grace_period
         self._monitor_period = node_monitor_period
+        self._fsync = self.fsync_by_default if fsync is None else fsync
         self._disable = set(disable)
         self._ready_timeout = ready_timeout
         self._user_agent = user_agent
@@ -223,6 +231,7 @@ class Cluster:
             scheduler_config=self._scheduler_config, descheduler_policy=self._descheduler_policy,
             descheduling_interval=self._descheduling_interval,
             node_monitor_grace_period=self._grace, node_monitor_period=self._monitor_period,
+            unsafe_no_fsync=not self._fsync,
             disable=self._disable,
             tls=self._tls or None, tls_san=self._tls_san)
         # invalid configuration fails here, naming the field, as `minik3s server` does

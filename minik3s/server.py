@@ -50,9 +50,11 @@ from minik3s.api.resources import (
     NAMESPACES,
     PRIORITYCLASSES,
     SERVICES,
+    STORAGECLASSES,
     ResourceInfo,
     ResourceRegistry,
 )
+from minik3s.api.storage import local_path_storage_class
 from minik3s.api.types import JsonDict
 from minik3s.api.user import component_user
 from minik3s.client.informer import SharedInformerFactory
@@ -153,7 +155,7 @@ class FleetUsage:
         return usage.node_usage() if usage is not None else []
 
 
-async def _bootstrap(client: LocalClient, port: int) -> None:
+async def _bootstrap(client: LocalClient, port: int, *, local_storage: bool = True) -> None:
     for ns in SYSTEM_NAMESPACES:
         await _create_missing(client, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for name, value, desc in SYSTEM_PRIORITY_CLASSES:
@@ -167,6 +169,10 @@ async def _bootstrap(client: LocalClient, port: int) -> None:
     # Volcano's installation creates the `default` queue PodGroups fall back to
     await _create_missing(client, VOLCANO_QUEUES, default_volcano_queue())
     await _bootstrap_policy(client, client.core.registry)
+    if local_storage:
+        # K3s' local-storage manifest: the default `local-path` StorageClass (its provisioner runs
+        # as the `local-storage` component, see build_components)
+        await _create_missing(client, STORAGECLASSES, local_path_storage_class())
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
     try:
         await client.get(SERVICES, "kubernetes", "default")
@@ -235,7 +241,9 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         pki = ensure_pki(config.data_dir, sans=sans)
         authn = _authn_settings(config, pki)
     store = SqliteStore(config.db_path, history_window=config.history_window,
-                        compact_interval=config.compact_interval)
+                        compact_interval=config.compact_interval, fsync=not config.unsafe_no_fsync)
+    if config.unsafe_no_fsync:
+        logger.warning("--unsafe-no-fsync: writes are not fsynced; a machine crash can lose acknowledged writes")
     await store.start()
     _private_store_files(config)
     registry = ResourceRegistry()
@@ -251,7 +259,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
     # informers' reads: kube-apiserver's identity
     client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
-    await _bootstrap(client, config.port or 6443)
+    await _bootstrap(client, config.port or 6443, local_storage=config.enabled("local-storage"))
     holder: dict[str, Any] = {}
 
     def explain(namespace: str, name: str) -> Any:
@@ -309,6 +317,13 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
                                 usage=FleetUsage(rs.components), clock=rs.clock,
                                 root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "")
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
+    if cfg.enabled("local-storage"):
+        from minik3s.controllers.local_path import LocalPathProvisioner
+
+        # K3s runs it as a Deployment of its own, independent of kube-controller-manager
+        lpp = LocalPathProvisioner(rs.client_for("local-path-provisioner"), rs.informers, clock=rs.clock)
+        rs.components["local-storage"] = lpp
+        out.append(("local-storage", lpp.run))
     if cfg.enabled("scheduler"):
         from scheduler.config import load_config
         from scheduler.metrics import SchedulerMetrics

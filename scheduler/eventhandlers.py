@@ -6,7 +6,10 @@ spec.schedulerName is one of our profiles feed the queue (a pod carrying a delet
 leaves the queue); a pod that becomes assigned leaves the queue. Nodes feed the cache and wake
 unschedulable pods (NodeAdd, node updates classified by `node_scheduling_property_changes`).
 Gang objects (Volcano / x-k8s PodGroups, Workloads, Volcano Queues) wake the pods the gang
-plugins rejected (PodGroup Add/Update events), when some profile registers for them.
+plugins rejected (PodGroup Add/Update events), when some profile registers for them. Storage
+objects (PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities,
+VolumeAttachments) do the same for the volume plugins: `<Kind>Add/Update/Delete` events, for
+the actions some profile registered (upstream addAllEventHandlers' per-GVK handlers).
 Handlers are synchronous and cheap; they never call the API.
 """
 
@@ -17,7 +20,7 @@ from collections.abc import Container, Mapping
 from typing import Any, Protocol
 
 from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS
-from minik3s.api.resources import WORKLOADS
+from minik3s.api.resources import WORKLOADS, ResourceInfo, builtin_resources
 from minik3s.api.types import JsonDict
 from scheduler.backend.cache import Cache
 from scheduler.backend.queue import (
@@ -35,6 +38,22 @@ logger = logging.getLogger(__name__)
 GANG_OBJECT_RESOURCES = (VOLCANO_PODGROUPS, XK8S_PODGROUPS, WORKLOADS, VOLCANO_QUEUES)
 EVENT_POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "PodGroupAdd")
 EVENT_POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
+
+
+def _builtin(group: str, resource: str) -> ResourceInfo:
+    return next(r for r in builtin_resources() if (r.group, r.resource) == (group, resource))
+
+
+# the storage kinds whose events plugins may register, and the resource each is watched as
+STORAGE_OBJECT_RESOURCES: dict[EventResource, ResourceInfo] = {
+    EventResource.PERSISTENT_VOLUME: _builtin("", "persistentvolumes"),
+    EventResource.PERSISTENT_VOLUME_CLAIM: _builtin("", "persistentvolumeclaims"),
+    EventResource.STORAGE_CLASS: _builtin("storage.k8s.io", "storageclasses"),
+    EventResource.CSI_NODE: _builtin("storage.k8s.io", "csinodes"),
+    EventResource.CSI_DRIVER: _builtin("storage.k8s.io", "csidrivers"),
+    EventResource.CSI_STORAGE_CAPACITY: _builtin("storage.k8s.io", "csistoragecapacities"),
+    EventResource.VOLUME_ATTACHMENT: _builtin("storage.k8s.io", "volumeattachments"),
+}
 
 
 class _InformerLike(Protocol):
@@ -76,6 +95,32 @@ class EventHandlers:
             return
         for res in GANG_OBJECT_RESOURCES:
             informers.informer(res).add_handler(on_add=self.on_gang_object_add, on_update=self.on_gang_object_update)
+
+    def register_storage_informers(self, informers: Any, frameworks: Mapping[str, Any]) -> list[Any]:
+        """Watch the storage kinds some profile's plugins registered events for, delivering only
+        the registered actions (a scheduler whose plugins want none watches none). Returns the
+        informers, for the scheduler to wait for before its first cycle."""
+        wanted: dict[EventResource, ActionType] = {}
+        for fw in frameworks.values():
+            for regs in fw.events_to_register().values():
+                for reg in regs:
+                    res = reg.event.resource
+                    if res in STORAGE_OBJECT_RESOURCES:
+                        wanted[res] = wanted.get(res, ActionType(0)) | reg.event.action
+        out = []
+        for res, actions in wanted.items():
+            inf = informers.informer(STORAGE_OBJECT_RESOURCES[res])
+            add = ClusterEvent(res, ActionType.ADD, f"{res.value}Add")
+            update = ClusterEvent(res, ActionType.UPDATE, f"{res.value}Update")
+            delete = ClusterEvent(res, ActionType.DELETE, f"{res.value}Delete")
+            move = self.queue.move_all_to_active_or_backoff
+            inf.add_handler(
+                on_add=(lambda obj, e=add, m=move: m(e, None, obj)) if actions & ActionType.ADD else None,
+                on_update=(lambda old, new, e=update, m=move: m(e, old, new)) if actions & ActionType.UPDATE
+                else None,
+                on_delete=(lambda obj, e=delete, m=move: m(e, obj, None)) if actions & ActionType.DELETE else None)
+            out.append(inf)
+        return out
 
     def on_gang_object_add(self, obj: JsonDict) -> None:
         self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_ADD, None, obj)

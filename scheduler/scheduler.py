@@ -368,6 +368,8 @@ class Scheduler:
         self.handlers.register(self._pod_informer, self._node_informer)
         # gang scheduling: PodGroup / Workload / Queue changes wake the gang's pods
         self.handlers.register_gang_informers(informers, self.frameworks)
+        # volume plugins: PersistentVolume / claim / StorageClass / CSI changes wake their pods
+        self._storage_informers = self.handlers.register_storage_informers(informers, self.frameworks)
         self.explainer.add_section("gang", gang_section(self.frameworks, self._pod_informer.store))
         self._tg: asyncio.TaskGroup | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
@@ -388,6 +390,8 @@ class Scheduler:
         schedule until cancelled."""
         await self._pod_informer.wait_for_sync()
         await self._node_informer.wait_for_sync()
+        for inf in self._storage_informers:
+            await inf.wait_for_sync()
         logger.info("scheduler started profiles=%s", ",".join(self.frameworks))
         try:
             async with asyncio.TaskGroup() as tg:

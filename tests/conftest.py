@@ -37,7 +37,9 @@ from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer, SharedInformerFactory, object_key
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
+from minik3s.embed import Cluster as EmbeddedCluster
 from minik3s.server import SYSTEM_NAMESPACES
+from minik3s.testing.server import ServerProcess
 from minik3s.utils.clock import FakeClock
 
 pytest_plugins = ["minik3s.testing.pytest_plugin"]
@@ -68,6 +70,13 @@ def _share_httpx_default_ssl_context() -> None:
 
 
 _share_httpx_default_ssl_context()
+
+# The suite's clusters are thrown away after each test: their servers commit without fsync
+# (`--unsafe-no-fsync`: an acknowledged write survives the process, not a machine crash). fsyncs
+# were half of what the write-heavy tests waited for. The storage tests that check what
+# synchronous mode a store commits with open their own stores (tests/apiserver/storage).
+ServerProcess.fsync_by_default = False
+EmbeddedCluster.fsync_by_default = False
 
 QUIET_TURNS = 25  # consecutive idle loop turns before the system counts as settled
 
@@ -242,7 +251,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def real_api(tmp_path: Path, clock: FakeClock) -> AsyncIterator[RealCluster]:
-    store = SqliteStore(tmp_path / "state.db", compact_interval=0, clock=clock)
+    store = SqliteStore(tmp_path / "state.db", compact_interval=0, clock=clock, fsync=False)
     await store.start()
     core = ApiCore(store, ResourceRegistry(), clock=clock, rng=random.Random(0))
     c = RealCluster(core, clock)

@@ -188,7 +188,11 @@ class SqliteStore:
         batch_max: int = 1000,
         clock: Clock | None = None,
         max_object_bytes: int = MAX_OBJECT_BYTES,
+        fsync: bool = True,
     ) -> None:
+        """`fsync=False` (etcd's --unsafe-no-fsync) commits with synchronous=OFF: a write
+        survives the server process dying (the OS has it) but not the machine crashing before the
+        OS flushed it. For throwaway clusters (test suites); the default is durable."""
         if history_window < 1:
             raise ValueError("history_window must be >= 1")
         self._path = os.fspath(path)
@@ -199,6 +203,7 @@ class SqliteStore:
         self._batch_max = max(1, batch_max)
         self._max_object = max_object_bytes
         self._clock = clock or Clock()
+        self._synchronous = "FULL" if fsync else "OFF"
 
         self._db: aiosqlite.Connection | None = None
         # each current object's JSON as committed (the bytes written to SQLite or read at start):
@@ -292,7 +297,7 @@ class SqliteStore:
                     # decoded every object; now it holds their bytes, see decode_in_background).
                     gc.freeze()
             if wal:
-                self._ckpt_db = await _open_checkpointer(self._path)
+                self._ckpt_db = await _open_checkpointer(self._path, self._synchronous)
         except BaseException:
             await db.close()
             self._db = None
@@ -351,6 +356,7 @@ class SqliteStore:
                 await db.execute(stmt)
         for stmt in schema.OPEN_PRAGMAS:
             await db.execute(stmt)
+        await db.execute(f"PRAGMA synchronous={self._synchronous}")
         await db.execute("BEGIN IMMEDIATE")
         for stmt in schema.CREATE_TABLES:
             await db.execute(stmt)
@@ -1157,13 +1163,14 @@ async def _vacuum_step_job(db: aiosqlite.Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
-async def _open_checkpointer(path: str) -> aiosqlite.Connection:
+async def _open_checkpointer(path: str, synchronous: str = "FULL") -> aiosqlite.Connection:
     """The background checkpointer's own connection (and thread). It never writes rows; it
-    checkpoints with synchronous=FULL (the database file is fsynced before the WAL is reused) and
-    gives up at once when the writer holds a lock a checkpoint mode needs (busy_timeout=0)."""
+    checkpoints with synchronous=FULL (the database file is fsynced before the WAL is reused;
+    OFF only for a store opened with fsync=False) and gives up at once when the writer holds a
+    lock a checkpoint mode needs (busy_timeout=0)."""
     db = await aiosqlite.connect(path, isolation_level=None)
     try:
-        for stmt in ("PRAGMA synchronous=FULL", "PRAGMA busy_timeout=0", "PRAGMA wal_autocheckpoint=0"):
+        for stmt in (f"PRAGMA synchronous={synchronous}", "PRAGMA busy_timeout=0", "PRAGMA wal_autocheckpoint=0"):
             await db.execute(stmt)
     except BaseException:
         await db.close()

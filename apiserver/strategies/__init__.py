@@ -77,6 +77,7 @@ from .storage import (
     CSINodeStrategy,
     CSIStorageCapacityStrategy,
     PersistentVolumeClaimStrategy,
+    PersistentVolumeStrategy,
     StorageClassStrategy,
     VolumeAttachmentStrategy,
 )
@@ -133,8 +134,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("coordination.k8s.io", "Lease"): LeaseStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy(),
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
-        ("", "PersistentVolume"): GenericStrategy("PersistentVolume", "", has_status=True,
-                                                  return_deleted_object=True),
+        ("", "PersistentVolume"): PersistentVolumeStrategy(),
         ("", "ResourceQuota"): ResourceQuotaStrategy(),
         ("", "Binding"): BindingStrategy(),
         # upstream storages with ReturnDeletedObject: true (pods, services, namespaces above)

@@ -17,6 +17,7 @@ Data flow: core create/update -> default -> validate / validate_update -> storag
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from minik3s.api.quantity import QuantityError, parse_quantity
@@ -31,6 +32,7 @@ from minik3s.api.validation import (
     required,
     validate_label_selector,
 )
+from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
 
@@ -281,6 +283,49 @@ def validate_claim_spec(spec: JsonDict, path: str = "spec") -> list[JsonDict]:
     if isinstance(cls, str) and cls:
         errs.extend(invalid(f"{path}.storageClassName", cls, m) for m in is_dns1123_subdomain(cls))
     return errs
+
+
+class PersistentVolumeStrategy(Strategy):
+    """core/v1 PersistentVolume (pkg/registry/core/persistentvolume/strategy.go and the v1
+    defaults): reclaim policy Retain and volumeMode Filesystem by default; a new volume is
+    Pending since its creation (`status.lastPhaseTransitionTime`, GA in 1.31); a status write
+    that changes the phase without changing that time gets the time of the write (the wall
+    clock: strategies have no clock, so components that run on another clock write it
+    themselves, as the PV controller does)."""
+
+    kind = "PersistentVolume"
+    has_status = True
+    return_deleted_object = True
+
+    def _default(self, obj: JsonDict) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            if spec.get("persistentVolumeReclaimPolicy") is None:
+                spec["persistentVolumeReclaimPolicy"] = "Retain"
+            if spec.get("volumeMode") is None:
+                spec["volumeMode"] = "Filesystem"
+
+    def _reset_status_on_create(self, obj: JsonDict) -> None:
+        # the request core stamps creationTimestamp just before this, from its clock
+        stamp = as_dict(obj.get("metadata")).get("creationTimestamp")
+        obj["status"] = {"phase": "Pending",
+                         "lastPhaseTransitionTime": stamp if isinstance(stamp, str) and stamp else _now()}
+
+    def prepare_for_status_update(self, new: JsonDict, old: JsonDict) -> None:
+        super().prepare_for_status_update(new, old)
+        new_status, old_status = new.get("status"), as_dict(old.get("status"))
+        if not isinstance(new_status, dict):
+            return
+        changed = new_status.get("phase") != old_status.get("phase")
+        stamp = new_status.get("lastPhaseTransitionTime")
+        if not changed and stamp is None and "lastPhaseTransitionTime" in old_status:
+            new_status["lastPhaseTransitionTime"] = old_status["lastPhaseTransitionTime"]
+        elif changed and (stamp is None or stamp == old_status.get("lastPhaseTransitionTime")):
+            new_status["lastPhaseTransitionTime"] = _now()
+
+
+def _now() -> str:
+    return rfc3339(datetime.now(UTC))
 
 
 class PersistentVolumeClaimStrategy(Strategy):

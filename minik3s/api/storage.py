@@ -1,13 +1,30 @@
 """storage.k8s.io/v1 wire types: StorageClass, CSIDriver, CSINode, CSIStorageCapacity,
 VolumeAttachment (layer L2, upstream k8s.io/api/storage/v1).
 
-Stored and validated; no provisioner or attacher runs in minik3s, so these objects describe
-storage to clients and the scheduler's view only.
+Stored and validated. The only provisioner that runs is the simulated local-path one of K3s
+(minik3s.controllers.local_path, component `local-storage`), serving the `local-path` class
+`local_path_storage_class()` describes; no attacher runs.
 """
 
 from __future__ import annotations
 
 from minik3s.api.meta import K8sModel, LabelSelector, Quantity, TypedObject
+from minik3s.api.types import JsonDict
+
+LOCAL_PATH_PROVISIONER = "rancher.io/local-path"
+LOCAL_PATH_STORAGE_CLASS = "local-path"
+
+
+def local_path_storage_class() -> JsonDict:
+    """The StorageClass K3s' local-storage manifest creates: the default class, provisioned by
+    rancher.io/local-path, WaitForFirstConsumer, reclaim Delete."""
+    return {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": LOCAL_PATH_STORAGE_CLASS,
+                     "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": LOCAL_PATH_PROVISIONER, "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
 
 
 class TopologySelectorLabelRequirement(K8sModel):

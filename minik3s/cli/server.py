@@ -62,6 +62,9 @@ def add_parser(sub: Any) -> None:
                    help="revisions of change history kept for watch resumption (default 100000)")
     s.add_argument("--compact-interval", type=float, default=60.0,
                    help="seconds between history compactions (default 60)")
+    s.add_argument("--unsafe-no-fsync", action="store_true",
+                   help="do not fsync commits (etcd's flag): faster, and an acknowledged write survives the "
+                        "process but not a machine crash; for throwaway clusters such as test suites")
     s.add_argument("--tls", action=argparse.BooleanOptionalAction, default=None,
                    help="serve HTTPS with client authentication (default: on unless --bind is a loopback address; "
                         "--no-tls is refused beyond loopback)")
@@ -106,6 +109,7 @@ def cmd_server(args: argparse.Namespace) -> int:
                            node_monitor_period=args.node_monitor_period,
                            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
                            history_window=args.history_window, compact_interval=args.compact_interval,
+                           unsafe_no_fsync=args.unsafe_no_fsync,
                            tls=args.tls, tls_san=list(args.tls_san or []),
                            token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None,
                            min_request_timeout=args.min_request_timeout, request_timeout=args.request_timeout,

@@ -26,7 +26,7 @@ ALL_CONTROLLER_NAMES = (
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
     "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
-    "pvc-protection", "pv-protection",
+    "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume",
 )
 
 
@@ -54,6 +54,7 @@ class ControllerConfig:
     concurrent_rc_syncs: int = 5
     concurrent_cron_job_syncs: int = 5
     concurrent_resource_quota_syncs: int = 5
+    concurrent_ephemeral_volume_syncs: int = 5  # --concurrent-ephemeralvolume-syncs
     resource_quota_sync_period: float = 300.0  # --resource-quota-sync-period
     # --horizontal-pod-autoscaler-sync-period; the HPA controller runs when `usage` is given
     horizontal_pod_autoscaler_sync_period: float = 15.0
@@ -75,11 +76,13 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
     from minik3s.controllers.endpoints import EndpointsController
+    from minik3s.controllers.ephemeral import EphemeralVolumeController
     from minik3s.controllers.garbage_collector import GarbageCollector
     from minik3s.controllers.hpa import HorizontalPodAutoscalerController
     from minik3s.controllers.job import JobController
     from minik3s.controllers.namespace import NamespaceController
     from minik3s.controllers.node_lifecycle import NodeLifecycleController
+    from minik3s.controllers.persistentvolume import PersistentVolumeController
     from minik3s.controllers.podgc import PodGCController
     from minik3s.controllers.podgroup_status import PodGroupStatusController
     from minik3s.controllers.replicaset import ReplicaSetController
@@ -163,6 +166,12 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("pvc-protection") or on("pv-protection"):
         sp = StorageProtectionController(client, informers, claims=on("pvc-protection"), volumes=on("pv-protection"))
         out.append(("pvc-protection", lambda: sp.run()))
+    if on("persistentvolume-binder"):
+        pvc = PersistentVolumeController(client, informers, clock=clock)
+        out.append(("persistentvolume-binder", lambda: pvc.run()))
+    if on("ephemeral-volume"):
+        evc = EphemeralVolumeController(client, informers, clock=clock)
+        out.append(("ephemeral-volume", lambda: evc.run(c.concurrent_ephemeral_volume_syncs)))
     if on("namespace"):
         ns = NamespaceController(client, informers, clock=clock)
         out.append(("namespace", lambda: ns.run(c.concurrent_namespace_syncs)))

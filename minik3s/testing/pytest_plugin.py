@@ -4,7 +4,8 @@ in-process plugin `minik3s.pytest_plugin`, whose `minik3s_cluster` is the full c
 
 - `minik3s_api`: a module-scoped API-only server process (no scheduler, controllers or kubelets).
 - `minik3s_server_factory`: start server processes with any arguments (restarts, signals, flags;
-  `tls=True` for HTTPS with authentication); all are stopped at the end.
+  `tls=True` for HTTPS with authentication; `fsync=False` for `--unsafe-no-fsync`, default
+  `ServerProcess.fsync_by_default`); all are stopped at the end.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ API_ONLY = ["--disable", "scheduler", "--disable", "controllers", "--disable", "
 def minik3s_server_factory(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
     started: list[ServerProcess] = []
 
-    def make(*args: str, nodes: str | int = 0, name: str = "srv", start: bool = True, tls: bool = False
-             ) -> ServerProcess:
-        srv = ServerProcess(tmp_path / f"{name}-{len(started)}", nodes=nodes, args=list(args), tls=tls)
+    def make(*args: str, nodes: str | int = 0, name: str = "srv", start: bool = True, tls: bool = False,
+             fsync: bool | None = None) -> ServerProcess:
+        srv = ServerProcess(tmp_path / f"{name}-{len(started)}", nodes=nodes, args=list(args), tls=tls,
+                            fsync=fsync)
         started.append(srv)
         return srv.start() if start else srv
 

@@ -23,6 +23,11 @@ from types import TracebackType
 
 
 class ServerProcess:
+    # `--unsafe-no-fsync` for every server this process starts unless `fsync=` says otherwise
+    # (a test suite's conftest sets it: its clusters are thrown away, and fsyncs are most of the
+    # time a write-heavy test waits for)
+    fsync_by_default: bool = True
+
     def __init__(
         self,
         data_dir: str | os.PathLike[str],
@@ -32,8 +37,10 @@ class ServerProcess:
         env: dict[str, str] | None = None,
         log_level: str = "WARNING",
         tls: bool = False,
+        fsync: bool | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.fsync = self.fsync_by_default if fsync is None else fsync
         self.tls = tls
         self.nodes = str(nodes)
         self.args = list(args)
@@ -81,6 +88,7 @@ class ServerProcess:
             "--nodes",
             self.nodes,
             *(["--tls"] if self.tls else []),
+            *([] if self.fsync else ["--unsafe-no-fsync"]),
             *self.args,
         ]
         env = dict(os.environ)

@@ -187,6 +187,10 @@ class EventResource(enum.StrEnum):
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    CSI_DRIVER = "CSIDriver"
+    CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+    VOLUME_ATTACHMENT = "VolumeAttachment"
     POD_GROUP = "PodGroup"
     WILDCARD = "*"
 

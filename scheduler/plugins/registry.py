@@ -17,10 +17,14 @@ from scheduler.plugins.node_ports import NodePorts
 from scheduler.plugins.node_resources.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler.plugins.node_resources.fit import NodeResourcesFit
 from scheduler.plugins.node_unschedulable import NodeUnschedulable
+from scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
 from scheduler.plugins.priority_sort import PrioritySort
 from scheduler.plugins.scheduling_gates import SchedulingGates
 from scheduler.plugins.taint_toleration import TaintToleration
+from scheduler.plugins.volume_binding import VolumeBinding
+from scheduler.plugins.volume_restrictions import VolumeRestrictions
+from scheduler.plugins.volume_zone import VolumeZone
 
 
 def in_tree_registry() -> dict[str, type[Plugin]]:
@@ -33,10 +37,14 @@ def in_tree_registry() -> dict[str, type[Plugin]]:
         names.NODE_AFFINITY: NodeAffinity,
         names.NODE_PORTS: NodePorts,
         names.NODE_RESOURCES_FIT: NodeResourcesFit,
+        names.VOLUME_RESTRICTIONS: VolumeRestrictions,
+        names.NODE_VOLUME_LIMITS: NodeVolumeLimits,
+        names.VOLUME_ZONE: VolumeZone,
         names.NODE_RESOURCES_BALANCED_ALLOCATION: NodeResourcesBalancedAllocation,
         names.IMAGE_LOCALITY: ImageLocality,
         names.INTER_POD_AFFINITY: InterPodAffinity,
         names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
+        names.VOLUME_BINDING: VolumeBinding,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.DEFAULT_BINDER: DefaultBinder,
         names.COSCHEDULING: Coscheduling,

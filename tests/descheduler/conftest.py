@@ -135,7 +135,7 @@ class Cluster:
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     clock = FakeClock()
-    store = SqliteStore(tmp_path / "state.db")
+    store = SqliteStore(tmp_path / "state.db", fsync=False)  # thrown away after the test
     await store.start()
     core = ApiCore(store, ResourceRegistry(), clock=clock)
     core.load_crds()

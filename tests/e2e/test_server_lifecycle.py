@@ -47,3 +47,15 @@ def test_sigterm_closes_watches_and_exits_cleanly(minik3s_server_factory):
     srv.start()
     with httpx.Client(base_url=srv.url) as c:
         assert c.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
+
+
+def test_unsafe_no_fsync_is_announced_and_the_default_is_durable(minik3s_server_factory):
+    """The flag reaches the store (the store test checks the pragma) and says what it costs; a
+    server started without it says nothing of the kind. (This suite's conftest starts its servers
+    with the flag; `fsync=True` asks for the default.)"""
+    fast = minik3s_server_factory("--disable", "kubelet", fsync=False)
+    durable = minik3s_server_factory("--disable", "kubelet", fsync=True, name="durable")
+    assert httpx.get(f"{fast.url}/readyz").text == "ok" and httpx.get(f"{durable.url}/readyz").text == "ok"
+    warning = "--unsafe-no-fsync: writes are not fsynced; a machine crash can lose acknowledged writes"
+    assert warning in fast.tail_log()
+    assert "--unsafe-no-fsync" not in durable.tail_log()

@@ -56,3 +56,17 @@ async def test_reopened_store_sets_synchronous_full_again(
     second = await open_store()
     assert await writer_pragmas(second) == ("wal", SYNCHRONOUS_FULL)
     assert second.get("core/configmaps/default/a") is not None
+
+
+async def test_fsync_false_commits_with_synchronous_off_and_the_default_stays_full(
+        open_store: Callable[..., Awaitable[SqliteStore]], db_path: Path) -> None:
+    """`minik3s server --unsafe-no-fsync` (etcd's flag; the test suite's throwaway clusters use
+    it) opens the store with fsync=False: still WAL, commits with synchronous=OFF (0). The same
+    file reopened without it is back to FULL: the setting belongs to the process, not the file."""
+    fast = await open_store(fsync=False)
+    await fast.create("core/configmaps/default/a", {"metadata": {"name": "a"}})
+    assert await writer_pragmas(fast) == ("wal", 0)
+    await fast.close()
+    durable = await open_store()
+    assert await writer_pragmas(durable) == ("wal", SYNCHRONOUS_FULL)
+    assert durable.get("core/configmaps/default/a") is not None

@@ -10,6 +10,7 @@ fails the test."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -186,9 +187,9 @@ class Harness:
             pass
 
 
-@pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    cfg = ServerConfig(data_dir=tmp_path / "srv", port=0, disable={"scheduler", "controllers", "kubelet", "descheduler"})
+@contextlib.asynccontextmanager
+async def _harness(tmp_path: Path, disable: set[str]) -> AsyncIterator[Harness]:
+    cfg = ServerConfig(data_dir=tmp_path / "srv", port=0, disable=disable)
     rs = await start(cfg)
     h = Harness(rs)
     try:
@@ -198,3 +199,19 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
             await h.close()
         finally:
             await stop(rs)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    # no components at all: not even K3s' local-storage (its default `local-path` class), so a
+    # claim gets a class only where a test creates one
+    async with _harness(tmp_path, {"scheduler", "controllers", "kubelet", "descheduler", "local-storage"}) as h:
+        yield h
+
+
+@pytest.fixture
+async def storage_harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    """The harness on a server that keeps K3s' local-storage: its default `local-path` class
+    exists (the provisioner is started by the test, like any controller under test)."""
+    async with _harness(tmp_path, {"scheduler", "controllers", "kubelet", "descheduler"}) as h:
+        yield h
