@@ -86,11 +86,13 @@ def table(out: str) -> list[list[str]]:
 def eventually(pred: Callable[[], Any], *, timeout: float = 30.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
+    pause = 0.01
     while time.monotonic() < deadline:
         last = pred()
         if last:
             return last
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last={last!r})")
 
 

@@ -366,10 +366,12 @@ def cli(
 
 def wait_for(cond: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
+    pause = 0.01
     while not cond():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def table(stdout: str) -> list[list[str]]:
