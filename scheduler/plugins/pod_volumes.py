@@ -42,7 +42,8 @@ class PodVolumes:
     """A pod's volumes as the volume plugins need them. `claims`: (claim name, is a generic
     ephemeral volume) per claim-backed volume, in volume order; `conflict`: some volume is of a
     type VolumeRestrictions checks; `inline_migratable`: some inline in-tree volume is of a
-    migratable type; `any_volume`: spec.volumes is not empty."""
+    migratable type; `any_volume`: some volume is of a type a volume plugin may look at (not only
+    projected / configMap / secret / emptyDir / downwardAPI ones)."""
 
     claims: tuple[tuple[str, bool], ...]
     conflict: bool
@@ -67,7 +68,7 @@ def _parse(pod: JsonDict) -> PodVolumes:
     if not vols:
         return _NO_VOLUMES
     claims: list[tuple[str, bool]] = []
-    conflict = migratable = False
+    conflict = migratable = other = False
     for v in vols:
         pvc = v.get("persistentVolumeClaim")
         if pvc is not None:
@@ -76,14 +77,19 @@ def _parse(pod: JsonDict) -> PodVolumes:
         if v.get("ephemeral") is not None:
             claims.append((ephemeral_claim_name(pod, v), True))
             continue
-        if "projected" in v or "configMap" in v or "secret" in v or "emptyDir" in v:
+        if "projected" in v or "configMap" in v or "secret" in v or "emptyDir" in v or "downwardAPI" in v:
             continue
+        other = True
         for src in CONFLICT_SOURCES:
             if v.get(src) is not None:
                 conflict = True
         for src in MIGRATABLE_INLINE_SOURCES:
             if v.get(src) is not None:
                 migratable = True
+    if not claims and not other:
+        # only volumes no volume plugin looks at (every pod's service-account token is one):
+        # shared, so the plugins' PreFilters Skip on one attribute read
+        return _NO_VOLUMES
     return PodVolumes(tuple(claims), conflict, migratable, True)
 
 
