@@ -20,7 +20,17 @@ from collections.abc import Container, Mapping
 from typing import Any, Protocol
 
 from minik3s.api.gang import VOLCANO_PODGROUPS, VOLCANO_QUEUES, XK8S_PODGROUPS
-from minik3s.api.resources import WORKLOADS, ResourceInfo, builtin_resources
+from minik3s.api.resources import (
+    CSIDRIVERS,
+    CSINODES,
+    CSISTORAGECAPACITIES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    STORAGECLASSES,
+    VOLUMEATTACHMENTS,
+    WORKLOADS,
+    ResourceInfo,
+)
 from minik3s.api.types import JsonDict
 from scheduler.backend.cache import Cache
 from scheduler.backend.queue import (
@@ -40,19 +50,15 @@ EVENT_POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "Pod
 EVENT_POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
 
 
-def _builtin(group: str, resource: str) -> ResourceInfo:
-    return next(r for r in builtin_resources() if (r.group, r.resource) == (group, resource))
-
-
 # the storage kinds whose events plugins may register, and the resource each is watched as
 STORAGE_OBJECT_RESOURCES: dict[EventResource, ResourceInfo] = {
-    EventResource.PERSISTENT_VOLUME: _builtin("", "persistentvolumes"),
-    EventResource.PERSISTENT_VOLUME_CLAIM: _builtin("", "persistentvolumeclaims"),
-    EventResource.STORAGE_CLASS: _builtin("storage.k8s.io", "storageclasses"),
-    EventResource.CSI_NODE: _builtin("storage.k8s.io", "csinodes"),
-    EventResource.CSI_DRIVER: _builtin("storage.k8s.io", "csidrivers"),
-    EventResource.CSI_STORAGE_CAPACITY: _builtin("storage.k8s.io", "csistoragecapacities"),
-    EventResource.VOLUME_ATTACHMENT: _builtin("storage.k8s.io", "volumeattachments"),
+    EventResource.PERSISTENT_VOLUME: PERSISTENTVOLUMES,
+    EventResource.PERSISTENT_VOLUME_CLAIM: PERSISTENTVOLUMECLAIMS,
+    EventResource.STORAGE_CLASS: STORAGECLASSES,
+    EventResource.CSI_NODE: CSINODES,
+    EventResource.CSI_DRIVER: CSIDRIVERS,
+    EventResource.CSI_STORAGE_CAPACITY: CSISTORAGECAPACITIES,
+    EventResource.VOLUME_ATTACHMENT: VOLUMEATTACHMENTS,
 }
 
 

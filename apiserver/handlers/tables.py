@@ -28,6 +28,7 @@ from typing import Any
 from minik3s.api.autoscaling_v1 import V1 as HPA_V1
 from minik3s.api.autoscaling_v1 import ConversionError, hpa_v1_to_v2
 from minik3s.api.errors import BadRequestError
+from minik3s.api.helpers.persistent_volumes import is_default_class
 from minik3s.api.quantity import canonical_or_text
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.selectors import label_selector_string
@@ -1321,14 +1322,9 @@ NETWORKPOLICY_PRINTER = Printer(
                     since(_d(o, "metadata", "creationTimestamp"), now)],
 )
 
-DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
-                             "storageclass.beta.kubernetes.io/is-default-class")
-
-
 def _storage_class_cells(o: JsonDict, now: datetime) -> list[Any]:
     name = _str(_d(o, "metadata", "name"))
-    annotations = _d(o, "metadata", "annotations") or {}
-    if any(annotations.get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+    if is_default_class(o):
         name += " (default)"
     return [name, _str(o.get("provisioner")), _str(o.get("reclaimPolicy")) or "Delete",
             _str(o.get("volumeBindingMode")) or "Immediate", bool(o.get("allowVolumeExpansion")),

@@ -39,6 +39,7 @@ from apiserver.storage.interface import Store, Watcher
 from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.names import generate_name
+from minik3s.api.helpers.persistent_volumes import ANN_BETA_STORAGE_CLASS, default_storage_class
 from minik3s.api.helpers.resources import pod_limits, pod_requests
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import (
@@ -795,9 +796,6 @@ def admit_storage_protection(kind: str, obj: JsonDict) -> None:
         meta["finalizers"] = [*finalizers, finalizer]
 
 
-DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
-                             "storageclass.beta.kubernetes.io/is-default-class")
-BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 
 
 def admit_default_storage_class(obj: JsonDict, lookup: Lookup) -> None:
@@ -808,19 +806,11 @@ def admit_default_storage_class(obj: JsonDict, lookup: Lookup) -> None:
     meta = obj.get("metadata") or {}
     if not isinstance(spec, dict) or spec.get("storageClassName") is not None:
         return
-    if BETA_CLASS_ANNOTATION in (meta.get("annotations") or {}):
+    if ANN_BETA_STORAGE_CLASS in (meta.get("annotations") or {}):
         return
-    defaults = [c for c in _list(lookup, "storage.k8s.io", "storageclasses")
-                if any(((c.get("metadata") or {}).get("annotations") or {}).get(a) == "true"
-                       for a in DEFAULT_CLASS_ANNOTATIONS)]
-    if defaults:
-        def field(c: JsonDict, key: str) -> str:
-            return str((c.get("metadata") or {}).get(key) or "")
-
-        # newest first, ties by name ascending (a stable sort keeps the name order among equals)
-        by_name = sorted(defaults, key=lambda c: field(c, "name"))
-        newest = sorted(by_name, key=lambda c: field(c, "creationTimestamp"), reverse=True)[0]
-        spec["storageClassName"] = field(newest, "name")
+    newest = default_storage_class(_list(lookup, "storage.k8s.io", "storageclasses"))
+    if newest is not None:
+        spec["storageClassName"] = str((newest.get("metadata") or {}).get("name") or "")
 
 
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from minik3s.api.helpers.storage_volume import ephemeral_claim_name
-from minik3s.api.resources import ResourceInfo, builtin_resources
+from minik3s.api.resources import (
+    CSINODES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    STORAGECLASSES,
+    VOLUMEATTACHMENTS,
+    ResourceInfo,
+)
 from minik3s.api.types import JsonDict
 from scheduler.framework.interface import Handle
 from scheduler.framework.types import PodInfo
@@ -125,20 +132,13 @@ class NotFound(LookupError):
     """A lister miss; str() is client-go's NotFound message."""
 
 
-def _res(qualified: str) -> ResourceInfo:
-    for r in builtin_resources():
-        if r.qualified == qualified:
-            return r
-    raise KeyError(qualified)
-
-
-# (qualified resource name, the singular group-qualified name client-go's listers use in NotFound)
-_KINDS = {
-    "pv": ("persistentvolumes", "persistentvolume"),
-    "pvc": ("persistentvolumeclaims", "persistentvolumeclaim"),
-    "sc": ("storageclasses.storage.k8s.io", "storageclass.storage.k8s.io"),
-    "csinode": ("csinodes.storage.k8s.io", "csinode.storage.k8s.io"),
-    "va": ("volumeattachments.storage.k8s.io", "volumeattachment.storage.k8s.io"),
+# (the resource, the singular group-qualified name client-go's listers use in NotFound)
+_KINDS: dict[str, tuple[ResourceInfo, str]] = {
+    "pv": (PERSISTENTVOLUMES, "persistentvolume"),
+    "pvc": (PERSISTENTVOLUMECLAIMS, "persistentvolumeclaim"),
+    "sc": (STORAGECLASSES, "storageclass.storage.k8s.io"),
+    "csinode": (CSINODES, "csinode.storage.k8s.io"),
+    "va": (VOLUMEATTACHMENTS, "volumeattachment.storage.k8s.io"),
 }
 
 
@@ -155,7 +155,7 @@ class StorageListers:
         st = self._stores.get(kind)
         if st is None and self._informers is not None:
             try:
-                st = self._informers.informer(_res(_KINDS[kind][0])).store
+                st = self._informers.informer(_KINDS[kind][0]).store
             except Exception:  # noqa: BLE001 - no informer for the kind: every lookup misses
                 logger.debug("no %s informer for the volume plugins", kind)
                 st = None

@@ -210,10 +210,17 @@ def find_best_match_for_claim(claim: JsonDict, volumes: Iterable[JsonDict], *,
     return None
 
 
+def is_default_class(sc: JsonDict) -> bool:
+    """The class is annotated is-default-class "true" (GA or beta annotation)."""
+    ann = annotations_of(sc)
+    return any(ann.get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS)
+
+
 def default_storage_class(classes: Sequence[JsonDict]) -> JsonDict | None:
     """GetDefaultClass: among the classes annotated is-default-class "true", the newest (by
-    creationTimestamp, ties by name ascending); None when there is none."""
-    defaults = [c for c in classes if any(annotations_of(c).get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS)]
+    creationTimestamp, ties by name ascending); None when there is none. The DefaultStorageClass
+    admission plugin, the PV controller and the class table all ask this."""
+    defaults = [c for c in classes if is_default_class(c)]
     if not defaults:
         return None
     by_name = sorted(defaults, key=lambda c: str(_meta(c).get("name") or ""))

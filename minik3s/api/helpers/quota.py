@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
+from minik3s.api.helpers.persistent_volumes import claim_class
 from minik3s.api.quantity import QuantityError, format_canonical, parse_quantity, quantity_format
 from minik3s.api.types import JsonDict
 
@@ -311,18 +312,9 @@ def service_usage(svc: JsonDict) -> Usage:
     return out
 
 
-def _storage_class(pvc: JsonDict) -> str:
-    spec = pvc.get("spec") or {}
-    beta = ((pvc.get("metadata") or {}).get("annotations") or {}).get("volume.beta.kubernetes.io/storage-class")
-    if isinstance(beta, str) and beta:
-        return beta
-    name = spec.get("storageClassName")
-    return name if isinstance(name, str) else ""
-
-
 def pvc_usage(pvc: JsonDict) -> Usage:
     out: Usage = {"persistentvolumeclaims": ONE, count_name("", "persistentvolumeclaims"): ONE}
-    cls = _storage_class(pvc)
+    cls = claim_class(pvc)  # GetPersistentVolumeClaimClass, as upstream's quota evaluator
     if cls:
         out[cls + STORAGE_CLASS_SUFFIX + "persistentvolumeclaims"] = ONE
     requests = ((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}
