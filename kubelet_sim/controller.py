@@ -50,7 +50,7 @@ from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
 from minik3s.client.kubeconfig import ClusterAccess
-from minik3s.client.record import EventRecorder
+from minik3s.client.record import LRU_CACHE_ENTRIES, EventRecorder
 from minik3s.utils.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -341,9 +341,12 @@ class KubeletFleet:
         self.controller: StageController | None = None
         self.usage: UsageSource | None = None
         # the kubelets' Events (source.host: the node); one queue for the fleet, as deep as one
-        # kubelet's broadcaster queue (1,000) per node up to 100 nodes
-        self.recorder = EventRecorder(client, "kubelet", clock=self._clock,
-                                      max_pending=1000 * max(1, min(len(nodes), 100)))
+        # kubelet's broadcaster queue (1,000) per node up to 100 nodes, and one correlator whose
+        # caches (keyed by source.host among the rest, so nodes never share an entry) hold a
+        # kubelet's 4,096 keys per node up to 16 nodes
+        fleet = max(1, len(nodes))
+        self.recorder = EventRecorder(client, "kubelet", clock=self._clock, max_pending=1000 * min(fleet, 100),
+                                      cache_size=LRU_CACHE_ENTRIES * min(fleet, 16))
         if nodes:
             # simulated usage (metrics.k8s.io's source): read from the same informer caches
             self.usage = UsageSource(pods=informers.informer(PODS), services=informers.informer(SERVICES),

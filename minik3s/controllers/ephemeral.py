@@ -13,8 +13,7 @@ reference with controller true and the pod's uid) is left alone: the pod gets a 
 `FailedBinding` Event "ephemeral volume <volume>: PVC <ns>/<claim> was not created for pod
 <ns>/<pod> (pod is not owner)" and is retried with backoff, as upstream returns the error to its
 work queue. A failed create reports "ephemeral volume <volume>: create PVC <claim>: <error>" the
-same way. Upstream's recorder aggregates the repeats; this one records an identical Event about a
-pod once. Where upstream treats AlreadyExists (the claim informer lagging behind) as a failure,
+same way; the recorder's correlator counts the repeats on one Event, as upstream's. Where upstream treats AlreadyExists (the claim informer lagging behind) as a failure,
 here the live claim is read and judged as above, so only a foreign claim is reported.
 
 As upstream: pod updates are ignored (volumes are immutable), pod deletions too (the claims go
@@ -89,17 +88,13 @@ class EphemeralVolumeController:
         self._pods.add_index(EPHEMERAL_CLAIM_INDEX, _claim_index)
         self.queue = WorkQueue()
         self.recorder = EventRecorder(client, self.NAME, clock=clock)
-        self._last_event: dict[str, tuple[str, str]] = {}  # pod uid -> (reason, message)
-        self._pods.add_handler(on_add=self._enqueue_pod, on_delete=self._pod_gone)
+        self._pods.add_handler(on_add=self._enqueue_pod)
         self._claims.add_handler(on_delete=self._claim_gone)
 
     # ------------------------------------------------------------------ handlers
     def _enqueue_pod(self, pod: JsonDict) -> None:
         if not is_deleting(pod) and _ephemeral_volumes(pod):
             self.queue.add(_pod_key(pod))
-
-    def _pod_gone(self, pod: JsonDict) -> None:
-        self._last_event.pop(str(meta(pod).get("uid")), None)
 
     def _claim_gone(self, claim: JsonDict) -> None:
         # deleted by someone while a pod still needs it: create it again
@@ -112,14 +107,12 @@ class EphemeralVolumeController:
         pod = self._pods.store.get(key)
         if pod is None or is_deleting(pod):
             return
-        uid = str(meta(pod).get("uid"))
         for volume in _ephemeral_volumes(pod):
             error = await self._handle_volume(pod, volume)
             if error:
                 message = f"ephemeral volume {volume.get('name')}: {error}"
-                self._event(pod, uid, message)
+                self._event(pod, message)
                 raise EphemeralVolumeError(f"pod {key}, {message}")
-        self._last_event.pop(uid, None)
 
     async def _handle_volume(self, pod: JsonDict, volume: JsonDict) -> str:
         """"" once the volume's claim exists for the pod, else what is wrong."""
@@ -143,10 +136,7 @@ class EphemeralVolumeController:
         logger.debug("%s: created claim %s/%s for pod %s", self.NAME, ns, name, meta(pod).get("name"))
         return ""
 
-    def _event(self, pod: JsonDict, uid: str, message: str) -> None:
-        if self._last_event.get(uid) == (FAILED_BINDING, message):
-            return  # upstream's recorder would count the repeat
-        self._last_event[uid] = (FAILED_BINDING, message)
+    def _event(self, pod: JsonDict, message: str) -> None:
         obj = pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}
         self.recorder.event(obj, "Warning", FAILED_BINDING, message)
 

@@ -32,8 +32,8 @@ Status writes that change the phase set `lastPhaseTransitionTime` (GA in 1.31) f
 
 Like upstream, the controller keeps its own newest copy of every object it wrote (informers lag
 behind the writes), one worker per queue, and a full resync every 15 s
-(--pvclaimbinder-sync-period). Repeated identical Events about one object are recorded once
-(the recorder does not aggregate; upstream's repeats are counted).
+(--pvclaimbinder-sync-period). A resync repeats the Events of a claim that still waits; the
+recorder's correlator counts them on one Event, as upstream's does.
 
 Data flow: claim, volume, class and pod informers -> claim / volume work queues -> sync ->
 writes through the Client; Events through minik3s.client.record.
@@ -110,7 +110,6 @@ class PersistentVolumeController:
         # the newest copy of each object this controller wrote (upstream's own caches)
         self._claim_cache: dict[str, JsonDict] = {}
         self._volume_cache: dict[str, JsonDict] = {}
-        self._last_event: dict[str, tuple[str, str, str]] = {}
         self._claims.add_handler(on_add=self._claim_seen, on_update=lambda _o, n: self._claim_seen(n),
                                  on_delete=self._claim_gone)
         self._volumes.add_handler(on_add=self._volume_seen, on_update=lambda _o, n: self._volume_seen(n),
@@ -123,7 +122,6 @@ class PersistentVolumeController:
     def _claim_gone(self, claim: JsonDict) -> None:
         key = pvh.claim_key(claim)
         self._claim_cache.pop(key, None)
-        self._last_event.pop(str(meta(claim).get("uid")), None)
         volume = _spec(claim).get("volumeName")
         if volume:  # its volume is released at once, not at the next resync
             self.volume_queue.add(str(volume))
@@ -133,7 +131,6 @@ class PersistentVolumeController:
 
     def _volume_gone(self, volume: JsonDict) -> None:
         self._volume_cache.pop(str(meta(volume).get("name")), None)
-        self._last_event.pop(str(meta(volume).get("uid")), None)
         ref = _spec(volume).get("claimRef")
         if isinstance(ref, dict):  # its claim turns Lost at once
             self.claim_queue.add(f"{ref.get('namespace')}/{ref.get('name')}")
@@ -172,11 +169,8 @@ class PersistentVolumeController:
         return volume
 
     def _event(self, obj: JsonDict, kind: str, event_type: str, reason: str, message: str) -> None:
-        """Record an Event unless the last one about this object said the same."""
-        uid = str(meta(obj).get("uid"))
-        if self._last_event.get(uid) == (event_type, reason, message):
-            return
-        self._last_event[uid] = (event_type, reason, message)
+        """Record an Event; a repeat (every resync while a claim waits) is counted on the first
+        one by the recorder's correlator, as upstream's "(x4 over 1m)"."""
         self.recorder.event(_with_kind(obj, kind), event_type, reason, message)
 
     # ------------------------------------------------------------------ writes

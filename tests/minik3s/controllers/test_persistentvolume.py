@@ -160,6 +160,22 @@ async def test_without_a_volume_or_a_class_the_claim_waits_with_failed_binding(h
     assert (await bound(harness, "lonely"))["spec"]["volumeName"] == "late"
 
 
+async def test_every_resync_of_a_waiting_claim_counts_on_one_event(harness):
+    # kubectl describe pvc on a real cluster: "FailedBinding ... (x4 over 45s)", one Event
+    await start(harness, sync_period=0.05)
+    await harness.client.create(PVCS, claim("waiting"), "default")
+
+    async def counted() -> dict[str, Any] | None:
+        mine = [e for e in (await harness.client.list(EVENTS, "default"))["items"]
+                if e["involvedObject"].get("name") == "waiting" and e["reason"] == "FailedBinding"]
+        assert len(mine) <= 1, mine
+        return mine[0] if mine and mine[0]["count"] >= 3 else None
+
+    ev = await harness.eventually(counted, what="FailedBinding counted three times")
+    assert ev["source"] == {"component": "persistentvolume-controller"}
+    assert ev["firstTimestamp"] <= ev["lastTimestamp"]
+
+
 async def test_a_delayed_claim_waits_for_its_node_then_goes_to_its_external_provisioner(harness):
     await start(harness)
     await harness.client.create(STORAGECLASSES, {"metadata": {"name": "wait"}, "provisioner": "example.com/disk",
