@@ -21,6 +21,7 @@ import asyncio
 import logging
 
 from minik3s.api.errors import NotFoundError
+from minik3s.api.helpers.storage_volume import ephemeral_claim_name
 from minik3s.api.resources import PERSISTENTVOLUMECLAIMS, PODS, ResourceInfo, builtin_resources
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
@@ -56,7 +57,7 @@ def claims_used_by(pod: JsonDict) -> set[str]:
         if claim:
             out.add(str(claim))
         elif running and isinstance(v.get("ephemeral"), dict):
-            out.add(f"{meta(pod).get('name')}-{v.get('name')}")
+            out.add(ephemeral_claim_name(pod, v))
     return out
 
 
@@ -94,7 +95,7 @@ class StorageProtectionController:
         spec = pod.get("spec") or {}
         names = {str((v.get("persistentVolumeClaim") or {}).get("claimName") or "")
                  for v in spec.get("volumes") or () if isinstance(v, dict)}
-        names |= {f"{meta(pod).get('name')}-{v.get('name')}" for v in spec.get("volumes") or ()
+        names |= {ephemeral_claim_name(pod, v) for v in spec.get("volumes") or ()
                   if isinstance(v, dict) and isinstance(v.get("ephemeral"), dict)}
         for name in names - {""}:
             pvc = self._claims.store.get(f"{ns}/{name}")

@@ -75,6 +75,20 @@ async def test_simulated_time_drives_node_failure_and_recovery() -> None:
         assert node_ready(recovered)
 
 
+async def test_node_monitor_period_sets_how_often_node_health_is_checked() -> None:
+    # kube-controller-manager's --node-monitor-period: a node past its grace period is only
+    # marked at the next check (the default 5 s period marks it within 40 s, as above)
+    async with Cluster(nodes=2, simulated_time=True, node_monitor_grace_period=20,
+                       node_monitor_period=60) as cluster:
+        await cluster.fail_node("node-1")
+        await cluster.advance_time(40)
+        assert ready_condition(await cluster.client.get(NODES, "node-1")) == "True"  # no check since the start
+        # checks at 60 s (which may still see the node's last renewal as new, restarting its grace
+        # period, as upstream's probe timestamp) and at 120 s
+        await cluster.advance_time(90)
+        await cluster.wait_for(NODES, "node-1", lambda n: ready_condition(n) == "Unknown", 5)
+
+
 async def test_real_clock_refuses_advance_and_unknown_nodes() -> None:
     async with Cluster(nodes=1) as cluster:
         with pytest.raises(ClusterError, match="simulated_time=True"):

@@ -235,6 +235,12 @@ def claim_reference(claim: JsonDict) -> JsonDict:
     return {k: v for k, v in ref.items() if v}
 
 
+def ephemeral_claim_name(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
+    """The claim of a generic ephemeral volume is named `<pod>-<volume>`."""
+    pmeta = pod.get("metadata")
+    return f"{(pmeta.get('name') if isinstance(pmeta, dict) else '') or ''}-{volume.get('name') or ''}"
+
+
 def claims_of_pod(pod: JsonDict) -> list[str]:
     """The claim names a pod references: its persistentVolumeClaim volumes and the claims of its
     generic ephemeral volumes (`<pod>-<volume>`), as upstream's pod-to-PVC index."""
@@ -246,7 +252,7 @@ def claims_of_pod(pod: JsonDict) -> list[str]:
         if name:
             out.append(str(name))
         elif isinstance(v.get("ephemeral"), dict):
-            out.append(f"{_meta(pod).get('name')}-{v.get('name')}")
+            out.append(ephemeral_claim_name(pod, v))
     return out
 
 
@@ -255,7 +261,7 @@ __all__ = [
     "ANN_DYNAMICALLY_PROVISIONED", "ANN_MIGRATED_TO", "ANN_SELECTED_NODE", "ANN_STORAGE_PROVISIONER",
     "DEFAULT_CLASS_ANNOTATIONS", "NOT_SUPPORTED_PROVISIONER", "access_mode_groups", "access_modes_satisfied",
     "annotations_of", "claim_class", "claim_has_class", "claim_key", "claim_reference", "claims_of_pod",
-    "default_storage_class", "find_best_match_for_claim", "find_matching_volume", "is_volume_bound_to_claim",
+    "default_storage_class", "ephemeral_claim_name", "find_best_match_for_claim", "find_matching_volume", "is_volume_bound_to_claim",
     "requested_storage", "storage_of", "volume_capacity", "volume_class", "volume_mode_mismatch",
     "volume_node_affinity_matches",
 ]

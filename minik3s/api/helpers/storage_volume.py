@@ -24,6 +24,7 @@ from minik3s.api.helpers.persistent_volumes import (
     NOT_SUPPORTED_PROVISIONER,
     claim_class,
     claim_reference,
+    ephemeral_claim_name,
     find_matching_volume,
     is_volume_bound_to_claim,
     requested_storage,
@@ -119,11 +120,6 @@ def match_topology_selector_terms(terms: Iterable[Mapping[str, Any]] | None, lab
 
 
 # ---- generic ephemeral volumes (upstream component-helpers storage/ephemeral) ----------------
-
-def ephemeral_claim_name(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
-    """The claim of a generic ephemeral volume is named `<pod>-<volume>`."""
-    return f"{_meta(pod).get('name') or ''}-{volume.get('name') or ''}"
-
 
 def ephemeral_claim_error(pod: Mapping[str, Any], claim: Mapping[str, Any]) -> str:
     """"" when `claim` was created for `pod` (same namespace, the pod its controller owner),
