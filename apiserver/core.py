@@ -62,6 +62,7 @@ from apiserver.strategies import (
     type_error_for,
 )
 from apiserver.strategies.admission import ValidatingForbiddenError
+from apiserver.strategies.admission import validate as validate_admission
 from apiserver.strategies.admissionregistration import WebhookConfigurationGeneration
 from apiserver.strategies.rest import STATUS, Subresource, meta_of, rv_int
 from apiserver.strategies.scale import SCALE
@@ -251,6 +252,8 @@ class ApiCore:
         # StorageObjectInUseProtection (pvc-/pv-protection finalizers): off unless set, as the
         # ServiceAccount plugin, since only the controllers remove the finalizers
         self.storage_protection = False
+        # PersistentVolumeClaimResize: on, as in kube-apiserver's default chain
+        self.claim_resize = True
         rqs = registry.get_resource("", "resourcequotas")
         self._quotas_info = rqs
         self._all_quotas_prefix = rqs.list_prefix(None) if rqs is not None else ""
@@ -771,6 +774,8 @@ class ApiCore:
             for guard in self.write_guards:
                 guard(info, new, old, opts)
         self._validate(info, new, causes)
+        if subresource is None:
+            validate_admission(info.group, info.kind, "UPDATE", new, old, self.lookup, claim_resize=self.claim_resize)
         if records_managed_fields(opts, operation, subresource):  # a binding records none: no clock read
             if opts.served is not None:
                 self._record_served(opts.served, old, new, opts, operation, subresource)

@@ -12,7 +12,8 @@ from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 # start) and the local-path provisioner that serves it
 COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler", "local-storage")
 # admission plugins --disable-admission-plugins may turn off (the others are always on)
-OPTIONAL_ADMISSION_PLUGINS = ("ResourceQuota", "ServiceAccount", "StorageObjectInUseProtection")
+OPTIONAL_ADMISSION_PLUGINS = ("PersistentVolumeClaimResize", "ResourceQuota", "ServiceAccount",
+                              "StorageObjectInUseProtection")
 
 
 class ServerConfig(BaseModel):

@@ -253,6 +253,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     if "ResourceQuota" in config.disable_admission_plugins:
         core.resource_quota = None
     core.storage_protection = config.storage_protection_admission
+    core.claim_resize = "PersistentVolumeClaimResize" not in config.disable_admission_plugins
     if pki is not None:  # tokens signed with the persisted key stay valid across restarts
         core.provide_hook_state(ServiceAccountKeys.from_pem(pki.service_key.read_bytes()))
     core.load_crds()

@@ -1,6 +1,6 @@
 """Built-in admission: NamespaceLifecycle, ServiceAccount (name only), Priority,
 DefaultTolerationSeconds, RuntimeClass, LimitRanger, DefaultStorageClass,
-StorageObjectInUseProtection (layer L4, apiserver).
+StorageObjectInUseProtection, PersistentVolumeClaimResize (layer L4, apiserver).
 
 Why: kube-apiserver's default admission chain changes and checks objects after decoding and
 defaulting: it refuses content in missing or terminating namespaces, resolves a pod's
@@ -39,7 +39,12 @@ from apiserver.storage.interface import Store, Watcher
 from minik3s.api import errors
 from minik3s.api.errors import ForbiddenError, NotFoundError
 from minik3s.api.helpers.names import generate_name
-from minik3s.api.helpers.persistent_volumes import ANN_BETA_STORAGE_CLASS, default_storage_class
+from minik3s.api.helpers.persistent_volumes import (
+    ANN_BETA_STORAGE_CLASS,
+    claim_class,
+    default_storage_class,
+    requested_storage,
+)
 from minik3s.api.helpers.resources import pod_limits, pod_requests
 from minik3s.api.helpers.taints import merge_tolerations
 from minik3s.api.quantity import (
@@ -811,6 +816,37 @@ def admit_default_storage_class(obj: JsonDict, lookup: Lookup) -> None:
     newest = default_storage_class(_list(lookup, "storage.k8s.io", "storageclasses"))
     if newest is not None:
         spec["storageClassName"] = str((newest.get("metadata") or {}).get("name") or "")
+
+
+CLAIM_NOT_BOUND = "Only bound persistent volume claims can be expanded"
+CLAIM_NOT_RESIZABLE = ("only dynamically provisioned pvc can be resized and the storageclass that provisions the "
+                       "pvc must support resize")
+
+
+def validate_claim_resize(obj: JsonDict, old: JsonDict, lookup: Lookup) -> None:
+    """PersistentVolumeClaimResize (plugin/pkg/admission/storage/persistentvolume/resize): a
+    claim update that grows spec.resources.requests.storage is refused (403) unless the claim
+    was Bound and both versions name the same StorageClass, which exists and sets
+    allowVolumeExpansion: true. Shrinking or keeping the size is left to validation."""
+    if requested_storage(obj) <= requested_storage(old):
+        return
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if ((old.get("status") or {}).get("phase")) != "Bound":
+        raise errors.forbidden("persistentvolumeclaims", "", name, CLAIM_NOT_BOUND)
+    cls, old_cls = claim_class(obj), claim_class(old)
+    sc = lookup("storage.k8s.io", "storageclasses", None, cls) if cls and cls == old_cls else None
+    if not isinstance(sc, dict) or sc.get("allowVolumeExpansion") is not True:
+        raise errors.forbidden("persistentvolumeclaims", "", name, CLAIM_NOT_RESIZABLE)
+
+
+def validate(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
+             claim_resize: bool = True) -> None:
+    """The validating built-in plugins that kube-apiserver runs after the object passed its
+    strategy's validation (so an invalid object gets its 422 first), on the main resource only:
+    PersistentVolumeClaimResize (`claim_resize`)."""
+    if claim_resize and group == "" and kind == "PersistentVolumeClaim" and old is not None \
+            and operation.upper() == "UPDATE":
+        validate_claim_resize(obj, old, lookup)
 
 
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,

@@ -50,7 +50,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
     s.add_argument("--disable-admission-plugins", default="", metavar="PLUGINS",
                    help="comma-separated admission plugins to turn off (kube-apiserver's flag; "
-                        "ResourceQuota, ServiceAccount or StorageObjectInUseProtection, the last two also off "
+                        "PersistentVolumeClaimResize, ResourceQuota, ServiceAccount or StorageObjectInUseProtection, "
+                        "the last two also off "
                         "with --disable controllers)")
     s.add_argument("--node-monitor-grace-period", type=float, default=50.0,
                    help="seconds without a Lease renewal before a node is Unknown (default 50)")

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from minik3s.api.errors import InvalidError
+from minik3s.api.errors import ForbiddenError, InvalidError
 from minik3s.api.resources import PERSISTENTVOLUMECLAIMS as PVCS
+from minik3s.api.resources import STORAGECLASSES
 from minik3s.api.types import JsonDict
 
 
@@ -18,6 +19,20 @@ def claim(name: str = "data", **spec: Any) -> JsonDict:
     body.update(spec)
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
             "spec": body}
+
+
+def storage_class(name: str, *, expansion: bool | None = None) -> JsonDict:
+    sc: JsonDict = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+                    "provisioner": "example.com/disk"}
+    if expansion is not None:
+        sc["allowVolumeExpansion"] = expansion
+    return sc
+
+
+async def bound(real_api: Any, name: str, **spec: Any) -> JsonDict:
+    made = await real_api._client.create(PVCS, claim(name, volumeName=f"pv-{name}", **spec))
+    made["status"] = {"phase": "Bound", "capacity": {"storage": "1Gi"}}
+    return dict(await real_api._client.update_status(PVCS, made))
 
 
 async def test_a_new_claim_is_pending_with_the_default_volume_mode(real_api: Any) -> None:
@@ -47,7 +62,8 @@ async def test_invalid_claims_are_refused(real_api: Any, spec: JsonDict, message
 
 
 async def test_the_spec_is_immutable_but_for_volume_name_once_and_a_bound_resize(real_api: Any) -> None:
-    made = await real_api._client.create(PVCS, claim())
+    await real_api._client.create(STORAGECLASSES, storage_class("grows", expansion=True))
+    made = await real_api._client.create(PVCS, claim(storageClassName="grows"))
     made["metadata"]["labels"] = {"tier": "db"}  # metadata may change
     made = await real_api._client.update(PVCS, made)
     made["spec"]["accessModes"] = ["ReadWriteMany"]
@@ -74,3 +90,48 @@ async def test_the_spec_is_immutable_but_for_volume_name_once_and_a_bound_resize
     with pytest.raises(InvalidError, match=r"spec.resources.requests.storage: Forbidden: field can not be less "
                                            r"than status.capacity"):
         await real_api._client.update(PVCS, made)
+
+
+NOT_RESIZABLE = ("is forbidden: only dynamically provisioned pvc can be resized and the storageclass that "
+                 "provisions the pvc must support resize")
+
+
+@pytest.mark.parametrize(("cls", "sc"), [
+    ("", None),  # no class
+    ("gone", None),  # a class that does not exist
+    ("fixed", storage_class("fixed")),  # allowVolumeExpansion unset
+    ("fixed", storage_class("fixed", expansion=False)),
+])
+async def test_persistent_volume_claim_resize_needs_a_class_that_allows_expansion(
+        real_api: Any, cls: str, sc: JsonDict | None) -> None:
+    if sc is not None:
+        await real_api._client.create(STORAGECLASSES, sc)
+    made = await bound(real_api, "data", storageClassName=cls)
+    made["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    with pytest.raises(ForbiddenError) as e:
+        await real_api._client.update(PVCS, made)
+    assert e.value.message == f'persistentvolumeclaims "data" {NOT_RESIZABLE}'
+    assert e.value.details == {"name": "data", "kind": "persistentvolumeclaims"}
+    stored = real_api.obj(PVCS, "data", "default")
+    assert stored is not None and stored["spec"]["resources"]["requests"]["storage"] == "1Gi"
+
+
+async def test_persistent_volume_claim_resize_admits_growth_in_an_expandable_class(real_api: Any) -> None:
+    await real_api._client.create(STORAGECLASSES, storage_class("grows", expansion=True))
+    made = await bound(real_api, "data", storageClassName="grows")
+    made["metadata"]["labels"] = {"size": "same"}  # no growth: not the plugin's business
+    made = await real_api._client.update(PVCS, made)
+    made["spec"]["resources"]["requests"]["storage"] = "3Gi"
+    assert (await real_api._client.update(PVCS, made))["spec"]["resources"]["requests"]["storage"] == "3Gi"
+    # a patch is an update to the plugin too; the class the claim names is what counts
+    await real_api._client.patch(STORAGECLASSES, "grows", {"allowVolumeExpansion": False})
+    with pytest.raises(ForbiddenError, match=NOT_RESIZABLE):
+        await real_api._client.patch(PVCS, "data", {"spec": {"resources": {"requests": {"storage": "4Gi"}}}},
+                                     "default")
+
+
+async def test_persistent_volume_claim_resize_can_be_disabled(real_api: Any) -> None:
+    real_api.core.claim_resize = False  # kube-apiserver --disable-admission-plugins PersistentVolumeClaimResize
+    made = await bound(real_api, "data")
+    made["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    assert (await real_api._client.update(PVCS, made))["spec"]["resources"]["requests"]["storage"] == "2Gi"
