@@ -50,18 +50,19 @@ READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 
 @dataclass(slots=True)
 class _State:
-    """The pod's ReadWriteOncePod claim names (its namespace) and how many references to them
-    scheduled pods hold."""
+    """The pod's ReadWriteOncePod claim names and how many references to them scheduled pods
+    hold."""
 
-    namespace: str
     rwop_claims: frozenset[str]
     conflicting_refs: int
 
     def clone(self) -> _State:
-        return _State(self.namespace, self.rwop_claims, self.conflicting_refs)
+        return _State(self.rwop_claims, self.conflicting_refs)
 
     def refs_of(self, pi: PodInfo) -> int:
-        if not self.rwop_claims or pi.namespace != self.namespace:
+        """References of `pi` to the claims, by claim name alone: upstream's
+        conflictingPVCRefCountForPod compares names, not namespaces."""
+        if not self.rwop_claims:
             return 0
         return sum(1 for name, eph in pod_volumes(pi).claims if not eph and name in self.rwop_claims)
 
@@ -138,7 +139,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         refs = self._claims_in_use(pod.namespace, rwop) if rwop else 0
         if not vols.conflict and refs == 0:
             return None, Status.skip()
-        state.write(PRE_FILTER_STATE_KEY, _State(pod.namespace, frozenset(rwop), refs))
+        state.write(PRE_FILTER_STATE_KEY, _State(frozenset(rwop), refs))
         return None, SUCCESS
 
     def _claims_in_use(self, namespace: str, claims: set[str]) -> int:

@@ -196,3 +196,22 @@ def test_hint_after_pod_deleted(pod, deleted, want):
 )
 def test_hint_after_pvc_added(pod, added, want):
     assert _hint("PersistentVolumeClaim", pod, None, added) == want
+
+
+def test_add_pod_counts_a_same_named_claim_of_any_namespace(fw):
+    """Upstream's AddPod/RemovePod (conflictingPVCRefCountForPod) compare claim names only: a
+    pod of another namespace added in a dry run with a claim of the same name counts, although
+    PreFilter's own count (IsPVCUsedByPods, by namespaced name) would not count it."""
+    other = with_volumes(make_pod("elsewhere", "other").node("node-1").obj(), pvc_vol("claim-with-rwop-1"))
+    holder = _pod("holder", "claim-with-rwop-1", node="node-1")
+    r = fw.Run(VolumeRestrictions, fw.Snapshot([make_node("node-1").obj()], [holder],
+                                               informers={"persistentvolumeclaims": [RWOP_1]}))
+    pod = PodInfo(_pod("p", "claim-with-rwop-1"))
+    ni = r.scheduler.snapshot.get("node-1")
+    state = CycleState()
+    _, st, _ = r.framework.run_pre_filter(state, pod, [ni])
+    assert st.is_success()
+    assert r.framework.run_pre_filter_extension_remove_pod(state, pod, PodInfo(holder), ni).is_success()
+    assert is_success(r.framework.run_filter(state, pod, ni))
+    assert r.framework.run_pre_filter_extension_add_pod(state, pod, PodInfo(other), ni).is_success()
+    assert r.framework.run_filter(state, pod, ni).reasons == [ERR_REASON_RWOP_CONFLICT]
