@@ -27,7 +27,7 @@ from apiserver.handlers.common import (
     write_options,
 )
 from apiserver.keys import WATCHES, WatchStream
-from apiserver.strategies.pod_rest import LogREST, follow_lines
+from apiserver.strategies.pod_rest import LogREST, StreamREST, follow_lines
 from minik3s.api.options import WatchOptions
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
         raise method_not_allowed()
     if m == "GET" and isinstance(rest, LogREST):
         return await stream_log(request, core, t, rest)
+    if isinstance(rest, StreamREST):  # exec, attach, portforward: the query names the container
+        raise rest.refusal(core, info, t.namespace, name, request.query)
     if m == "GET":
         out = rest.get(core, info, t.namespace, name)
         if isinstance(out, str):

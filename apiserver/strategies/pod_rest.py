@@ -282,6 +282,31 @@ def pick_container(pod: JsonDict, wanted: str) -> str:
     return wanted
 
 
+def stream_container(pod: JsonDict, wanted: str) -> str:
+    """Upstream's streamLocation container choice (exec, attach): the only container, else a
+    400 naming the containers and the init containers; a named one must exist (containers, init
+    or ephemeral)."""
+    spec = pod.get("spec") or {}
+    name = meta_of(pod).get("name") or ""
+
+    def names(key: str) -> list[str]:
+        return [str(c.get("name")) for c in spec.get(key) or [] if isinstance(c, dict)]
+
+    containers = names("containers")
+    if not wanted:
+        if len(containers) == 1:
+            return containers[0]
+        if not containers:
+            raise BadRequestError(f"a container name must be specified for pod {name}")
+        message = f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+        if names("initContainers"):
+            message += f" or one of the init containers: [{' '.join(names('initContainers'))}]"
+        raise BadRequestError(message)
+    if wanted not in (*names("initContainers"), *containers, *names("ephemeralContainers")):
+        raise BadRequestError(f"container {wanted} is not valid for pod {name}")
+    return wanted
+
+
 def _status_of(pod: JsonDict, container: str) -> JsonDict | None:
     status = pod.get("status") or {}
     for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
@@ -420,17 +445,25 @@ class StreamREST(Subresource):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def _refuse(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> errors.ApiError:
-        ops.get(info, namespace, name)
+    def refusal(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str,
+                query: Mapping[str, str] | None = None) -> errors.ApiError:
+        """The error for a request: upstream's own checks first (streamLocation for exec and
+        attach: the container, then the node; portForwardLocation: the node), then the
+        simulated kubelet's 400."""
+        pod = ops.get(info, namespace, name)
+        if self.name != "portforward":
+            stream_container(pod, (query or {}).get("container") or "")
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return errors.BadRequestError(f"pod {name} does not have a host assigned")
         return errors.BadRequestError(
             f"{self.name} is not supported by simulated kubelets: pod {namespace}/{name} has no container runtime")
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
-        raise self._refuse(ops, info, namespace, name)
+        raise self.refusal(ops, info, namespace, name)
 
     async def create(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:
-        raise self._refuse(ops, info, namespace, name)
+        raise self.refusal(ops, info, namespace, name)
 
 
 class EphemeralContainersREST(UpdateSubresource):

@@ -22,7 +22,12 @@ def object_key(obj: JsonDict) -> str:
 
 
 class Store:
-    __slots__ = ("_items", "_indexers", "_indices", "version")
+    """Objects by key plus named indices. Each object's index values are kept with it (one list
+    per indexer, in the order of `_names`), so an update computes the new object's values once
+    and touches an index only where they changed; the old object is never indexed again (a bind
+    changes one of a pod's six indices)."""
+
+    __slots__ = ("_items", "_indexers", "_indices", "_names", "_values", "version")
 
     def __init__(self) -> None:
         # bumped by every put and remove: a reader may keep what it derived from the contents
@@ -31,47 +36,61 @@ class Store:
         self._items: dict[str, JsonDict] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
+        self._names: tuple[str, ...] = ()
+        self._values: dict[str, tuple[list[str], ...]] = {}  # key -> each index's values
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Register (or replace) an index and build it over the current contents."""
         self._indexers[name] = fn
-        idx: dict[str, set[str]] = {}
+        self._names = tuple(self._indexers)
+        fns = tuple(self._indexers.values())
+        self._indices = {n: {} for n in self._names}
+        self._values = {}
         for k, obj in self._items.items():
-            for v in fn(obj):
-                idx.setdefault(v, set()).add(k)
-        self._indices[name] = idx
+            values = tuple(f(obj) for f in fns)
+            self._values[k] = values
+            for n, vs in zip(self._names, values, strict=True):
+                idx = self._indices[n]
+                for v in vs:
+                    idx.setdefault(v, set()).add(k)
 
-    def _unindex(self, key: str, obj: JsonDict) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
-            for v in fn(obj):
-                s = idx.get(v)
-                if s is not None:
-                    s.discard(key)
-                    if not s:
-                        del idx[v]
-
-    def _index(self, key: str, obj: JsonDict) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
-            for v in fn(obj):
-                idx.setdefault(v, set()).add(key)
+    def _drop(self, key: str, name: str, values: list[str]) -> None:
+        idx = self._indices[name]
+        for v in values:
+            s = idx.get(v)
+            if s is not None:
+                s.discard(key)
+                if not s:
+                    del idx[v]
 
     def put(self, key: str, obj: JsonDict) -> JsonDict | None:
         old = self._items.get(key)
-        if old is not None and self._indexers:
-            self._unindex(key, old)
         self.version += 1
         self._items[key] = obj
-        if self._indexers:
-            self._index(key, obj)
+        if self._names:
+            new_values = tuple(fn(obj) for fn in self._indexers.values())
+            old_values = self._values.get(key) if old is not None else None
+            self._values[key] = new_values
+            for i, name in enumerate(self._names):
+                vs = new_values[i]
+                if old_values is not None:
+                    before = old_values[i]
+                    if before == vs:
+                        continue
+                    self._drop(key, name, before)
+                idx = self._indices[name]
+                for v in vs:
+                    idx.setdefault(v, set()).add(key)
         return old
 
     def remove(self, key: str) -> JsonDict | None:
         old = self._items.pop(key, None)
         if old is not None:
             self.version += 1
-            if self._indexers:
-                self._unindex(key, old)
+            values = self._values.pop(key, None)
+            if values is not None:
+                for name, vs in zip(self._names, values, strict=True):
+                    self._drop(key, name, vs)
         return old
 
     def get(self, key: str) -> JsonDict | None:

@@ -67,6 +67,19 @@ NAMESPACE_INDEX = "namespace"
 SERVICE_INDEX = "service"
 
 
+
+def _pod_endpoints_changed(old: JsonDict, cur: JsonDict) -> tuple[bool, bool]:
+    """upstream podEndpointsChanged: (the endpoint changed: deletion, readiness or IPs; the
+    membership may have changed: labels, hostname or subdomain). Name, namespace and uid are
+    immutable, and nodeName is set before the pod has an IP."""
+    om, cm = meta(old), meta(cur)
+    ospec, cspec = old.get("spec") or {}, cur.get("spec") or {}
+    membership = (om.get("labels") != cm.get("labels") or ospec.get("hostname") != cspec.get("hostname")
+                  or ospec.get("subdomain") != cspec.get("subdomain"))
+    changed = (om.get("deletionTimestamp") != cm.get("deletionTimestamp")
+               or is_pod_ready(old) != is_pod_ready(cur) or _pod_ips(old) != _pod_ips(cur))
+    return changed, membership
+
 class StaleCacheError(ApiError):
     """Our informer has not seen our own last write yet (or a pod's node is unknown): the
     sync is retried with backoff, as upstream returns an error for the work queue."""
@@ -484,10 +497,16 @@ class EndpointsController:
             self.queue.add(key)
 
     def _pod_updated(self, old: JsonDict, cur: JsonDict) -> None:
+        """GetServicesToUpdateOnPodChange: only an update that moves the pod's endpoint
+        (podEndpointsChanged) or its membership (labels, hostname, subdomain) wakes its Services;
+        a bind or a status write that changes neither wakes none."""
         if meta(old).get("resourceVersion") == meta(cur).get("resourceVersion"):
             return
+        changed, membership_changed = _pod_endpoints_changed(old, cur)
+        if not changed and not membership_changed:
+            return
         keys = self._services_for(cur)
-        if meta(old).get("labels") != meta(cur).get("labels"):
+        if membership_changed:
             keys |= self._services_for(old)
         for key in keys:
             self.queue.add(key)

@@ -190,8 +190,12 @@ class GarbageCollector:
         uid = m.get("uid")
         if not uid:
             return
-        owners = [dict(r) for r in m.get("ownerReferences") or []]
         node = self.graph.get(uid)
+        if (node is not None and not node.virtual and not node.deleting and not m.get("deletionTimestamp")
+                and node.owners == (m.get("ownerReferences") or [])
+                and node.finalizers == tuple(m.get("finalizers") or ())):
+            return  # an update that changes nothing the graph holds (a bind, a status write)
+        owners = [dict(r) for r in m.get("ownerReferences") or []]
         old_owner_uids: set[str] = set()
         was_deleting_deps = False
         if node is None:

@@ -353,8 +353,13 @@ def test_kubectl_tables_token_and_rbac_commands(kubectl_bin: Path, minik3s_api: 
 
 def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerProcess, ns: str,
                                          tmp_path: Path, http: httpx.Client) -> None:
-    http.post(f"/api/v1/namespaces/{ns}/pods", json={
-        "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}).raise_for_status()
+    def pod(name: str, spec: dict[str, Any]) -> None:
+        http.post(f"/api/v1/namespaces/{ns}/pods", json={"metadata": {"name": name}, "spec": spec}).raise_for_status()
+
+    pod("p", {"nodeName": "somewhere", "containers": [{"name": "c", "image": "busybox"}]})
+    pod("two", {"nodeName": "somewhere", "initContainers": [{"name": "init", "image": "busybox"}],
+                "containers": [{"name": "a", "image": "busybox"}, {"name": "b", "image": "busybox"}]})
+    pod("unsched", {"schedulerName": "nobody", "containers": [{"name": "c", "image": "busybox"}]})
     r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "-n", ns, "exec", "p", "--", "ls", ok=False)
     assert r.returncode != 0
     assert "exec is not supported by simulated kubelets" in r.stderr
@@ -365,6 +370,20 @@ def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerP
             assert resp.json()["reason"] == "BadRequest"
             assert f"{sub} is not supported by simulated kubelets" in resp.json()["message"]
         assert http.post(f"/api/v1/namespaces/{ns}/pods/missing/{sub}").status_code == 404
+        # upstream's own checks come first (streamLocation / portForwardLocation)
+        resp = http.post(f"/api/v1/namespaces/{ns}/pods/unsched/{sub}")
+        assert (resp.status_code, resp.json()["message"]) == (400, "pod unsched does not have a host assigned")
+    for sub in ("exec", "attach"):
+        resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"command": "ls"})
+        assert (resp.status_code, resp.json()["message"]) == (
+            400, "a container name must be specified for pod two, choose one of: [a b] or one of the init "
+                 "containers: [init]")
+        resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "nope"})
+        assert (resp.status_code, resp.json()["message"]) == (400, "container nope is not valid for pod two")
+        resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "init"})
+        assert f"{sub} is not supported by simulated kubelets" in resp.json()["message"]
+    r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "-n", ns, "exec", "two", "-c", "nope", "--", "ls", ok=False)
+    assert "container nope is not valid for pod two" in r.stderr
     subs = {r["name"]: r for r in http.get("/api/v1").json()["resources"]}
     assert subs["pods/exec"]["kind"] == "PodExecOptions" and subs["pods/exec"]["verbs"] == ["create", "get"]
     assert subs["serviceaccounts/token"]["kind"] == "TokenRequest"

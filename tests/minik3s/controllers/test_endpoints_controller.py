@@ -319,3 +319,31 @@ async def test_slices_split_at_max_endpoints_per_slice(harness):
     items = await h.eventually(lambda: spread(2), what="2 endpoints left, no empty slices")
     names = sorted(e["targetRef"]["name"] for s in items for e in s["endpoints"])
     assert names == ["p3", "p4"]
+
+
+def _pod_for_change(**over: Any) -> dict:
+    pod = {"metadata": {"name": "p", "namespace": "default", "resourceVersion": "1", "labels": {"app": "web"}},
+           "spec": {"nodeName": "", "hostname": "", "containers": [{"name": "c"}]},
+           "status": {"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}],
+                      "conditions": [{"type": "Ready", "status": "True"}]}}
+    for path, value in over.items():
+        part, key = path.split("__")
+        pod[part][key] = value
+    return pod
+
+
+@pytest.mark.parametrize(("change", "want"), [
+    ({"spec__nodeName": "n1"}, (False, False)),  # a bind: no Service woken
+    ({"metadata__annotations": {"a": "b"}}, (False, False)),
+    ({"metadata__deletionTimestamp": "2026-01-01T00:00:00Z"}, (True, False)),
+    ({"status__conditions": [{"type": "Ready", "status": "False"}]}, (True, False)),
+    ({"status__podIPs": [{"ip": "10.0.0.2"}]}, (True, False)),
+    ({"status__podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]}, (True, False)),
+    ({"metadata__labels": {"app": "db"}}, (False, True)),
+    ({"spec__hostname": "web-0"}, (False, True)),
+    ({"spec__subdomain": "web"}, (False, True)),
+])
+def test_which_pod_updates_wake_its_services(change, want):
+    """upstream podEndpointsChanged (endpointslice util): (endpoint changed, membership changed)."""
+    from minik3s.controllers.endpoints import _pod_endpoints_changed
+    assert _pod_endpoints_changed(_pod_for_change(), _pod_for_change(**change)) == want
