@@ -12,7 +12,9 @@ shutdown ends it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from typing import Any
 
 from aiohttp import web
 
@@ -27,8 +29,9 @@ from apiserver.handlers.common import (
     write_options,
 )
 from apiserver.keys import WATCHES, WatchStream
-from apiserver.strategies.pod_rest import LogREST, StreamREST, follow_lines
+from apiserver.strategies.pod_rest import LogPlan, LogREST, StreamREST, follow_lines
 from minik3s.api.options import WatchOptions
+from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +67,54 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     raise method_not_allowed()
 
 
+async def _follow(resp: web.StreamResponse, core: ApiCore, t: Target, opts: WatchOptions, plan: LogPlan) -> None:
+    """Stream the followed run: the lines a newer state of the pod adds (its watch), and the
+    lines a played command prints over time (on the API's clock, `plan.next_due`), until the
+    run ends, the pod goes or the byte limit is reached."""
+    events = aiter(core.watch(t.info, t.namespace, opts))
+    pending: asyncio.Future[tuple[str, JsonDict]] = asyncio.ensure_future(anext(events))
+    timer: asyncio.Future[None] | None = None
+    try:
+        while True:
+            due = plan.next_due()
+            timer = None
+            if due is not None:
+                timer = asyncio.ensure_future(core.clock.sleep((due - core.clock.now()).total_seconds()))
+            waiting: set[asyncio.Future[Any]] = {pending} if timer is None else {pending, timer}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if timer is not None and timer not in done:
+                timer.cancel()
+            if pending not in done:
+                await resp.write(plan.render(plan.due_lines(core.clock.now())))
+                if plan.exhausted:
+                    return
+                continue
+            try:
+                etype, obj = pending.result()
+            except StopAsyncIteration:
+                return
+            if etype == "BOOKMARK":
+                pending = asyncio.ensure_future(anext(events))
+                continue
+            if etype != "MODIFIED":
+                return  # DELETED, or an ERROR (the resourceVersion expired): the run is gone
+            lines, ended = follow_lines(obj, plan)
+            await resp.write(plan.render(lines))
+            if ended or plan.exhausted:
+                return
+            pending = asyncio.ensure_future(anext(events))
+    finally:
+        for fut in (pending, timer):
+            if fut is not None and not fut.done():
+                fut.cancel()
+        with contextlib.suppress(BaseException):
+            await pending
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
+
+
 async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogREST) -> web.StreamResponse:
     """pods/log: the lines so far; with `follow`, then the pod's watch (from the resourceVersion
     the lines were read at) until the followed container run ends, the pod is deleted, the
@@ -87,15 +138,7 @@ async def stream_log(request: web.Request, core: ApiCore, t: Target, rest: LogRE
             async with asyncio.timeout(None) as deadline:
                 stream = WatchStream(resp, deadline)
                 watches.add(stream)
-                async for etype, obj in core.watch(t.info, t.namespace, opts):
-                    if etype == "BOOKMARK":
-                        continue
-                    if etype != "MODIFIED":
-                        break  # DELETED, or an ERROR (the resourceVersion expired): the run is gone
-                    lines, ended = follow_lines(obj, plan)
-                    await resp.write(plan.render(lines))
-                    if ended or plan.exhausted:
-                        break
+                await _follow(resp, core, t, opts, plan)
     except TimeoutError:
         pass  # the server is shutting down
     except ConnectionError:  # reset, broken pipe, or aiohttp's "Connection lost" while draining

@@ -18,6 +18,7 @@ watch events to `follow_lines` until the followed run ends.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,7 +26,7 @@ from types import MappingProxyType
 
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
-from minik3s.api.helpers.script import container_script
+from minik3s.api.helpers.script import Script, container_script
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -184,6 +185,29 @@ class LogPlan:
     bytes_left: int | None = None
     # how many lines of the followed run were already sent when following began
     follow_skip: int = 1
+    # a followed run whose played command prints over time: its script, when it started and
+    # up to when its lines were sent (lines are then chosen by time, not by count)
+    follow_script: Script | None = None
+    follow_started: datetime | None = None
+    follow_sent: datetime | None = None
+
+    def next_due(self) -> datetime | None:
+        """When the followed run prints its next line, or None."""
+        if self.follow_script is None or self.follow_started is None or self.follow_sent is None:
+            return None
+        elapsed = (self.follow_sent - self.follow_started).total_seconds()
+        nxt = self.follow_script.next_line_after(elapsed)
+        return None if nxt is None else self.follow_started + timedelta(seconds=nxt)
+
+    def due_lines(self, now: datetime) -> list[LogLine]:
+        """The followed run's lines printed after those sent, up to `now`."""
+        script, started, sent = self.follow_script, self.follow_started, self.follow_sent
+        if script is None or started is None or sent is None or now <= sent:
+            return []
+        self.follow_sent = now
+        lines = script.lines_until((now - started).total_seconds())
+        return [LogLine(at, text) for at, text in ((started + timedelta(seconds=o), t) for o, t in lines)
+                if sent < at <= now]
 
     def render(self, lines: list[LogLine]) -> bytes:
         """Encode `lines` (after sinceSeconds/sinceTime), cutting at limitBytes overall."""
@@ -339,8 +363,9 @@ def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int
         until = now
         if isinstance(done, dict):
             until = _parse_time(done["finishedAt"]) if done.get("finishedAt") else None
-        out = [LogLine(started + timedelta(seconds=offset), text) for offset, text in script.output]
-        return [ln for ln in out if until is None or ln.at <= until]
+        # without an end time: every line of a finite script, none of an endless loop's
+        limit = (until - started).total_seconds() if until is not None else math.inf
+        return [LogLine(started + timedelta(seconds=offset), text) for offset, text in script.lines_until(limit)]
     text = f"minik3s: simulated container of pod {meta.get('namespace')}/{meta.get('name')} on node " \
            f"{spec.get('nodeName') or '<none>'}"
     if len(spec.get("containers") or []) > 1 or spec.get("initContainers"):
@@ -371,7 +396,10 @@ def follow_lines(pod: JsonDict, plan: LogPlan) -> tuple[list[LogLine], bool]:
     restarts = int(cs.get("restartCount") or 0)
     if cs.get("containerID") == plan.follow_id:
         if "terminated" in state:
-            return _instance_lines(pod, plan.container, state, restarts)[plan.follow_skip:], True
+            lines = _instance_lines(pod, plan.container, state, restarts)
+            if plan.follow_sent is not None:  # a played script: what it printed after the lines sent
+                return [ln for ln in lines if ln.at > plan.follow_sent], True
+            return lines[plan.follow_skip:], True
         return [], False
     if isinstance(last, dict) and last.get("containerID") == plan.follow_id:
         return _instance_lines(pod, plan.container, {"terminated": last},
@@ -416,10 +444,16 @@ class LogREST(Subresource):
                 raise BadRequestError(f'previous terminated container "{container}" in pod "{name}" not found')
             lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
         elif "running" in state or "terminated" in state:
-            lines = _instance_lines(pod, container, state, restarts, _parse_time(ops.now()))
+            now = _parse_time(ops.now())
+            lines = _instance_lines(pod, container, state, restarts, now)
             if opts.follow and "running" in state:
                 plan.follow_id = str(cs.get("containerID") or "")
                 plan.follow_skip = len(lines)
+                script = container_script(_container_spec(pod, container))
+                started_at = (state.get("running") or {}).get("startedAt")
+                if script is not None and started_at:
+                    plan.follow_script, plan.follow_started = script, _parse_time(started_at)
+                    plan.follow_sent = now
         elif isinstance(last, dict):
             lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
         else:

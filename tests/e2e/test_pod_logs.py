@@ -122,6 +122,32 @@ def test_a_played_command_logs_its_output_as_it_runs_and_follow_ends_at_its_exit
     assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", ln) for ln in stamped)
 
 
+def test_an_endless_loop_prints_as_time_passes_and_follow_streams_it(
+        kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    # the manifest of countless tutorials (and lightkube's own e2e test)
+    body = pod("ticker", annotations={"sim.minik3s.io/shutdown-seconds": "0"})
+    body["spec"]["containers"][0]["command"] = ["sh", "-c", "while true; do echo 'this is a test'; sleep 1; done"]
+    make_pod(http, ns, body)
+    running(http, ns, "ticker")
+    arrived: list[float] = []
+    with http.stream("GET", log_url(ns, "ticker"), params={"follow": "true"}, timeout=30) as resp:
+        assert resp.status_code == 200
+        for line in resp.iter_lines():
+            assert line == "this is a test"
+            arrived.append(time.monotonic())
+            if len(arrived) == 4:
+                break
+    # the first line(s) at once, then one per second as the loop prints them
+    assert arrived[-1] - arrived[0] >= 1.5, arrived
+    out = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "ticker").stdout.splitlines()
+    assert len(out) >= 4 and set(out) == {"this is a test"}
+    stamped = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "--timestamps", "--tail=2",
+                      "ticker").stdout.splitlines()
+    first, second = (float(ln[17:29].rstrip("Z")) for ln in stamped)  # seconds within the minute
+    assert round((second - first) % 60, 3) == 1.0
+    http.delete(f"/api/v1/namespaces/{ns}/pods/ticker").raise_for_status()
+
+
 def test_follow_of_a_forever_pod_ends_when_the_pod_is_deleted(http: httpx.Client, ns: str) -> None:
     make_pod(http, ns, pod("forever", annotations={"sim.minik3s.io/shutdown-seconds": "0"}))
     running(http, ns, "forever")

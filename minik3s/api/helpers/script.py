@@ -11,13 +11,17 @@ commands whose effect is known, run directly or through `sh -c` / `bash -c`, is 
 | `exit [N]`, `true`, `false`, `:` | ends with N (default: the last status), succeeds, fails, succeeds |
 
 joined by `;`, newlines, `&&` and `||` (with their short-circuit meaning; `sh -e` stops at the
-first failure). Anything else (another program, pipes, redirections, `$` expansions, loops) means
-the container's behaviour is unknown: `container_script` returns None and the container runs
-until the pod is deleted (or for `sim.minik3s.io/run-seconds`), as a container without a command
-does.
+first failure), and the endless loops of countless manifests, `while true; do ...; done` (also
+`while :` and `until false`): its body runs again every time it ends, so a body that sleeps
+prints its lines again each period for as long as the container runs (a body that takes no time
+and prints nothing spins forever; one that prints without taking time is unknown). Anything else
+(another program, pipes, redirections, `$` expansions, other loops or conditions) means the
+container's behaviour is unknown: `container_script` returns None and the container runs until
+the pod is deleted (or for `sim.minik3s.io/run-seconds`), as a container without a command does.
 
 Example: `["sh", "-c", "echo start; sleep 2; echo done; exit 3"]` -> runs 2 s, exits 3, prints
-"start" at 0 s and "done" at 2 s.
+"start" at 0 s and "done" at 2 s. `["sh", "-c", "while true; do echo tick; sleep 5; done"]` ->
+runs until stopped, prints "tick" at 0, 5, 10, ... s.
 """
 
 from __future__ import annotations
@@ -36,14 +40,56 @@ _SLEEP_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _OPERATORS = (";", "&&", "||")
 
 
+# an endless loop's lines are generated up to this many at a time: a container that has
+# printed more (days of a one-second loop) shows its newest lines, as the kubelet's log
+# rotation keeps the newest
+MAX_LOOP_LINES = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """An endless loop: from `start` seconds, its body's `lines` (offsets within one run of the
+    body) again every `period` seconds."""
+
+    start: float
+    period: float
+    lines: tuple[tuple[float, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Script:
-    """A played command: how long it runs (math.inf: until stopped), its exit code, and its
-    output lines with their offsets in seconds from the start."""
+    """A played command: how long it runs (math.inf: until stopped), its exit code, its output
+    lines before any endless loop with their offsets in seconds from the start, and the loop."""
 
     seconds: float
     exit_code: int
     output: tuple[tuple[float, str], ...]
+    loop: Loop | None = None
+
+    def lines_until(self, until: float) -> list[tuple[float, str]]:
+        """Every line printed by `until` seconds after the start (the newest MAX_LOOP_LINES of
+        an endless loop's), in order."""
+        out = [ln for ln in self.output if ln[0] <= until]
+        loop = self.loop
+        if loop is None or not loop.lines or until < loop.start or not math.isfinite(until):
+            return out
+        last = math.floor((until - loop.start) / loop.period)
+        first = max(0, last - MAX_LOOP_LINES // len(loop.lines))
+        for k in range(first, last + 1):
+            base = loop.start + k * loop.period
+            out.extend((base + off, text) for off, text in loop.lines if base + off <= until)
+        return out
+
+    def next_line_after(self, elapsed: float) -> float | None:
+        """The offset of the first line printed after `elapsed` seconds, or None."""
+        later = [off for off, _ in self.output if off > elapsed]
+        loop = self.loop
+        if loop is not None and loop.lines:
+            k = max(0, math.floor((elapsed - loop.start) / loop.period))
+            for kk in (k, k + 1):
+                base = loop.start + kk * loop.period
+                later.extend(base + off for off, _ in loop.lines if base + off > elapsed)
+        return min(later) if later else None
 
 
 class _Unknown(Exception):
@@ -75,6 +121,12 @@ class _Run:
         self.status = 0
         self.output: list[tuple[float, str]] = []
         self.exited = False
+        self.loop: Loop | None = None
+
+    @property
+    def done(self) -> bool:
+        """Nothing after this point runs: an exit, or an endless loop (or sleep) entered."""
+        return self.exited or math.isinf(self.t)
 
     def command(self, argv: list[str]) -> None:
         """Play one simple command (argv already split); raises _Unknown."""
@@ -163,23 +215,97 @@ def _check_plain(text: str) -> str:
     return "".join(out)
 
 
+@dataclass(slots=True)
+class _LoopNode:
+    until: bool  # `until COND` (else `while COND`)
+    condition: list[tuple[_Node, str]]
+    body: list[tuple[_Node, str]]
+
+
+_Node = list[str] | _LoopNode
+# reserved words the player does not model, at a command's start
+_UNKNOWN_KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "for", "in", "case", "esac", "select",
+                               "function", "break", "continue", "do", "done", "{", "}", "!"})
+
+
+def _parse_list(tokens: list[str], i: int, stop: str) -> tuple[list[tuple[_Node, str]], int]:
+    """Commands and loops with the operator after each, up to the reserved word `stop` at a
+    command's start (or the end when `stop` is "")."""
+    items: list[tuple[_Node, str]] = []
+    cur: _Node | None = None
+    while i < len(tokens):
+        tok = tokens[i]
+        at_start = cur is None or (isinstance(cur, list) and not cur)
+        if tok in _OPERATORS:
+            if cur:
+                items.append((cur, tok))
+            cur = None
+            i += 1
+            continue
+        if at_start and stop and tok == stop:
+            break
+        if isinstance(cur, _LoopNode):
+            raise _Unknown  # a word right after `done`
+        if at_start and tok in ("while", "until"):
+            condition, i = _parse_list(tokens, i + 1, "do")
+            body, i = _parse_list(tokens, i + 1, "done")
+            cur = _LoopNode(tok == "until", condition, body)
+            i += 1
+            continue
+        if at_start and tok in _UNKNOWN_KEYWORDS:
+            raise _Unknown
+        if cur is None:
+            cur = []
+        cur.append(tok)
+        i += 1
+    if stop and (i >= len(tokens) or tokens[i] != stop):
+        raise _Unknown  # `while` without `do`, or `do` without `done`
+    if cur:
+        items.append((cur, ";"))
+    return items, i
+
+
+def _execute(run: _Run, items: list[tuple[_Node, str]], errexit: bool) -> None:
+    skip = False
+    for node, op in items:
+        if not skip:
+            if isinstance(node, _LoopNode):
+                _execute_loop(run, node, errexit)
+            else:
+                run.command(node)
+            if errexit and not run.done and run.status != 0 and op == ";":
+                run.exited = True  # sh -e: the shell exits with the failed command's status
+            if run.done:
+                return
+        # a && b runs b after a success, a || b after a failure; ';' always
+        skip = (op == "&&" and run.status != 0) or (op == "||" and run.status == 0)
+
+
+def _execute_loop(run: _Run, loop: _LoopNode, errexit: bool) -> None:
+    """`while true` / `while :` / `until false`: the body once, then its lines again every
+    period from then on. Any other condition is unknown."""
+    endless = [(["false"] if loop.until else ["true"], ";")]
+    if loop.condition != endless and not (not loop.until and loop.condition == [([":"], ";")]):
+        raise _Unknown
+    start, printed = run.t, len(run.output)
+    _execute(run, loop.body, errexit)
+    if run.done:
+        return  # the body exits, or sleeps forever, or loops forever itself: it never repeats
+    period = run.t - start
+    lines = tuple((at - start, text) for at, text in run.output[printed:])
+    if period <= 0 and lines:
+        raise _Unknown  # endless output in no time
+    del run.output[printed:]
+    if period > 0:
+        run.loop = Loop(start, period, lines)
+    run.t = math.inf
+
+
 def _play_shell(text: str, errexit: bool) -> _Run:
     text = _check_plain(text)
     run = _Run()
-    tokens = _shell_tokens(text)
-    argv: list[str] = []
-    skip = False
-    for tok in [*tokens, ";"]:
-        if tok not in _OPERATORS:
-            argv.append(tok)
-            continue
-        if argv and not skip:
-            run.command(argv)
-            if run.exited or (errexit and run.status != 0 and tok == ";"):
-                break
-        argv = []
-        # a && b runs b after a success, a || b after a failure; ';' always
-        skip = (tok == "&&" and run.status != 0) or (tok == "||" and run.status == 0)
+    items, _ = _parse_list(_shell_tokens(text), 0, "")
+    _execute(run, items, errexit)
     return run
 
 
@@ -211,7 +337,7 @@ def container_script(container: JsonDict) -> Script | None:
             run.command(argv)
     except (_Unknown, ValueError):
         return None
-    return Script(seconds=run.t, exit_code=run.status, output=tuple(run.output))
+    return Script(seconds=run.t, exit_code=run.status, output=tuple(run.output), loop=run.loop)
 
 
 def pod_outcome(pod: JsonDict) -> tuple[float, dict[str, int]] | None:

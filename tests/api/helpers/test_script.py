@@ -56,7 +56,14 @@ def test_played_commands(container, seconds, code, output):
     c(["sh", "-c", "echo hi > /tmp/x"]),
     c(["sh", "-c", "cat /etc/hosts | wc -l"]),
     c(["sh", "-c", "sleep 5 &"]),
-    c(["sh", "-c", "while true; do sleep 1; done"]),
+    c(["sh", "-c", "while [ -f /tmp/x ]; do sleep 1; done"]),
+    c(["sh", "-c", "while false; do echo never; sleep 1; done"]),
+    c(["sh", "-c", "while true; do echo fast; done"]),  # endless output in no time
+    c(["sh", "-c", "while true; do echo x; sleep 1; break; done"]),
+    c(["sh", "-c", "for i in 1 2 3; do echo hi; done"]),
+    c(["sh", "-c", "if true; then echo yes; fi"]),
+    c(["sh", "-c", "while true; do echo x; sleep 1"]),  # no done
+    c(["sh", "-c", "while true; do echo x; sleep 1; done echo"]),
     c(["sh", "script.sh"]),
     c(["sleep", "soon"]),
     c(["sh", "-c", "echo 'unterminated"]),
@@ -65,6 +72,44 @@ def test_played_commands(container, seconds, code, output):
 ])
 def test_unknown_behaviour_is_none(container):
     assert container_script(container) is None
+
+
+@pytest.mark.parametrize(("script", "prefix", "start", "period", "lines"), [
+    ("while true; do echo 'this is a test'; sleep 5; done", [], 0, 5, [(0, "this is a test")]),
+    ("echo starting\nwhile :\ndo\n  sleep 2\n  echo tick\n  echo tock\ndone", [(0, "starting")], 0, 2,
+     [(2, "tick"), (2, "tock")]),
+    ("sleep 1; until false; do echo a; sleep 1; echo b; sleep 2; done; echo never", [], 1, 3, [(0, "a"), (1, "b")]),
+    ("while true; do sleep 10; done", [], 0, 10, []),
+])
+def test_endless_loops_repeat_their_body(script, prefix, start, period, lines):
+    s = container_script(c(["sh", "-c", script]))
+    assert s is not None and s.loop is not None
+    assert (s.seconds, list(s.output)) == (math.inf, prefix)
+    assert (s.loop.start, s.loop.period, list(s.loop.lines)) == (start, period, lines)
+
+
+def test_loop_lines_over_time():
+    s = container_script(c(["sh", "-c", "echo up; while true; do echo tick; sleep 5; done"]))
+    assert s is not None
+    assert s.lines_until(0) == [(0, "up"), (0, "tick")]
+    assert s.lines_until(12) == [(0, "up"), (0, "tick"), (5, "tick"), (10, "tick")]
+    assert s.next_line_after(0) == 5 and s.next_line_after(12) == 15 and s.next_line_after(14.9) == 15
+    many = s.lines_until(10_000_000)  # months: the newest MAX_LOOP_LINES ticks
+    assert len(many) <= 100_002 and many[-1] == (10_000_000, "tick") and many[0] == (0, "up")
+    finite = container_script(c(["sh", "-c", "echo a; sleep 2; echo b"]))
+    assert finite is not None and finite.next_line_after(0) == 2 and finite.next_line_after(2) is None
+
+
+@pytest.mark.parametrize(("script", "seconds", "code", "output"), [
+    ("while true; do echo once; exit 4; done; echo never", 0, 4, [(0, "once")]),
+    ("while true; do echo up; sleep infinity; done", math.inf, 0, [(0, "up")]),
+    ("while true; do :; done", math.inf, 0, []),  # spins, silently
+    ("false || while true; do sleep 1; done", math.inf, 0, []),
+])
+def test_loops_that_never_repeat_or_never_print(script, seconds, code, output):
+    s = container_script(c(["sh", "-c", script]))
+    assert s is not None
+    assert (s.seconds, s.exit_code, list(s.output)) == (seconds, code, output)
 
 
 def test_pod_outcome_needs_every_container_to_end_and_no_restart():
