@@ -23,9 +23,10 @@ from apiserver.handlers.common import (
     retry_after,
 )
 from apiserver.handlers.debug import serve_debug
+from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, READY, SERVING_NAMES, USAGE
+from apiserver.keys import CORE, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
@@ -190,9 +191,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
                                               "/openapi/v3", "/readyz", "/version"]})
     head = parts[0]
     if head in ("healthz", "livez", "readyz"):
-        if head == "readyz" and not request.app[READY].is_set():
-            return web.Response(text="[-]minik3s-ready failed: not ready\nreadyz check failed", status=500)
-        return web.Response(text="ok", content_type="text/plain")
+        return health(request, head, parts[1:])
     if head == "version":
         _get_only(method)
         return codec.json_response(discovery.VERSION_INFO)

@@ -112,6 +112,10 @@ class Store(Protocol):
         """The newest committed revision."""
 
     @property
+    def running(self) -> bool:
+        """Whether the store accepts writes (the API's `etcd` health check)."""
+
+    @property
     def compacted_revision(self) -> int:
         """Watches from a revision below this get TooOldError."""
 

@@ -574,6 +574,12 @@ class SqliteStore:
         """Remove the object; returns its last state with the delete's resourceVersion."""
         return await self._submit(_DELETE, key, None, expected_rv)
 
+    @property
+    def running(self) -> bool:
+        """Whether writes are accepted (started, not closed, the writer alive): the API's
+        `etcd` health check."""
+        return self._started and not self._closed and self._writer is not None and not self._writer.done()
+
     def _submit(
         self, kind: int, key: str, obj: JsonDict | None, expected_rv: int | None
     ) -> asyncio.Future[JsonDict]:
