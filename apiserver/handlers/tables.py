@@ -1198,6 +1198,20 @@ CONTROLLER_REVISION_PRINTER = Printer(
 )
 
 
+def _pod_template_cells(o: JsonDict, now: datetime) -> list[Any]:
+    names, images = _containers_cells(_d(o, "template", "spec"))
+    return [_d(o, "metadata", "name") or "", names, images, format_labels(_d(o, "template", "metadata", "labels"))]
+
+
+# printPodTemplate
+POD_TEMPLATE_PRINTER = Printer(
+    (_name(), Column("Containers", "string", "Names of each container in the template."),
+     Column("Images", "string", "Images referenced by each container in the template."),
+     Column("Pod Labels", "string", "The labels for the pod template.")),
+    _pod_template_cells,
+)
+
+
 def _default_cells(o: JsonDict, now: datetime) -> list[Any]:
     ts = parse_timestamp(_d(o, "metadata", "creationTimestamp"))
     created = ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else "0001-01-01T00:00:00Z"
@@ -1526,6 +1540,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("", "serviceaccounts"): SERVICEACCOUNT_PRINTER,
         ("", "endpoints"): ENDPOINTS_PRINTER,
         ("", "replicationcontrollers"): RC_PRINTER,
+        ("", "podtemplates"): POD_TEMPLATE_PRINTER,
         ("", "resourcequotas"): RESOURCE_QUOTA_PRINTER,
         ("", "persistentvolumeclaims"): PVC_PRINTER,
         ("", "persistentvolumes"): PV_PRINTER,

@@ -39,6 +39,7 @@ from .apiregistration import APIServiceStrategy
 from .apps import (
     DaemonSetStrategy,
     DeploymentStrategy,
+    PodTemplateStrategy,
     ReplicaSetStrategy,
     ReplicationControllerStrategy,
     StatefulSetStrategy,
@@ -142,6 +143,7 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         # upstream strategies with AllowCreateOnUpdate: true (leases, events above)
         ("", "Endpoints"): GenericStrategy("Endpoints", "", allow_create_on_update=True),
         ("", "LimitRange"): LimitRangeStrategy(),
+        ("", "PodTemplate"): PodTemplateStrategy(),
         ("rbac.authorization.k8s.io", "Role"): RoleStrategy(),
         ("rbac.authorization.k8s.io", "ClusterRole"): ClusterRoleStrategy(),
         ("rbac.authorization.k8s.io", "RoleBinding"): RoleBindingStrategy(),

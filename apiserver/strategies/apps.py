@@ -97,6 +97,38 @@ def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]
     return errs
 
 
+class PodTemplateStrategy(Strategy):
+    """core/v1 PodTemplate (pkg/registry/core/podtemplate): the template's pod spec defaulted
+    as a pod's; ValidatePodTemplate (its metadata, labels and pod spec; no ephemeral
+    containers); metadata.generation 1 on create and one more whenever the template changes."""
+
+    kind = "PodTemplate"
+    tracks_generation = True
+
+    def _default(self, obj: JsonDict) -> None:
+        default_template(obj)
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        tmpl = obj.get("template")
+        if tmpl is None:
+            tmpl = {}
+        if not isinstance(tmpl, dict):
+            return [type_invalid("template", tmpl, "must be an object")]
+        tmeta = as_dict(tmpl.get("metadata"))
+        errs = validate_labels(tmeta.get("labels"), "template.metadata.labels")
+        errs.extend(e for e in validate_object_meta(tmeta, field="template.metadata")
+                    if not e["field"].endswith(".labels"))
+        tspec = tmpl.get("spec")
+        if tspec is None:
+            tspec = {}
+            default_pod_spec(tspec)
+        errs.extend(validate_pod_spec(tspec, "template.spec"))
+        if as_dict(tspec).get("ephemeralContainers"):
+            errs.append(forbidden("template.spec.ephemeralContainers",
+                                  "ephemeral containers not allowed in pod template"))
+        return errs
+
+
 def _validate_selector(spec: JsonDict, field: str, what: str) -> list[JsonDict]:
     sel = spec.get("selector")
     if sel is None:

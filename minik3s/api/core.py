@@ -480,6 +480,12 @@ class PodTemplateSpec(K8sModel):
     spec: PodSpec | None = None
 
 
+class PodTemplate(TypedObject):
+    """core/v1 PodTemplate: a stored pod template (`kubectl get podtemplates`)."""
+
+    template: PodTemplateSpec | None = None
+
+
 class Binding(TypedObject):
     target: ObjectReference
 

@@ -425,3 +425,48 @@ def test_kubectl_apply_of_an_unknown_kind_says_no_matches(kubectl_bin: Path, min
                 stdin="apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")
     assert r.returncode != 0
     assert 'no matches for kind "Widget" in version "example.com/v1"' in r.stderr, r.stderr
+
+
+POD_TEMPLATE = """apiVersion: v1
+kind: PodTemplate
+metadata:
+  name: tmpl
+template:
+  metadata:
+    labels: {app: web, tier: front}
+  spec:
+    containers:
+    - {name: web, image: nginx:1.27}
+    - {name: side, image: busybox}
+"""
+
+
+def test_pod_templates_are_served_validated_and_printed(kubectl_bin: Path, minik3s_api: ServerProcess, ns: str,
+                                                        tmp_path: Path, http: httpx.Client) -> None:
+    def k(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return kubectl(kubectl_bin, minik3s_api, tmp_path / "c", *args, ok=ok, stdin=stdin)
+
+    assert "podtemplates" in {r["name"] for r in http.get("/api/v1").json()["resources"]}
+    k("-n", ns, "apply", "-f", "-", stdin=POD_TEMPLATE)
+    lines = k("-n", ns, "get", "podtemplates").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "CONTAINERS", "IMAGES", "POD", "LABELS"]
+    assert lines[1].split() == ["tmpl", "web,side", "nginx:1.27,busybox", "app=web,tier=front"]
+    got = http.get(f"/api/v1/namespaces/{ns}/podtemplates/tmpl").json()
+    assert got["metadata"]["generation"] == 1
+    spec = got["template"]["spec"]  # defaulted as a pod's spec
+    assert (spec["restartPolicy"], spec["dnsPolicy"], spec["containers"][0]["imagePullPolicy"]) == \
+        ("Always", "ClusterFirst", "IfNotPresent")
+    k("-n", ns, "apply", "-f", "-", stdin=POD_TEMPLATE.replace("nginx:1.27", "nginx:1.28"))
+    assert http.get(f"/api/v1/namespaces/{ns}/podtemplates/tmpl").json()["metadata"]["generation"] == 2
+    k("-n", ns, "label", "podtemplate", "tmpl", "x=y")  # metadata only: the generation stays
+    assert http.get(f"/api/v1/namespaces/{ns}/podtemplates/tmpl").json()["metadata"]["generation"] == 2
+    r = http.post(f"/api/v1/namespaces/{ns}/podtemplates", json={
+        "kind": "PodTemplate", "apiVersion": "v1", "metadata": {"name": "bad"},
+        "template": {"spec": {"containers": [{"name": "c"}], "ephemeralContainers": [
+            {"name": "dbg", "image": "busybox"}]}}})
+    assert r.status_code == 422
+    fields = {(c["field"], c["reason"]) for c in r.json()["details"]["causes"]}
+    assert ("template.spec.containers[0].image", "FieldValueRequired") in fields
+    assert ("template.spec.ephemeralContainers", "FieldValueForbidden") in fields
+    k("-n", ns, "delete", "podtemplate", "tmpl")
+    assert http.get(f"/api/v1/namespaces/{ns}/podtemplates/tmpl").status_code == 404
