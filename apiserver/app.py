@@ -25,6 +25,7 @@ from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
     AUTHN,
     AUTHORIZER,
+    COMPONENT_HEALTH,
     CORE,
     EXPLAIN,
     METRICS,
@@ -36,6 +37,7 @@ from apiserver.keys import (
     WATCH_ENCODE_CACHE,
     WATCHES,
     AuthnSettings,
+    ComponentHealth,
     ExplainProvider,
     MetricsProvider,
     ServingLimits,
@@ -54,7 +56,7 @@ def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
     usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
     serving_names: frozenset[str] | None = None, limits: ServingLimits | None = None,
-    request_metrics: RequestMetrics | None = None,
+    request_metrics: RequestMetrics | None = None, component_health: ComponentHealth | None = None,
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
@@ -78,6 +80,7 @@ def create_app(
     app[WATCH_ENCODE_CACHE] = {}
     app[METRICS] = metrics
     app[USAGE] = usage
+    app[COMPONENT_HEALTH] = component_health
     app[AUTHN] = authn
     app[SERVING_NAMES] = serving_names
     core.crd_listeners.append(app[OPENAPI_CACHE].clear)

@@ -92,6 +92,10 @@ METRICS: web.AppKey[MetricsProvider | None] = web.AppKey("metrics")
 # the simulated kubelets' usage behind metrics.k8s.io; None: the group is not served (no
 # metrics-server), so discovery omits it and its paths answer 503
 USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
+# the embedded components' health behind componentstatuses (name -> None when healthy, else the
+# probe's error); None: no component is known (every list is empty)
+ComponentHealth = Callable[[], dict[str, str | None]]
+COMPONENT_HEALTH: web.AppKey[ComponentHealth | None] = web.AppKey("component_health")
 
 # per-request key (request[REQUEST_USER]): the `minik3s.api.user.UserInfo` authentication
 # produced (impersonation may replace it). Unset means plain HTTP on loopback, where every

@@ -270,9 +270,19 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     metrics = CollectorRegistry()
     limits = ServingLimits(min_request_timeout=config.min_request_timeout, request_timeout=config.request_timeout,
                            watch_send_timeout=config.watch_send_timeout)
+    def component_health() -> dict[str, str | None]:
+        """componentstatuses: the embedded scheduler and controllers run unless disabled (a
+        component that stops ends the server); etcd-0 is the store."""
+        refused = 'Get "https://127.0.0.1:{port}/healthz": dial tcp 127.0.0.1:{port}: connect: connection refused'
+        return {
+            "scheduler": None if config.enabled("scheduler") else refused.format(port=10259),
+            "controller-manager": None if config.enabled("controllers") else refused.format(port=10257),
+            "etcd-0": None if store.running else "the storage backend is not running",
+        }
+
     app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
                      authn=authn, serving_names=frozenset(sans) if sans is not None else None, limits=limits,
-                     request_metrics=RequestMetrics(metrics))
+                     request_metrics=RequestMetrics(metrics), component_health=component_health)
     # keepalive_timeout: kube-apiserver's IdleTimeout; the site bounds the first request's headers;
     # lingering_time: how long an unread rest of a body is drained after the answer (apiserver.serving)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=config.idle_timeout,

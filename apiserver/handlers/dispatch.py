@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver.handlers import codec, discovery, metrics_api, verbs
+from apiserver.handlers import codec, component_status, discovery, metrics_api, verbs
 from apiserver.handlers.authz import authorize_request
 from apiserver.handlers.common import (
     check_acceptable,
@@ -244,6 +244,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return page_not_found()
     if target.subresource:
         return await subresource(request, core, target)
+    if target.info.group == "" and target.info.resource == "componentstatuses":  # probed, never stored
+        return await component_status.serve(request, target)
     check_acceptable(request)
     _has_route(method, target.info.verbs, _COLLECTION_ROUTES if target.name is None else _ITEM_ROUTES)
     if target.name is None:

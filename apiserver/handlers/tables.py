@@ -1212,6 +1212,25 @@ POD_TEMPLATE_PRINTER = Printer(
 )
 
 
+def _component_status_cells(o: JsonDict, now: datetime) -> list[Any]:
+    status, message, error = "Unknown", "", ""
+    for c in o.get("conditions") or ():
+        if isinstance(c, dict) and c.get("type") == "Healthy":
+            status = "Healthy" if c.get("status") == "True" else "Unhealthy"
+            message, error = _str(c.get("message")), _str(c.get("error"))
+            break
+    return [_d(o, "metadata", "name") or "", status, message, error]
+
+
+# printComponentStatus
+COMPONENT_STATUS_PRINTER = Printer(
+    (_name(), Column("Status", "string", "Status of the component conditions"),
+     Column("Message", "string", "Message of the component conditions"),
+     Column("Error", "string", "Error of the component conditions")),
+    _component_status_cells,
+)
+
+
 def _default_cells(o: JsonDict, now: datetime) -> list[Any]:
     ts = parse_timestamp(_d(o, "metadata", "creationTimestamp"))
     created = ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else "0001-01-01T00:00:00Z"
@@ -1541,6 +1560,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("", "endpoints"): ENDPOINTS_PRINTER,
         ("", "replicationcontrollers"): RC_PRINTER,
         ("", "podtemplates"): POD_TEMPLATE_PRINTER,
+        ("", "componentstatuses"): COMPONENT_STATUS_PRINTER,
         ("", "resourcequotas"): RESOURCE_QUOTA_PRINTER,
         ("", "persistentvolumeclaims"): PVC_PRINTER,
         ("", "persistentvolumes"): PV_PRINTER,

@@ -486,6 +486,19 @@ class PodTemplate(TypedObject):
     template: PodTemplateSpec | None = None
 
 
+class ComponentCondition(K8sModel):
+    type: str
+    status: str
+    message: str | None = None
+    error: str | None = None
+
+
+class ComponentStatus(TypedObject):
+    """core/v1 ComponentStatus (deprecated in v1.19+; probed on each read)."""
+
+    conditions: list[ComponentCondition] | None = None
+
+
 class Binding(TypedObject):
     target: ObjectReference
 

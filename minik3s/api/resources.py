@@ -216,6 +216,8 @@ def builtin_resources() -> list[ResourceInfo]:
         R("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=("status",)),
         R("", "v1", "limitranges", "LimitRange", True, ("limits",)),
         R("", "v1", "podtemplates", "PodTemplate", True, has_spec=False),
+        # probed on each read, never stored (apiserver/handlers/component_status.py)
+        R("", "v1", "componentstatuses", "ComponentStatus", False, ("cs",), verbs=("get", "list"), has_spec=False),
         R("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, has_spec=False),
         R("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("all",), subresources=("status", "scale")),
         R("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",), subresources=("status", "scale"),

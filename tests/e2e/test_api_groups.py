@@ -470,3 +470,34 @@ def test_pod_templates_are_served_validated_and_printed(kubectl_bin: Path, minik
     assert ("template.spec.ephemeralContainers", "FieldValueForbidden") in fields
     k("-n", ns, "delete", "podtemplate", "tmpl")
     assert http.get(f"/api/v1/namespaces/{ns}/podtemplates/tmpl").status_code == 404
+
+
+def test_componentstatuses_answer_like_kube_apiserver(kubectl_bin: Path, minik3s_api: ServerProcess,
+                                                       tmp_path: Path, http: httpx.Client) -> None:
+    def k(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        return kubectl(kubectl_bin, minik3s_api, tmp_path / "c", *args, ok=ok)
+
+    # this server runs the API alone: the scheduler and the controllers do not answer their probes
+    r = k("get", "cs")
+    assert "Warning: v1 ComponentStatus is deprecated in v1.19+" in r.stderr
+    rows = [ln.rstrip().split(None, 2) for ln in r.stdout.splitlines()]
+    assert rows[0] == ["NAME", "STATUS", "MESSAGE   ERROR"]
+    assert {row[0]: row[1:] for row in rows[1:]} == {
+        "scheduler": ["Unhealthy", 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: '
+                                   "connection refused"],
+        "controller-manager": ["Unhealthy", 'Get "https://127.0.0.1:10257/healthz": dial tcp 127.0.0.1:10257: '
+                                            "connect: connection refused"],
+        "etcd-0": ["Healthy", "ok"]}
+    one = http.get("/api/v1/componentstatuses/etcd-0")
+    assert one.headers["Warning"] == '299 - "v1 ComponentStatus is deprecated in v1.19+"'
+    assert one.json() == {"kind": "ComponentStatus", "apiVersion": "v1",
+                          "metadata": {"name": "etcd-0", "creationTimestamp": None},
+                          "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]}
+    listed = http.get("/api/v1/componentstatuses").json()
+    assert (listed["kind"], listed["metadata"], len(listed["items"])) == ("ComponentStatusList", {}, 3)
+    assert http.get("/api/v1/componentstatuses/nope").json()["message"] == \
+        "Internal error occurred: Component not found: nope"
+    assert http.delete("/api/v1/componentstatuses/etcd-0").status_code == 405
+    assert http.post("/api/v1/componentstatuses", json={"metadata": {"name": "x"}}).status_code == 405
+    cs = {r["name"]: r for r in http.get("/api/v1").json()["resources"]}["componentstatuses"]
+    assert (cs["verbs"], cs["shortNames"], cs["namespaced"]) == (["get", "list"], ["cs"], False)

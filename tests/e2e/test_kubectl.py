@@ -236,6 +236,12 @@ def test_describe_pod_and_node_show_events(cluster):
     assert re.search(r"Normal\s+E2EProbe\s+\S+\s+e2e\s+hello from the e2e suite", out), out
 
 
+def test_componentstatuses_of_a_full_cluster_are_healthy(cluster):
+    r = cluster.k("get", "componentstatuses")
+    rows = sorted(ln.split() for ln in r.stdout.splitlines()[1:])
+    assert rows == [["controller-manager", "Healthy", "ok"], ["etcd-0", "Healthy", "ok"], ["scheduler", "Healthy", "ok"]]
+
+
 def test_events_sort_by_last_timestamp_with_the_schedulers_events_first(cluster):
     """The scheduler's events.k8s.io Events carry no lastTimestamp; kube-apiserver serves the
     zero value (null), and `kubectl get events --sort-by=.lastTimestamp` lists them first, before
