@@ -8,7 +8,7 @@ controllers' handlers. Printed: CPU microseconds per bind (`time.process_time`, 
 including 0.5 s after the last bind for the work the handlers queued), with the controllers on
 and off, medians over `--runs`.
 
-`PYTHONPATH=<checkout> python bench/bench_bind_controllers.py --runs 3` runs it against another
+`PYTHONPATH=<checkout> python -m bench.bench_bind_controllers --runs 3` runs it against another
 checkout for interleaved A/B pairs (docs/performance.md "Session 15").
 """
 
@@ -23,26 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.bench_bind_cost import node, pod
 from minik3s import server
 from minik3s.api.resources import NAMESPACES, NODES, PODS
 from minik3s.config import ServerConfig
 
 NS = "bench"
 CONCURRENCY = 32
-
-
-def pod(i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"p-{i:06d}", "labels": {"app": "bench"}},
-            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}
-
-
-def node(i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n-{i}",
-                                                             "labels": {"kubernetes.io/hostname": f"n-{i}"}},
-            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                       "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
 
 
 async def run(n: int, controllers: bool) -> float:

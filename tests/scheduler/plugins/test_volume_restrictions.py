@@ -139,9 +139,8 @@ def test_rwop_claim_of_another_namespace_does_not_conflict(fw):
     assert run(_pod("p", "claim-with-rwop-1"), [other], [RWOP_1], fw=fw) == SKIP
 
 
-def test_remove_pod_and_add_pod_adjust_the_rwop_count(fw):
-    """Preemption's dry run: evicting the holder (RemovePod) lets the pod fit, adding it back
-    (AddPod) rejects it again; the cycle state clones independently."""
+def _rwop_holder_cycle(fw: Any) -> tuple[dict[str, Any], Any, PodInfo, Any, CycleState]:
+    """A holder of claim-with-rwop-1 on node-1 and pod p wanting it, after p's PreFilter."""
     holder = _pod("holder", "claim-with-rwop-1", node="node-1")
     r = fw.Run(VolumeRestrictions, fw.Snapshot([make_node("node-1").obj()], [holder],
                                                informers={"persistentvolumeclaims": [RWOP_1]}))
@@ -150,6 +149,13 @@ def test_remove_pod_and_add_pod_adjust_the_rwop_count(fw):
     state = CycleState()
     _, st, _ = r.framework.run_pre_filter(state, pod, [ni])
     assert st.is_success()
+    return holder, r, pod, ni, state
+
+
+def test_remove_pod_and_add_pod_adjust_the_rwop_count(fw):
+    """Preemption's dry run: evicting the holder (RemovePod) lets the pod fit, adding it back
+    (AddPod) rejects it again; the cycle state clones independently."""
+    holder, r, pod, ni, state = _rwop_holder_cycle(fw)
     assert r.framework.run_filter(state, pod, ni).reasons == [ERR_REASON_RWOP_CONFLICT]
     sim = state.clone()
     assert r.framework.run_pre_filter_extension_remove_pod(sim, pod, PodInfo(holder), ni).is_success()
@@ -203,14 +209,7 @@ def test_add_pod_counts_a_same_named_claim_of_any_namespace(fw):
     pod of another namespace added in a dry run with a claim of the same name counts, although
     PreFilter's own count (IsPVCUsedByPods, by namespaced name) would not count it."""
     other = with_volumes(make_pod("elsewhere", "other").node("node-1").obj(), pvc_vol("claim-with-rwop-1"))
-    holder = _pod("holder", "claim-with-rwop-1", node="node-1")
-    r = fw.Run(VolumeRestrictions, fw.Snapshot([make_node("node-1").obj()], [holder],
-                                               informers={"persistentvolumeclaims": [RWOP_1]}))
-    pod = PodInfo(_pod("p", "claim-with-rwop-1"))
-    ni = r.scheduler.snapshot.get("node-1")
-    state = CycleState()
-    _, st, _ = r.framework.run_pre_filter(state, pod, [ni])
-    assert st.is_success()
+    holder, r, pod, ni, state = _rwop_holder_cycle(fw)
     assert r.framework.run_pre_filter_extension_remove_pod(state, pod, PodInfo(holder), ni).is_success()
     assert is_success(r.framework.run_filter(state, pod, ni))
     assert r.framework.run_pre_filter_extension_add_pod(state, pod, PodInfo(other), ni).is_success()
