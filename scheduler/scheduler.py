@@ -918,8 +918,8 @@ class Scheduler:
         # events.k8s.io/v1 as client-go's recorder makes it (stored as core/v1): eventTime, the
         # reporting controller and instance, no deprecated source/first/last timestamp/count
         event: JsonDict = {
-            "apiVersion": "v1",
             "kind": "Event",
+            "apiVersion": "v1",
             "metadata": {"name": f"{name}.{stamp:x}", "namespace": ns},
             "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": name,
                                "uid": meta.get("uid") or "", "resourceVersion": meta.get("resourceVersion") or ""},

@@ -89,6 +89,7 @@ from apiserver.storage.interface import (
     TooOldError,
     UnencodableObjectError,
 )
+from minik3s.api.field_order import order_fields
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock
 
@@ -1055,6 +1056,7 @@ def _stamp(obj: JsonDict, rev: int, restore: list[tuple[JsonDict, Any]]) -> byte
         md = obj["metadata"] = {}
     old = md.get("resourceVersion", _MISSING)
     md["resourceVersion"] = str(rev)
+    order_fields(obj)  # kube-apiserver's field order on the wire (minik3s.api.field_order)
     try:
         data = _dumps(obj)
     except TypeError:

@@ -209,8 +209,8 @@ class EventCorrelator:
         ref = _involved(event)
         meta = event.get("metadata") or {}
         combined: JsonDict = {
-            "apiVersion": "v1",
             "kind": "Event",
+            "apiVersion": "v1",
             "metadata": {"name": f"{ref.get('name')}.{int(now.timestamp() * 1e9):x}",
                          "namespace": meta.get("namespace")},
             "involvedObject": ref,
@@ -298,8 +298,8 @@ class EventRecorder:
         if ev.host:
             source["host"] = ev.host
         return {
-            "apiVersion": "v1",
             "kind": "Event",
+            "apiVersion": "v1",
             "metadata": {"name": f"{ev.obj_ref.get('name')}.{stamp:x}", "namespace": ev.namespace},
             "involvedObject": ev.obj_ref,
             "reason": ev.reason,

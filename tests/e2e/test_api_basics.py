@@ -418,3 +418,19 @@ def test_put_creates_only_where_upstream_allows_it(http):
     r = http.put(f"/apis/coordination.k8s.io/v1/namespaces/{n}/leases/l", json=lease)
     assert r.status_code == 201, r.text
     assert r.json()["spec"]["holderIdentity"] == "me"
+
+
+def test_objects_are_served_in_kube_apiservers_field_order(http: httpx.Client, ns: str) -> None:
+    # written with its keys in another order, served as Go's encoder writes the type
+    body = {"metadata": {"labels": {"a": "b"}, "name": "ordered"}, "spec": {"containers": [{"name": "c",
+            "image": "busybox"}]}, "apiVersion": "v1", "kind": "Pod"}
+    made = http.post(f"/api/v1/namespaces/{ns}/pods", json=body)
+    assert made.status_code == 201
+    for r in (made, http.get(f"/api/v1/namespaces/{ns}/pods/ordered")):
+        obj = r.json()
+        assert list(obj)[:4] == ["kind", "apiVersion", "metadata", "spec"]
+        keys = [k for k in obj["metadata"] if k in ("name", "namespace", "uid", "resourceVersion",
+                                                      "creationTimestamp", "labels", "managedFields")]
+        assert keys == ["name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "managedFields"]
+    item = http.get(f"/api/v1/namespaces/{ns}/pods").json()["items"][0]
+    assert list(item)[:3] == ["kind", "apiVersion", "metadata"]

@@ -33,10 +33,10 @@ class Kubectl:
 
 @pytest.fixture
 def cluster(minik3s_server_factory: Any, kubectl_bin: Path) -> Any:
-    # a 3 s sync: at 1 s the HPA's Warnings while its pods have no metrics yet (two per sync)
+    # a 2 s sync: at 1 s the HPA's Warnings while its pods have no metrics yet (two per sync)
     # would use up the 25-Event budget client-go's spam filter gives it, and its
     # SuccessfulRescale Events would be dropped, as on a real cluster
-    srv = minik3s_server_factory("--horizontal-pod-autoscaler-sync-period", "3s", nodes=6)
+    srv = minik3s_server_factory("--horizontal-pod-autoscaler-sync-period", "2s", nodes=6)
     http = httpx.Client(base_url=srv.url, timeout=30)
     wait_for(lambda: len(http.get("/api/v1/nodes").json()["items"]) == 6)
     yield http, Kubectl(kubectl_bin, srv.kubeconfig)
