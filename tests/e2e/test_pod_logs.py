@@ -148,6 +148,24 @@ def test_an_endless_loop_prints_as_time_passes_and_follow_streams_it(
     http.delete(f"/api/v1/namespaces/{ns}/pods/ticker").raise_for_status()
 
 
+def test_follow_of_an_endless_loop_ends_when_the_pod_is_deleted(http: httpx.Client, ns: str) -> None:
+    # the stream waits on the loop's next line and the pod's watch at once: a deletion ends it
+    body = pod("looper", annotations={"sim.minik3s.io/shutdown-seconds": "0"})
+    body["spec"]["containers"][0]["command"] = ["sh", "-c", "while true; do echo beat; sleep 30; done"]
+    make_pod(http, ns, body)
+    running(http, ns, "looper")
+    with http.stream("GET", log_url(ns, "looper"), params={"follow": "true"}, timeout=30) as resp:
+        lines = resp.iter_lines()
+        assert next(lines) == "beat"
+        deleter = threading.Timer(0.3, lambda: http.delete(f"/api/v1/namespaces/{ns}/pods/looper").raise_for_status())
+        deleter.start()
+        t0 = time.monotonic()
+        rest = list(lines)  # ends with the stream, long before the loop's next beat at 30 s
+        deleter.join()
+    assert time.monotonic() - t0 < 20
+    assert "beat" not in rest
+
+
 def test_follow_of_a_forever_pod_ends_when_the_pod_is_deleted(http: httpx.Client, ns: str) -> None:
     make_pod(http, ns, pod("forever", annotations={"sim.minik3s.io/shutdown-seconds": "0"}))
     running(http, ns, "forever")

@@ -280,7 +280,9 @@ async def test_failed_pods_beyond_backoff_limit_fail_the_job(harness):
 
 async def test_active_deadline_deletes_running_pods_and_fails(harness):
     start(harness)
-    await harness.client.create(JOBS, job_obj("slow", hold=False, activeDeadlineSeconds=1))
+    # a 3 s deadline: the running pod must be seen before the deadline deletes it (with 1 s a
+    # loaded CI machine once created and deleted it between two polls)
+    await harness.client.create(JOBS, job_obj("slow", hold=False, activeDeadlineSeconds=3))
     await wait_pods(harness, "slow", 1)
     failed = await wait_condition(harness, "slow", "Failed", timeout=20)
     st = failed["status"]
