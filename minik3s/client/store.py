@@ -40,19 +40,20 @@ class Store:
         self._values: dict[str, tuple[list[str], ...]] = {}  # key -> each index's values
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
-        """Register (or replace) an index and build it over the current contents."""
+        """Register (or replace) an index and build it over the current contents (only this
+        index: the others' values are kept)."""
+        if name not in self._indexers:
+            self._names = (*self._names, name)
         self._indexers[name] = fn
-        self._names = tuple(self._indexers)
-        fns = tuple(self._indexers.values())
-        self._indices = {n: {} for n in self._names}
-        self._values = {}
+        pos = self._names.index(name)
+        idx: dict[str, set[str]] = {}
         for k, obj in self._items.items():
-            values = tuple(f(obj) for f in fns)
-            self._values[k] = values
-            for n, vs in zip(self._names, values, strict=True):
-                idx = self._indices[n]
-                for v in vs:
-                    idx.setdefault(v, set()).add(k)
+            vs = fn(obj)
+            old = self._values.get(k, ())
+            self._values[k] = (*old[:pos], vs, *old[pos + 1:])
+            for v in vs:
+                idx.setdefault(v, set()).add(k)
+        self._indices[name] = idx
 
     def _drop(self, key: str, name: str, values: list[str]) -> None:
         idx = self._indices[name]

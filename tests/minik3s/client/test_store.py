@@ -66,3 +66,29 @@ def test_an_index_added_later_or_replaced_covers_the_current_objects() -> None:
     assert names(s.by_index("claim", "default/x")) == {"a", "b"}
     assert names(s.by_index("node", "default")) == {"a", "b"}
     assert s.version == 3
+
+
+def test_adding_or_replacing_an_index_computes_only_that_index() -> None:
+    calls: list[str] = []
+
+    def counted(name: str, fn: Any) -> Any:
+        def wrapped(o: dict[str, Any]) -> list[str]:
+            calls.append(name)
+            return list(fn(o))
+        return wrapped
+
+    s = Store()
+    s.add_index("claim", counted("claim", by_claim))
+    s.add_index("node", counted("node", by_node))
+    s.put("default/a", pod("a", "n1", claims=("x",)))
+    s.put("default/b", pod("b", "n2", claims=("y",)))
+    calls.clear()
+    s.add_index("gang", counted("gang", lambda o: []))
+    s.add_index("claim", counted("claim2", lambda o: [o["metadata"]["name"]]))  # replaced, not the last
+    assert sorted(calls) == ["claim2", "claim2", "gang", "gang"]
+    assert names(s.by_index("claim", "a")) == {"a"} and s.by_index("claim", "default/x") == []
+    s.put("default/a", pod("a", "n3", claims=("x",)))  # each index keeps its own values
+    assert names(s.by_index("node", "n3")) == {"a"} and s.by_index("node", "n1") == []
+    assert names(s.by_index("claim", "a")) == {"a"}
+    s.remove("default/b")
+    assert s._indices == {"claim": {"a": {"default/a"}}, "node": {"n3": {"default/a"}}, "gang": {}}
