@@ -205,9 +205,7 @@ class LogPlan:
         if script is None or started is None or sent is None or now <= sent:
             return []
         self.follow_sent = now
-        lines = script.lines_until((now - started).total_seconds())
-        return [LogLine(at, text) for at, text in ((started + timedelta(seconds=o), t) for o, t in lines)
-                if sent < at <= now]
+        return _script_lines(script, started, now, after=sent)
 
     def render(self, lines: list[LogLine]) -> bytes:
         """Encode `lines` (after sinceSeconds/sinceTime), cutting at limitBytes overall."""
@@ -349,6 +347,15 @@ def _container_spec(pod: JsonDict, container: str) -> JsonDict:
     return {}
 
 
+def _script_lines(script: Script, started: datetime, until: datetime | None, *,
+                  after: datetime | None = None) -> list[LogLine]:
+    """A played command's lines printed after `after` and by `until` (None: no end time: every
+    line of a finite script, none of an endless loop's), stamped from the run's start."""
+    limit = (until - started).total_seconds() if until is not None else math.inf
+    lower = (after - started).total_seconds() if after is not None else -math.inf
+    return [LogLine(started + timedelta(seconds=offset), text) for offset, text in script.lines_until(limit, lower)]
+
+
 def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int,
                     now: datetime | None = None) -> list[LogLine]:
     """The simulated output of one run of a container: what its played command printed so far
@@ -363,9 +370,7 @@ def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int
         until = now
         if isinstance(done, dict):
             until = _parse_time(done["finishedAt"]) if done.get("finishedAt") else None
-        # without an end time: every line of a finite script, none of an endless loop's
-        limit = (until - started).total_seconds() if until is not None else math.inf
-        return [LogLine(started + timedelta(seconds=offset), text) for offset, text in script.lines_until(limit)]
+        return _script_lines(script, started, until)
     text = f"minik3s: simulated container of pod {meta.get('namespace')}/{meta.get('name')} on node " \
            f"{spec.get('nodeName') or '<none>'}"
     if len(spec.get("containers") or []) > 1 or spec.get("initContainers"):

@@ -66,18 +66,21 @@ class Script:
     output: tuple[tuple[float, str], ...]
     loop: Loop | None = None
 
-    def lines_until(self, until: float) -> list[tuple[float, str]]:
-        """Every line printed by `until` seconds after the start (the newest MAX_LOOP_LINES of
-        an endless loop's), in order."""
-        out = [ln for ln in self.output if ln[0] <= until]
+    def lines_until(self, until: float, after: float = -math.inf) -> list[tuple[float, str]]:
+        """The lines printed after `after` and by `until` seconds from the start (the newest
+        MAX_LOOP_LINES of an endless loop's), in order; only the loop runs in that window are
+        generated (a follow of a loop that ran for days asks for one second's worth)."""
+        out = [ln for ln in self.output if after < ln[0] <= until]
         loop = self.loop
         if loop is None or not loop.lines or until < loop.start or not math.isfinite(until):
             return out
         last = math.floor((until - loop.start) / loop.period)
         first = max(0, last - MAX_LOOP_LINES // len(loop.lines))
+        if after > loop.start:
+            first = max(first, math.floor((after - loop.start) / loop.period))
         for k in range(first, last + 1):
             base = loop.start + k * loop.period
-            out.extend((base + off, text) for off, text in loop.lines if base + off <= until)
+            out.extend((base + off, text) for off, text in loop.lines if after < base + off <= until)
         return out
 
     def next_line_after(self, elapsed: float) -> float | None:

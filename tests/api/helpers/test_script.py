@@ -96,6 +96,10 @@ def test_loop_lines_over_time():
     assert s.next_line_after(0) == 5 and s.next_line_after(12) == 15 and s.next_line_after(14.9) == 15
     many = s.lines_until(10_000_000)  # months: the newest MAX_LOOP_LINES ticks
     assert len(many) <= 100_002 and many[-1] == (10_000_000, "tick") and many[0] == (0, "up")
+    # a window: what a follow asks for each time the loop prints, however long it has run
+    assert s.lines_until(10_000_012, after=10_000_000) == [(10_000_005, "tick"), (10_000_010, "tick")]
+    assert s.lines_until(5, after=0) == [(5, "tick")]  # "up" and the first tick were sent before
+    assert s.lines_until(4.9, after=0) == []
     finite = container_script(c(["sh", "-c", "echo a; sleep 2; echo b"]))
     assert finite is not None and finite.next_line_after(0) == 2 and finite.next_line_after(2) is None
 
