@@ -63,6 +63,23 @@ class _NilMap:
         return "map[string]string(nil)"
 
 
+def validate_pod_template_spec(tmpl: JsonDict, path: str) -> list[JsonDict]:
+    """ValidatePodTemplateSpec at `path` (e.g. "spec.template"): the template's labels and
+    metadata, its pod spec (a missing one validated as the defaulted empty spec), and no
+    ephemeral containers."""
+    tmeta = as_dict(tmpl.get("metadata"))
+    errs = validate_labels(tmeta.get("labels"), f"{path}.metadata.labels")
+    errs.extend(e for e in validate_object_meta(tmeta, field=f"{path}.metadata") if not e["field"].endswith(".labels"))
+    tspec = tmpl.get("spec")
+    if tspec is None:
+        tspec = {}
+        default_pod_spec(tspec)
+    errs.extend(validate_pod_spec(tspec, f"{path}.spec"))
+    if as_dict(tspec).get("ephemeralContainers"):
+        errs.append(forbidden(f"{path}.spec.ephemeralContainers", "ephemeral containers not allowed in pod template"))
+    return errs
+
+
 def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]:
     """ValidatePodTemplateSpecForReplicaSet: template required, labels matched by the selector,
     restartPolicy Always, no activeDeadlineSeconds."""
@@ -79,15 +96,8 @@ def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]
         if not selector_matches(sel, labels if isinstance(labels, dict) else {}):
             errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else _NilMap(),
                                 "`selector` does not match template `labels`"))
-    errs.extend(validate_labels(labels, f"{field}.template.metadata.labels"))
-    errs.extend(e for e in validate_object_meta(tmeta, field=f"{field}.template.metadata")
-                if not e["field"].endswith(".labels"))
-    tspec = tmpl.get("spec")
-    if tspec is None:
-        tspec = {}
-        default_pod_spec(tspec)
-    errs.extend(validate_pod_spec(tspec, f"{field}.template.spec"))
-    tspec = as_dict(tspec)
+    errs.extend(validate_pod_template_spec(tmpl, f"{field}.template"))
+    tspec = as_dict(tmpl.get("spec"))
     rp = tspec.get("restartPolicy")
     if rp and rp != "Always":
         errs.append(not_supported(f"{field}.template.spec.restartPolicy", rp, ("Always",)))
@@ -111,22 +121,10 @@ class PodTemplateStrategy(Strategy):
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         tmpl = obj.get("template")
         if tmpl is None:
-            tmpl = {}
+            tmpl = {}  # the zero PodTemplateSpec
         if not isinstance(tmpl, dict):
             return [type_invalid("template", tmpl, "must be an object")]
-        tmeta = as_dict(tmpl.get("metadata"))
-        errs = validate_labels(tmeta.get("labels"), "template.metadata.labels")
-        errs.extend(e for e in validate_object_meta(tmeta, field="template.metadata")
-                    if not e["field"].endswith(".labels"))
-        tspec = tmpl.get("spec")
-        if tspec is None:
-            tspec = {}
-            default_pod_spec(tspec)
-        errs.extend(validate_pod_spec(tspec, "template.spec"))
-        if as_dict(tspec).get("ephemeralContainers"):
-            errs.append(forbidden("template.spec.ephemeralContainers",
-                                  "ephemeral containers not allowed in pod template"))
-        return errs
+        return validate_pod_template_spec(tmpl, "template")
 
 
 def _validate_selector(spec: JsonDict, field: str, what: str) -> list[JsonDict]:

@@ -96,6 +96,16 @@ def test_template_pod_spec_errors_carry_template_path():
     assert errs(D, d) == ["spec.template.spec.containers: Required value"]
 
 
+@pytest.mark.parametrize("strategy", [D, RS], ids=["deployment", "replicaset"])
+def test_templates_carry_no_ephemeral_containers(strategy):
+    """ValidatePodTemplateSpec, shared with PodTemplates: ephemeral containers exist only in pods."""
+    d = deployment()
+    d["kind"] = strategy.kind
+    d["spec"]["template"]["spec"]["ephemeralContainers"] = [{"name": "dbg", "image": "busybox"}]
+    assert errs(strategy, d) == ["spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not "
+                                 "allowed in pod template"]
+
+
 def stored(obj, strategy):
     strategy.default(obj)
     strategy.prepare_for_create(obj)
