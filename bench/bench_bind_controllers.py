@@ -23,13 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.bench_bind_cost import node, pod
+from bench.bench_bind_cost import NS, bind_all, node, pod
 from minik3s import server
 from minik3s.api.resources import NAMESPACES, NODES, PODS
 from minik3s.config import ServerConfig
-
-NS = "bench"
-CONCURRENCY = 32
 
 
 async def run(n: int, controllers: bool) -> float:
@@ -44,14 +41,8 @@ async def run(n: int, controllers: bool) -> float:
                 await c.create(NODES, node(i))
             pending = [await c.create(PODS, pod(i), NS) for i in range(n)]
             await asyncio.sleep(2.0)  # the controllers have seen the pending pods
-            todo = iter(range(n))
-
-            async def binder() -> None:
-                for i in todo:
-                    await c.bind(NS, f"p-{i:06d}", f"n-{i % 8}", uid=pending[i]["metadata"]["uid"])
-
             cpu0 = time.process_time()
-            await asyncio.gather(*(binder() for _ in range(CONCURRENCY)))
+            await bind_all(c, pending)
             await asyncio.sleep(0.5)  # the handlers' queued work
             return (time.process_time() - cpu0) / n * 1e6
         finally:
