@@ -107,8 +107,8 @@ async def _follow(resp: web.StreamResponse, core: ApiCore, t: Target, opts: Watc
         for fut in (pending, timer):
             if fut is not None and not fut.done():
                 fut.cancel()
-        with contextlib.suppress(BaseException):
-            await pending
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+            await pending  # its outcome is no longer wanted
         aclose = getattr(events, "aclose", None)
         if aclose is not None:
             with contextlib.suppress(Exception):

@@ -434,3 +434,8 @@ def test_objects_are_served_in_kube_apiservers_field_order(http: httpx.Client, n
         assert keys == ["name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "managedFields"]
     item = http.get(f"/api/v1/namespaces/{ns}/pods").json()["items"][0]
     assert list(item)[:3] == ["kind", "apiVersion", "metadata"]
+    # and a watch replays it the same way
+    r = http.get(f"/api/v1/namespaces/{ns}/pods", params={"watch": "true", "resourceVersion": "0",
+                                                          "timeoutSeconds": "1"})
+    event = json.loads(r.text.splitlines()[0])
+    assert event["type"] == "ADDED" and list(event["object"])[:3] == ["kind", "apiVersion", "metadata"]

@@ -135,3 +135,26 @@ async def test_persistent_volume_claim_resize_can_be_disabled(real_api: Any) -> 
     made = await bound(real_api, "data")
     made["spec"]["resources"]["requests"]["storage"] = "2Gi"
     assert (await real_api._client.update(PVCS, made))["spec"]["resources"]["requests"]["storage"] == "2Gi"
+
+
+@pytest.mark.parametrize("disabled", [False, True])
+async def test_disable_admission_plugins_reaches_the_claim_resize_plugin(tmp_path: Any, disabled: bool) -> None:
+    """`minik3s server --disable-admission-plugins PersistentVolumeClaimResize`, through its config."""
+    from minik3s.config import ServerConfig
+    from minik3s.server import start, stop
+
+    cfg = ServerConfig(data_dir=tmp_path / "srv", port=0, disable={"scheduler", "controllers", "kubelet", "descheduler"},
+                       disable_admission_plugins={"PersistentVolumeClaimResize"} if disabled else set())
+    rs = await start(cfg)
+    try:
+        made = await rs.client.create(PVCS, claim("data", volumeName="pv-data"), "default")
+        made["status"] = {"phase": "Bound", "capacity": {"storage": "1Gi"}}
+        made = await rs.client.update_status(PVCS, made)
+        made["spec"]["resources"]["requests"]["storage"] = "2Gi"  # no class: not resizable
+        if disabled:
+            assert (await rs.client.update(PVCS, made))["spec"]["resources"]["requests"]["storage"] == "2Gi"
+        else:
+            with pytest.raises(ForbiddenError, match=NOT_RESIZABLE):
+                await rs.client.update(PVCS, made)
+    finally:
+        await stop(rs)
