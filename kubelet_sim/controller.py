@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ from typing import Any, Protocol
 from kubelet_sim.config import parse_fleet
 from kubelet_sim.events import (
     ContainerEvent,
+    backoff_events,
     containers_created,
     killing_events,
     pulling_events,
@@ -44,6 +46,7 @@ from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
+from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
 from kubelet_sim.usage import UsageSource
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
 from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
@@ -91,6 +94,8 @@ class PodRecord:
     # container Events: fieldPaths whose images are being pulled, and since when (monotonic)
     pulling: set[str] | None = None
     pull_started: float = 0.0
+    # the containers' restarts and crash-loop back-off (kubelet_sim.stages.restarts)
+    crash: CrashLoop | None = None
 
 
 def _key(pod: JsonDict) -> str:
@@ -106,8 +111,9 @@ def _node_of(pod: JsonDict) -> str | None:
 class StageController:
     def __init__(self, stages: list[Stage], *, client: Client, pod_informer: Any, nodes: NodeDirectory,
                  clock: Clock | None = None, rng: random.Random | None = None, workers: int = 8,
-                 recorder: EventRecorder | None = None) -> None:
+                 recorder: EventRecorder | None = None, backoff: BackoffPolicy | None = None) -> None:
         self._stages = stages
+        self._backoff = backoff or BackoffPolicy()
         self._recorder = recorder  # the kubelet's container Events (kubelet_sim.events); None: none
         self._client = client
         self._informer = pod_informer
@@ -225,6 +231,10 @@ class StageController:
         if stage is None:
             rec.stage = None
             return
+        if stage.spec.next.restartContainers:
+            rec.stage = stage.name
+            await self._restart_containers(key, pod, rec, now)
+            return
         delay = stage.spec.delay
         if rec.stage != stage.name:
             rec.stage = stage.name
@@ -265,7 +275,27 @@ class StageController:
         except NotFoundError:
             rec.delete_sent = True
 
-    async def _write_status(self, step_name: str, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
+    async def _restart_containers(self, key: str, pod: JsonDict, rec: PodRecord, now: float) -> None:
+        """The kubelet's restarts: write what is due now (an exit, a CrashLoopBackOff, a
+        restart; the written status re-queues the pod and the next sync plans from it), else
+        wake when the next one falls due."""
+        memory = rec.crash if rec.crash is not None else CrashLoop()
+        rec.crash = memory
+        actions, due = plan(pod, memory, now, self._clock.now(), self._backoff)
+        if actions:
+            new_status = restart_status(pod, self._context(rec, killed=False), actions)
+            try:
+                written = await self._put_status(pod, rec, new_status)
+            except ConflictError:
+                logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+                return
+            if written:
+                memory.commit(actions, new_status, now)
+                return
+        if math.isfinite(due):
+            self.queue.add_after(key, max(due - now, 0.0))
+
+    def _context(self, rec: PodRecord, *, killed: bool) -> StepContext:
         node = rec.node
 
         def allocate() -> str:
@@ -273,11 +303,18 @@ class StageController:
                 rec.ip = self._nodes.allocate_ip(node)
             return rec.ip
 
-        ctx = StepContext(now=self._clock.now(), host_ip=self._nodes.host_ip(node), allocate_ip=allocate,
-                          killed=killed)
-        new_status = STATUS_STEPS[step_name](pod, ctx)
+        return StepContext(now=self._clock.now(), host_ip=self._nodes.host_ip(node), allocate_ip=allocate,
+                           killed=killed)
+
+    async def _write_status(self, step_name: str, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
+        await self._put_status(pod, rec, STATUS_STEPS[step_name](pod, self._context(rec, killed=killed)))
+
+    async def _put_status(self, pod: JsonDict, rec: PodRecord, new_status: JsonDict) -> bool:
+        """PUT /status with `new_status` (nothing when it is the status already) and the
+        kubelet's Events for it; whether it was written."""
+        node = rec.node
         if new_status == pod.get("status"):
-            return
+            return False
         # a shallow body: both transports take their own copy of what they are given (the
         # in-process client copies it in, HTTP serialises it), and the cached pod is never edited
         obj = {k: v for k, v in pod.items() if k != "status"}
@@ -287,6 +324,7 @@ class StageController:
             self._container_events(pod, new_status, rec)
         if new_status.get("phase") == "Running":
             self._nodes.note_images(node, pod_images(pod), size_hint=image_size_hint(pod))
+        return True
 
     def _container_events(self, pod: JsonDict, new_status: JsonDict, rec: PodRecord) -> None:
         """The kubelet's Events for a status just written: `Pulling` when the sandbox is being
@@ -316,6 +354,7 @@ class StageController:
             rec.pulling = None  # the next start (a restart) pulls per policy again
             paths = {ev.field_path for ev in started}
             self._record(pod, node, [ev for ev in before if ev.field_path in paths] + started)
+        self._record(pod, node, backoff_events(pod, pod.get("status") or {}, new_status))
 
     def _record(self, pod: JsonDict, node: str, events: list[ContainerEvent]) -> None:
         if self._recorder is None:
@@ -355,7 +394,8 @@ class KubeletFleet:
             self.controller = StageController(
                 stages if stages is not None else load_default_stages(), client=client,
                 pod_informer=informers.informer(PODS), nodes=self.agent, clock=self._clock,
-                rng=self._rng, workers=self.options.workers, recorder=self.recorder)
+                rng=self._rng, workers=self.options.workers, recorder=self.recorder,
+                backoff=BackoffPolicy(self.options.initial_restart_period, self.options.max_container_restart_period))
             self.agent.on_recover = self.controller.requeue_node
 
     async def run(self) -> None:

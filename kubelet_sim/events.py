@@ -14,6 +14,8 @@ container's `fieldPath` (`spec.containers{web}`, `spec.initContainers{setup}`):
     every image), else `Pulled` "Successfully pulled image \"nginx:1.25\" in 1.5s (1.5s including
     waiting). Image size: 1048576 bytes.", timed from the Pulling line;
   - `Created` "Created container: web", then `Started` "Started container web";
+* when a container that ended is left waiting in CrashLoopBackOff (kubelet_sim.stages.restarts):
+  `BackOff` (Warning) "Back-off restarting failed container web in pod web_default(<uid>)";
 * when the pod is deleted, per running container: `Killing` "Stopping container web".
 
 Pure functions of the pod and the statuses (the controller supplies what the node knows about
@@ -26,13 +28,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kubelet_sim.stages.lifecycle import normalize_image
+from kubelet_sim.stages.restarts import REASON_CRASH_LOOP, backoff_event_message
 from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.types import JsonDict
 from minik3s.utils.duration import format_duration
 
-__all__ = ["ContainerEvent", "container_statuses", "containers_created", "killing_events", "pulling_events", "started_events"]
+__all__ = ["ContainerEvent", "backoff_events", "container_statuses", "containers_created", "killing_events",
+           "pulling_events", "started_events"]
 
 NORMAL = "Normal"
+WARNING = "Warning"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,19 @@ def started_events(pod: JsonDict, old_status: JsonDict, new_status: JsonDict, *,
         out.append(ContainerEvent(path, "Created", f"Created container: {name}"))
         out.append(ContainerEvent(path, "Started", f"Started container {name}"))
     return out
+
+
+def _crash_looping(status: JsonDict) -> set[str]:
+    return {path for path, cs in container_statuses(status)
+            if ((cs.get("state") or {}).get("waiting") or {}).get("reason") == REASON_CRASH_LOOP}
+
+
+def backoff_events(pod: JsonDict, old_status: JsonDict, new_status: JsonDict) -> list[ContainerEvent]:
+    """`BackOff` for every container `new_status` leaves waiting in CrashLoopBackOff that
+    `old_status` did not."""
+    new = _crash_looping(new_status) - _crash_looping(old_status)
+    return [ContainerEvent(path, "BackOff", backoff_event_message(pod, c.get("name", "")), WARNING)
+            for path, c in _containers(pod) if path in new]
 
 
 def killing_events(pod: JsonDict) -> list[ContainerEvent]:

@@ -73,6 +73,10 @@ class FleetOptions:
     registration_parallelism: int = 64
     lease_parallelism: int = 64
     workers: int = 8
+    # the crash-loop back-off of container restarts (kubelet_sim.stages.restarts): 10 s doubling
+    # to 5 min (kubelet's crashLoopBackOff.maxContainerRestartPeriod default)
+    initial_restart_period: float = 10.0
+    max_container_restart_period: float = 300.0
 
 
 @dataclass(slots=True)

@@ -116,7 +116,7 @@ def _names(containers: list[JsonDict]) -> str:
     return "[" + " ".join(c.get("name", "") for c in containers) + "]"
 
 
-def _base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict], str]:
+def step_base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict], str]:
     status = copy.deepcopy(pod.get("status") or {})
     now = rfc3339(ctx.now)
     conds = list(status.get("conditions") or [])
@@ -168,7 +168,7 @@ def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
     return cs
 
 
-def _terminated(c: JsonDict, old: JsonDict | None, uid: str, now: str, *, exit_code: int,
+def terminated_status(c: JsonDict, old: JsonDict | None, uid: str, now: str, *, exit_code: int,
                 reason: str | None = None, started: str | None = None) -> JsonDict:
     cs = _container_base(c, old)
     cs["imageID"] = image_id(c.get("image", ""))
@@ -192,7 +192,7 @@ def container_creating(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     inits = spec.get("initContainers") or []
     containers = spec.get("containers") or []
-    status, conds, now = _base(pod, ctx)
+    status, conds, now = step_base(pod, ctx)
     status["phase"] = "Pending"
     waiting_reason = "PodInitializing" if inits else "ContainerCreating"
     old_init = _old_statuses(status, "initContainerStatuses")
@@ -230,12 +230,34 @@ def _readiness_gates_ok(pod: JsonDict, conds: list[JsonDict]) -> list[str]:
     return [g.get("conditionType", "") for g in gates if by_type.get(g.get("conditionType")) != "True"]
 
 
+def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], statuses: list[JsonDict],
+                               now: str) -> list[JsonDict]:
+    """ContainersReady and Ready of a running pod from its containers' `ready` (status manager's
+    GenerateContainersReadyCondition / GeneratePodReadyCondition): False with
+    "containers with unready status: [a b]" while some container is not ready; Ready also waits
+    for the readiness gates. The conditions, in kubelet's order."""
+    unready = [cs.get("name", "") for cs in statuses if not cs.get("ready")]
+    if unready:
+        msg = "containers with unready status: [" + " ".join(unready) + "]"
+        _set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
+        _set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
+        return _ordered(conds)
+    _set_condition(conds, "ContainersReady", "True", now)
+    not_ready = _readiness_gates_ok(pod, conds)
+    if not_ready:
+        _set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
+                       message=f"corresponding condition of pod readiness gate \"{not_ready[0]}\" does not exist.")
+    else:
+        _set_condition(conds, "Ready", "True", now)
+    return _ordered(conds)
+
+
 def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     uid = (pod.get("metadata") or {}).get("uid", "")
     inits = spec.get("initContainers") or []
     containers = spec.get("containers") or []
-    status, conds, now = _base(pod, ctx)
+    status, conds, now = step_base(pod, ctx)
     status["phase"] = "Running"
     ip = ctx.host_ip if spec.get("hostNetwork") else (status.get("podIP") or ctx.allocate_ip())
     if ip:
@@ -252,21 +274,14 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
             elif o and "terminated" in (o.get("state") or {}):
                 iss.append(copy.deepcopy(o))
             else:
-                cs = _terminated(c, o, uid, now, exit_code=0, started=now)
+                cs = terminated_status(c, o, uid, now, exit_code=0, started=now)
                 cs["ready"] = True
                 iss.append(cs)
         status["initContainerStatuses"] = iss
     status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
     _set_condition(conds, "PodReadyToStartContainers", "True", now)
     _set_condition(conds, "Initialized", "True", now)
-    _set_condition(conds, "ContainersReady", "True", now)
-    not_ready = _readiness_gates_ok(pod, conds)
-    if not_ready:
-        _set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
-                       message=f"corresponding condition of pod readiness gate \"{not_ready[0]}\" does not exist.")
-    else:
-        _set_condition(conds, "Ready", "True", now)
-    status["conditions"] = _ordered(conds)
+    status["conditions"] = container_ready_conditions(pod, conds, status["containerStatuses"], now)
     return status
 
 
@@ -303,7 +318,7 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
     uid = (pod.get("metadata") or {}).get("uid", "")
     policy = spec.get("restartPolicy") or "Always"
     code_of = _exit_codes(pod)
-    status, conds, now = _base(pod, ctx)
+    status, conds, now = step_base(pod, ctx)
     old = _old_statuses(status, "containerStatuses")
     containers = spec.get("containers") or []
     restart = policy == "Always" or (policy == "OnFailure" and any(code_of(c) != 0 for c in containers))
@@ -311,7 +326,7 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
         css = []
         for c in containers:
             o = old.get(c.get("name", ""))
-            done = _terminated(c, o, uid, now, exit_code=code_of(c))
+            done = terminated_status(c, o, uid, now, exit_code=code_of(c))
             cs = copy.deepcopy(done)
             cs["lastState"] = {"terminated": done["state"]["terminated"]}
             cs["restartCount"] = done["restartCount"] + 1
@@ -323,7 +338,7 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
         status["containerStatuses"] = css
         status["conditions"] = _ordered(conds)
         return status
-    status["containerStatuses"] = [_terminated(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
+    status["containerStatuses"] = [terminated_status(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
                                    for c in containers]
     _stop_sidecars(spec, status, uid, now, exit_code=0)
     return _finish(pod, status, conds, now, regular=status["containerStatuses"])
@@ -341,9 +356,9 @@ def _stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit
         if o is not None and "terminated" in state:
             iss.append(copy.deepcopy(o))
         elif "running" in state:
-            iss.append(_terminated(c, o, uid, now, exit_code=exit_code))
+            iss.append(terminated_status(c, o, uid, now, exit_code=exit_code))
         else:
-            cs = _terminated(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
+            cs = terminated_status(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
             cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
             iss.append(cs)
     status["initContainerStatuses"] = iss
@@ -352,7 +367,7 @@ def _stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit
 def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     uid = (pod.get("metadata") or {}).get("uid", "")
-    status, conds, now = _base(pod, ctx)
+    status, conds, now = step_base(pod, ctx)
     old = _old_statuses(status, "containerStatuses")
     code = EXIT_KILLED if ctx.killed else 0
     css: list[JsonDict] = []
@@ -362,9 +377,9 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
         if o is not None and "terminated" in state:
             css.append(copy.deepcopy(o))
         elif "running" in state:
-            css.append(_terminated(c, o, uid, now, exit_code=code))
+            css.append(terminated_status(c, o, uid, now, exit_code=code))
         else:
-            cs = _terminated(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
+            cs = terminated_status(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
             cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
             css.append(cs)
     status["containerStatuses"] = css
@@ -376,7 +391,7 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
         stopped = []
         for o in eph:
             if "running" in (o.get("state") or {}):
-                o = _terminated(by_name.get(o.get("name", ""), {"name": o.get("name", "")}), o, uid, now,
+                o = terminated_status(by_name.get(o.get("name", ""), {"name": o.get("name", "")}), o, uid, now,
                                 exit_code=code)
                 o.pop("started", None)  # no probes run for an ephemeral container: no `started`
             stopped.append(o)

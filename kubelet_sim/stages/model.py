@@ -24,6 +24,8 @@ matched; once its step is applied the clock for that stage restarts.
         status: Running               # a named step from kubelet_sim.stages.lifecycle
         finalizers: {add: [], remove: []}
         delete: false                 # DELETE gracePeriodSeconds=0 + uid precondition
+        restartContainers: false      # the kubelet's restarts (kubelet_sim.stages.restarts),
+                                      # timed by the containers, not by `delay`
 
 Selector semantics: `In`/`NotIn` compare the value's string form; a missing field compares as ""
 (so `.status.phase In [Pending, ""]` also matches a pod with no status yet). `Exists` is true for
@@ -35,7 +37,6 @@ Worked example: pod {status: {phase: Running}} against `.status.phase NotIn [Suc
 from __future__ import annotations
 
 import logging
-import re
 from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +45,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubelet_sim.stages.paths import MISSING, compile_path, get_path
+from kubelet_sim.stages.restarts import restarts_containers
+from kubelet_sim.stages.timing import parse_seconds
 from minik3s.api.helpers.script import pod_outcome
 from minik3s.api.types import JsonDict
 
@@ -95,6 +98,9 @@ class StageSelector(BaseModel):
     # true: only pods whose containers all end on their own (a played command, see
     # minik3s.api.helpers.script.pod_outcome); false: only the others
     matchScript: bool | None = None
+    # true: only pods whose containers the kubelet restarts when they end on their own
+    # (kubelet_sim.stages.restarts.restarts_containers); false: only the others
+    matchRestarts: bool | None = None
 
     def matches(self, obj: JsonDict) -> bool:
         meta = obj.get("metadata") or {}
@@ -108,7 +114,9 @@ class StageSelector(BaseModel):
                 return False
         if not all(req.matches(obj) for req in self.matchExpressions):
             return False
-        return self.matchScript is None or (pod_outcome(obj) is not None) == self.matchScript
+        if self.matchScript is not None and (pod_outcome(obj) is not None) != self.matchScript:
+            return False
+        return self.matchRestarts is None or restarts_containers(obj) == self.matchRestarts
 
 
 class DurationFrom(BaseModel):
@@ -118,23 +126,6 @@ class DurationFrom(BaseModel):
     model_config = ConfigDict(extra="forbid")
     annotation: str | None = None
     script: bool = False
-
-
-_DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?\Z")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-def parse_seconds(value: object) -> float | None:
-    """An annotation's duration in seconds: "5" → 5.0, "2.5" → 2.5, "500ms" → 0.5, "1m" → 60.0.
-    Returns None when the value is not a duration (the stage default applies)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value) if value >= 0 else None
-    m = _DURATION.match(str(value).strip())
-    if not m:
-        return None
-    return float(m.group(1)) * _UNIT[m.group(2)]
 
 
 class StageDelay(BaseModel):
@@ -172,6 +163,9 @@ class StageNext(BaseModel):
     status: str | None = None
     finalizers: FinalizerChange | None = None
     delete: bool = False
+    # the kubelet's restarts with crash-loop back-off (kubelet_sim.stages.restarts): their own
+    # timing, from the containers' statuses; the stage's delay does not apply
+    restartContainers: bool = False
 
 
 class StageSpec(BaseModel):

@@ -371,6 +371,32 @@ def test_job_of_a_played_command_completes_and_logs_its_output(cluster):
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 2
 
 
+def test_a_container_that_keeps_exiting_goes_into_crash_loop_back_off(cluster):
+    """`kubectl run` of a command that exits (restartPolicy Always): restarted at once, then the
+    kubelet's back-off; `get` shows CrashLoopBackOff with the restarts and when the last one
+    ended, `logs` and `logs --previous` the last run's output, `describe` the BackOff Event."""
+    k = cluster.k
+    ns = k.namespace()
+    k("run", "crash", "--image=busybox", "-n", ns, "--", "sh", "-c", "echo boom; exit 1")
+
+    def row() -> list[str] | None:
+        rows = table(k("get", "pod", "crash", "-n", ns).stdout)
+        return rows[1] if rows[1][2] == "CrashLoopBackOff" else None
+
+    got = eventually(row, what="pod crash in CrashLoopBackOff")
+    assert got[1] == "0/1"
+    assert re.fullmatch(r"1 \(\d+s ago\)", got[3]), got
+    assert k("logs", "crash", "-n", ns).stdout == "boom\n"
+    assert k("logs", "crash", "-n", ns, "--previous").stdout == "boom\n"
+    pod = k.http.get(f"/api/v1/namespaces/{ns}/pods/crash").json()
+    uid = pod["metadata"]["uid"]
+    assert pod["status"]["phase"] == "Running"
+    out = k("describe", "pod", "crash", "-n", ns).stdout
+    assert re.search(r"State:\s+Waiting\n\s+Reason:\s+CrashLoopBackOff\n", out), out
+    assert re.search(r"Last State:\s+Terminated\n\s+Reason:\s+Error\n\s+Exit Code:\s+1\n", out), out
+    assert f"Back-off restarting failed container crash in pod crash_{ns}({uid})" in out
+
+
 def test_quota_example_as_the_readme_describes_it(cluster):
     """examples/quota.yaml: the LimitRange's defaults let pods without requests through the
     quota, the Job of a played command completes and logs, the quota counts it."""

@@ -156,6 +156,23 @@ async def test_a_restart_reports_the_start_again(kubelets: Kubelets) -> None:
     assert started["lastTimestamp"] > started["firstTimestamp"]
 
 
+async def test_a_crash_loop_reports_back_off_once_per_wait_and_each_restart(kubelets: Kubelets) -> None:
+    made = await kubelets.pod("loop", [{"name": "c", "image": "nginx:1.25", "command": ["sh", "-c", "exit 2"]}])
+    uid = made["metadata"]["uid"]
+    back_off = ("spec.containers{c}", "BackOff", f"Back-off restarting failed container c in pod loop_default({uid})")
+    lines = await kubelets.lines("loop")
+    # started, exited, restarted at once, exited again: now waiting 10 s
+    assert lines[-1] == back_off
+    ev = next(e for e in await kubelets.events("loop") if e["reason"] == "BackOff")
+    assert ev["type"] == "Warning" and ev["count"] == 1
+    await kubelets.advance(10.5)  # restarted (Started counted again), exited, waiting 20 s: BackOff counted
+    events = {e["reason"]: e for e in await kubelets.events("loop")}
+    assert events["BackOff"]["count"] == 2 and events["Started"]["count"] == 3
+    await kubelets.advance(15.0)  # still inside the 20 s back-off: nothing new
+    again = {e["reason"]: e for e in await kubelets.events("loop")}
+    assert again["BackOff"]["count"] == 2 and again["Started"]["count"] == 3
+
+
 def test_the_pure_functions_follow_the_status_they_are_given() -> None:
     pod = {"spec": {"containers": [{"name": "c", "image": "nginx:1.25", "imagePullPolicy": "Never"}]},
            "status": {"containerStatuses": [{"name": "c", "containerID": "containerd://1",

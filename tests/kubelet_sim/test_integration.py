@@ -204,15 +204,25 @@ async def test_run_seconds_pods_finish_with_exit_code(client: HttpClient, restar
     assert term["exitCode"] == int(exit_code)
 
 
-async def test_run_seconds_with_restart_always_restarts(client: HttpClient) -> None:
+async def test_run_seconds_with_restart_always_restarts_then_backs_off(client: HttpClient) -> None:
+    """The first exit restarts the container at once; the second leaves it waiting in
+    CrashLoopBackOff for the kubelet's 10 s back-off (the pod Running, not Ready)."""
     name = unique("crash")
-    await client.create(PODS, pod(name, annotations={"sim.minik3s.io/run-seconds": "0.5",
-                                                     "sim.minik3s.io/exit-code": "1"}))
+    created = await client.create(PODS, pod(name, annotations={"sim.minik3s.io/run-seconds": "0.5",
+                                                               "sim.minik3s.io/exit-code": "1"}))
     p = await wait_for(lambda: get_pod(client, name),
-                       lambda p: (p["status"].get("containerStatuses") or [{}])[0].get("restartCount", 0) >= 2)
+                       lambda p: "waiting" in ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}))
     cs = p["status"]["containerStatuses"][0]
     assert p["status"]["phase"] == "Running"
+    assert cs["restartCount"] == 1 and not cs["ready"]
+    uid = created["metadata"]["uid"]
+    assert cs["state"]["waiting"] == {
+        "reason": "CrashLoopBackOff",
+        "message": f"back-off 10s restarting failed container=app pod={name}_default({uid})"}
     assert cs["lastState"]["terminated"]["exitCode"] == 1
+    assert cs["lastState"]["terminated"]["reason"] == "Error"
+    ready = next(c for c in p["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ContainersNotReady")
 
 
 async def test_failed_node_stops_renewing_its_lease_and_recovers(client: HttpClient) -> None:
