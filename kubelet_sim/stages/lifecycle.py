@@ -374,10 +374,18 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
     for c in spec.get("containers") or []:
         o = old.get(c.get("name", ""))
         state = (o or {}).get("state") or {}
+        last = ((o or {}).get("lastState") or {}).get("terminated")
         if o is not None and "terminated" in state:
             css.append(copy.deepcopy(o))
         elif "running" in state:
             css.append(terminated_status(c, o, uid, now, exit_code=code))
+        elif o is not None and "waiting" in state and last:
+            # waiting to restart (CrashLoopBackOff): its newest container is the run that
+            # ended, which the kubelet now reports as the container's final state
+            cs = copy.deepcopy(o)
+            cs["state"] = {"terminated": copy.deepcopy(last)}
+            cs["ready"] = cs["started"] = False
+            css.append(cs)
         else:
             cs = terminated_status(c, o, uid, now, exit_code=EXIT_KILLED, reason="ContainerStatusUnknown")
             cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
