@@ -36,6 +36,7 @@ from apiserver.keys import AuthnSettings, ServingLimits
 from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
 from apiserver.strategies.admission import ServiceAccountAdmission
+from apiserver.strategies.crd_lifecycle import sync_api_services
 from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
@@ -119,7 +120,7 @@ async def _create_missing(client: LocalClient, info: ResourceInfo, obj: JsonDict
         return None
 
 
-async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> None:
+async def _bootstrap_policy(client: LocalClient, core: ApiCore) -> None:
     """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
     authorizer enforces on authenticated and impersonated requests) and a local APIService per
     built-in group-version (autoregistration)."""
@@ -128,13 +129,27 @@ async def _bootstrap_policy(client: LocalClient, registry: ResourceRegistry) -> 
         for obj in objs:
             await _create_missing(client, info, obj)
     seen: set[tuple[str, str]] = set()
-    for res in registry.all():
+    for res in core.registry.all():
         if not res.builtin or (res.group, res.version) in seen:
             continue
         seen.add((res.group, res.version))
-        created = await _create_missing(client, APISERVICES, local_apiservice(res.group, res.version))
-        if created is None:
-            continue
+        await _create_local_apiservice(client, local_apiservice(res.group, res.version))
+    # metrics.k8s.io, which this server answers itself (apiserver/handlers/metrics_api.py) where
+    # a cluster registers metrics-server's aggregated API: same name and priorities, served Local
+    metrics = local_apiservice("metrics.k8s.io", "v1beta1")
+    metrics["spec"] = {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
+                       "versionPriority": 100}
+    await _create_local_apiservice(client, metrics)
+    # the CRD registration controller's APIServices (kept by the CRD hooks; re-synced here for a
+    # data dir written before they were, or by a server stopped between the two writes)
+    for group in sorted({str((crd.get("spec") or {}).get("group") or "")
+                         for crd in (await client.list(CRDS))["items"]}):
+        await sync_api_services(core, group)
+
+
+async def _create_local_apiservice(client: LocalClient, obj: JsonDict) -> None:
+    created = await _create_missing(client, APISERVICES, obj)
+    if created is not None:
         created["status"] = local_available_status(created["metadata"]["creationTimestamp"])
         await client.update_status(APISERVICES, created)
 
@@ -155,7 +170,7 @@ class FleetUsage:
         return usage.node_usage() if usage is not None else []
 
 
-async def _bootstrap(client: LocalClient, port: int, *, local_storage: bool = True) -> None:
+async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_storage: bool = True) -> None:
     for ns in SYSTEM_NAMESPACES:
         await _create_missing(client, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for name, value, desc in SYSTEM_PRIORITY_CLASSES:
@@ -168,7 +183,7 @@ async def _bootstrap(client: LocalClient, port: int, *, local_storage: bool = Tr
         await _create_missing(client, CRDS, crd)
     # Volcano's installation creates the `default` queue PodGroups fall back to
     await _create_missing(client, VOLCANO_QUEUES, default_volcano_queue())
-    await _bootstrap_policy(client, client.core.registry)
+    await _bootstrap_policy(client, core)
     if local_storage:
         # K3s' local-storage manifest: the default `local-path` StorageClass (its provisioner runs
         # as the `local-storage` component, see build_components)
@@ -260,7 +275,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
     # informers' reads: kube-apiserver's identity
     client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
-    await _bootstrap(client, config.port or 6443, local_storage=config.enabled("local-storage"))
+    await _bootstrap(client, core, config.port or 6443, local_storage=config.enabled("local-storage"))
     holder: dict[str, Any] = {}
 
     def explain(namespace: str, name: str) -> Any:

@@ -16,16 +16,21 @@ etcd.go) and finalizer controller (pkg/controller/finalizer/crd_finalizer.go):
    (a user's too) the update removes the CRD (ShouldDeleteDuringUpdate);
 5. the CRD left storage -> its resources leave the registry (routing, discovery, OpenAPI) and
    anything still stored under them is purged, so a re-created CRD starts empty.
+Beside these, kube-apiserver's CRD registration controller: every group-version some CRD serves
+has a local APIService `<version>.<group>` (labelled automanaged "true", Available: Local),
+created as the first such CRD is, removed with the last (`sync_api_services`).
 Here the cleanup runs inside the DELETE request (and again after each held object's own
 deletion) instead of in a background controller; the observable states are upstream's.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from apiserver.crd import crd_resource_infos, register_crd, unregister_crd
 from minik3s.api import errors
+from minik3s.api.apiregistration import AUTOMANAGED_LABEL, crd_apiservice, local_available_status
 from minik3s.api.errors import ApiError
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -36,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 CRD_GROUP = "apiextensions.k8s.io"
+APISERVICE_GROUP = "apiregistration.k8s.io"
 
 
 def crds_info(ops: RegistryOps) -> ResourceInfo:
@@ -80,15 +86,59 @@ async def established(ops: RegistryOps, crd: JsonDict) -> JsonDict:
         ]
 
     try:
-        return await ops.guaranteed_update(crds_info(ops), None, crd["metadata"]["name"], mutate,
-                                           subresource="status")
+        out = await ops.guaranteed_update(crds_info(ops), None, crd["metadata"]["name"], mutate,
+                                          subresource="status")
     except ApiError:
-        return crd
+        out = crd
+    await sync_api_services(ops, _group(crd))
+    return out
 
 
-def updated(ops: RegistryOps, crd: JsonDict) -> None:
+async def updated(ops: RegistryOps, crd: JsonDict) -> None:
     register_crd(ops.registry, crd)
     ops.resources_changed()
+    await sync_api_services(ops, _group(crd))
+
+
+def _group(crd: JsonDict) -> str:
+    return str((crd.get("spec") or {}).get("group") or "")
+
+
+def _set_status(status: JsonDict, obj: JsonDict) -> None:
+    obj["status"] = status
+
+
+async def sync_api_services(ops: RegistryOps, group: str) -> None:
+    """The CRD registration controller for one group: an APIService for each version a stored
+    CRD of the group serves (unless one of that name exists: a built-in's or a user's), and
+    away with the automanaged ones no CRD serves any more. Idempotent; races with another sync
+    (AlreadyExists, NotFound) are the other's work done."""
+    apis = ops.registry.get(APISERVICE_GROUP, "v1", "apiservices")
+    if not group or apis is None:
+        return
+    served = {str(v.get("name")) for crd in ops.stored(crds_info(ops)) if _group(crd) == group
+              for v in (crd.get("spec") or {}).get("versions") or () if v.get("served", True) and v.get("name")}
+    existing = {o["metadata"]["name"]: o for o in ops.stored(apis) if (o.get("spec") or {}).get("group") == group}
+    for version in sorted(served):
+        name = f"{version}.{group}"
+        if name in existing:
+            continue
+        try:
+            await ops.create(apis, None, crd_apiservice(group, version))
+        except errors.AlreadyExistsError:
+            continue
+        try:
+            await ops.guaranteed_update(apis, None, name, functools.partial(_set_status, local_available_status(ops.now())),
+                                        subresource="status")
+        except errors.NotFoundError:
+            continue
+    for name, obj in existing.items():
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if labels.get(AUTOMANAGED_LABEL) == "true" and (obj.get("spec") or {}).get("version") not in served:
+            try:
+                await ops.delete(apis, None, name)
+            except errors.NotFoundError:
+                continue
 
 
 def mark_terminating(crd: JsonDict, now: str) -> bool:
@@ -146,6 +196,7 @@ async def removed(ops: RegistryOps, crd: JsonDict) -> None:
     """Rule 5."""
     infos = unregister_crd(ops.registry, crd)
     ops.resources_changed()
+    await sync_api_services(ops, _group(crd))
     for info in infos:
         n = await ops.purge(info)
         if n:

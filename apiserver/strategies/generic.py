@@ -488,7 +488,7 @@ class CustomResourceDefinitionStrategy(Strategy):
         return await crd_lifecycle.established(ops, obj)
 
     async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
-        crd_lifecycle.updated(ops, obj)
+        await crd_lifecycle.updated(ops, obj)
 
     def delete_finalizers(self, obj: JsonDict) -> tuple[str, ...]:
         return (crd_lifecycle.CLEANUP_FINALIZER,)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from minik3s.api import errors
 from minik3s.api.options import DeleteOptions, WriteOptions
@@ -53,6 +53,11 @@ class RegistryOps(Protocol):
 
     def count_stored(self, info: ResourceInfo, namespace: str | None = None) -> int:
         """How many objects of a resource are stored, O(log n)."""
+        ...
+
+    async def create(self, info: ResourceInfo, namespace: str | None, body: Any,
+                     opts: WriteOptions | None = None) -> JsonDict:
+        """POST semantics."""
         ...
 
     async def update(self, info: ResourceInfo, namespace: str | None, name: str, obj: object,

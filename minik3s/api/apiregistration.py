@@ -69,6 +69,15 @@ def local_apiservice(group: str, version: str) -> dict[str, object]:
             "spec": {"group": group, "version": version, "groupPriorityMinimum": gp, "versionPriority": vp}}
 
 
+def crd_apiservice(group: str, version: str) -> dict[str, object]:
+    """The APIService kube-apiserver's CRD registration controller keeps for a group-version
+    some CustomResourceDefinition serves: low group priority, one version priority for all (CRD
+    versions sort by their names), managed continuously (removed with the last such CRD)."""
+    return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": f"{version}.{group}", "labels": {AUTOMANAGED_LABEL: "true"}},
+            "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000, "versionPriority": 100}}
+
+
 def local_available_status(now: str) -> dict[str, object]:
     return {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": now,
                             "reason": "Local", "message": "Local APIServices are always available"}]}

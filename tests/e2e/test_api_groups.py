@@ -237,6 +237,54 @@ def test_local_apiservices(http: httpx.Client) -> None:
     assert [c["field"] for c in r.json()["details"]["causes"]] == ["metadata.name"]
 
 
+def test_apiservices_of_metrics_and_of_custom_resources(http: httpx.Client) -> None:
+    """v1beta1.metrics.k8s.io is registered (served Local here, metrics-server's priorities), the
+    bootstrap CRDs' group-versions are, and a CRD's served versions get automanaged APIServices
+    that follow its `served` flags and go with it; one a user made is never touched."""
+    base = _path("apiregistration.k8s.io", "apiservices")
+
+    def names() -> dict[str, Any]:
+        return {o["metadata"]["name"]: o for o in http.get(base).json()["items"]}
+
+    items = names()
+    metrics = items["v1beta1.metrics.k8s.io"]
+    assert (metrics["spec"]["groupPriorityMinimum"], metrics["spec"]["versionPriority"]) == (100, 100)
+    assert metrics["status"]["conditions"][0]["reason"] == "Local"
+    assert "v1beta1.scheduling.volcano.sh" in items and "v1alpha1.scheduling.x-k8s.io" in items
+    group = f"g{uuid.uuid4().hex[:8]}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    crd: dict[str, Any] = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
+                              {"name": "v1beta1", "served": True, "storage": False, "schema": schema}]}}
+    # a user's own APIService for a version the CRD will not serve: left alone throughout
+    mine = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": f"v2.{group}"},
+            "spec": {"group": group, "version": "v2", "groupPriorityMinimum": 10, "versionPriority": 10}}
+    assert http.post(base, json=mine).status_code == 201
+    r = http.post(_path("apiextensions.k8s.io", "customresourcedefinitions"), json=crd)
+    assert r.status_code == 201, r.text
+    items = names()
+    for version in ("v1", "v1beta1"):
+        svc = items[f"{version}.{group}"]
+        assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
+        assert svc["spec"] == {"group": group, "version": version, "groupPriorityMinimum": 1000,
+                               "versionPriority": 100}
+        cond = svc["status"]["conditions"][0]
+        assert (cond["type"], cond["status"], cond["reason"]) == ("Available", "True", "Local")
+    crd_path = _path("apiextensions.k8s.io", "customresourcedefinitions", name=f"widgets.{group}")
+    live = http.get(crd_path).json()
+    live["spec"]["versions"][1]["served"] = False
+    assert http.put(crd_path, json=live).status_code == 200
+    items = names()
+    assert f"v1.{group}" in items and f"v1beta1.{group}" not in items and f"v2.{group}" in items
+    assert http.delete(crd_path).status_code == 200
+    items = names()
+    assert f"v1.{group}" not in items and f"v2.{group}" in items
+
+
 def test_csr_approval_subresource(http: httpx.Client) -> None:
     pem = ("-----BEGIN CERTIFICATE REQUEST-----\n" + base64.b64encode(b"\x30\x03\x02\x01\x00").decode()
            + "\n-----END CERTIFICATE REQUEST-----\n")
