@@ -58,7 +58,7 @@ def _selector_repr(sel: Any) -> Any:
     return _Repr()
 
 
-class _NilMap:
+class NilMap:
     def __str__(self) -> str:
         return "map[string]string(nil)"
 
@@ -94,7 +94,7 @@ def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]
     labels = tmeta.get("labels")
     if isinstance(sel, dict) and not selector_is_empty(sel):
         if not selector_matches(sel, labels if isinstance(labels, dict) else {}):
-            errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else _NilMap(),
+            errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
                                 "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template_spec(tmpl, f"{field}.template"))
     tspec = as_dict(tmpl.get("spec"))
@@ -511,7 +511,7 @@ class ReplicationControllerStrategy(Strategy):
         tlabels = as_dict(as_dict(tmpl).get("metadata")).get("labels") or {}
         if isinstance(sel, dict) and sel and not all(
                 isinstance(tlabels, dict) and tlabels.get(k) == v for k, v in sel.items()):
-            errs.append(invalid("spec.template.metadata.labels", tlabels or _NilMap(),
+            errs.append(invalid("spec.template.metadata.labels", tlabels or NilMap(),
                                 "selector does not match template labels"))
         errs.extend(e for e in validate_template_for_selector({"template": tmpl}, "spec"))
         return errs

@@ -6,7 +6,9 @@ TerminatingOrFailed; CronJob concurrencyPolicy Allow, suspend false, history lim
 pkg/registry/batch/job/strategy.go: unless `spec.manualSelector` is true, the Job's selector is
 generated from its uid (`batch.kubernetes.io/controller-uid`) and the template gets the
 controller-uid and job-name labels (both the `batch.kubernetes.io/` and the legacy names).
-A Job template's restartPolicy must be OnFailure or Never.
+Validation follows pkg/apis/batch/validation's ValidateJob: the template as any pod template
+(ValidatePodTemplateSpec), a restartPolicy of OnFailure or Never, the selector matching the
+template's labels, and the completion mode's rules.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ from minik3s.api.helpers.cron import schedule_error, time_zone_error
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     invalid,
+    is_dns1123_label,
     not_supported,
     required,
+    selector_matches,
+    too_long,
+    validate_label_selector,
     validate_nonnegative,
     validate_object_meta,
 )
 
-from .apps import default_template
+from .apps import NilMap, default_template, validate_pod_template_spec
 from .base import Strategy, as_dict
-from .podspec import validate_pod_spec
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -45,21 +50,75 @@ def default_job_spec(spec: JsonDict) -> None:
     default_template(spec)
 
 
+MAX_PARALLELISM_INDEXED = 100_000
+MAX_FAILED_INDEXES = 100_000
+MAX_MANAGED_BY_LENGTH = 63
+POD_REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
+
+
 def validate_job_spec(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
+    """validateJobSpec (pkg/apis/batch/validation): counters non-negative, the completion
+    mode's rules (Indexed needs completions; per-index limits need it), podReplacementPolicy,
+    ValidatePodTemplateSpec of the template, and a restartPolicy of OnFailure or Never (unset
+    or Always: Required)."""
     errs: list[JsonDict] = []
-    for k in ("parallelism", "completions", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+    for k in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished",
+              "backoffLimitPerIndex", "maxFailedIndexes"):
         errs.extend(validate_nonnegative(spec.get(k), f"{field}.{k}"))
-    if spec.get("completionMode") not in ("NonIndexed", "Indexed"):
-        errs.append(not_supported(f"{field}.completionMode", spec.get("completionMode"), ("NonIndexed", "Indexed")))
+    if spec.get("maxFailedIndexes") is not None and spec.get("backoffLimitPerIndex") is None:
+        errs.append(required(f"{field}.backoffLimitPerIndex", "when maxFailedIndexes is specified"))
+    managed_by = spec.get("managedBy")
+    if isinstance(managed_by, str) and len(managed_by) > MAX_MANAGED_BY_LENGTH:
+        errs.append(too_long(f"{field}.managedBy", MAX_MANAGED_BY_LENGTH))
+    mode = spec.get("completionMode")
+    if mode is not None and mode not in ("NonIndexed", "Indexed"):
+        errs.append(not_supported(f"{field}.completionMode", mode, ("NonIndexed", "Indexed")))
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    max_failed = spec.get("maxFailedIndexes")
+    if mode == "Indexed":
+        if completions is None:
+            errs.append(required(f"{field}.completions", "when completion mode is Indexed"))
+        if isinstance(parallelism, int) and parallelism > MAX_PARALLELISM_INDEXED:
+            errs.append(invalid(f"{field}.parallelism", parallelism,
+                                f"must be less than or equal to {MAX_PARALLELISM_INDEXED} when completion mode is Indexed"))
+        if isinstance(completions, int) and isinstance(max_failed, int) and max_failed > completions:
+            errs.append(invalid(f"{field}.maxFailedIndexes", max_failed, "must be less than or equal to completions"))
+        if isinstance(max_failed, int) and max_failed > MAX_FAILED_INDEXES:
+            errs.append(invalid(f"{field}.maxFailedIndexes", max_failed,
+                                f"must be less than or equal to {MAX_FAILED_INDEXES}"))
+    else:
+        for k in ("backoffLimitPerIndex", "maxFailedIndexes"):
+            if spec.get(k) is not None:
+                errs.append(invalid(f"{field}.{k}", spec[k], "requires indexed completion mode"))
+    has_failure_policy = spec.get("podFailurePolicy") is not None
+    replacement = spec.get("podReplacementPolicy")
+    if replacement is not None:
+        allowed = ("Failed",) if has_failure_policy else POD_REPLACEMENT_POLICIES
+        if replacement not in allowed:
+            errs.append(not_supported(f"{field}.podReplacementPolicy", replacement, allowed))
     tmpl = spec.get("template")
-    if not isinstance(tmpl, dict) or not isinstance(tmpl.get("spec"), dict):
-        errs.append(required(f"{field}.template.spec"))
-        return errs
-    pspec = tmpl["spec"]
-    errs.extend(validate_pod_spec(pspec, f"{field}.template.spec"))
-    rp = pspec.get("restartPolicy")
-    if rp not in JOB_RESTART_POLICIES:
-        errs.append(not_supported(f"{field}.template.spec.restartPolicy", rp, JOB_RESTART_POLICIES))
+    if not isinstance(tmpl, dict):
+        tmpl = {}  # the zero PodTemplateSpec
+    errs.extend(validate_pod_template_spec(tmpl, f"{field}.template"))
+    rp = as_dict(tmpl.get("spec")).get("restartPolicy")
+    rp_field = f"{field}.template.spec.restartPolicy"
+    if rp in (None, "", "Always"):
+        errs.append(required(rp_field, 'valid values: "OnFailure", "Never"'))
+    elif rp not in JOB_RESTART_POLICIES:
+        errs.append(not_supported(rp_field, rp, JOB_RESTART_POLICIES))
+    elif has_failure_policy and rp != "Never":
+        errs.append(invalid(rp_field, rp, 'only "Never" is supported when podFailurePolicy is specified'))
+    return errs
+
+
+def validate_selector_matches_template(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
+    """ValidateJobSpec's selector checks: a valid label selector that matches the template's labels."""
+    sel = spec.get("selector")
+    errs = validate_label_selector(sel, f"{field}.selector")
+    labels = as_dict(as_dict(spec.get("template")).get("metadata")).get("labels")
+    if not errs and isinstance(sel, dict) and not selector_matches(sel, labels if isinstance(labels, dict) else {}):
+        errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
+                            "`selector` does not match template `labels`"))
     return errs
 
 
@@ -103,10 +162,20 @@ class JobStrategy(Strategy):
         sel = spec.get("selector")
         if sel is None:
             errs.append(required("spec.selector"))
-        elif spec.get("manualSelector") is not True:
-            uid = as_dict(obj.get("metadata")).get("uid")
-            if as_dict(sel).get("matchLabels") != {CONTROLLER_UID: uid}:
-                errs.append(invalid("spec.selector", sel, "`selector` will be auto-generated"))
+        else:
+            errs.extend(validate_selector_matches_template(spec))
+            if spec.get("manualSelector") is not True:
+                uid = as_dict(obj.get("metadata")).get("uid")
+                if as_dict(sel).get("matchLabels") != {CONTROLLER_UID: uid}:
+                    errs.append(invalid("spec.selector", sel, "`selector` will be auto-generated"))
+        completions = spec.get("completions")
+        if spec.get("completionMode") == "Indexed" and isinstance(completions, int) and completions > 0:
+            # the highest index's pod hostname must be a DNS label
+            name = str(as_dict(obj.get("metadata")).get("name") or "")
+            hostname = f"{name}-{completions - 1}"
+            if name and is_dns1123_label(hostname):
+                errs.append(invalid("metadata.name", name,
+                                    f"will not able to create pod with invalid DNS label: {hostname}"))
         return errs
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:

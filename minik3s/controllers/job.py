@@ -26,8 +26,17 @@ uid precondition, as upstream's ttlafterfinished controller) once
 `finish time + ttl <= now`, the finish time being the lastTransitionTime of its Complete or
 Failed condition. Example: Complete at 12:00:00, ttl 100 -> deleted at 12:01:40.
 
-Not implemented: Indexed completion mode, podFailurePolicy, successPolicy,
-backoffLimitPerIndex, managedBy (such Jobs are skipped or treated as NonIndexed, see `sync`).
+Indexed completion mode (indexed_job_utils): each pod gets a completion index in
+[0, completions): annotation and label `batch.kubernetes.io/job-completion-index`, hostname
+`<job>-<index>`, generateName `<job>-<index>-`, and env JOB_COMPLETION_INDEX (from that label) in
+every container; the lowest pending indexes are created first, pods with a duplicate, missing
+or out-of-range index are deleted, `status.completedIndexes` lists the succeeded indexes as
+intervals ("0-2,4", a pair as "5,6") and `status.succeeded` counts them; the Job completes when
+every index succeeded. Example: completions 3, parallelism 2 -> pods for 0 and 1; 0 succeeds ->
+a pod for 2; completedIndexes "0", then "0-2" and Complete.
+
+Not implemented: podFailurePolicy, successPolicy, backoffLimitPerIndex, managedBy (such Jobs
+are skipped or handled without them, see `sync`).
 
 Data flow: Job and Pod informers -> handlers enqueue `ns/name` (pod events batched by 1 s as
 upstream) -> workers run `sync(key)` -> pod create/delete/patch, `jobs/status` writes and
@@ -39,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -71,6 +81,10 @@ from minik3s.utils.clock import Clock, parse_time, rfc3339
 logger = logging.getLogger(__name__)
 
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
+MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 minus the 5 random characters
+_ATOI = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.Atoi accepts
 SYNC_JOB_BATCH_PERIOD = 1.0
 DEFAULT_POD_FAILURE_BACKOFF = 10.0
 MAX_POD_FAILURE_BACKOFF = 360.0
@@ -241,9 +255,83 @@ def want_active(job: JsonDict, succeeded: int, active: int) -> int:
     return max(0, min(parallelism, get_int(spec, "completions") - succeeded))
 
 
-def pod_from_job_template(job: JsonDict) -> JsonDict:
+def is_indexed(job: JsonDict) -> bool:
+    return (job.get("spec") or {}).get("completionMode") == "Indexed"
+
+
+def completion_index(pod: JsonDict) -> int | None:
+    """getCompletionIndex: the pod's index annotation as a non-negative integer, else None."""
+    raw = (meta(pod).get("annotations") or {}).get(COMPLETION_INDEX)
+    if not isinstance(raw, str) or not _ATOI.match(raw):
+        return None
+    ix = int(raw)
+    return ix if ix >= 0 else None
+
+
+def parse_indexes(text: str, completions: int) -> set[int]:
+    """parseIndexesFromString: the indexes below `completions` in "0-2,4,6-7" (corrupt intervals
+    skipped, the list cut at the first interval past the range)."""
+    out: set[int] = set()
+    for part in text.split(",") if text else ():
+        lo, sep, hi = part.partition("-")
+        try:
+            first = int(lo)
+            last = int(hi) if sep else first
+        except ValueError:
+            continue
+        if first >= completions:
+            break
+        out.update(range(first, min(last, completions - 1) + 1))
+    return out
+
+
+def format_indexes(indexes: set[int]) -> str:
+    """orderedIntervals.String: sorted intervals, "a-b" for three or more, "a,b" for a pair."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        first, last = ordered[i], ordered[j]
+        parts.append(str(first) if last == first else f"{first}{',' if last == first + 1 else '-'}{last}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def first_pending_indexes(count: int, completions: int, taken: set[int]) -> list[int]:
+    """firstPendingIndexes: the lowest `count` indexes below `completions` not in `taken`."""
+    out: list[int] = []
+    ix = 0
+    while len(out) < count and ix < completions:
+        if ix not in taken:
+            out.append(ix)
+        ix += 1
+    return out
+
+
+def _generate_name_with_index(job_name: str, index: int) -> str:
+    suffix = f"-{index}-"
+    prefix = job_name + suffix
+    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
+        prefix = prefix[:MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
+    return prefix
+
+
+def _add_index_env(container: JsonDict) -> None:
+    env = container.setdefault("env", [])
+    if any(isinstance(e, dict) and e.get("name") == COMPLETION_INDEX_ENV for e in env):
+        return
+    env.append({"name": COMPLETION_INDEX_ENV,
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{COMPLETION_INDEX}']"}}})
+
+
+def pod_from_job_template(job: JsonDict, index: int | None = None) -> JsonDict:
     """GetPodFromTemplate plus the tracking finalizer: generateName `<job>-`, a controller
-    ownerReference (batch/v1 Job, blockOwnerDeletion)."""
+    ownerReference (batch/v1 Job, blockOwnerDeletion); with a completion `index` (Indexed Jobs)
+    also its annotation and label, hostname `<job>-<index>`, generateName `<job>-<index>-` and
+    the JOB_COMPLETION_INDEX env var in every (init) container."""
     m = meta(job)
     template = (job.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
@@ -259,11 +347,21 @@ def pod_from_job_template(job: JsonDict) -> JsonDict:
     }
     if tmeta.get("annotations"):
         pod_meta["annotations"] = dict(tmeta["annotations"])
+    spec = copy.deepcopy(template.get("spec") or {})
+    if index is not None:
+        for key in ("initContainers", "containers"):
+            for c in spec.get(key) or ():
+                if isinstance(c, dict):
+                    _add_index_env(c)
+        pod_meta.setdefault("annotations", {})[COMPLETION_INDEX] = str(index)
+        pod_meta["labels"][COMPLETION_INDEX] = str(index)
+        spec["hostname"] = f"{m.get('name')}-{index}"
+        pod_meta["generateName"] = _generate_name_with_index(str(m.get("name") or ""), index)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": pod_meta,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": spec,
     }
 
 
@@ -297,6 +395,17 @@ class _Ctx:
     expected_rm: set[str] = field(default_factory=set)
     finished: JsonDict | None = None
     backoff: _Backoff = field(default_factory=_Backoff)
+    # Indexed Jobs: the indexes status.completedIndexes lists, and with the pods that succeeded since
+    prev_succeeded_indexes: set[int] = field(default_factory=set)
+    succeeded_indexes: set[int] = field(default_factory=set)
+
+
+def _valid_index(job: JsonDict, pod: JsonDict) -> bool:
+    """True for every pod of a NonIndexed Job; for an Indexed one, a pod whose index is in range."""
+    if not is_indexed(job):
+        return True
+    ix = completion_index(pod)
+    return ix is not None and ix < get_int(job.get("spec"), "completions")
 
 
 def _uid(obj: JsonDict) -> str:
@@ -528,7 +637,7 @@ class JobController:
         spec = shared.get("spec") or {}
         if spec.get("managedBy") not in (None, "kubernetes.io/job-controller"):
             return
-        if spec.get("completionMode") not in (None, "NonIndexed"):
+        if spec.get("completionMode") not in (None, "NonIndexed", "Indexed"):
             logger.info(
                 "%s: completion mode not supported job=%s mode=%s", self.NAME, key, spec.get("completionMode")
             )
@@ -562,7 +671,14 @@ class JobController:
         new_failed = [
             p for p in self._uncounted_candidates(ctx, ctx.uncounted_failed) if is_pod_failed(p, job)
         ]
-        ctx.succeeded = get_int(status, "succeeded") + len(new_succeeded) + len(ctx.uncounted_succeeded)
+        if is_indexed(job):
+            completions = get_int(spec, "completions")
+            ctx.prev_succeeded_indexes = parse_indexes(str(status.get("completedIndexes") or ""), completions)
+            ctx.succeeded_indexes = ctx.prev_succeeded_indexes | {
+                ix for p in new_succeeded if (ix := completion_index(p)) is not None and ix < completions}
+            ctx.succeeded = len(ctx.succeeded_indexes)
+        else:
+            ctx.succeeded = get_int(status, "succeeded") + len(new_succeeded) + len(ctx.uncounted_succeeded)
         ctx.failed = get_int(status, "failed") + len(new_failed) + len(ctx.uncounted_failed)
         suspended = bool(spec.get("suspend"))
 
@@ -640,11 +756,13 @@ class JobController:
 
     def _uncounted_candidates(self, ctx: _Ctx, uncounted: set[str]) -> list[JsonDict]:
         """getValidPodsWithFilter's precondition: pods still carrying the finalizer, neither
-        listed as uncounted nor expected to lose their finalizer."""
+        listed as uncounted nor expected to lose their finalizer (and, for an Indexed Job, with
+        a valid index)."""
         return [
             p
             for p in ctx.pods
             if has_tracking_finalizer(p) and _uid(p) not in uncounted and _uid(p) not in ctx.expected_rm
+            and _valid_index(ctx.job, p)
         ]
 
     @staticmethod
@@ -819,8 +937,8 @@ class JobController:
             return active - removed, err
         want = want_active(job, ctx.succeeded, active)
         surplus = max(0, active - want)
-        if surplus > 0:
-            victims = rank_pods_for_deletion(ctx.active_pods, [], now=self._clock.now())[:surplus]
+        victims = self._pods_for_removal(job, ctx.active_pods, surplus)
+        if victims:
             victims = victims[:MAX_POD_CREATE_DELETE_PER_SYNC]
             self.expectations.expect_deletions(key, [object_key(p) for p in victims])
             ready, removed, err = await self._delete_job_pods(job, key, victims)
@@ -842,12 +960,22 @@ class JobController:
             self.queue.add_after(key, max(remaining, self._batch))
             return 0, None
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
+        indexes: list[int | None] = [None] * diff
+        if is_indexed(job):
+            taken = ctx.succeeded_indexes | {ix for p in ctx.active_pods if (ix := completion_index(p)) is not None}
+            if only_replace_failed_pods(job):
+                taken |= {ix for p in ctx.pods if is_pod_terminating(p) and (ix := completion_index(p)) is not None}
+            indexes = list(first_pending_indexes(diff, get_int(spec, "completions"), taken))
+            diff = len(indexes)
+            if diff == 0:
+                return active, None
         self.expectations.expect_creations(key, diff)
         created = 0
         error: Exception | None = None
         for batch in slow_start_batches(diff):
+            chunk, indexes = indexes[:batch], indexes[batch:]
             results = await asyncio.gather(
-                *(self._create_pod(job) for _ in range(batch)), return_exceptions=True
+                *(self._create_pod(job, ix) for ix in chunk), return_exceptions=True
             )
             for r in results:
                 if isinstance(r, asyncio.CancelledError):
@@ -861,10 +989,32 @@ class JobController:
             self.expectations.lower_creations(key, diff - created)
         return active + created, error
 
-    async def _create_pod(self, job: JsonDict) -> JsonDict:
+    def _pods_for_removal(self, job: JsonDict, active: list[JsonDict], at_least: int) -> list[JsonDict]:
+        """activePodsForRemoval: for an Indexed Job first every active pod without a valid index
+        or repeating one (of each index the best pod stays), then, up to `at_least`, the pods
+        the ReplicaSet ranking deletes first."""
+        ranked = rank_pods_for_deletion(active, [], now=self._clock.now())
+        if not is_indexed(job):
+            return ranked[:at_least]
+        completions = get_int(job.get("spec"), "completions")
+        keep: dict[int, JsonDict] = {}
+        rm: list[JsonDict] = []
+        for pod in reversed(ranked):  # best first: the one kept per index
+            ix = completion_index(pod)
+            if ix is None or ix >= completions or ix in keep:
+                rm.append(pod)
+            else:
+                keep[ix] = pod
+        if len(rm) < at_least:
+            rm_ids = {_uid(p) for p in rm}
+            rm.extend([p for p in ranked if _uid(p) not in rm_ids][:at_least - len(rm)])
+        return rm
+
+    async def _create_pod(self, job: JsonDict, index: int | None = None) -> JsonDict:
         m = meta(job)
         try:
-            pod = await self._client.create(PODS, pod_from_job_template(job), m.get("namespace"), read_only=True)
+            pod = await self._client.create(PODS, pod_from_job_template(job, index), m.get("namespace"),
+                                            read_only=True)
         except ApiError as e:
             self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {e.message}")
             raise
@@ -879,6 +1029,9 @@ class JobController:
         job = ctx.job
         status = job["status"]
         uncounted = status["uncountedTerminatedPods"]
+        indexed = is_indexed(job)
+        completions = get_int(job.get("spec"), "completions")
+        new_indexes: set[int] = set()
         with_finalizer = {
             _uid(p) for p in ctx.pods if has_tracking_finalizer(p) and _uid(p) not in ctx.expected_rm
         }
@@ -902,11 +1055,17 @@ class JobController:
             succ_list = uncounted.setdefault("succeeded", [])
             fail_list = uncounted.setdefault("failed", [])
             if (pod.get("status") or {}).get("phase") == "Succeeded" and uid not in ctx.uncounted_failed:
-                if uid not in ctx.uncounted_succeeded and uid not in succ_list:
+                if indexed:
+                    # the completion index is enough not to count a pod twice: no uid tracked
+                    ix = completion_index(pod)
+                    if ix is not None and ix < completions and ix not in ctx.prev_succeeded_indexes:
+                        new_indexes.add(ix)
+                        needs_flush = True
+                elif uid not in ctx.uncounted_succeeded and uid not in succ_list:
                     succ_list.append(uid)
                     needs_flush = True
             elif failed or (ctx.finished is not None and ctx.finished.get("type") != SUCCESS_CRITERIA_MET):
-                if uid not in ctx.uncounted_failed and uid not in fail_list:
+                if uid not in ctx.uncounted_failed and uid not in fail_list and _valid_index(job, pod):
                     fail_list.append(uid)
                     needs_flush = True
             if not succ_list:
@@ -918,6 +1077,15 @@ class JobController:
                 >= MAX_UNCOUNTED_PODS
             ):
                 break
+        if indexed:
+            done = format_indexes(ctx.prev_succeeded_indexes | new_indexes)
+            if done != (status.get("completedIndexes") or ""):
+                needs_flush = True
+            status["succeeded"] = len(ctx.prev_succeeded_indexes | new_indexes)
+            if done:
+                status["completedIndexes"] = done
+            else:
+                status.pop("completedIndexes", None)
         now = rfc3339(self._clock.now())
         conds = status.setdefault("conditions", [])
         if ctx.finished is not None and ctx.finished.get("type") == FAILURE_TARGET:

@@ -126,3 +126,33 @@ def test_finished_job_is_deleted_after_its_ttl(http, ns):
             ]
         )
     )
+
+
+def test_indexed_job_runs_every_index_once_and_lists_them(http, ns):
+    r = http.post(f"/apis/batch/v1/namespaces/{ns}/jobs",
+                  json=job("shards", completions=4, parallelism=2, completionMode="Indexed"))
+    assert r.status_code == 201, r.text
+    j = wait_for(lambda: (lambda j: j if condition(j, "Complete") else None)(get_job(http, ns, "shards")))
+    st = j["status"]
+    assert (st["completedIndexes"], st["succeeded"], st["active"]) == ("0-3", 4, 0)
+    pods = http.get(f"/api/v1/namespaces/{ns}/pods", params={"labelSelector": "job-name=shards"}).json()["items"]
+    by_index = {p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"]: p for p in pods}
+    assert sorted(by_index) == ["0", "1", "2", "3"] and len(pods) == 4
+    for ix, p in by_index.items():
+        assert p["metadata"]["name"].startswith(f"shards-{ix}-")
+        assert p["spec"]["hostname"] == f"shards-{ix}"
+        assert p["status"]["phase"] == "Succeeded"
+
+
+def test_job_validation_is_upstreams(http, ns):
+    body = job("bad", completionMode="Indexed")
+    body["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    body["spec"].pop("completions", None)
+    body["spec"]["parallelism"] = 2
+    r = http.post(f"/apis/batch/v1/namespaces/{ns}/jobs", json=body)
+    assert r.status_code == 422
+    causes = {c["field"]: c["message"] for c in r.json()["details"]["causes"]}
+    assert causes == {
+        "spec.completions": "Required value: when completion mode is Indexed",
+        "spec.template.spec.restartPolicy": 'Required value: valid values: "OnFailure", "Never"',
+    }

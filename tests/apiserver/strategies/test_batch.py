@@ -47,11 +47,43 @@ def test_selector_and_template_labels_are_generated_from_the_uid():
 
 
 @pytest.mark.parametrize(("mutate", "field", "message"), [
+    # validateJobSpec: an unset (defaulted Always) or Always restartPolicy is "Required", another an
+    # unsupported value
     pytest.param(lambda j: j["spec"]["template"]["spec"].pop("restartPolicy"), "spec.template.spec.restartPolicy",
-                 'Unsupported value: "Always": supported values: "OnFailure", "Never"', id="restart-always-rejected"),
+                 'Required value: valid values: "OnFailure", "Never"', id="restart-unset-required"),
+    pytest.param(lambda j: j["spec"]["template"]["spec"].update(restartPolicy="Always"),
+                 "spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"',
+                 id="restart-always-required"),
+    pytest.param(lambda j: j["spec"]["template"]["spec"].update(restartPolicy="Sometimes"),
+                 "spec.template.spec.restartPolicy", 'Unsupported value: "Sometimes": supported values: '
+                 '"OnFailure", "Never"', id="restart-unknown-unsupported"),
+    pytest.param(lambda j: j["spec"].update(podFailurePolicy={"rules": []}) or
+                 j["spec"]["template"]["spec"].update(restartPolicy="OnFailure"),
+                 "spec.template.spec.restartPolicy",
+                 'Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified',
+                 id="pod-failure-policy-needs-never"),
     pytest.param(lambda j: j["spec"].update(backoffLimit=-1), "spec.backoffLimit", None, id="negative-backoff"),
     pytest.param(lambda j: j["spec"].update(selector={"matchLabels": {"a": "b"}}), "spec.selector",
                  None, id="manual-selector-without-manualSelector"),
+    pytest.param(lambda j: j["spec"].update(manualSelector=True, selector={"matchLabels": {"a": "b"}}),
+                 "spec.template.metadata.labels", "Invalid value: map[string]string(nil): "
+                 "`selector` does not match template `labels`", id="manual-selector-must-match-the-template"),
+    pytest.param(lambda j: j["spec"]["template"].setdefault("metadata", {}).update(labels={"bad key!": "x"}),
+                 "spec.template.metadata.labels", None, id="template-labels-validated"),
+    pytest.param(lambda j: j["spec"].update(completionMode="Indexed", completions=None, parallelism=2),
+                 "spec.completions", "Required value: when completion mode is Indexed", id="indexed-needs-completions"),
+    pytest.param(lambda j: j["spec"].update(backoffLimitPerIndex=1), "spec.backoffLimitPerIndex",
+                 "Invalid value: 1: requires indexed completion mode", id="per-index-limit-needs-indexed"),
+    pytest.param(lambda j: j["spec"].update(completionMode="Indexed", completions=4, maxFailedIndexes=1),
+                 "spec.backoffLimitPerIndex", "Required value: when maxFailedIndexes is specified",
+                 id="max-failed-indexes-needs-a-per-index-limit"),
+    pytest.param(lambda j: j["spec"].update(podReplacementPolicy="Sometimes"), "spec.podReplacementPolicy",
+                 'Unsupported value: "Sometimes": supported values: "Failed", "TerminatingOrFailed"',
+                 id="pod-replacement-policy"),
+    pytest.param(lambda j: j["metadata"].update(name="x" * 62) or j["spec"].update(completionMode="Indexed",
+                                                                                  completions=10),
+                 "metadata.name", f"Invalid value: \"{'x' * 62}\": will not able to create pod with invalid DNS "
+                 f"label: {'x' * 62}-9", id="indexed-pod-hostname-too-long"),
 ])
 def test_job_validation(mutate, field, message):
     job = copy.deepcopy(JOB)

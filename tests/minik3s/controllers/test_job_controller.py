@@ -12,9 +12,13 @@ from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import EVENTS, JOBS, PODS
 from minik3s.controllers.garbage_collector import GarbageCollector
 from minik3s.controllers.job import (
+    COMPLETION_INDEX,
     JOB_TRACKING_FINALIZER,
     JobController,
     backoff_remaining,
+    completion_index,
+    format_indexes,
+    parse_indexes,
     past_backoff_limit_on_failure,
     want_active,
 )
@@ -384,3 +388,92 @@ async def test_orphan_matching_pod_is_adopted_with_tracking_finalizer(harness):
     assert done["status"]["succeeded"] == 1
     # the adopted pod filled the only slot: no pod was created for the Job
     assert [p["metadata"]["name"] for p in await harness.pods(selector="job-name=adopt")] == ["stray"]
+
+
+# --------------------------------------------------------------------------- Indexed completion mode
+
+
+@pytest.mark.parametrize(
+    ("indexes", "text"),
+    [
+        pytest.param(set(), "", id="none"),
+        pytest.param({0, 1, 2, 4}, "0-2,4", id="interval-and-single"),
+        pytest.param({5, 6}, "5,6", id="a-pair-is-two-singles"),
+        pytest.param({0, 2, 3, 4, 9, 10}, "0,2-4,9,10", id="mixed"),
+    ],
+)
+def test_completed_indexes_are_written_as_upstreams_intervals(indexes, text):
+    assert format_indexes(indexes) == text
+    assert parse_indexes(text, 100) == indexes
+
+
+def test_parsing_completed_indexes_keeps_the_range_and_skips_corruption():
+    assert parse_indexes("0-2,x,4-9,12", 6) == {0, 1, 2, 4, 5}
+    assert parse_indexes("1,a-3,3", 10) == {1, 3}
+
+
+@pytest.mark.parametrize(
+    ("value", "index"),
+    [("0", 0), ("17", 17), ("+3", 3), ("-1", None), ("1_0", None), (" 1", None), ("x", None)],
+)
+def test_completion_index_reads_the_annotation_as_go_atoi(value, index):
+    assert completion_index({"metadata": {"annotations": {COMPLETION_INDEX: value}}}) == index
+
+
+async def test_indexed_job_gives_each_pod_an_index_and_completes_when_every_index_succeeded(harness):
+    start(harness)
+    job_body = job_obj("idx", completions=3, parallelism=2, completionMode="Indexed")
+    job_body["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "KEEP", "value": "1"}]
+    await harness.client.create(JOBS, job_body)
+    pods = sorted(await wait_pods(harness, "idx", 2), key=lambda p: p["metadata"]["name"])
+    for ix, p in enumerate(pods):
+        m, spec = p["metadata"], p["spec"]
+        assert m["name"].startswith(f"idx-{ix}-") and len(m["name"]) == len(f"idx-{ix}-") + 5
+        assert m["annotations"][COMPLETION_INDEX] == str(ix) and m["labels"][COMPLETION_INDEX] == str(ix)
+        assert spec["hostname"] == f"idx-{ix}"
+        assert spec["containers"][0]["env"] == [
+            {"name": "KEEP", "value": "1"},
+            {"name": "JOB_COMPLETION_INDEX",
+             "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                                        "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}},
+        ]
+    # index 1 fails: replaced by a pod for the same index; index 0 succeeds: index 2 starts
+    await finish(harness, pods[1], "Failed", 1)
+    await finish(harness, pods[0], "Succeeded", 0)
+
+    async def indexes_running():
+        live = [p for p in await live_pods(harness, "idx") if p["status"].get("phase") not in ("Succeeded", "Failed")]
+        got = sorted(p["metadata"]["annotations"][COMPLETION_INDEX] for p in live)
+        return live if got == ["1", "2"] else None
+
+    live = await harness.eventually(indexes_running, what="pods for indexes 1 and 2")
+    job = await harness.client.get(JOBS, "idx", "default")
+    assert job["status"]["completedIndexes"] == "0" and job["status"]["succeeded"] == 1
+    for p in live:
+        await finish(harness, p, "Succeeded", 0)
+    done = await wait_condition(harness, "idx", "Complete")
+    st = done["status"]
+    assert (st["completedIndexes"], st["succeeded"], st["failed"], st["active"]) == ("0-2", 3, 1, 0)
+
+
+async def test_indexed_job_deletes_pods_with_a_repeated_or_foreign_index(harness):
+    start(harness)
+    job = await harness.client.create(JOBS, job_obj("dup", completions=2, parallelism=2, completionMode="Indexed"))
+    pods = await wait_pods(harness, "dup", 2)
+    # a second pod claiming index 0, and one claiming an index past completions, adopted by the Job
+    extra = []
+    for ix in ("0", "7"):
+        body = {"metadata": {"name": f"dup-extra-{ix}", "namespace": "default",
+                             "labels": dict(pods[0]["metadata"]["labels"]) | {COMPLETION_INDEX: ix},
+                             "annotations": {COMPLETION_INDEX: ix, "test/hold": "1"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+        extra.append(await harness.client.create(PODS, body))
+
+    async def settled():
+        live = await live_pods(harness, "dup")
+        names = {p["metadata"]["name"] for p in live}
+        return live if "dup-extra-7" not in names and len(live) == 2 else None
+
+    live = await harness.eventually(settled, what="the foreign and repeated indexes deleted")
+    assert sorted(p["metadata"]["annotations"][COMPLETION_INDEX] for p in live) == ["0", "1"]
+    assert (await harness.client.get(JOBS, "dup", "default"))["metadata"]["uid"] == job["metadata"]["uid"]
