@@ -13,15 +13,22 @@ template's labels, and the completion mode's rules.
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 from minik3s.api.helpers.cron import schedule_error, time_zone_error
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
+    duplicate,
     invalid,
+    invalid_omit_value,
     is_dns1123_label,
+    is_qualified_name,
     not_supported,
     required,
     selector_matches,
     too_long,
+    too_many,
     validate_label_selector,
     validate_nonnegative,
     validate_object_meta,
@@ -47,6 +54,12 @@ def default_job_spec(spec: JsonDict) -> None:
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    pfp = spec.get("podFailurePolicy")
+    if isinstance(pfp, dict):
+        for rule in pfp.get("rules") or ():
+            for pattern in (rule.get("onPodConditions") or ()) if isinstance(rule, dict) else ():
+                if isinstance(pattern, dict) and not pattern.get("status"):
+                    pattern["status"] = "True"
     default_template(spec)
 
 
@@ -91,6 +104,8 @@ def validate_job_spec(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
             if spec.get(k) is not None:
                 errs.append(invalid(f"{field}.{k}", spec[k], "requires indexed completion mode"))
     has_failure_policy = spec.get("podFailurePolicy") is not None
+    if has_failure_policy:
+        errs.extend(validate_pod_failure_policy(spec, f"{field}.podFailurePolicy"))
     replacement = spec.get("podReplacementPolicy")
     if replacement is not None:
         allowed = ("Failed",) if has_failure_policy else POD_REPLACEMENT_POLICIES
@@ -108,6 +123,111 @@ def validate_job_spec(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
         errs.append(not_supported(rp_field, rp, JOB_RESTART_POLICIES))
     elif has_failure_policy and rp != "Never":
         errs.append(invalid(rp_field, rp, 'only "Never" is supported when podFailurePolicy is specified'))
+    return errs
+
+
+class Int32s:
+    """A []int32 as field.Error prints it (%#v): []int32{1, 2}, or []int32(nil)."""
+
+    def __init__(self, values: list[Any] | None) -> None:
+        self.values = values
+
+    def __str__(self) -> str:
+        if self.values is None:
+            return "[]int32(nil)"
+        return "[]int32{" + ", ".join(str(v) for v in self.values) + "}"
+
+
+POD_FAILURE_ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
+MAX_POD_FAILURE_RULES = 20
+MAX_EXIT_CODE_VALUES = 255
+MAX_CONDITION_PATTERNS = 20
+
+
+def validate_pod_failure_policy(spec: JsonDict, field: str) -> list[JsonDict]:
+    """validatePodFailurePolicy: at most 20 rules, each with a known action and exactly one of
+    onExitCodes (an operator, a container of the template, 1-255 ordered unique values, no 0 for
+    In) and onPodConditions (at most 20 patterns of a qualified type and a known status)."""
+    policy = as_dict(spec.get("podFailurePolicy"))
+    rules = policy.get("rules") or []
+    errs: list[JsonDict] = []
+    if not isinstance(rules, list):
+        return [invalid(f"{field}.rules", rules, "must be a list")]
+    if len(rules) > MAX_POD_FAILURE_RULES:
+        errs.append(too_many(f"{field}.rules", len(rules), MAX_POD_FAILURE_RULES))
+    tspec = as_dict(as_dict(spec.get("template")).get("spec"))
+    names = {c.get("name") for key in ("containers", "initContainers") for c in tspec.get(key) or ()
+             if isinstance(c, dict)}
+    for i, rule in enumerate(rules):
+        path = f"{field}.rules[{i}]"
+        rule = as_dict(rule)
+        action = rule.get("action")
+        if not action:
+            errs.append(required(f"{path}.action", 'valid values: ["Count" "FailIndex" "FailJob" "Ignore"]'))
+        elif action == "FailIndex":
+            if spec.get("backoffLimitPerIndex") is None:
+                errs.append(invalid(f"{path}.action", action, "requires the backoffLimitPerIndex to be set"))
+        elif action not in POD_FAILURE_ACTIONS:
+            errs.append(not_supported(f"{path}.action", action, POD_FAILURE_ACTIONS))
+        codes, conds = rule.get("onExitCodes"), rule.get("onPodConditions")
+        if isinstance(codes, dict):
+            errs.extend(_validate_on_exit_codes(codes, f"{path}.onExitCodes", names))
+        if conds:
+            errs.extend(_validate_on_pod_conditions(conds, f"{path}.onPodConditions"))
+        if isinstance(codes, dict) and conds:
+            errs.append(invalid_omit_value(path, "specifying both OnExitCodes and OnPodConditions is not supported"))
+        if not isinstance(codes, dict) and not conds:
+            errs.append(invalid_omit_value(path, "specifying one of OnExitCodes and OnPodConditions is required"))
+    return errs
+
+
+def _validate_on_exit_codes(req: JsonDict, path: str, names: set[object]) -> list[JsonDict]:
+    errs: list[JsonDict] = []
+    op = req.get("operator")
+    if not op:
+        errs.append(required(f"{path}.operator", 'valid values: ["In" "NotIn"]'))
+    elif op not in ("In", "NotIn"):
+        errs.append(not_supported(f"{path}.operator", op, ("In", "NotIn")))
+    name = req.get("containerName")
+    if name is not None and name not in names:
+        errs.append(invalid(f"{path}.containerName", name,
+                            "must be one of the container or initContainer names in the pod template"))
+    raw = req.get("values")
+    if raw is not None and not isinstance(raw, list):
+        return errs + [invalid(f"{path}.values", raw, "must be a list")]
+    values = raw or []
+    if not values:
+        errs.append(invalid(f"{path}.values", Int32s(raw), "at least one value is required"))
+    elif len(values) > MAX_EXIT_CODE_VALUES:
+        errs.append(too_many(f"{path}.values", len(values), MAX_EXIT_CODE_VALUES))
+    seen: set[object] = set()
+    for j, v in enumerate(values):
+        if op == "In" and v == 0:
+            errs.append(invalid(f"{path}.values[{j}]", v, "must not be 0 for the In operator"))
+        if v in seen:
+            errs.append(duplicate(f"{path}.values[{j}]", v))
+        seen.add(v)
+    if any(isinstance(a, int) and isinstance(b, int) and a > b for a, b in itertools.pairwise(values)):
+        errs.append(invalid(f"{path}.values", Int32s(values), "must be ordered"))
+    return errs
+
+
+def _validate_on_pod_conditions(patterns: object, path: str) -> list[JsonDict]:
+    if not isinstance(patterns, list):
+        return [invalid(path, patterns, "must be a list")]
+    errs: list[JsonDict] = []
+    if len(patterns) > MAX_CONDITION_PATTERNS:
+        errs.append(too_many(path, len(patterns), MAX_CONDITION_PATTERNS))
+    for j, pattern in enumerate(patterns):
+        pattern = as_dict(pattern)
+        ctype = str(pattern.get("type") or "")
+        for msg in is_qualified_name(ctype):
+            errs.append(invalid(f"{path}[{j}].type", ctype, msg))
+        status = pattern.get("status")
+        if not status:
+            errs.append(required(f"{path}[{j}].status", 'valid values: ["False" "True" "Unknown"]'))
+        elif status not in ("False", "True", "Unknown"):
+            errs.append(not_supported(f"{path}[{j}].status", status, ("False", "True", "Unknown")))
     return errs
 
 

@@ -60,6 +60,11 @@ def invalid(field: str, value: Any, detail: str = "") -> JsonDict:
     return cause(field, f"{msg}: {detail}" if detail else msg, "FieldValueInvalid")
 
 
+def invalid_omit_value(field: str, detail: str) -> JsonDict:
+    """field.Invalid with field.OmitValueType{}: the message names no value."""
+    return cause(field, f"Invalid value: {detail}", "FieldValueInvalid")
+
+
 def not_supported(field: str, value: Any, valid: list[str] | tuple[str, ...]) -> JsonDict:
     msg = f"Unsupported value: {go_value(value)}"
     if valid:

@@ -35,8 +35,17 @@ intervals ("0-2,4", a pair as "5,6") and `status.succeeded` counts them; the Job
 every index succeeded. Example: completions 3, parallelism 2 -> pods for 0 and 1; 0 succeeds ->
 a pod for 2; completedIndexes "0", then "0-2" and Complete.
 
-Not implemented: podFailurePolicy, successPolicy, backoffLimitPerIndex, managedBy (such Jobs
-are skipped or handled without them, see `sync`).
+podFailurePolicy (pod_failure_policy.go): a failed pod is matched against the rules in order,
+by a non-zero exit code of a terminated container (`onExitCodes`, In/NotIn, optionally one
+container) or by a pod condition (`onPodConditions`: type and status); the first match decides:
+`FailJob` fails the Job at once (FailureTarget/Failed reason PodFailurePolicy, "Container c for
+pod ns/p failed with exit code 42 matching FailJob rule at index 0"), `Ignore` neither counts
+the failure against backoffLimit nor the `failed` counter (the pod is replaced), `Count` (and no
+match) counts it as usual. Example: rules [{FailJob, onExitCodes In [42]}, {Ignore,
+onPodConditions DisruptionTarget}] -> an evicted pod is replaced for free, an exit 42 ends the Job.
+
+Not implemented: successPolicy, backoffLimitPerIndex (and the FailIndex action), managedBy
+(such Jobs are skipped or handled without them, see `sync`).
 
 Data flow: Job and Pod informers -> handlers enqueue `ns/name` (pod events batched by 1 s as
 upstream) -> workers run `sync(key)` -> pod create/delete/patch, `jobs/status` writes and
@@ -102,6 +111,7 @@ MSG_COMPLETIONS_REACHED = "Reached expected number of succeeded pods"
 REASON_BACKOFF_LIMIT = "BackoffLimitExceeded"
 MSG_BACKOFF_LIMIT = "Job has reached the specified backoff limit"
 REASON_DEADLINE = "DeadlineExceeded"
+REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
 MSG_DEADLINE = "Job was active longer than specified deadline"
 
 
@@ -172,6 +182,75 @@ def is_pod_failed(pod: JsonDict, job: JsonDict) -> bool:
     if only_replace_failed_pods(job):
         return False
     return is_deleting(pod) and phase != "Succeeded"
+
+
+def _exit_code_match(statuses: list[JsonDict], req: JsonDict) -> JsonDict | None:
+    """getMatchingContainerFromList: a terminated container (of `req.containerName`, if set)
+    whose non-zero exit code is In / NotIn `req.values`."""
+    values = set(req.get("values") or ())
+    want = req.get("containerName")
+    for cs in statuses:
+        term = (cs.get("state") or {}).get("terminated")
+        if not isinstance(term, dict) or (want is not None and cs.get("name") != want):
+            continue
+        code = get_int(term, "exitCode")
+        if code != 0 and (code in values) == (req.get("operator") == "In"):
+            return cs
+    return None
+
+
+def match_pod_failure_policy(job: JsonDict, pod: JsonDict) -> tuple[str | None, bool, str | None]:
+    """matchPodFailurePolicy for a failed pod: (the FailJob message or None, whether the failure
+    counts, the matched rule's action or None). No policy or no match: (None, True, None)."""
+    policy = (job.get("spec") or {}).get("podFailurePolicy")
+    if not isinstance(policy, dict):
+        return None, True, None
+    status = pod.get("status") or {}
+    m = meta(pod)
+    for index, rule in enumerate(policy.get("rules") or ()):
+        action = rule.get("action")
+        if action == "FailIndex":
+            continue  # needs backoffLimitPerIndex (not implemented): the rule does not apply
+        on_codes = rule.get("onExitCodes")
+        if isinstance(on_codes, dict):
+            cs = (_exit_code_match(status.get("containerStatuses") or [], on_codes)
+                  or _exit_code_match(status.get("initContainerStatuses") or [], on_codes))
+            if cs is None:
+                continue
+            what = (f"Container {cs.get('name')} for pod {m.get('namespace')}/{m.get('name')} failed with exit "
+                    f"code {cs['state']['terminated'].get('exitCode')}")
+        elif rule.get("onPodConditions"):
+            patterns = {(pt.get("type"), pt.get("status") or "True") for pt in rule["onPodConditions"]}
+            cond = next((c for c in status.get("conditions") or () if (c.get("type"), c.get("status")) in patterns),
+                        None)
+            if cond is None:
+                continue
+            what = f"Pod {m.get('namespace')}/{m.get('name')} has condition {cond.get('type')}"
+        else:
+            continue
+        if action == "Ignore":
+            return None, False, action
+        if action == "Count":
+            return None, True, action
+        if action == "FailJob":
+            return f"{what} matching FailJob rule at index {index}", True, action
+    return None, True, None
+
+
+def counts_as_failure(job: JsonDict, pod: JsonDict) -> bool:
+    return match_pod_failure_policy(job, pod)[1]
+
+
+def fail_job_message(job: JsonDict, pods: list[JsonDict]) -> str | None:
+    """getFailJobMessage: the message of the first failed pod a FailJob rule matches."""
+    if (job.get("spec") or {}).get("podFailurePolicy") is None:
+        return None
+    for pod in pods:
+        if is_pod_failed(pod, job):
+            msg = match_pod_failure_policy(job, pod)[0]
+            if msg is not None:
+                return msg
+    return None
 
 
 def is_pod_terminating(pod: JsonDict) -> bool:
@@ -679,7 +758,8 @@ class JobController:
             ctx.succeeded = len(ctx.succeeded_indexes)
         else:
             ctx.succeeded = get_int(status, "succeeded") + len(new_succeeded) + len(ctx.uncounted_succeeded)
-        ctx.failed = get_int(status, "failed") + len(new_failed) + len(ctx.uncounted_failed)
+        ctx.failed = (get_int(status, "failed") + sum(1 for p in new_failed if counts_as_failure(job, p))
+                      + len(ctx.uncounted_failed))
         suspended = bool(spec.get("suspend"))
 
         if status.get("startTime") is None and not suspended:
@@ -694,6 +774,10 @@ class JobController:
                 ctx.finished = new_condition(
                     FAILED, "True", target.get("reason") or "", target.get("message") or "", now
                 )
+        if ctx.finished is None:
+            message = fail_job_message(job, pods)
+            if message is not None:
+                ctx.finished = new_condition(FAILURE_TARGET, "True", REASON_POD_FAILURE_POLICY, message, now)
         if ctx.finished is None:
             if ctx.failed > get_int(spec, "backoffLimit", 6) or past_backoff_limit_on_failure(job, pods):
                 ctx.finished = new_condition(
@@ -1065,7 +1149,8 @@ class JobController:
                     succ_list.append(uid)
                     needs_flush = True
             elif failed or (ctx.finished is not None and ctx.finished.get("type") != SUCCESS_CRITERIA_MET):
-                if uid not in ctx.uncounted_failed and uid not in fail_list and _valid_index(job, pod):
+                if (uid not in ctx.uncounted_failed and uid not in fail_list and _valid_index(job, pod)
+                        and counts_as_failure(job, pod)):
                     fail_list.append(uid)
                     needs_flush = True
             if not succ_list:

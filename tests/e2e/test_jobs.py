@@ -156,3 +156,17 @@ def test_job_validation_is_upstreams(http, ns):
         "spec.completions": "Required value: when completion mode is Indexed",
         "spec.template.spec.restartPolicy": 'Required value: valid values: "OnFailure", "Never"',
     }
+
+
+def test_pod_failure_policy_fails_the_job_on_its_exit_code_at_once(http, ns):
+    body = job("exit3", exit_code=3, backoffLimit=6, podFailurePolicy={"rules": [
+        {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]})
+    r = http.post(f"/apis/batch/v1/namespaces/{ns}/jobs", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["podReplacementPolicy"] == "Failed"
+    j = wait_for(lambda: (lambda j: j if condition(j, "Failed") else None)(get_job(http, ns, "exit3")), timeout=30)
+    failed = condition(j, "Failed")
+    assert failed is not None and failed["reason"] == "PodFailurePolicy"
+    assert failed["message"].startswith("Container work for pod ") and failed["message"].endswith(
+        "failed with exit code 3 matching FailJob rule at index 0")
+    assert j["status"]["failed"] == 1

@@ -92,6 +92,66 @@ def test_job_validation(mutate, field, message):
     assert any(c["field"] == field and (message is None or c["message"] == message) for c in causes), causes
 
 
+def _with_policy(*rules):
+    def mutate(j):
+        j["spec"]["podFailurePolicy"] = {"rules": list(rules)}
+    return mutate
+
+
+@pytest.mark.parametrize(("mutate", "field", "message"), [
+    pytest.param(_with_policy({"onExitCodes": {"operator": "In", "values": [1]}}), "spec.podFailurePolicy.rules[0].action",
+                 'Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]', id="action-required"),
+    pytest.param(_with_policy({"action": "Retry", "onExitCodes": {"operator": "In", "values": [1]}}),
+                 "spec.podFailurePolicy.rules[0].action",
+                 'Unsupported value: "Retry": supported values: "Count", "FailIndex", "FailJob", "Ignore"',
+                 id="action-unknown"),
+    pytest.param(_with_policy({"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}}),
+                 "spec.podFailurePolicy.rules[0].action",
+                 'Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set', id="fail-index-needs-limit"),
+    pytest.param(_with_policy({"action": "FailJob", "onExitCodes": {"operator": "In", "values": [0, 3]}}),
+                 "spec.podFailurePolicy.rules[0].onExitCodes.values[0]",
+                 "Invalid value: 0: must not be 0 for the In operator", id="in-zero"),
+    pytest.param(_with_policy({"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [5, 3]}}),
+                 "spec.podFailurePolicy.rules[0].onExitCodes.values",
+                 "Invalid value: []int32{5, 3}: must be ordered", id="values-ordered"),
+    pytest.param(_with_policy({"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [3, 3]}}),
+                 "spec.podFailurePolicy.rules[0].onExitCodes.values[1]", "Duplicate value: 3", id="values-unique"),
+    pytest.param(_with_policy({"action": "FailJob", "onExitCodes": {"operator": "In", "values": []}}),
+                 "spec.podFailurePolicy.rules[0].onExitCodes.values",
+                 "Invalid value: []int32{}: at least one value is required", id="values-required"),
+    pytest.param(_with_policy({"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1],
+                                                                    "containerName": "nope"}}),
+                 "spec.podFailurePolicy.rules[0].onExitCodes.containerName",
+                 'Invalid value: "nope": must be one of the container or initContainer names in the pod template',
+                 id="container-name"),
+    pytest.param(_with_policy({"action": "Ignore"}), "spec.podFailurePolicy.rules[0]",
+                 "Invalid value: specifying one of OnExitCodes and OnPodConditions is required", id="neither"),
+    pytest.param(_with_policy({"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]},
+                               "onPodConditions": [{"type": "DisruptionTarget"}]}),
+                 "spec.podFailurePolicy.rules[0]",
+                 "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported", id="both"),
+    pytest.param(_with_policy({"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "Maybe"}]}),
+                 "spec.podFailurePolicy.rules[0].onPodConditions[0].status",
+                 'Unsupported value: "Maybe": supported values: "False", "True", "Unknown"', id="condition-status"),
+])
+def test_pod_failure_policy_validation(mutate, field, message):
+    job = copy.deepcopy(JOB)
+    mutate(job)
+    causes = strategy_for("batch", "Job").validate(prepared(job))
+    assert any(c["field"] == field and c["message"] == message for c in causes), causes
+
+
+def test_pod_failure_policy_defaults_and_a_valid_one_passes():
+    job = copy.deepcopy(JOB)
+    _with_policy({"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "In", "values": [42]}},
+                 {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]})(job)
+    out = prepared(job)
+    assert out["spec"]["podFailurePolicy"]["rules"][1]["onPodConditions"] == [{"type": "DisruptionTarget",
+                                                                               "status": "True"}]
+    assert out["spec"]["podReplacementPolicy"] == "Failed"
+    assert strategy_for("batch", "Job").validate(out) == []
+
+
 def test_cronjob_defaults():
     cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "default"},
           "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": copy.deepcopy(JOB["spec"])}}}

@@ -18,6 +18,7 @@ from minik3s.controllers.job import (
     backoff_remaining,
     completion_index,
     format_indexes,
+    match_pod_failure_policy,
     parse_indexes,
     past_backoff_limit_on_failure,
     want_active,
@@ -142,12 +143,14 @@ async def wait_pods(harness, job: str, n: int) -> list[dict]:
     return await harness.eventually(check, what=f"{n} active pods of {job}")
 
 
-async def finish(harness, pod: dict, phase: str, exit_code: int) -> None:
+async def finish(harness, pod: dict, phase: str, exit_code: int, *conditions: str) -> None:
+    """The pod's terminal status in one write (with extra True `conditions`, e.g. DisruptionTarget)."""
     body = copy.deepcopy(await harness.client.get(PODS, pod["metadata"]["name"], "default"))
     now = rfc3339(datetime.now(UTC))
     body["status"] = {
         "phase": phase,
-        "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now}],
+        "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now}]
+        + [{"type": c, "status": "True", "lastTransitionTime": now} for c in conditions],
         "containerStatuses": [
             {
                 "name": "c",
@@ -477,3 +480,56 @@ async def test_indexed_job_deletes_pods_with_a_repeated_or_foreign_index(harness
     live = await harness.eventually(settled, what="the foreign and repeated indexes deleted")
     assert sorted(p["metadata"]["annotations"][COMPLETION_INDEX] for p in live) == ["0", "1"]
     assert (await harness.client.get(JOBS, "dup", "default"))["metadata"]["uid"] == job["metadata"]["uid"]
+
+
+# --------------------------------------------------------------------------- podFailurePolicy
+
+POLICY = {"rules": [
+    {"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "In", "values": [42]}},
+    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+]}
+
+
+def test_the_first_matching_rule_decides():
+    job = {"spec": {"podFailurePolicy": POLICY}}
+
+    def pod(code: int, *conds: str) -> dict:
+        return {"metadata": {"name": "p", "namespace": "ns"},
+                "status": {"phase": "Failed", "conditions": [{"type": c, "status": "True"} for c in conds],
+                           "containerStatuses": [{"name": "c", "state": {"terminated": {"exitCode": code}}}]}}
+
+    assert match_pod_failure_policy(job, pod(42)) == (
+        "Container c for pod ns/p failed with exit code 42 matching FailJob rule at index 0", True, "FailJob")
+    assert match_pod_failure_policy(job, pod(42, "DisruptionTarget"))[2] == "FailJob"
+    assert match_pod_failure_policy(job, pod(1, "DisruptionTarget")) == (None, False, "Ignore")
+    assert match_pod_failure_policy(job, pod(1)) == (None, True, None)
+    # NotIn matches any other non-zero code; a zero exit never matches an exit-code rule
+    not_in = {"spec": {"podFailurePolicy": {"rules": [{"action": "Count", "onExitCodes": {"operator": "NotIn",
+                                                                                         "values": [1]}}]}}}
+    assert match_pod_failure_policy(not_in, pod(2))[2] == "Count"
+    assert match_pod_failure_policy(not_in, pod(1))[2] is None
+    assert match_pod_failure_policy(not_in, pod(0))[2] is None
+
+
+async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_its_exit_code(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("policy", backoff_limit=0, podFailurePolicy=POLICY))
+    first = await wait_pods(harness, "policy", 1)
+    # a disruption: not counted (backoffLimit 0 is not exceeded), the pod is replaced
+    await finish(harness, first[0], "Failed", 137, "DisruptionTarget")
+
+    async def replacement():
+        pods = await wait_pods(harness, "policy", 1)
+        return pods if pods[0]["metadata"]["name"] != first[0]["metadata"]["name"] else None
+
+    second = await harness.eventually(replacement, what="a replacement for the disrupted pod")
+    job = await harness.client.get(JOBS, "policy", "default")
+    assert job["status"].get("failed", 0) == 0 and "conditions" not in job["status"]
+    # exit code 42: the Job fails at once, whatever its backoffLimit
+    await finish(harness, second[0], "Failed", 42)
+    failed = await wait_condition(harness, "policy", "Failed")
+    message = f"Container c for pod default/{second[0]['metadata']['name']} failed with exit code 42 matching " \
+              "FailJob rule at index 0"
+    assert [(c["type"], c["reason"], c["message"]) for c in failed["status"]["conditions"]] == [
+        ("FailureTarget", "PodFailurePolicy", message), ("Failed", "PodFailurePolicy", message)]
+    assert failed["status"]["failed"] == 1
