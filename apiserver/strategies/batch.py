@@ -14,6 +14,8 @@ template's labels, and the completion mode's rules.
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from typing import Any
 
 from minik3s.api.helpers.cron import schedule_error, time_zone_error
@@ -103,6 +105,12 @@ def validate_job_spec(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
         for k in ("backoffLimitPerIndex", "maxFailedIndexes"):
             if spec.get(k) is not None:
                 errs.append(invalid(f"{field}.{k}", spec[k], "requires indexed completion mode"))
+    success = spec.get("successPolicy")
+    if success is not None:
+        if mode != "Indexed":
+            errs.append(invalid(f"{field}.successPolicy", success, "requires indexed completion mode"))
+        else:
+            errs.extend(validate_success_policy(spec, f"{field}.successPolicy"))
     has_failure_policy = spec.get("podFailurePolicy") is not None
     if has_failure_policy:
         errs.extend(validate_pod_failure_policy(spec, f"{field}.podFailurePolicy"))
@@ -231,6 +239,85 @@ def _validate_on_pod_conditions(patterns: object, path: str) -> list[JsonDict]:
     return errs
 
 
+MAX_SUCCESS_RULES = 20
+MAX_SUCCEEDED_INDEXES_LENGTH = 64 * 1024
+
+
+def indexes_format_error(text: str, completions: int) -> tuple[int, str | None]:
+    """validateIndexesFormat: (how many indexes "0-2,5" names, or the parse error): intervals
+    of Atoi bounds below `completions`, each increasing and after the previous one."""
+    if not text:
+        return 0, None
+    total, last = 0, None
+    for part in text.split(","):
+        first, end, err = _parse_interval(part, completions)
+        if err is not None:
+            return 0, err
+        if last is not None and last >= first:
+            return 0, f"non-increasing order, previous: {last}, current: {first}"
+        total += end - first + 1
+        last = end
+    return total, None
+
+
+def _parse_interval(part: str, completions: int) -> tuple[int, int, str | None]:
+    """parseIndexInterval."""
+    bounds = part.split("-")
+    if len(bounds) > 2:
+        return 0, 0, (f"the fragment {json.dumps(part)} violates the requirement that an index interval can have "
+                      "at most two parts separated by '-'")
+    values: list[int] = []
+    for b in bounds:
+        if not _ATOI.match(b):
+            return 0, 0, f"cannot convert string to integer for index: {json.dumps(b)}"
+        if int(b) >= completions:
+            return 0, 0, f"too large index: {json.dumps(b)}"
+        values.append(int(b))
+    if len(values) == 2 and values[0] >= values[1]:
+        return 0, 0, f"non-increasing order, previous: {values[0]}, current: {values[1]}"
+    return values[0], values[-1], None
+
+
+_ATOI = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def validate_success_policy(spec: JsonDict, field: str) -> list[JsonDict]:
+    """validateSuccessPolicy: 1-20 rules, each with succeededIndexes (well-formed, within
+    completions) and/or succeededCount (non-negative, at most completions and at most the
+    indexes it names)."""
+    rules = as_dict(spec.get("successPolicy")).get("rules") or []
+    errs: list[JsonDict] = []
+    if not isinstance(rules, list) or not rules:
+        return [required(f"{field}.rules", "at least one rules must be specified when the successPolicy is specified")]
+    if len(rules) > MAX_SUCCESS_RULES:
+        errs.append(too_many(f"{field}.rules", len(rules), MAX_SUCCESS_RULES))
+    raw_completions = spec.get("completions")
+    completions = raw_completions if isinstance(raw_completions, int) else 0
+    for i, rule in enumerate(rules):
+        path = f"{field}.rules[{i}]"
+        rule = as_dict(rule)
+        indexes, count = rule.get("succeededIndexes"), rule.get("succeededCount")
+        if indexes is None and count is None:
+            errs.append(required(path, "at least one of succeededCount or succeededIndexes must be specified"))
+        total = 0
+        if indexes is not None:
+            text = str(indexes)
+            if len(text) > MAX_SUCCEEDED_INDEXES_LENGTH:
+                errs.append(too_long(f"{path}.succeededIndexes", MAX_SUCCEEDED_INDEXES_LENGTH))
+            total, perr = indexes_format_error(text, completions)
+            if perr is not None:
+                errs.append(invalid(f"{path}.succeededIndexes", text, f"error parsing succeededIndexes: {perr}"))
+        if count is not None:
+            errs.extend(validate_nonnegative(count, f"{path}.succeededCount"))
+            if isinstance(count, int) and count > completions:
+                errs.append(invalid(f"{path}.succeededCount", count,
+                                    f"must be less than or equal to {completions} (the number of specified completions)"))
+            if indexes is not None and isinstance(count, int) and count > total:
+                errs.append(invalid(f"{path}.succeededCount", count, f"must be less than or equal to {total} "
+                                    "(the number of indexes in the specified succeededIndexes field)"))
+    return errs
+
+
 def validate_selector_matches_template(spec: JsonDict, field: str = "spec") -> list[JsonDict]:
     """ValidateJobSpec's selector checks: a valid label selector that matches the template's labels."""
     sel = spec.get("selector")
@@ -299,12 +386,46 @@ class JobStrategy(Strategy):
         return errs
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        """ValidateJobSpecUpdate: selector, completion mode, podFailurePolicy,
+        backoffLimitPerIndex, managedBy and successPolicy immutable; completions too, except
+        for an Indexed Job changing it in tandem with parallelism (elastic Indexed Jobs); the
+        template immutable, except the scheduling directives of a suspended Job that never
+        started (validatePodTemplateUpdate)."""
         ns, os_ = as_dict(new.get("spec")), as_dict(old.get("spec"))
         errs: list[JsonDict] = []
-        for k in ("selector", "completions", "completionMode"):
-            if ns.get(k) != os_.get(k) and not (k == "completions" and ns.get("completionMode") == "Indexed"):
+        for k in ("selector", "completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
+                  "successPolicy"):
+            if ns.get(k) != os_.get(k):
                 errs.append(invalid(f"spec.{k}", ns.get(k), "field is immutable"))
+        completions = ns.get("completions")
+        if completions != os_.get("completions"):
+            if ns.get("completionMode") != "Indexed":
+                errs.append(invalid("spec.completions", completions, "field is immutable"))
+            elif completions is not None and completions != ns.get("parallelism"):
+                errs.append(invalid("spec.completions", completions,
+                                    "can only be modified in tandem with spec.parallelism"))
+        new_t, old_t = as_dict(ns.get("template")), as_dict(os_.get("template"))
+        if new_t != old_t:
+            suspended_unstarted = bool(ns.get("suspend")) and not as_dict(old.get("status")).get("startTime")
+            if not suspended_unstarted or _without_scheduling_directives(new_t) != _without_scheduling_directives(old_t):
+                errs.append(invalid("spec.template", new_t, "field is immutable"))
         return errs
+
+
+def _without_scheduling_directives(template: JsonDict) -> JsonDict:
+    """A template without what a suspended, never started Job may change: labels, annotations,
+    nodeSelector, tolerations, schedulingGates and node affinity."""
+    out = {k: v for k, v in template.items() if k != "metadata"}
+    tmeta = {k: v for k, v in as_dict(template.get("metadata")).items() if k not in ("labels", "annotations")}
+    if tmeta:
+        out["metadata"] = tmeta
+    spec = {k: v for k, v in as_dict(template.get("spec")).items()
+            if k not in ("nodeSelector", "tolerations", "schedulingGates", "affinity")}
+    affinity = {k: v for k, v in as_dict(as_dict(template.get("spec")).get("affinity")).items() if k != "nodeAffinity"}
+    if affinity:
+        spec["affinity"] = affinity
+    out["spec"] = spec
+    return out
 
 
 class CronJobStrategy(Strategy):

@@ -44,8 +44,13 @@ the failure against backoffLimit nor the `failed` counter (the pod is replaced),
 match) counts it as usual. Example: rules [{FailJob, onExitCodes In [42]}, {Ignore,
 onPodConditions DisruptionTarget}] -> an evicted pod is replaced for free, an exit 42 ends the Job.
 
-Not implemented: successPolicy, backoffLimitPerIndex (and the FailIndex action), managedBy
-(such Jobs are skipped or handled without them, see `sync`).
+successPolicy (success_policy.go, Indexed Jobs): the Job succeeds as soon as one rule holds:
+every index of its `succeededIndexes` succeeded, or `succeededCount` of them (of all indexes
+without `succeededIndexes`) did: condition SuccessCriteriaMet reason SuccessPolicy "Matched rules
+at index 0", the remaining pods are deleted, then Complete with the same reason.
+
+Not implemented: backoffLimitPerIndex (and the FailIndex action), managedBy (such Jobs are
+skipped or handled without them, see `sync`).
 
 Data flow: Job and Pod informers -> handlers enqueue `ns/name` (pod events batched by 1 s as
 upstream) -> workers run `sync(key)` -> pod create/delete/patch, `jobs/status` writes and
@@ -112,6 +117,7 @@ REASON_BACKOFF_LIMIT = "BackoffLimitExceeded"
 MSG_BACKOFF_LIMIT = "Job has reached the specified backoff limit"
 REASON_DEADLINE = "DeadlineExceeded"
 REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
+REASON_SUCCESS_POLICY = "SuccessPolicy"
 MSG_DEADLINE = "Job was active longer than specified deadline"
 
 
@@ -377,6 +383,27 @@ def format_indexes(indexes: set[int]) -> str:
         parts.append(str(first) if last == first else f"{first}{',' if last == first + 1 else '-'}{last}")
         i = j + 1
     return ",".join(parts)
+
+
+def match_success_policy(job: JsonDict, succeeded: set[int]) -> str | None:
+    """matchSuccessPolicy: "Matched rules at index <i>" for the first rule the succeeded
+    indexes satisfy, else None (no policy, or nothing succeeded yet)."""
+    policy = (job.get("spec") or {}).get("successPolicy")
+    if not isinstance(policy, dict) or not succeeded:
+        return None
+    completions = get_int(job.get("spec"), "completions")
+    for index, rule in enumerate(policy.get("rules") or ()):
+        count = rule.get("succeededCount")
+        if rule.get("succeededIndexes") is not None:
+            wanted = parse_indexes(str(rule["succeededIndexes"]), completions)
+            if not wanted:
+                continue
+            have = len(wanted & succeeded)
+            if have == len(wanted) or (isinstance(count, int) and have >= count):
+                return f"Matched rules at index {index}"
+        elif isinstance(count, int) and len(succeeded) >= count:
+            return f"Matched rules at index {index}"
+    return None
 
 
 def first_pending_indexes(count: int, completions: int, taken: set[int]) -> list[int]:
@@ -789,6 +816,10 @@ class JobController:
                 start = parse_time(status.get("startTime")) or now_dt
                 remaining = float(spec["activeDeadlineSeconds"]) - (now_dt - start).total_seconds()
                 self.queue.add_after(key, remaining)
+        if ctx.finished is None and is_indexed(job):
+            matched = match_success_policy(job, ctx.succeeded_indexes)
+            if matched is not None:
+                ctx.finished = new_condition(SUCCESS_CRITERIA_MET, "True", REASON_SUCCESS_POLICY, matched, now)
 
         suspend_changed = False
         if ctx.finished is not None:

@@ -152,6 +152,81 @@ def test_pod_failure_policy_defaults_and_a_valid_one_passes():
     assert strategy_for("batch", "Job").validate(out) == []
 
 
+def _indexed(**spec):
+    def mutate(j):
+        j["spec"].update(completionMode="Indexed", completions=4, parallelism=4, **spec)
+    return mutate
+
+
+@pytest.mark.parametrize(("mutate", "field", "message"), [
+    pytest.param(lambda j: j["spec"].update(successPolicy={"rules": [{"succeededCount": 1}]}),
+                 "spec.successPolicy", None, id="needs-indexed"),
+    pytest.param(_indexed(successPolicy={"rules": []}), "spec.successPolicy.rules",
+                 "Required value: at least one rules must be specified when the successPolicy is specified",
+                 id="rules-required"),
+    pytest.param(_indexed(successPolicy={"rules": [{}]}), "spec.successPolicy.rules[0]",
+                 "Required value: at least one of succeededCount or succeededIndexes must be specified", id="empty-rule"),
+    pytest.param(_indexed(successPolicy={"rules": [{"succeededIndexes": "0-5"}]}),
+                 "spec.successPolicy.rules[0].succeededIndexes",
+                 'Invalid value: "0-5": error parsing succeededIndexes: too large index: "5"', id="index-too-large"),
+    pytest.param(_indexed(successPolicy={"rules": [{"succeededIndexes": "2,1"}]}),
+                 "spec.successPolicy.rules[0].succeededIndexes",
+                 'Invalid value: "2,1": error parsing succeededIndexes: non-increasing order, previous: 2, current: 1',
+                 id="indexes-ordered"),
+    pytest.param(_indexed(successPolicy={"rules": [{"succeededIndexes": "a"}]}),
+                 "spec.successPolicy.rules[0].succeededIndexes",
+                 'Invalid value: "a": error parsing succeededIndexes: cannot convert string to integer for index: "a"',
+                 id="indexes-numbers"),
+    pytest.param(_indexed(successPolicy={"rules": [{"succeededCount": 5}]}),
+                 "spec.successPolicy.rules[0].succeededCount",
+                 "Invalid value: 5: must be less than or equal to 4 (the number of specified completions)",
+                 id="count-within-completions"),
+    pytest.param(_indexed(successPolicy={"rules": [{"succeededIndexes": "0,1", "succeededCount": 3}]}),
+                 "spec.successPolicy.rules[0].succeededCount",
+                 "Invalid value: 3: must be less than or equal to 2 (the number of indexes in the specified "
+                 "succeededIndexes field)", id="count-within-the-named-indexes"),
+])
+def test_success_policy_validation(mutate, field, message):
+    job = copy.deepcopy(JOB)
+    mutate(job)
+    causes = strategy_for("batch", "Job").validate(prepared(job))
+    assert any(c["field"] == field and (message is None or c["message"] == message) for c in causes), causes
+
+
+def test_job_updates_keep_what_upstream_keeps():
+    s = strategy_for("batch", "Job")
+    old = prepared(JOB)
+    old["status"] = {"startTime": "2026-01-01T00:00:00Z"}
+
+    def update(mutate):
+        new = copy.deepcopy(old)
+        mutate(new)
+        return [(c["field"], c["message"].rsplit(": ", 1)[-1]) for c in s.validate_update(new, old)]
+
+    assert update(lambda j: j["spec"]["template"]["spec"]["containers"][0].update(image="perl:2")) == [
+        ("spec.template", "field is immutable")]
+    assert update(lambda j: j["spec"].update(completions=3)) == [("spec.completions", "field is immutable")]
+    assert update(lambda j: j["spec"].update(parallelism=5, backoffLimit=2)) == []
+    # a suspended Job that never started may move its pods: node selector, tolerations, labels
+    fresh = copy.deepcopy(old)
+    fresh["status"] = {}
+    fresh["spec"]["suspend"] = True
+    moved = copy.deepcopy(fresh)
+    moved["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
+    moved["spec"]["template"]["metadata"]["labels"]["team"] = "x"
+    assert s.validate_update(moved, fresh) == []
+    moved["spec"]["template"]["spec"]["containers"][0]["image"] = "perl:2"
+    assert [c["field"] for c in s.validate_update(moved, fresh)] == ["spec.template"]
+    # elastic Indexed Jobs: completions in tandem with parallelism
+    idx = prepared({**JOB, "spec": {**JOB["spec"], "completionMode": "Indexed", "completions": 4, "parallelism": 4}})
+    grown = copy.deepcopy(idx)
+    grown["spec"].update(completions=6, parallelism=6)
+    assert s.validate_update(grown, idx) == []
+    grown["spec"]["parallelism"] = 5
+    assert [c["message"] for c in s.validate_update(grown, idx)] == [
+        "Invalid value: 6: can only be modified in tandem with spec.parallelism"]
+
+
 def test_cronjob_defaults():
     cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "default"},
           "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": copy.deepcopy(JOB["spec"])}}}

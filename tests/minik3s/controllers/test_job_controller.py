@@ -19,6 +19,7 @@ from minik3s.controllers.job import (
     completion_index,
     format_indexes,
     match_pod_failure_policy,
+    match_success_policy,
     parse_indexes,
     past_backoff_limit_on_failure,
     want_active,
@@ -450,8 +451,13 @@ async def test_indexed_job_gives_each_pod_an_index_and_completes_when_every_inde
         return live if got == ["1", "2"] else None
 
     live = await harness.eventually(indexes_running, what="pods for indexes 1 and 2")
-    job = await harness.client.get(JOBS, "idx", "default")
-    assert job["status"]["completedIndexes"] == "0" and job["status"]["succeeded"] == 1
+
+    async def counted():  # the status is written after the pods are created
+        job = await harness.client.get(JOBS, "idx", "default")
+        return job if job["status"].get("completedIndexes") == "0" else None
+
+    job = await harness.eventually(counted, what="index 0 listed as completed")
+    assert job["status"]["succeeded"] == 1
     for p in live:
         await finish(harness, p, "Succeeded", 0)
     done = await wait_condition(harness, "idx", "Complete")
@@ -533,3 +539,44 @@ async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_its_e
     assert [(c["type"], c["reason"], c["message"]) for c in failed["status"]["conditions"]] == [
         ("FailureTarget", "PodFailurePolicy", message), ("Failed", "PodFailurePolicy", message)]
     assert failed["status"]["failed"] == 1
+
+
+# --------------------------------------------------------------------------- successPolicy
+
+
+@pytest.mark.parametrize(
+    ("rules", "succeeded", "matched"),
+    [
+        pytest.param([{"succeededIndexes": "0"}], {0}, "Matched rules at index 0", id="leader-index"),
+        pytest.param([{"succeededIndexes": "0-2"}], {0, 2}, None, id="not-every-index-yet"),
+        pytest.param([{"succeededIndexes": "0-2", "succeededCount": 2}], {0, 2}, "Matched rules at index 0",
+                     id="count-of-the-named-indexes"),
+        pytest.param([{"succeededIndexes": "0-2", "succeededCount": 2}], {0, 5, 6}, None, id="others-do-not-count"),
+        pytest.param([{"succeededIndexes": "5"}, {"succeededCount": 3}], {0, 5, 6}, "Matched rules at index 0",
+                     id="first-rule-wins"),
+        pytest.param([{"succeededIndexes": "7"}, {"succeededCount": 3}], {0, 5, 6}, "Matched rules at index 1",
+                     id="count-of-all-indexes"),
+        pytest.param([{"succeededCount": 1}], set(), None, id="nothing-succeeded"),
+    ],
+)
+def test_success_policy_rules(rules, succeeded, matched):
+    job = {"spec": {"completions": 8, "completionMode": "Indexed", "successPolicy": {"rules": rules}}}
+    assert match_success_policy(job, succeeded) == matched
+
+
+async def test_success_policy_completes_an_indexed_job_when_its_leader_succeeds(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj("leader", completions=3, parallelism=3, completionMode="Indexed",
+                                              successPolicy={"rules": [{"succeededIndexes": "0"}]}))
+    pods = await wait_pods(harness, "leader", 3)
+    leader = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "0")
+    await finish(harness, leader, "Succeeded", 0)
+    done = await wait_condition(harness, "leader", "Complete")
+    st = done["status"]
+    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+        ("SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"),
+        ("Complete", "SuccessPolicy", "Matched rules at index 0")]
+    assert (st["completedIndexes"], st["succeeded"], st["active"]) == ("0", 1, 0)
+    # the other indexes' pods were deleted
+    assert all(p["metadata"].get("deletionTimestamp") or p["metadata"]["name"] == leader["metadata"]["name"]
+               for p in await harness.pods(selector="job-name=leader"))
