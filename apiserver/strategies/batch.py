@@ -51,8 +51,9 @@ def default_job_spec(spec: JsonDict) -> None:
         spec["completions"] = 1
         spec["parallelism"] = 1
     spec.setdefault("parallelism", 1)
-    if spec.get("backoffLimit") is None and spec.get("backoffLimitPerIndex") is None:
-        spec["backoffLimit"] = 6
+    if spec.get("backoffLimit") is None:
+        # with a per-index limit the Job-wide one is off (math.MaxInt32), else 6
+        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")

@@ -49,8 +49,17 @@ every index of its `succeededIndexes` succeeded, or `succeededCount` of them (of
 without `succeededIndexes`) did: condition SuccessCriteriaMet reason SuccessPolicy "Matched rules
 at index 0", the remaining pods are deleted, then Complete with the same reason.
 
-Not implemented: backoffLimitPerIndex (and the FailIndex action), managedBy (such Jobs are
-skipped or handled without them, see `sync`).
+backoffLimitPerIndex (Indexed Jobs): each index has its own failure budget instead of the
+Job's backoffLimit; every pod carries `batch.kubernetes.io/job-index-failure-count` (its index's
+counted failures before it); a failed pod whose count reached the limit (or a FailIndex rule)
+marks its index failed (`status.failedIndexes`, intervals as completedIndexes), else the index
+gets a new pod (count + 1) after a per-index backoff (10 s doubling), the failed pod keeping its
+finalizer until then; more than `maxFailedIndexes` failed indexes fail the Job
+(MaxFailedIndexesExceeded), else once every index succeeded or failed it fails with
+FailedIndexes. Example: limit 1 -> index 2 fails twice -> failedIndexes "2"; the others
+succeed -> Failed "Job has failed indexes".
+
+Not implemented: managedBy (Jobs managed by another controller are skipped, see `sync`).
 
 Data flow: Job and Pod informers -> handlers enqueue `ns/name` (pod events batched by 1 s as
 upstream) -> workers run `sync(key)` -> pod create/delete/patch, `jobs/status` writes and
@@ -97,6 +106,12 @@ logger = logging.getLogger(__name__)
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
+INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+INDEX_IGNORED_FAILURE_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count"
+REASON_MAX_FAILED_INDEXES = "MaxFailedIndexesExceeded"
+MSG_MAX_FAILED_INDEXES = "Job has exceeded the specified maximal number of failed indexes"
+REASON_FAILED_INDEXES = "FailedIndexes"
+MSG_FAILED_INDEXES = "Job has failed indexes"
 MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 minus the 5 random characters
 _ATOI = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.Atoi accepts
 SYNC_JOB_BATCH_PERIOD = 1.0
@@ -215,8 +230,8 @@ def match_pod_failure_policy(job: JsonDict, pod: JsonDict) -> tuple[str | None, 
     m = meta(pod)
     for index, rule in enumerate(policy.get("rules") or ()):
         action = rule.get("action")
-        if action == "FailIndex":
-            continue  # needs backoffLimitPerIndex (not implemented): the rule does not apply
+        if action == "FailIndex" and (job.get("spec") or {}).get("backoffLimitPerIndex") is None:
+            continue  # FailIndex needs backoffLimitPerIndex: the rule does not apply
         on_codes = rule.get("onExitCodes")
         if isinstance(on_codes, dict):
             cs = (_exit_code_match(status.get("containerStatuses") or [], on_codes)
@@ -236,11 +251,35 @@ def match_pod_failure_policy(job: JsonDict, pod: JsonDict) -> tuple[str | None, 
             continue
         if action == "Ignore":
             return None, False, action
-        if action == "Count":
+        if action in ("Count", "FailIndex"):
             return None, True, action
         if action == "FailJob":
             return f"{what} matching FailJob rule at index {index}", True, action
     return None, True, None
+
+
+def has_backoff_limit_per_index(job: JsonDict) -> bool:
+    return is_indexed(job) and (job.get("spec") or {}).get("backoffLimitPerIndex") is not None
+
+
+def _annotation_count(pod: JsonDict, key: str) -> int:
+    """parseInt32 of a failure-count annotation: 0 when missing, malformed or out of range."""
+    raw = (meta(pod).get("annotations") or {}).get(key)
+    if not isinstance(raw, str) or not _ATOI.match(raw):
+        return 0
+    v = int(raw)
+    return v if 0 <= v <= 2**31 - 1 else 0
+
+
+def is_index_failed(job: JsonDict, pod: JsonDict) -> bool:
+    """isIndexFailed: a failed pod that a FailIndex rule matches, or whose counted failure
+    brings its index to backoffLimitPerIndex."""
+    if not is_pod_failed(pod, job):
+        return False
+    _, counted, action = match_pod_failure_policy(job, pod)
+    if action == "FailIndex":
+        return True
+    return counted and _annotation_count(pod, INDEX_FAILURE_COUNT) >= get_int(job.get("spec"), "backoffLimitPerIndex")
 
 
 def counts_as_failure(job: JsonDict, pod: JsonDict) -> bool:
@@ -433,7 +472,8 @@ def _add_index_env(container: JsonDict) -> None:
                 "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{COMPLETION_INDEX}']"}}})
 
 
-def pod_from_job_template(job: JsonDict, index: int | None = None) -> JsonDict:
+def pod_from_job_template(job: JsonDict, index: int | None = None,
+                          replacing: JsonDict | None = None) -> JsonDict:
     """GetPodFromTemplate plus the tracking finalizer: generateName `<job>-`, a controller
     ownerReference (batch/v1 Job, blockOwnerDeletion); with a completion `index` (Indexed Jobs)
     also its annotation and label, hostname `<job>-<index>`, generateName `<job>-<index>-` and
@@ -460,6 +500,19 @@ def pod_from_job_template(job: JsonDict, index: int | None = None) -> JsonDict:
                 if isinstance(c, dict):
                     _add_index_env(c)
         pod_meta.setdefault("annotations", {})[COMPLETION_INDEX] = str(index)
+        if has_backoff_limit_per_index(job):
+            # addIndexFailureCountAnnotation: the replaced pod's counts, one more where it failed
+            failures = ignored = 0
+            if replacing is not None:
+                failures = _annotation_count(replacing, INDEX_FAILURE_COUNT)
+                ignored = _annotation_count(replacing, INDEX_IGNORED_FAILURE_COUNT)
+                if counts_as_failure(job, replacing):
+                    failures += 1
+                else:
+                    ignored += 1
+            pod_meta["annotations"][INDEX_FAILURE_COUNT] = str(failures)
+            if ignored > 0:
+                pod_meta["annotations"][INDEX_IGNORED_FAILURE_COUNT] = str(ignored)
         pod_meta["labels"][COMPLETION_INDEX] = str(index)
         spec["hostname"] = f"{m.get('name')}-{index}"
         pod_meta["generateName"] = _generate_name_with_index(str(m.get("name") or ""), index)
@@ -504,6 +557,9 @@ class _Ctx:
     # Indexed Jobs: the indexes status.completedIndexes lists, and with the pods that succeeded since
     prev_succeeded_indexes: set[int] = field(default_factory=set)
     succeeded_indexes: set[int] = field(default_factory=set)
+    # backoffLimitPerIndex: the failed indexes, and per pending index its last failed pod
+    failed_indexes: set[int] | None = None
+    delayed_deletion: dict[int, JsonDict] = field(default_factory=dict)
 
 
 def _valid_index(job: JsonDict, pod: JsonDict) -> bool:
@@ -805,6 +861,8 @@ class JobController:
             message = fail_job_message(job, pods)
             if message is not None:
                 ctx.finished = new_condition(FAILURE_TARGET, "True", REASON_POD_FAILURE_POLICY, message, now)
+        if has_backoff_limit_per_index(job):
+            self._per_index_failures(job, ctx, now)
         if ctx.finished is None:
             if ctx.failed > get_int(spec, "backoffLimit", 6) or past_backoff_limit_on_failure(job, pods):
                 ctx.finished = new_condition(
@@ -868,6 +926,42 @@ class JobController:
         await self._track_status_and_remove_finalizers(ctx, key, needs_update)
         if manage_error is not None:
             raise manage_error
+
+    @staticmethod
+    def _per_index_failures(job: JsonDict, ctx: _Ctx, now: str) -> None:
+        """calculateFailedIndexes, the two per-index finish conditions, and
+        getPodsWithDelayedDeletionPerIndex (the last failed pod of each index to be recreated)."""
+        spec = job.get("spec") or {}
+        completions = get_int(spec, "completions")
+        status = job.get("status") or {}
+        failed = parse_indexes(str(status.get("failedIndexes") or ""), completions)
+        for pod in ctx.pods:
+            ix = completion_index(pod)
+            if (ix is not None and ix < completions and has_tracking_finalizer(pod)
+                    and is_index_failed(job, pod)):
+                failed.add(ix)
+        ctx.failed_indexes = failed
+        if ctx.finished is None:
+            max_failed = spec.get("maxFailedIndexes")
+            if isinstance(max_failed, int) and len(failed) > max_failed:
+                ctx.finished = new_condition(FAILURE_TARGET, "True", REASON_MAX_FAILED_INDEXES,
+                                             MSG_MAX_FAILED_INDEXES, now)
+            elif failed and len(failed) + len(ctx.succeeded_indexes) >= completions:
+                ctx.finished = new_condition(FAILURE_TARGET, "True", REASON_FAILED_INDEXES, MSG_FAILED_INDEXES, now)
+        active = {ix for p in ctx.active_pods if (ix := completion_index(p)) is not None}
+        delayed: dict[int, JsonDict] = {}
+        for pod in ctx.pods:
+            ix = completion_index(pod)
+            if (ix is None or ix >= completions or not has_tracking_finalizer(pod) or _uid(pod) in ctx.expected_rm
+                    or not is_pod_failed(pod, job) or ix in ctx.succeeded_indexes or ix in failed or ix in active):
+                continue
+            last = delayed.get(ix)
+            total = _annotation_count(pod, INDEX_FAILURE_COUNT) + _annotation_count(pod, INDEX_IGNORED_FAILURE_COUNT)
+            if last is None or (
+                    _annotation_count(last, INDEX_FAILURE_COUNT) + _annotation_count(last, INDEX_IGNORED_FAILURE_COUNT)
+                    <= total and pod_finished_time(pod) >= pod_finished_time(last)):
+                delayed[ix] = pod
+        ctx.delayed_deletion = delayed
 
     def _uncounted_candidates(self, ctx: _Ctx, uncounted: set[str]) -> list[JsonDict]:
         """getValidPodsWithFilter's precondition: pods still carrying the finalizer, neither
@@ -1064,7 +1158,8 @@ class JobController:
         diff = want - terminating - active
         if diff <= 0:
             return active, None
-        remaining = backoff_remaining(
+        per_index = has_backoff_limit_per_index(job)
+        remaining = 0.0 if per_index else backoff_remaining(
             ctx.backoff.failures_after_last_success,
             ctx.backoff.last_failure,
             self._clock.now(),
@@ -1078,9 +1173,16 @@ class JobController:
         indexes: list[int | None] = [None] * diff
         if is_indexed(job):
             taken = ctx.succeeded_indexes | {ix for p in ctx.active_pods if (ix := completion_index(p)) is not None}
+            taken |= ctx.failed_indexes or set()
             if only_replace_failed_pods(job):
                 taken |= {ix for p in ctx.pods if is_pod_terminating(p) and (ix := completion_index(p)) is not None}
-            indexes = list(first_pending_indexes(diff, get_int(spec, "completions"), taken))
+            pending = first_pending_indexes(diff, get_int(spec, "completions"), taken)
+            if per_index:
+                pending, wait = self._indexes_ready(ctx, pending)
+                if not pending:
+                    self.queue.add_after(key, max(wait, self._batch))
+                    return 0, None
+            indexes = list(pending)
             diff = len(indexes)
             if diff == 0:
                 return active, None
@@ -1090,7 +1192,8 @@ class JobController:
         for batch in slow_start_batches(diff):
             chunk, indexes = indexes[:batch], indexes[batch:]
             results = await asyncio.gather(
-                *(self._create_pod(job, ix) for ix in chunk), return_exceptions=True
+                *(self._create_pod(job, ix, ctx.delayed_deletion.get(ix) if ix is not None else None)
+                  for ix in chunk), return_exceptions=True
             )
             for r in results:
                 if isinstance(r, asyncio.CancelledError):
@@ -1125,10 +1228,31 @@ class JobController:
             rm.extend([p for p in ranked if _uid(p) not in rm_ids][:at_least - len(rm)])
         return rm
 
-    async def _create_pod(self, job: JsonDict, index: int | None = None) -> JsonDict:
+    def _indexes_ready(self, ctx: _Ctx, pending: list[int]) -> tuple[list[int], float]:
+        """getPodCreationInfoForIndependentIndexes: the pending indexes whose own backoff (10 s
+        doubling per absolute failure of the index) is over, else the shortest wait."""
+        ready: list[int] = []
+        wait = float("inf")
+        now = self._clock.now()
+        for ix in pending:
+            last = ctx.delayed_deletion.get(ix)
+            left = 0.0
+            if last is not None:
+                failures = (_annotation_count(last, INDEX_FAILURE_COUNT)
+                            + _annotation_count(last, INDEX_IGNORED_FAILURE_COUNT) + 1)
+                left = backoff_remaining(failures, pod_finished_time(last), now, base=self._backoff_base,
+                                         cap=self._backoff_cap)
+            if left <= 0:
+                ready.append(ix)
+            else:
+                wait = min(wait, left)
+        return ready, (0.0 if ready else wait)
+
+    async def _create_pod(self, job: JsonDict, index: int | None = None,
+                          replacing: JsonDict | None = None) -> JsonDict:
         m = meta(job)
         try:
-            pod = await self._client.create(PODS, pod_from_job_template(job, index), m.get("namespace"),
+            pod = await self._client.create(PODS, pod_from_job_template(job, index, replacing), m.get("namespace"),
                                             read_only=True)
         except ApiError as e:
             self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {e.message}")
@@ -1145,6 +1269,7 @@ class JobController:
         status = job["status"]
         uncounted = status["uncountedTerminatedPods"]
         indexed = is_indexed(job)
+        per_index = has_backoff_limit_per_index(job)
         completions = get_int(job.get("spec"), "completions")
         new_indexes: set[int] = set()
         with_finalizer = {
@@ -1164,6 +1289,11 @@ class JobController:
                 or (pod.get("status") or {}).get("phase") == "Succeeded"
                 or failed
             )
+            if can_remove and failed and not is_deleting(job) and ctx.finished is None and per_index:
+                # canRemoveFinalizer: an index's last failed pod stays until its replacement exists
+                ix = completion_index(pod)
+                kept = ctx.delayed_deletion.get(ix) if ix is not None else None
+                can_remove = kept is None or _uid(kept) != uid
             if not can_remove:
                 continue
             to_remove.append(pod)
@@ -1202,6 +1332,11 @@ class JobController:
                 status["completedIndexes"] = done
             else:
                 status.pop("completedIndexes", None)
+        if per_index:
+            failed_text = format_indexes(ctx.failed_indexes or set())
+            if status.get("failedIndexes") != failed_text:
+                status["failedIndexes"] = failed_text
+                needs_flush = True
         now = rfc3339(self._clock.now())
         conds = status.setdefault("conditions", [])
         if ctx.finished is not None and ctx.finished.get("type") == FAILURE_TARGET:

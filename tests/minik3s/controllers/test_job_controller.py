@@ -13,6 +13,7 @@ from minik3s.api.resources import EVENTS, JOBS, PODS
 from minik3s.controllers.garbage_collector import GarbageCollector
 from minik3s.controllers.job import (
     COMPLETION_INDEX,
+    INDEX_FAILURE_COUNT,
     JOB_TRACKING_FINALIZER,
     JobController,
     backoff_remaining,
@@ -580,3 +581,64 @@ async def test_success_policy_completes_an_indexed_job_when_its_leader_succeeds(
     # the other indexes' pods were deleted
     assert all(p["metadata"].get("deletionTimestamp") or p["metadata"]["name"] == leader["metadata"]["name"]
                for p in await harness.pods(selector="job-name=leader"))
+
+
+# --------------------------------------------------------------------------- backoffLimitPerIndex
+
+
+async def _index_pods(harness, job: str, ix: str) -> list[dict]:
+    return [p for p in await harness.pods(selector=f"batch.kubernetes.io/job-name={job}")
+            if p["metadata"]["annotations"].get(COMPLETION_INDEX) == ix]
+
+
+async def test_each_index_has_its_own_failure_budget_and_failed_indexes_fail_the_job(harness):
+    start(harness)
+    created = await harness.client.create(JOBS, job_obj("per", completions=2, parallelism=2, completionMode="Indexed",
+                                                        backoffLimitPerIndex=1))
+    assert created["spec"]["backoffLimit"] == 2147483647  # the Job-wide limit is off
+    pods = await wait_pods(harness, "per", 2)
+    assert {p["metadata"]["annotations"][INDEX_FAILURE_COUNT] for p in pods} == {"0"}
+    one = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "1")
+    await finish(harness, one, "Failed", 1)
+
+    async def replaced():
+        live = [p for p in await _index_pods(harness, "per", "1") if p["status"].get("phase") != "Failed"]
+        return live if live else None
+
+    second = (await harness.eventually(replaced, what="index 1 recreated after its backoff"))[0]
+    assert second["metadata"]["annotations"][INDEX_FAILURE_COUNT] == "1"
+    # the first failure is counted; the index is not failed yet
+    job = await harness.client.get(JOBS, "per", "default")
+    assert job["status"].get("failedIndexes", "") == ""
+    await finish(harness, second, "Failed", 1)  # the second failure of index 1 reaches the limit
+
+    async def index_failed():
+        j = await harness.client.get(JOBS, "per", "default")
+        return j if j["status"].get("failedIndexes") == "1" else None
+
+    await harness.eventually(index_failed, what="index 1 listed as failed")
+    assert len(await _index_pods(harness, "per", "1")) == 2  # not recreated again
+    zero = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "0")
+    await finish(harness, zero, "Succeeded", 0)
+    failed = await wait_condition(harness, "per", "Failed")
+    st = failed["status"]
+    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+        ("FailureTarget", "FailedIndexes", "Job has failed indexes"),
+        ("Failed", "FailedIndexes", "Job has failed indexes")]
+    assert (st["completedIndexes"], st["failedIndexes"], st["succeeded"], st["failed"]) == ("0", "1", 1, 2)
+
+
+async def test_max_failed_indexes_and_the_fail_index_rule(harness):
+    start(harness)
+    await harness.client.create(JOBS, job_obj(
+        "maxf", completions=3, parallelism=3, completionMode="Indexed", backoffLimitPerIndex=5, maxFailedIndexes=0,
+        podFailurePolicy={"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [7]}}]}))
+    pods = await wait_pods(harness, "maxf", 3)
+    # exit 7: FailIndex fails index 2 at once, despite its budget of 5; more than 0 failed indexes
+    two = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "2")
+    await finish(harness, two, "Failed", 7)
+    failed = await wait_condition(harness, "maxf", "Failed")
+    st = failed["status"]
+    assert st["conditions"][-1]["reason"] == "MaxFailedIndexesExceeded"
+    assert st["conditions"][-1]["message"] == "Job has exceeded the specified maximal number of failed indexes"
+    assert st["failedIndexes"] == "2" and st["active"] == 0
