@@ -22,6 +22,9 @@ Data flow: pod informer event → (pod bound to one of our nodes?) → queue key
   4. not due yet → timer (add_after); due → apply `next`: status step (PUT /status with the cached
      resourceVersion: a stale cache conflicts and the newer event re-queues the key), finalizer
      changes, or DELETE gracePeriodSeconds=0 with a uid precondition (once per pod uid).
+  Before 3, a running pod's probes (kubelet_sim.stages.probes): containers whose startup or
+  readiness delay is over are marked started/ready (one status write), the rest get a timer
+  beside the stage's (the queue keeps the earliest per pod).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from kubelet_sim.events import (
 )
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
+from kubelet_sim.stages import probes
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
@@ -227,6 +231,18 @@ class StageController:
             except ConflictError:
                 logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
             return
+        if status.get("phase") == "Running" and not meta.get("deletionTimestamp"):
+            # probes (kubelet_sim.stages.probes): beside the stages, on their own timer
+            changes, wait = probes.due(pod, self._clock.now())
+            if changes:
+                try:
+                    await self._put_status(pod, rec, probes.probes_passed(pod, self._context(rec, killed=False),
+                                                                          changes))
+                except ConflictError:
+                    logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+                return  # the written status re-queues the pod
+            if wait is not None:
+                self.queue.add_after(key, max(wait, 0.0))
         stage = select_stage(self._stages, pod)
         if stage is None:
             rec.stage = None

@@ -153,17 +153,44 @@ def _container_base(c: JsonDict, old: JsonDict | None) -> JsonDict:
     return cs
 
 
+# -- probes (kubelet_sim.stages.probes: when the rest comes due) -------------------------------
+
+def _delay(c: JsonDict, probe: str) -> float:
+    """A probe's initialDelaySeconds (0 without the probe)."""
+    spec = c.get(probe)
+    delay = spec.get("initialDelaySeconds") if isinstance(spec, dict) else None
+    return float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) and delay > 0 else 0.0
+
+
+def started_after(c: JsonDict) -> float:
+    """Seconds from a container's start until it counts as started (its startupProbe's delay)."""
+    return _delay(c, "startupProbe")
+
+
+def ready_after(c: JsonDict) -> float:
+    """Seconds from a container's start until it counts as ready (after it started)."""
+    return max(started_after(c), _delay(c, "readinessProbe"))
+
+
+def initially_started(c: JsonDict) -> bool:
+    return started_after(c) == 0
+
+
+def initially_ready(c: JsonDict) -> bool:
+    return ready_after(c) == 0
+
+
 def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
     if old and "running" in (old.get("state") or {}) and old.get("containerID"):
         cs = copy.deepcopy(old)
-        cs["ready"] = True
-        cs["started"] = True
+        cs.setdefault("ready", True)
+        cs.setdefault("started", True)
         return cs
     cs = _container_base(c, old)
     cs["imageID"] = image_id(c.get("image", ""))
     cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
-    cs["ready"] = True
-    cs["started"] = True
+    cs["ready"] = initially_ready(c)
+    cs["started"] = initially_started(c)
     cs["state"] = {"running": {"startedAt": now}}
     return cs
 

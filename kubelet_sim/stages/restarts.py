@@ -45,6 +45,8 @@ from kubelet_sim.stages.lifecycle import (
     StepContext,
     container_id,
     container_ready_conditions,
+    initially_ready,
+    initially_started,
     step_base,
     terminated_status,
 )
@@ -297,8 +299,8 @@ def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) 
             cs["containerID"] = container_id(uid, name, cs["restartCount"])
             cs["lastState"] = {"terminated": copy.deepcopy(last)} if last else {}
             cs["state"] = {"running": {"startedAt": now}}
-            cs["ready"] = True
-            cs["started"] = True
+            cs["ready"] = initially_ready(c)
+            cs["started"] = initially_started(c)
         if action.kind != "restart":
             cs["ready"] = False
             cs["started"] = False

@@ -1,5 +1,5 @@
 """Job controller and TTL-after-finished controller (layer L4), after kube-controller-manager's
-`pkg/controller/job` and `pkg/controller/ttlafterfinished` (v1.33, NonIndexed completion mode).
+`pkg/controller/job` and `pkg/controller/ttlafterfinished` (v1.33).
 
 Why: batch/v1 Jobs are stored by the API server (which defaults completions/parallelism/
 backoffLimit and generates `spec.selector` plus the `batch.kubernetes.io/controller-uid` /

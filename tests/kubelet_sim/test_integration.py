@@ -211,7 +211,8 @@ async def test_run_seconds_with_restart_always_restarts_then_backs_off(client: H
     created = await client.create(PODS, pod(name, annotations={"sim.minik3s.io/run-seconds": "0.5",
                                                                "sim.minik3s.io/exit-code": "1"}))
     p = await wait_for(lambda: get_pod(client, name),
-                       lambda p: "waiting" in ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}))
+                       lambda p: ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {})
+                       .get("waiting", {}).get("reason") == "CrashLoopBackOff")
     cs = p["status"]["containerStatuses"][0]
     assert p["status"]["phase"] == "Running"
     assert cs["restartCount"] == 1 and not cs["ready"]
