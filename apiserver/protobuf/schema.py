@@ -5,6 +5,7 @@ Written by hand from the field numbers in the upstream `.proto` definitions
 k8s.io/apimachinery/pkg/apis/meta/v1, api/resource, util/intstr, runtime) — not generated from
 them. They cover what kubectl 1.33 sends as protobuf (`kubectl create namespace | priorityclass |
 configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`,
+`kubectl debug node/<node>` (a Pod),
 `kubectl autoscale` (autoscaling/v2, and its v1 fallback), DELETE
 bodies, evictions) with the commonly used PodSpec/Container fields. Unknown field numbers are
 skipped, as gogo-protobuf does.
@@ -86,6 +87,8 @@ _SPECS: dict[str, str] = {
     "ScopeSelector": "1 matchExpressions ScopedResourceSelectorRequirement*",
     "ScopedResourceSelectorRequirement": "1 scopeName s; 2 operator s; 3 values s*",
     "PodTemplateSpec": "1 metadata ObjectMeta; 2 spec PodSpec",
+    # a Pod's status (3) is not read: a create resets it, as upstream's PrepareForCreate
+    "Pod": "1 metadata ObjectMeta; 2 spec PodSpec",
     "PodSpec": (
         "1 volumes Volume*; 20 initContainers Container*; 2 containers Container*; "
         "34 ephemeralContainers EphemeralContainer*; 3 restartPolicy s; 4 terminationGracePeriodSeconds i64!; "
@@ -403,6 +406,7 @@ _SPECS: dict[str, str] = {
 # (apiVersion, kind) → top-level message; kind-only entries match any apiVersion.
 KINDS: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "Namespace",
+    ("v1", "Pod"): "Pod",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Secret"): "Secret",
     ("v1", "ServiceAccount"): "ServiceAccount",

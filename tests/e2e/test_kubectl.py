@@ -397,6 +397,27 @@ def test_a_container_that_keeps_exiting_goes_into_crash_loop_back_off(cluster):
     assert f"Back-off restarting failed container crash in pod crash_{ns}({uid})" in out
 
 
+def test_debug_node_creates_a_host_pod_on_that_node(cluster):
+    """`kubectl debug node/<n>` POSTs its Pod as protobuf: the pod runs on that node with the
+    host's namespaces and its root filesystem mounted at /host, as kubectl builds it."""
+    k = cluster.k
+    ns = k.namespace()
+    out = k("debug", "node/node-3", "-n", ns, "--profile=general", "--image=busybox", "--", "sleep", "100").stdout
+    name = re.search(r"Creating debugging pod (\S+) with container debugger on node node-3", out)
+    assert name, out
+    pod = k.http.get(f"/api/v1/namespaces/{ns}/pods/{name.group(1)}").json()
+    spec = pod["spec"]
+    assert (spec["nodeName"], spec["hostPID"], spec["hostNetwork"], spec["restartPolicy"]) == ("node-3", True, True,
+                                                                                             "Never")
+    root = [v["name"] for v in spec["volumes"] if v.get("hostPath", {}).get("path") == "/"]
+    assert len(root) == 1
+    container = spec["containers"][0]
+    assert container["command"] == ["sleep", "100"]
+    assert any(m["name"] == root[0] and m["mountPath"] == "/host" for m in container["volumeMounts"])
+    eventually(lambda: k.http.get(f"/api/v1/namespaces/{ns}/pods/{name.group(1)}").json()["status"].get("phase")
+               == "Running", what="the debug pod running")
+
+
 def test_quota_example_as_the_readme_describes_it(cluster):
     """examples/quota.yaml: the LimitRange's defaults let pods without requests through the
     quota, the Job of a played command completes and logs, the quota counts it."""
