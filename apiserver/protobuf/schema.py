@@ -5,7 +5,7 @@ Written by hand from the field numbers in the upstream `.proto` definitions
 k8s.io/apimachinery/pkg/apis/meta/v1, api/resource, util/intstr, runtime) — not generated from
 them. They cover what kubectl 1.33 sends as protobuf (`kubectl create namespace | priorityclass |
 configmap | secret | deployment | job | cronjob | service | serviceaccount | quota | pdb`,
-`kubectl debug node/<node>` (a Pod),
+`kubectl debug node/<node>` (a Pod), `kubectl certificate approve|deny`,
 `kubectl autoscale` (autoscaling/v2, and its v1 fallback), DELETE
 bodies, evictions) with the commonly used PodSpec/Container fields. Unknown field numbers are
 skipped, as gogo-protobuf does.
@@ -87,6 +87,15 @@ _SPECS: dict[str, str] = {
     "ScopeSelector": "1 matchExpressions ScopedResourceSelectorRequirement*",
     "ScopedResourceSelectorRequirement": "1 scopeName s; 2 operator s; 3 values s*",
     "PodTemplateSpec": "1 metadata ObjectMeta; 2 spec PodSpec",
+    # certificates.k8s.io/v1 (`kubectl certificate approve|deny` PUTs the CSR to /approval);
+    # spec.extra (6, a map of ExtraValue messages) is not read: the server sets it on create
+    # and keeps it on every update
+    "CertificateSigningRequest": "1 metadata ObjectMeta; 2 spec CSRSpec; 3 status CSRStatus",
+    "CSRSpec": (
+        "1 request b; 2 username s; 3 uid s; 4 groups s*; 5 usages s*; 7 signerName s; 8 expirationSeconds i32!"
+    ),
+    "CSRStatus": "1 conditions CSRCondition*; 2 certificate b",
+    "CSRCondition": "1 type s; 6 status s; 2 reason s; 3 message s; 4 lastUpdateTime T; 5 lastTransitionTime T",
     # a Pod's status (3) is not read: a create resets it, as upstream's PrepareForCreate
     "Pod": "1 metadata ObjectMeta; 2 spec PodSpec",
     "PodSpec": (
@@ -407,6 +416,7 @@ _SPECS: dict[str, str] = {
 KINDS: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "Namespace",
     ("v1", "Pod"): "Pod",
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): "CertificateSigningRequest",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Secret"): "Secret",
     ("v1", "ServiceAccount"): "ServiceAccount",

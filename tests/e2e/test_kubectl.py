@@ -1018,6 +1018,31 @@ def test_watch_stays_open_until_timeout_seconds(kubectl):
     assert 2.5 <= elapsed < 10, elapsed
 
 
+def test_certificate_approve_and_deny_send_protobuf_to_the_approval_subresource(kubectl):
+    """`kubectl certificate approve|deny` PUT the CSR as protobuf to .../approval."""
+    import base64
+    pem = ("-----BEGIN CERTIFICATE REQUEST-----\n" + base64.b64encode(b"\x30\x03\x02\x01\x00").decode()
+           + "\n-----END CERTIFICATE REQUEST-----\n")
+    names = [f"csr-{uuid.uuid4().hex[:6]}" for _ in range(2)]
+    for name in names:
+        manifest = yaml.safe_dump({
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+            "spec": {"request": base64.b64encode(pem.encode()).decode(),
+                     "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}})
+        kubectl.apply_text("apply", manifest=manifest)
+    assert kubectl("certificate", "approve", names[0]).stdout.strip() == \
+        f"certificatesigningrequest.certificates.k8s.io/{names[0]} approved"
+    assert kubectl("certificate", "deny", names[1]).stdout.strip() == \
+        f"certificatesigningrequest.certificates.k8s.io/{names[1]} denied"
+    rows = {r[0]: r for r in table(kubectl("get", "csr", *names).stdout)[1:]}
+    assert rows[names[0]][-1] == "Approved" and rows[names[1]][-1] == "Denied"
+    cond = kubectl.http.get(f"/apis/certificates.k8s.io/v1/certificatesigningrequests/{names[0]}").json()[
+        "status"]["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("Approved", "True", "KubectlApprove")
+    r = kubectl("certificate", "deny", names[0], ok=False)
+    assert f'certificate signing request "{names[0]}" is already Approved' in r.stderr
+
+
 def test_auth_can_i_and_whoami_answer_as_admin(kubectl):
     # plain HTTP on loopback: every request is system:admin's (system:masters), and the review
     # APIs say so (kubectl sends these reviews as protobuf); RBAC itself: tests/e2e/test_rbac.py
