@@ -293,3 +293,71 @@ def _canonical(name: str) -> str:
         return str(ipaddress.ip_address(name))
     except ValueError:
         return name.lower()
+
+
+# -- kube-controller-manager's csrsigning: certificates for approved CSRs ----------------------
+
+CLUSTER_SIGNING_DURATION = timedelta(days=365)  # --cluster-signing-duration's default (8760h)
+SIGNING_BACKDATE = timedelta(minutes=5)  # authority.go's Backdate
+# certificates.k8s.io/v1 KeyUsage -> (x509 KeyUsage attribute, or an ExtendedKeyUsage OID)
+_KEY_USAGES = {
+    "digital signature": "digital_signature", "content commitment": "content_commitment",
+    "key encipherment": "key_encipherment", "key agreement": "key_agreement",
+    "data encipherment": "data_encipherment", "cert sign": "key_cert_sign", "crl sign": "crl_sign",
+}
+_EXT_KEY_USAGES = {
+    "server auth": ExtendedKeyUsageOID.SERVER_AUTH, "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
+    "code signing": ExtendedKeyUsageOID.CODE_SIGNING, "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
+    "timestamping": ExtendedKeyUsageOID.TIME_STAMPING, "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING,
+}
+
+
+class CsrSigner:
+    """A CA that signs certificate requests as kube-controller-manager's csrsigning controller
+    does (signer/authority.go): the request's subject, SANs and public key, the key usages the
+    CSR asked for, valid from 5 minutes ago for min(expirationSeconds, 1 year), never past the
+    CA's own expiry. Used for kubernetes.io/kube-apiserver-client with the client CA, so the
+    issued certificate authenticates to this server as CN / O (user / groups)."""
+
+    def __init__(self, cert_path: Path, key_path: Path, *, duration: timedelta = CLUSTER_SIGNING_DURATION) -> None:
+        pair = _load_pair(cert_path, key_path)
+        if pair is None:
+            raise FileNotFoundError(f"{cert_path}: no CA to sign with")
+        self._ca, self._key = pair
+        self._duration = duration
+
+    def sign(self, request_pem: bytes, usages: list[str], expiration_seconds: int | None, now: datetime) -> bytes:
+        """The PEM certificate for a CSR; ValueError when the request is not a valid,
+        self-signed PKCS#10 request."""
+        try:
+            csr = x509.load_pem_x509_csr(request_pem)
+        except ValueError as e:
+            raise ValueError(f"unable to parse csr: {e}") from None
+        if not csr.is_signature_valid:
+            raise ValueError("the certificate request's signature is invalid")
+        duration = self._duration
+        if expiration_seconds is not None:
+            duration = min(duration, timedelta(seconds=max(expiration_seconds, 600)))
+        not_before = now - SIGNING_BACKDATE
+        not_after = min(now + duration, self._ca.not_valid_after_utc)
+        flags = {attr: False for attr in _KEY_USAGES.values()}
+        for u in usages:
+            if u in _KEY_USAGES:
+                flags[_KEY_USAGES[u]] = True
+        ext = [_EXT_KEY_USAGES[u] for u in usages if u in _EXT_KEY_USAGES]
+        b = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(self._ca.subject)
+             .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(not_before).not_valid_after(not_after)
+             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
+                            critical=False))
+        if any(flags.values()):
+            b = b.add_extension(x509.KeyUsage(encipher_only=False, decipher_only=False, **flags), critical=True)
+        if ext:
+            b = b.add_extension(x509.ExtendedKeyUsage(ext), critical=False)
+        try:
+            sans = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+            b = b.add_extension(sans, critical=False)
+        except x509.ExtensionNotFound:
+            pass
+        return b.sign(self._key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)

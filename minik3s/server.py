@@ -63,7 +63,16 @@ from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
-from minik3s.pki import PRIVATE_FILE, Pki, ensure_pki, private_dir, touch_private, wanted_sans, write_private
+from minik3s.pki import (
+    PRIVATE_FILE,
+    CsrSigner,
+    Pki,
+    ensure_pki,
+    private_dir,
+    touch_private,
+    wanted_sans,
+    write_private,
+)
 from minik3s.utils.clock import Clock
 from minik3s.utils.gc_policy import apply_server_gc_policy
 
@@ -101,6 +110,14 @@ class RunningServer:
         """An in-process client with a component's identity (its user agent, hence the field
         manager of its writes), as that binary would connect over HTTP."""
         return LocalClient(self.core, user_agent=default_user_agent(binary), user=component_user(binary))
+
+
+def _csr_signers(pki: Pki | None) -> dict[str, CsrSigner]:
+    """csrsigning's signers: kube-apiserver-client certificates from the client CA the listener
+    verifies (K3s passes it as --cluster-signing-kube-apiserver-client-cert-file); none without TLS."""
+    if pki is None:
+        return {}
+    return {"kubernetes.io/kube-apiserver-client": CsrSigner(pki.client_ca_cert, pki.client_ca_key)}
 
 
 async def _create_missing(client: LocalClient, info: ResourceInfo, obj: JsonDict) -> JsonDict | None:
@@ -341,7 +358,8 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
                                 node_monitor_period=cfg.node_monitor_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
                                 usage=FleetUsage(rs.components), clock=rs.clock,
-                                root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "")
+                                root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "",
+                                csr_signers=_csr_signers(rs.pki))
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("local-storage"):
         from minik3s.controllers.local_path import LocalPathProvisioner

@@ -13,12 +13,13 @@ root named run coroutines to start in its TaskGroup.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from minik3s.api.metrics import UsageProvider
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
+from minik3s.controllers.csr_signing import Signer
 from minik3s.utils.clock import Clock
 
 ALL_CONTROLLER_NAMES = (
@@ -26,7 +27,7 @@ ALL_CONTROLLER_NAMES = (
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
     "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
-    "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume",
+    "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume", "csrsigning",
 )
 
 
@@ -62,6 +63,9 @@ class ControllerConfig:
     # the CA bundle (PEM) the root-ca-cert-publisher writes into every namespace's
     # kube-root-ca.crt (--root-ca-file; "" when the server serves without TLS)
     root_ca: str = ""
+    # csrsigning's signers by signerName (the server's client CA for kube-apiserver-client; none
+    # without TLS, as kube-controller-manager without --cluster-signing-* files)
+    csr_signers: Mapping[str, Signer] = field(default_factory=dict)
     enabled: set[str] = field(default_factory=lambda: set(ALL_CONTROLLER_NAMES))
     clock: Clock | None = None
 
@@ -72,6 +76,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
     from minik3s.controllers.clusterrole_aggregation import ClusterRoleAggregationController
     from minik3s.controllers.cronjob import CronJobController
+    from minik3s.controllers.csr_signing import CSRSigningController
     from minik3s.controllers.daemonset import DaemonSetController
     from minik3s.controllers.deployment import DeploymentController
     from minik3s.controllers.disruption import DisruptionController
@@ -110,6 +115,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("serviceaccount"):
         sa = ServiceAccountsController(client, informers)
         out.append(("serviceaccount", lambda: sa.run()))
+    if on("csrsigning") and c.csr_signers:
+        csr = CSRSigningController(client, informers, signers=c.csr_signers, clock=clock)
+        out.append(("csrsigning", lambda: csr.run()))
     if on("root-ca-cert-publisher"):
         rca = RootCACertPublisher(client, informers, root_ca=c.root_ca)
         out.append(("root-ca-cert-publisher", lambda: rca.run()))
