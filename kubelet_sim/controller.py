@@ -47,7 +47,7 @@ from kubelet_sim.events import (
 )
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
-from kubelet_sim.stages import probes
+from kubelet_sim.stages import init_containers, probes
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
@@ -247,9 +247,9 @@ class StageController:
         if stage is None:
             rec.stage = None
             return
-        if stage.spec.next.restartContainers:
+        if stage.spec.next.restartContainers or stage.spec.next.initContainers:
             rec.stage = stage.name
-            await self._restart_containers(key, pod, rec, now)
+            await self._timed_containers(key, pod, rec, now, init=stage.spec.next.initContainers)
             return
         delay = stage.spec.delay
         if rec.stage != stage.name:
@@ -291,22 +291,30 @@ class StageController:
         except NotFoundError:
             rec.delete_sent = True
 
-    async def _restart_containers(self, key: str, pod: JsonDict, rec: PodRecord, now: float) -> None:
-        """The kubelet's restarts: write what is due now (an exit, a CrashLoopBackOff, a
-        restart; the written status re-queues the pod and the next sync plans from it), else
-        wake when the next one falls due."""
+    async def _timed_containers(self, key: str, pod: JsonDict, rec: PodRecord, now: float, *, init: bool) -> None:
+        """The kubelet's per-container timelines: the restarts of containers that end
+        (kubelet_sim.stages.restarts) or, with `init`, the played init phase
+        (kubelet_sim.stages.init_containers). Write what is due now (the written status
+        re-queues the pod and the next sync plans from it), else wake when the next is due."""
         memory = rec.crash if rec.crash is not None else CrashLoop()
         rec.crash = memory
-        actions, due = plan(pod, memory, now, self._clock.now(), self._backoff)
-        if actions:
-            new_status = restart_status(pod, self._context(rec, killed=False), actions)
+        wall = self._clock.now()
+        fail = False
+        if init:
+            actions, due, fail = init_containers.plan(pod, memory, now, wall, self._backoff)
+        else:
+            actions, due = plan(pod, memory, now, wall, self._backoff)
+        if actions or fail:
+            ctx = self._context(rec, killed=False)
+            new_status = (init_containers.init_status(pod, ctx, actions, fail=fail) if init
+                          else restart_status(pod, ctx, actions))
             try:
                 written = await self._put_status(pod, rec, new_status)
             except ConflictError:
                 logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
                 return
             if written:
-                memory.commit(actions, new_status, now)
+                memory.commit(actions, new_status, now, key="initContainerStatuses" if init else "containerStatuses")
                 return
         if math.isfinite(due):
             self.queue.add_after(key, max(due - now, 0.0))

@@ -87,7 +87,7 @@ def container_id(pod_uid: str, name: str, restart_count: int) -> str:
 
 # -- conditions ------------------------------------------------------------------------------
 
-def _set_condition(conds: list[JsonDict], ctype: str, status: str, now: str, *,
+def set_condition(conds: list[JsonDict], ctype: str, status: str, now: str, *,
                    reason: str | None = None, message: str | None = None) -> None:
     for c in conds:
         if c.get("type") == ctype:
@@ -107,7 +107,7 @@ def _set_condition(conds: list[JsonDict], ctype: str, status: str, now: str, *,
         c["message"] = message
 
 
-def _ordered(conds: list[JsonDict]) -> list[JsonDict]:
+def ordered_conditions(conds: list[JsonDict]) -> list[JsonDict]:
     rank = {t: i for i, t in enumerate(CONDITION_ORDER)}
     return sorted(conds, key=lambda c: rank.get(c.get("type", ""), len(rank)))
 
@@ -123,7 +123,7 @@ def step_base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict]
     status["hostIP"] = ctx.host_ip
     status["hostIPs"] = [{"ip": ctx.host_ip}]
     status.setdefault("startTime", now)
-    _set_condition(conds, "PodScheduled", "True", now)
+    set_condition(conds, "PodScheduled", "True", now)
     return status, conds, now
 
 
@@ -237,16 +237,16 @@ def container_creating(pod: JsonDict, ctx: StepContext) -> JsonDict:
         cs["state"] = {"waiting": {"reason": waiting_reason}}
         css.append(cs)
     status["containerStatuses"] = css
-    _set_condition(conds, "PodReadyToStartContainers", "False", now)
+    set_condition(conds, "PodReadyToStartContainers", "False", now)
     if inits:
-        _set_condition(conds, "Initialized", "False", now, reason="ContainersNotInitialized",
+        set_condition(conds, "Initialized", "False", now, reason="ContainersNotInitialized",
                        message=f"containers with incomplete status: {_names(inits)}")
     else:
-        _set_condition(conds, "Initialized", "True", now)
+        set_condition(conds, "Initialized", "True", now)
     msg = f"containers with unready status: {_names(containers)}"
-    _set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
-    _set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
-    status["conditions"] = _ordered(conds)
+    set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
+    set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
+    status["conditions"] = ordered_conditions(conds)
     return status
 
 
@@ -266,17 +266,17 @@ def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], statuses: l
     unready = [cs.get("name", "") for cs in statuses if not cs.get("ready")]
     if unready:
         msg = "containers with unready status: [" + " ".join(unready) + "]"
-        _set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
-        _set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
-        return _ordered(conds)
-    _set_condition(conds, "ContainersReady", "True", now)
+        set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
+        set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
+        return ordered_conditions(conds)
+    set_condition(conds, "ContainersReady", "True", now)
     not_ready = _readiness_gates_ok(pod, conds)
     if not_ready:
-        _set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
+        set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
                        message=f"corresponding condition of pod readiness gate \"{not_ready[0]}\" does not exist.")
     else:
-        _set_condition(conds, "Ready", "True", now)
-    return _ordered(conds)
+        set_condition(conds, "Ready", "True", now)
+    return ordered_conditions(conds)
 
 
 def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
@@ -306,8 +306,8 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
                 iss.append(cs)
         status["initContainerStatuses"] = iss
     status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
-    _set_condition(conds, "PodReadyToStartContainers", "True", now)
-    _set_condition(conds, "Initialized", "True", now)
+    set_condition(conds, "PodReadyToStartContainers", "True", now)
+    set_condition(conds, "Initialized", "True", now)
     status["conditions"] = container_ready_conditions(pod, conds, status["containerStatuses"], now)
     return status
 
@@ -317,11 +317,11 @@ def _finish(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
     """Make a terminal status: phase from exit codes, readiness False with reason PodCompleted."""
     all_ok = all(((cs.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for cs in regular)
     status["phase"] = "Succeeded" if all_ok else "Failed"
-    _set_condition(conds, "PodReadyToStartContainers", "False", now)
-    _set_condition(conds, "Initialized", "True", now, reason="PodCompleted")
-    _set_condition(conds, "Ready", "False", now, reason="PodCompleted")
-    _set_condition(conds, "ContainersReady", "False", now, reason="PodCompleted")
-    status["conditions"] = _ordered(conds)
+    set_condition(conds, "PodReadyToStartContainers", "False", now)
+    set_condition(conds, "Initialized", "True", now, reason="PodCompleted")
+    set_condition(conds, "Ready", "False", now, reason="PodCompleted")
+    set_condition(conds, "ContainersReady", "False", now, reason="PodCompleted")
+    status["conditions"] = ordered_conditions(conds)
     return status
 
 
@@ -363,7 +363,7 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
             cs["started"] = True
             css.append(cs)
         status["containerStatuses"] = css
-        status["conditions"] = _ordered(conds)
+        status["conditions"] = ordered_conditions(conds)
         return status
     status["containerStatuses"] = [terminated_status(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
                                    for c in containers]

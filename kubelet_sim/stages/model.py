@@ -44,6 +44,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kubelet_sim.stages.init_containers import plays_init
 from kubelet_sim.stages.paths import MISSING, compile_path, get_path
 from kubelet_sim.stages.restarts import restarts_containers
 from kubelet_sim.stages.timing import parse_seconds
@@ -101,6 +102,9 @@ class StageSelector(BaseModel):
     # true: only pods whose containers the kubelet restarts when they end on their own
     # (kubelet_sim.stages.restarts.restarts_containers); false: only the others
     matchRestarts: bool | None = None
+    # true: only pods whose init phase is played and not over
+    # (kubelet_sim.stages.init_containers.plays_init); false: only the others
+    matchInit: bool | None = None
 
     def matches(self, obj: JsonDict) -> bool:
         meta = obj.get("metadata") or {}
@@ -115,6 +119,8 @@ class StageSelector(BaseModel):
         if not all(req.matches(obj) for req in self.matchExpressions):
             return False
         if self.matchScript is not None and (pod_outcome(obj) is not None) != self.matchScript:
+            return False
+        if self.matchInit is not None and plays_init(obj) != self.matchInit:
             return False
         return self.matchRestarts is None or restarts_containers(obj) == self.matchRestarts
 
@@ -166,6 +172,9 @@ class StageNext(BaseModel):
     # the kubelet's restarts with crash-loop back-off (kubelet_sim.stages.restarts): their own
     # timing, from the containers' statuses; the stage's delay does not apply
     restartContainers: bool = False
+    # the init containers' played commands, one after another (kubelet_sim.stages.init_containers),
+    # timed by the containers; the stage's delay does not apply
+    initContainers: bool = False
 
 
 class StageSpec(BaseModel):

@@ -33,15 +33,7 @@ from kubelet_sim.stages.lifecycle import (
     step_base,
 )
 from minik3s.api.types import JsonDict
-
-
-def _parse(ts: object) -> datetime | None:
-    if not isinstance(ts, str) or not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+from minik3s.utils.clock import parse_time
 
 
 def _probed(pod: JsonDict) -> list[tuple[str, JsonDict]]:
@@ -65,7 +57,7 @@ def due(pod: JsonDict, now: datetime) -> tuple[dict[str, tuple[bool, bool]], flo
         running = ((cs or {}).get("state") or {}).get("running")
         if cs is None or not isinstance(running, dict) or (cs.get("started") and cs.get("ready")):
             continue
-        start = _parse(running.get("startedAt"))
+        start = parse_time(running.get("startedAt"))
         if start is None:
             continue
         elapsed = (now - start).total_seconds()

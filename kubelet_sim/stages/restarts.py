@@ -53,6 +53,7 @@ from kubelet_sim.stages.lifecycle import (
 from kubelet_sim.stages.timing import ANNOTATION_RUN_SECONDS, parse_seconds
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
+from minik3s.utils.clock import parse_time
 from minik3s.utils.duration import format_duration
 
 REASON_CRASH_LOOP = "CrashLoopBackOff"
@@ -160,9 +161,11 @@ class CrashLoop:
     started: dict[str, float] = field(default_factory=dict)
     finished: dict[str, float] = field(default_factory=dict)
 
-    def commit(self, actions: dict[str, Action], new_status: JsonDict, now: float) -> None:
-        """Record what a successfully written `restart_status` did."""
-        by_name = {cs.get("name", ""): cs for cs in new_status.get("containerStatuses") or ()}
+    def commit(self, actions: dict[str, Action], new_status: JsonDict, now: float, *,
+               key: str = "containerStatuses") -> None:
+        """Record what a successfully written `restart_status` (or, with `key`
+        "initContainerStatuses", init_containers' `init_status`) did."""
+        by_name = {cs.get("name", ""): cs for cs in new_status.get(key) or ()}
         for name, action in actions.items():
             cs = by_name.get(name) or {}
             cid = str(cs.get("containerID") or "")
@@ -192,21 +195,40 @@ class Action:
     backoff: Backoff | None = None
 
 
-def _parse(ts: str) -> datetime:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
-
-
-def _mono(memo: dict[str, float], cid: str, stamp: object, now: float, wall: datetime) -> float:
+def mono_time(memo: dict[str, float], cid: str, stamp: object, now: float, wall: datetime) -> float:
     """When an instance started or finished on the monotonic clock: remembered, else derived
     from its status timestamp (a kubelet that did not write it, e.g. before a server restart)."""
     if cid in memo:
         return memo[cid]
-    if isinstance(stamp, str) and stamp:
-        try:
-            return now - max((wall - _parse(stamp)).total_seconds(), 0.0)
-        except ValueError:
-            pass
-    return now
+    when = parse_time(stamp)
+    return now - max((wall - when).total_seconds(), 0.0) if when is not None else now
+
+
+def backoff_step(name: str, cs: JsonDict, memory: CrashLoop, now: float, wall: datetime,
+                 policy: BackoffPolicy) -> tuple[Action | None, float]:
+    """For a container that ended (terminated, or waiting in CrashLoopBackOff) and is to be
+    started again: (the action due now, or None, and when the next is due (math.inf: now))."""
+    state = cs.get("state") or {}
+    done = state.get("terminated") or (cs.get("lastState") or {}).get("terminated") or {}
+    cid = str(cs.get("containerID") or "")
+    finished = mono_time(memory.finished, str(done.get("containerID") or cid), done.get("finishedAt"), now, wall)
+    entry = memory.backoffs.get(name)
+    if policy.in_backoff(entry, finished, now):
+        assert entry is not None
+        action = Action("wait", period=entry.period) if "terminated" in state else None
+        return action, finished + entry.period
+    return Action("restart", backoff=policy.next(entry, finished, now)), math.inf
+
+
+def ended(cs: JsonDict) -> JsonDict | None:
+    """The run a container ended with: its terminated state, or, while it waits in
+    CrashLoopBackOff, its last state; None otherwise."""
+    state = cs.get("state") or {}
+    if "terminated" in state:
+        return dict(state["terminated"])
+    if (state.get("waiting") or {}).get("reason") == REASON_CRASH_LOOP:
+        return dict((cs.get("lastState") or {}).get("terminated") or {})
+    return None
 
 
 def plan(pod: JsonDict, memory: CrashLoop, now: float, wall: datetime,
@@ -225,29 +247,19 @@ def plan(pod: JsonDict, memory: CrashLoop, now: float, wall: datetime,
         state = cs.get("state") or {}
         cid = str(cs.get("containerID") or "")
         if "running" in state:
-            end = _mono(memory.started, cid, state["running"].get("startedAt"), now, wall) + life.seconds
+            end = mono_time(memory.started, cid, state["running"].get("startedAt"), now, wall) + life.seconds
             if end <= now:
                 actions[name] = Action("exit", exit_code=life.exit_code)
             else:
                 due = min(due, end)
             continue
-        if "terminated" in state:
-            done = state["terminated"]
-        elif (state.get("waiting") or {}).get("reason") == REASON_CRASH_LOOP:
-            done = (cs.get("lastState") or {}).get("terminated") or {}
-        else:
+        done = ended(cs)
+        if done is None or not _restarts(restart_policy, int(done.get("exitCode") or 0)):
             continue
-        if not _restarts(restart_policy, int(done.get("exitCode") or 0)):
-            continue
-        finished = _mono(memory.finished, str(done.get("containerID") or cid), done.get("finishedAt"), now, wall)
-        entry = memory.backoffs.get(name)
-        if policy.in_backoff(entry, finished, now):
-            assert entry is not None
-            if "terminated" in state:
-                actions[name] = Action("wait", period=entry.period)
-            due = min(due, finished + entry.period)
-        else:
-            actions[name] = Action("restart", backoff=policy.next(entry, finished, now))
+        action, next_due = backoff_step(name, cs, memory, now, wall, policy)
+        if action is not None:
+            actions[name] = action
+        due = min(due, next_due)
     return actions, due
 
 

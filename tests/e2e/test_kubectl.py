@@ -397,6 +397,26 @@ def test_a_container_that_keeps_exiting_goes_into_crash_loop_back_off(cluster):
     assert f"Back-off restarting failed container crash in pod crash_{ns}({uid})" in out
 
 
+def test_played_init_containers_run_first_and_show_init_status(cluster):
+    """An init container with a played command holds the pod at Init:0/1 until its command ends,
+    then the app starts; `kubectl logs -c` prints what the init container printed."""
+    k = cluster.k
+    ns = k.namespace()
+    manifest = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "staged", "namespace": ns},
+                               "spec": {"initContainers": [{"name": "setup", "image": "busybox",
+                                                            "command": ["sh", "-c", "echo setting up; sleep 2"]}],
+                                        "containers": [{"name": "app", "image": "nginx:1.25"}]}})
+    k.apply_text("apply", manifest=manifest)
+    seen = eventually(lambda: (lambda row: row if row[2] == "Init:0/1" else None)(
+        table(k("get", "pod", "staged", "-n", ns).stdout)[1]), what="Init:0/1")
+    assert seen[1] == "0/1"
+    eventually(lambda: table(k("get", "pod", "staged", "-n", ns).stdout)[1][2] == "Running", what="Running")
+    assert k("logs", "staged", "-c", "setup", "-n", ns).stdout == "setting up\n"
+    init = k.http.get(f"/api/v1/namespaces/{ns}/pods/staged").json()["status"]["initContainerStatuses"][0]
+    term = init["state"]["terminated"]
+    assert (term["exitCode"], term["reason"]) == (0, "Completed") and term["finishedAt"] > term["startedAt"]
+
+
 def test_debug_node_creates_a_host_pod_on_that_node(cluster):
     """`kubectl debug node/<n>` POSTs its Pod as protobuf: the pod runs on that node with the
     host's namespaces and its root filesystem mounted at /host, as kubectl builds it."""
