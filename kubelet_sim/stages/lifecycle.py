@@ -312,7 +312,7 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     return status
 
 
-def _finish(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
+def finish_pod(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
             regular: list[JsonDict]) -> JsonDict:
     """Make a terminal status: phase from exit codes, readiness False with reason PodCompleted."""
     all_ok = all(((cs.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for cs in regular)
@@ -367,11 +367,11 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
         return status
     status["containerStatuses"] = [terminated_status(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
                                    for c in containers]
-    _stop_sidecars(spec, status, uid, now, exit_code=0)
-    return _finish(pod, status, conds, now, regular=status["containerStatuses"])
+    stop_sidecars(spec, status, uid, now, exit_code=0)
+    return finish_pod(pod, status, conds, now, regular=status["containerStatuses"])
 
 
-def _stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit_code: int) -> None:
+def stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit_code: int) -> None:
     inits = spec.get("initContainers") or []
     if not inits:
         return
@@ -418,7 +418,7 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
             cs["state"]["terminated"]["message"] = "The container could not be located when the pod was terminated"
             css.append(cs)
     status["containerStatuses"] = css
-    _stop_sidecars(spec, status, uid, now, exit_code=code)
+    stop_sidecars(spec, status, uid, now, exit_code=code)
     # ephemeral containers (kubectl debug) stop with the pod; they do not decide its phase
     eph = status.get("ephemeralContainerStatuses")
     if eph:
@@ -431,7 +431,7 @@ def terminated(pod: JsonDict, ctx: StepContext) -> JsonDict:
                 o.pop("started", None)  # no probes run for an ephemeral container: no `started`
             stopped.append(o)
         status["ephemeralContainerStatuses"] = stopped
-    return _finish(pod, status, conds, now, regular=css)
+    return finish_pod(pod, status, conds, now, regular=css)
 
 
 def ephemeral_pending(pod: JsonDict) -> bool:

@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubelet_sim.stages.init_containers import plays_init
 from kubelet_sim.stages.paths import MISSING, compile_path, get_path
-from kubelet_sim.stages.restarts import restarts_containers
+from kubelet_sim.stages.restarts import containers_end, restarts_containers
 from kubelet_sim.stages.timing import parse_seconds
 from minik3s.api.helpers.script import pod_outcome
 from minik3s.api.types import JsonDict
@@ -102,6 +102,9 @@ class StageSelector(BaseModel):
     # true: only pods whose containers the kubelet restarts when they end on their own
     # (kubelet_sim.stages.restarts.restarts_containers); false: only the others
     matchRestarts: bool | None = None
+    # true: only pods with a container that ends on its own (run-seconds or a played command
+    # that ends: kubelet_sim.stages.restarts.containers_end); false: only the others
+    matchContainersEnd: bool | None = None
     # true: only pods whose init phase is played and not over
     # (kubelet_sim.stages.init_containers.plays_init); false: only the others
     matchInit: bool | None = None
@@ -121,6 +124,8 @@ class StageSelector(BaseModel):
         if self.matchScript is not None and (pod_outcome(obj) is not None) != self.matchScript:
             return False
         if self.matchInit is not None and plays_init(obj) != self.matchInit:
+            return False
+        if self.matchContainersEnd is not None and containers_end(obj) != self.matchContainersEnd:
             return False
         return self.matchRestarts is None or restarts_containers(obj) == self.matchRestarts
 

@@ -45,9 +45,11 @@ from kubelet_sim.stages.lifecycle import (
     StepContext,
     container_id,
     container_ready_conditions,
+    finish_pod,
     initially_ready,
     initially_started,
     step_base,
+    stop_sidecars,
     terminated_status,
 )
 from kubelet_sim.stages.timing import ANNOTATION_RUN_SECONDS, parse_seconds
@@ -104,9 +106,15 @@ def _restarts(policy: str, exit_code: int) -> bool:
     return policy == "Always" or (policy == "OnFailure" and exit_code != 0)
 
 
+def containers_end(pod: JsonDict) -> bool:
+    """Whether some container of the pod ends on its own (the `pod-containers-end` stage: each
+    exits at its own time; then it restarts, or, when none will, the pod completes)."""
+    return bool(container_lifetimes(pod))
+
+
 def restarts_containers(pod: JsonDict) -> bool:
-    """Whether this pod's containers go through restarts (the `pod-restart` stage), rather than
-    the pod ending when they do (`pod-complete`, `pod-script-complete`) or running on: some
+    """Whether this pod's containers go through restarts (the stage selector `matchRestarts`),
+    rather than the pod ending when they do or running on: some
     container ends on its own and the restart policy restarts it, or (OnFailure) the pod cannot
     end Succeeded because another container never ends or fails."""
     spec = pod.get("spec") or {}
@@ -318,9 +326,16 @@ def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) 
             cs["started"] = False
         css.append(cs)
     status["containerStatuses"] = css
+    policy = spec.get("restartPolicy") or "Always"
+    terminated = [((cs.get("state") or {}).get("terminated") or {}) for cs in css]
+    if css and all(terminated) and not any(_restarts(policy, int(t.get("exitCode") or 0)) for t in terminated):
+        # every container ended and none restarts: the pod is done (getPhase), sidecars stop
+        stop_sidecars(spec, status, uid, now, exit_code=0)
+        return finish_pod(pod, status, conds, now, regular=css)
     status["conditions"] = container_ready_conditions(pod, conds, css, now)
     return status
 
 
 __all__ = ["Action", "Backoff", "BackoffPolicy", "CrashLoop", "Lifetime", "backoff_event_message",
-           "container_lifetimes", "crash_loop_message", "plan", "restart_status", "restarts_containers"]
+           "container_lifetimes", "containers_end", "crash_loop_message", "plan", "restart_status",
+           "restarts_containers"]
