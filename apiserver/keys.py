@@ -101,6 +101,9 @@ COMPONENT_HEALTH: web.AppKey[ComponentHealth | None] = web.AppKey("component_hea
 # produced (impersonation may replace it). Unset means plain HTTP on loopback, where every
 # request is `minik3s.api.user.ADMIN` (docs/security.md).
 REQUEST_USER = web.RequestKey("minik3s.user", UserInfo)
+# per-request key: the warnings a write collects (WriteOptions.warnings: field validation,
+# admission webhooks and policies), sent as Warning headers on its answer, an error included
+REQUEST_WARNINGS = web.RequestKey("minik3s.warnings", list)
 # None: plain HTTP on loopback (no authentication, every request is the admin's); else every
 # request is authenticated (apiserver.handlers.authn)
 AUTHN: web.AppKey[AuthnSettings | None] = web.AppKey("authn")

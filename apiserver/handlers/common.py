@@ -24,7 +24,7 @@ from multidict import MultiMapping
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
 from apiserver.handlers.tables import to_table
-from apiserver.keys import REQUEST_USER
+from apiserver.keys import REQUEST_USER, REQUEST_WARNINGS
 from apiserver.strategies import decode_error
 from apiserver.strategies.rest import rv_int
 from apiserver.strategies.schema import delete_options_type_error
@@ -207,8 +207,19 @@ def write_options(request: web.Request) -> WriteOptions:
         raise errors.invalid("", "", [errors.cause("fieldManager", "Too long: may not be more than 128 bytes",
                                                    "FieldValueTooLong")])
     user = request.get(REQUEST_USER)  # set by authentication / impersonation; unset on plain loopback
-    return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
+    opts = WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
                         user=request_user(request), authorize=isinstance(user, UserInfo))
+    # the same list: an error answer carries what was collected before it (a webhook's warnings
+    # beside another one's denial, as kube-apiserver's dispatcher records them first)
+    request[REQUEST_WARNINGS] = opts.warnings
+    return opts
+
+
+def warning_headers(warnings: list[str] | None) -> dict[str, str]:
+    """RFC 7234 warn-code 299 headers (kubectl prints "Warning: <text>"), at most 20."""
+    if not warnings:
+        return {}
+    return {"Warning": ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])}
 
 
 def default_manager(request: web.Request) -> str:
@@ -265,10 +276,7 @@ def table(request: web.Request, info: ResourceInfo, objs: list[JsonDict], list_m
 
 def respond(obj: Any, status: int, opts: WriteOptions | None, request: web.Request,
             info: ResourceInfo | None = None) -> web.StreamResponse:
-    headers: dict[str, str] = {}
-    if opts is not None and opts.warnings:
-        # RFC 7234 warn-code 299; kubectl prints "Warning: <text>"
-        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in opts.warnings[:20])
+    headers = warning_headers(opts.warnings if opts is not None else None)
     if info is not None and wants_table(request) and isinstance(obj, dict) and obj.get("kind") != "Status":
         obj = table(request, info, [obj], None)
     return codec.json_response(obj, status=status, headers=headers or None)

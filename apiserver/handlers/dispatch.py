@@ -21,12 +21,13 @@ from apiserver.handlers.common import (
     not_found_path,
     parse_resource_path,
     retry_after,
+    warning_headers,
 )
 from apiserver.handlers.debug import serve_debug
 from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, SERVING_NAMES, USAGE
+from apiserver.keys import CORE, REQUEST_WARNINGS, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
@@ -46,7 +47,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except ApiError as e:
-        return codec.json_response(e.to_status(), status=e.code, headers=retry_after(e))
+        headers = {**(retry_after(e) or {}), **warning_headers(request.get(REQUEST_WARNINGS))}
+        return codec.json_response(e.to_status(), status=e.code, headers=headers or None)
     except web.HTTPException as e:
         if e.status == 413:
             err: ApiError = errors.RequestEntityTooLargeError("the server has received a request that is too large")

@@ -328,7 +328,9 @@ async def post_review(hook: Webhook, target: Target, body: JsonDict) -> Any:
         raise CallingWebhookError(hook.name, f"{fail}{e}") from None
     netloc = urlsplit(target.connect_url).netloc
     data = orjson.dumps(body)
-    headers = {"Content-Type": "application/json", "Accept": "application/json, */*"}
+    # kube-apiserver's webhook clients identify themselves so
+    headers = {"Content-Type": "application/json", "Accept": "application/json, */*",
+               "User-Agent": "kube-apiserver-admission"}
     if target.server_hostname:
         headers["Host"] = urlsplit(target.url).netloc
     try:

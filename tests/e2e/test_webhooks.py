@@ -81,18 +81,21 @@ def kubectl(binary: Path, cluster: Cluster, *args: str, stdin: str | None = None
 
 def test_validating_webhook_denies_a_pod_for_every_client(http: httpx.Client, wns: str, hook: WebhookServer,
                                                           kubectl_bin: Path, minik3s_cluster: Cluster) -> None:
-    hook.answer = lambda _p, req: {"allowed": False, "status": {
+    hook.answer = lambda _p, req: {"allowed": False, "warnings": ["pin your image tags"], "status": {
         "code": 403, "reason": "Forbidden", "message": f"pod {req['name']} uses a latest image"}}
     name = configure(http, "validating", wns, hook, "/deny")
     denied = f'admission webhook "{name}" denied the request: pod web uses a latest image'
     r = http.post(f"/api/v1/namespaces/{wns}/pods", json=pod("web"))
     assert r.status_code == 403
+    # a denial still carries the webhook's warnings, as kube-apiserver records them first
+    assert r.headers["Warning"] == '299 - "pin your image tags"'
     st = r.json()
     assert (st["kind"], st["status"], st["reason"], st["code"], st["message"]) == \
         ("Status", "Failure", "Forbidden", 403, denied)
     k = kubectl(kubectl_bin, minik3s_cluster, "run", "web", "-n", wns, "--image", "nginx")
     assert k.returncode == 1
     assert f"Error from server (Forbidden): {denied}" in k.stderr
+    assert "Warning: pin your image tags" in k.stderr
     api = config.new_client_from_config(config_file=str(minik3s_cluster.kubeconfig_path))
     try:
         with pytest.raises(ApiException) as e:
