@@ -26,6 +26,7 @@ runs until stopped, prints "tick" at 0, 5, 10, ... s.
 
 from __future__ import annotations
 
+import functools
 import math
 import shlex
 from dataclasses import dataclass
@@ -328,6 +329,22 @@ def container_script(container: JsonDict) -> Script | None:
     argv = command + args
     if not argv:
         return None  # the image's own entrypoint: unknown
+    key = tuple(argv)
+    # memoised (the simulated kubelet asks on every sync of a pod; a Script is immutable), for
+    # commands of ordinary size only, so the memo stays small whatever pods are posted
+    return _play_memo(key) if sum(map(len, key)) <= _MEMO_MAX_CHARS else _play(key)
+
+
+_MEMO_MAX_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=4096)
+def _play_memo(argv: tuple[str, ...]) -> Script | None:
+    return _play(argv)
+
+
+def _play(argv: tuple[str, ...]) -> Script | None:
+    """The Script of one argv, or None when its behaviour is unknown."""
     try:
         name = argv[0].rsplit("/", 1)[-1]
         if name in SHELLS:
@@ -337,7 +354,7 @@ def container_script(container: JsonDict) -> Script | None:
             run = _play_shell(argv[2], errexit="e" in flags)
         else:
             run = _Run()
-            run.command(argv)
+            run.command(list(argv))
     except (_Unknown, ValueError):
         return None
     return Script(seconds=run.t, exit_code=run.status, output=tuple(run.output), loop=run.loop)
