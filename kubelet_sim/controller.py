@@ -314,7 +314,7 @@ class StageController:
                 logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
                 return
             if written:
-                memory.commit(actions, new_status, now, key="initContainerStatuses" if init else "containerStatuses")
+                memory.commit(actions, new_status, now)
                 return
         if math.isfinite(due):
             self.queue.add_after(key, max(due - now, 0.0))

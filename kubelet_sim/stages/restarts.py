@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -101,6 +102,18 @@ def container_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
     return out
 
 
+def sidecar_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
+    """The sidecars (init containers with restartPolicy Always) whose played command ends: the
+    kubelet restarts them whatever the pod's policy, as long as the pod runs."""
+    out: dict[str, Lifetime] = {}
+    for c in (pod.get("spec") or {}).get("initContainers") or ():
+        if isinstance(c, dict) and c.get("restartPolicy") == "Always":
+            script = container_script(c)
+            if script is not None and math.isfinite(script.seconds):
+                out[str(c.get("name") or "")] = Lifetime(script.seconds, script.exit_code)
+    return out
+
+
 def _restarts(policy: str, exit_code: int) -> bool:
     """Whether the kubelet starts a container again after it exited with `exit_code`."""
     return policy == "Always" or (policy == "OnFailure" and exit_code != 0)
@@ -109,7 +122,7 @@ def _restarts(policy: str, exit_code: int) -> bool:
 def containers_end(pod: JsonDict) -> bool:
     """Whether some container of the pod ends on its own (the `pod-containers-end` stage: each
     exits at its own time; then it restarts, or, when none will, the pod completes)."""
-    return bool(container_lifetimes(pod))
+    return bool(container_lifetimes(pod)) or bool(sidecar_lifetimes(pod))
 
 
 def restarts_containers(pod: JsonDict) -> bool:
@@ -169,11 +182,11 @@ class CrashLoop:
     started: dict[str, float] = field(default_factory=dict)
     finished: dict[str, float] = field(default_factory=dict)
 
-    def commit(self, actions: dict[str, Action], new_status: JsonDict, now: float, *,
-               key: str = "containerStatuses") -> None:
-        """Record what a successfully written `restart_status` (or, with `key`
-        "initContainerStatuses", init_containers' `init_status`) did."""
-        by_name = {cs.get("name", ""): cs for cs in new_status.get(key) or ()}
+    def commit(self, actions: dict[str, Action], new_status: JsonDict, now: float) -> None:
+        """Record what a successfully written `restart_status` or init_containers'
+        `init_status` did (container names are unique across both status lists)."""
+        by_name = {cs.get("name", ""): cs for key in ("initContainerStatuses", "containerStatuses")
+                   for cs in new_status.get(key) or ()}
         for name, action in actions.items():
             cs = by_name.get(name) or {}
             cid = str(cs.get("containerID") or "")
@@ -244,8 +257,11 @@ def plan(pod: JsonDict, memory: CrashLoop, now: float, wall: datetime,
     """The actions due now for the pod's containers that end on their own, and when the next
     one falls due (monotonic; math.inf when none will)."""
     restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
-    lives = container_lifetimes(pod)
-    statuses = {cs.get("name", ""): cs for cs in (pod.get("status") or {}).get("containerStatuses") or ()}
+    sidecars = sidecar_lifetimes(pod)
+    lives = {**container_lifetimes(pod), **sidecars}
+    status = pod.get("status") or {}
+    statuses = {cs.get("name", ""): cs for key in ("initContainerStatuses", "containerStatuses")
+                for cs in status.get(key) or ()}
     actions: dict[str, Action] = {}
     due = math.inf
     for name, life in lives.items():
@@ -262,7 +278,8 @@ def plan(pod: JsonDict, memory: CrashLoop, now: float, wall: datetime,
                 due = min(due, end)
             continue
         done = ended(cs)
-        if done is None or not _restarts(restart_policy, int(done.get("exitCode") or 0)):
+        policy_of = "Always" if name in sidecars else restart_policy
+        if done is None or not _restarts(policy_of, int(done.get("exitCode") or 0)):
             continue
         action, next_due = backoff_step(name, cs, memory, now, wall, policy)
         if action is not None:
@@ -287,22 +304,18 @@ def _pod_ref(pod: JsonDict) -> str:
     return f"{meta.get('name', '')}_{meta.get('namespace', '')}({meta.get('uid', '')})"
 
 
-def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) -> JsonDict:
-    """The pod's status after `actions`: exited containers terminated (not ready), waiting ones
-    in CrashLoopBackOff with their last run as `lastState`, restarted ones running again
-    (restartCount + 1, a new containerID); readiness conditions follow the containers."""
-    spec = pod.get("spec") or {}
-    uid = (pod.get("metadata") or {}).get("uid", "")
-    status, conds, now = step_base(pod, ctx)
-    css: list[JsonDict] = []
-    old_by_name = {cs.get("name", ""): cs for cs in status.get("containerStatuses") or ()}
-    for c in spec.get("containers") or ():
+def _apply(pod: JsonDict, containers: Iterable[JsonDict], statuses: Iterable[JsonDict],
+           actions: dict[str, Action], uid: str, now: str) -> list[JsonDict]:
+    """One status list after `actions` (see restart_status)."""
+    old_by_name = {cs.get("name", ""): cs for cs in statuses}
+    out: list[JsonDict] = []
+    for c in containers:
         name = c.get("name", "")
         old = old_by_name.get(name)
         action = actions.get(name)
         if old is None or action is None:
             if old is not None:
-                css.append(old)
+                out.append(old)
             continue
         if action.kind == "exit":
             cs = terminated_status(c, old, uid, now, exit_code=action.exit_code)
@@ -324,7 +337,21 @@ def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) 
         if action.kind != "restart":
             cs["ready"] = False
             cs["started"] = False
-        css.append(cs)
+        out.append(cs)
+    return out
+
+
+def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) -> JsonDict:
+    """The pod's status after `actions`: exited containers terminated (not ready), waiting ones
+    in CrashLoopBackOff with their last run as `lastState`, restarted ones running again
+    (restartCount + 1, a new containerID); readiness conditions follow the containers."""
+    spec = pod.get("spec") or {}
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    status, conds, now = step_base(pod, ctx)
+    if any(name in actions for name in sidecar_lifetimes(pod)):
+        status["initContainerStatuses"] = _apply(pod, spec.get("initContainers") or (),
+                                                 status.get("initContainerStatuses") or (), actions, uid, now)
+    css = _apply(pod, spec.get("containers") or (), status.get("containerStatuses") or (), actions, uid, now)
     status["containerStatuses"] = css
     policy = spec.get("restartPolicy") or "Always"
     terminated = [((cs.get("state") or {}).get("terminated") or {}) for cs in css]
