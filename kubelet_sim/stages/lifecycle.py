@@ -257,13 +257,19 @@ def _readiness_gates_ok(pod: JsonDict, conds: list[JsonDict]) -> list[str]:
     return [g.get("conditionType", "") for g in gates if by_type.get(g.get("conditionType")) != "True"]
 
 
-def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], statuses: list[JsonDict],
+def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], status: JsonDict,
                                now: str) -> list[JsonDict]:
     """ContainersReady and Ready of a running pod from its containers' `ready` (status manager's
-    GenerateContainersReadyCondition / GeneratePodReadyCondition): False with
-    "containers with unready status: [a b]" while some container is not ready; Ready also waits
-    for the readiness gates. The conditions, in kubelet's order."""
-    unready = [cs.get("name", "") for cs in statuses if not cs.get("ready")]
+    GenerateContainersReadyCondition / GeneratePodReadyCondition): the sidecars (restartable
+    init containers) first, then the containers, in spec order; False with "containers with
+    unready status: [a b]" while one is not ready; Ready also waits for the readiness gates. The
+    conditions, in kubelet's order."""
+    spec = pod.get("spec") or {}
+    ready = {cs.get("name", ""): bool(cs.get("ready")) for key in ("initContainerStatuses", "containerStatuses")
+             for cs in status.get(key) or ()}
+    names = [c.get("name", "") for c in spec.get("initContainers") or () if _is_sidecar(c)]
+    names += [c.get("name", "") for c in spec.get("containers") or ()]
+    unready = [n for n in names if n in ready and not ready[n]]
     if unready:
         msg = "containers with unready status: [" + " ".join(unready) + "]"
         set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
@@ -308,7 +314,7 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
     set_condition(conds, "PodReadyToStartContainers", "True", now)
     set_condition(conds, "Initialized", "True", now)
-    status["conditions"] = container_ready_conditions(pod, conds, status["containerStatuses"], now)
+    status["conditions"] = container_ready_conditions(pod, conds, status, now)
     return status
 
 

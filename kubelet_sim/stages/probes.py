@@ -85,5 +85,5 @@ def probes_passed(pod: JsonDict, ctx: StepContext, changes: dict[str, tuple[bool
                 cs["started"], cs["ready"] = change
             out.append(cs)
         status[key] = out
-    status["conditions"] = container_ready_conditions(pod, conds, status.get("containerStatuses") or [], now)
+    status["conditions"] = container_ready_conditions(pod, conds, status, now)
     return status

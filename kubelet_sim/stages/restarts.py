@@ -359,7 +359,7 @@ def restart_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action]) 
         # every container ended and none restarts: the pod is done (getPhase), sidecars stop
         stop_sidecars(spec, status, uid, now, exit_code=0)
         return finish_pod(pod, status, conds, now, regular=css)
-    status["conditions"] = container_ready_conditions(pod, conds, css, now)
+    status["conditions"] = container_ready_conditions(pod, conds, status, now)
     return status
 
 
