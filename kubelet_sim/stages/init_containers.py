@@ -45,19 +45,16 @@ from kubelet_sim.stages.restarts import (
     ended,
     mono_time,
 )
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
-
-
-def _is_sidecar(c: JsonDict) -> bool:
-    return c.get("restartPolicy") == "Always"
 
 
 def plays_init(pod: JsonDict) -> bool:
     """Whether the pod's init phase is played (some regular init container has a played
     command) and is not over yet (some regular init container has not completed)."""
     inits = [c for c in (pod.get("spec") or {}).get("initContainers") or () if isinstance(c, dict)]
-    regular = [c for c in inits if not _is_sidecar(c)]
+    regular = [c for c in inits if not is_sidecar(c)]
     if not regular or all(container_script(c) is None for c in regular):
         return False
     statuses = {cs.get("name"): cs for cs in (pod.get("status") or {}).get("initContainerStatuses") or ()}
@@ -82,7 +79,7 @@ def plan(pod: JsonDict, memory: CrashLoop, now: float, wall: datetime,
         cs = statuses.get(name) or {}
         state = cs.get("state") or {}
         cid = str(cs.get("containerID") or "")
-        if _is_sidecar(c):
+        if is_sidecar(c):
             if "running" in state:
                 continue
             actions[name] = Action("restart")  # start it (a sidecar's start counts as done)
@@ -142,11 +139,11 @@ def init_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action], *, 
             cs["containerID"] = container_id(uid, name, int(cs.get("restartCount") or 0))
             cs["state"] = {"running": {"startedAt": now}}
             cs["started"] = True
-            cs["ready"] = _is_sidecar(c)
+            cs["ready"] = is_sidecar(c)
         out.append(cs)
     status["initContainerStatuses"] = out
     incomplete = [c.get("name", "") for c in spec.get("initContainers") or ()
-                  if not _is_sidecar(c) and not _completed(next((s for s in out if s.get("name") == c.get("name")),
+                  if not is_sidecar(c) and not _completed(next((s for s in out if s.get("name") == c.get("name")),
                                                                 None))]
     if fail:
         status["phase"] = "Failed"

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import pod_outcome
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import rfc3339
@@ -129,10 +130,6 @@ def step_base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict]
 
 def _old_statuses(status: JsonDict, key: str) -> dict[str, JsonDict]:
     return {s.get("name", ""): s for s in status.get(key) or []}
-
-
-def _is_sidecar(c: JsonDict) -> bool:
-    return c.get("restartPolicy") == "Always"
 
 
 def _container_base(c: JsonDict, old: JsonDict | None) -> JsonDict:
@@ -267,7 +264,7 @@ def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], status: Jso
     spec = pod.get("spec") or {}
     ready = {cs.get("name", ""): bool(cs.get("ready")) for key in ("initContainerStatuses", "containerStatuses")
              for cs in status.get(key) or ()}
-    names = [c.get("name", "") for c in spec.get("initContainers") or () if _is_sidecar(c)]
+    names = [c.get("name", "") for c in spec.get("initContainers") or () if is_sidecar(c)]
     names += [c.get("name", "") for c in spec.get("containers") or ()]
     unready = [n for n in names if n in ready and not ready[n]]
     if unready:
@@ -302,7 +299,7 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
         iss = []
         for c in inits:
             o = old_init.get(c.get("name", ""))
-            if _is_sidecar(c):
+            if is_sidecar(c):
                 iss.append(_running(c, o, uid, now))
             elif o and "terminated" in (o.get("state") or {}):
                 iss.append(copy.deepcopy(o))
@@ -331,15 +328,22 @@ def finish_pod(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str,
     return status
 
 
+def annotation_exit_code(pod: JsonDict) -> int | None:
+    """`sim.minik3s.io/exit-code` as an int (1 when it is not a number), None when unset."""
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_EXIT_CODE)
+    if raw is None:
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        return 1
+
+
 def _exit_codes(pod: JsonDict) -> Callable[[JsonDict], int]:
     """Each container's exit code: `sim.minik3s.io/exit-code` when set, else its played
     command's (minik3s.api.helpers.script), else 0."""
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_EXIT_CODE)
-    if raw is not None:
-        try:
-            code = int(str(raw).strip())
-        except ValueError:
-            code = 1
+    code = annotation_exit_code(pod)
+    if code is not None:
         return lambda _c: code
     outcome = pod_outcome(pod)
     codes = outcome[1] if outcome is not None else {}

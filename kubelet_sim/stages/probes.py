@@ -32,6 +32,7 @@ from kubelet_sim.stages.lifecycle import (
     started_after,
     step_base,
 )
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
 
@@ -42,7 +43,7 @@ def _probed(pod: JsonDict) -> list[tuple[str, JsonDict]]:
     spec = pod.get("spec") or {}
     out = [("containerStatuses", c) for c in spec.get("containers") or () if isinstance(c, dict)]
     out += [("initContainerStatuses", c) for c in spec.get("initContainers") or ()
-            if isinstance(c, dict) and c.get("restartPolicy") == "Always"]
+            if isinstance(c, dict) and is_sidecar(c)]
     return out
 
 

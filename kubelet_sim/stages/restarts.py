@@ -42,8 +42,8 @@ from datetime import datetime
 from typing import Literal
 
 from kubelet_sim.stages.lifecycle import (
-    ANNOTATION_EXIT_CODE,
     StepContext,
+    annotation_exit_code,
     container_id,
     container_ready_conditions,
     finish_pod,
@@ -54,6 +54,7 @@ from kubelet_sim.stages.lifecycle import (
     terminated_status,
 )
 from kubelet_sim.stages.timing import ANNOTATION_RUN_SECONDS, parse_seconds
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
@@ -73,21 +74,11 @@ class Lifetime:
     exit_code: int
 
 
-def _annotation_exit_code(pod: JsonDict) -> int | None:
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_EXIT_CODE)
-    if raw is None:
-        return None
-    try:
-        return int(str(raw).strip())
-    except ValueError:
-        return 1
-
-
 def container_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
     """The regular containers that end on their own, by name (see the module docstring)."""
     meta = pod.get("metadata") or {}
     run = parse_seconds((meta.get("annotations") or {}).get(ANNOTATION_RUN_SECONDS))
-    code = _annotation_exit_code(pod)
+    code = annotation_exit_code(pod)
     out: dict[str, Lifetime] = {}
     for c in (pod.get("spec") or {}).get("containers") or ():
         if not isinstance(c, dict):
@@ -107,7 +98,7 @@ def sidecar_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
     kubelet restarts them whatever the pod's policy, as long as the pod runs."""
     out: dict[str, Lifetime] = {}
     for c in (pod.get("spec") or {}).get("initContainers") or ():
-        if isinstance(c, dict) and c.get("restartPolicy") == "Always":
+        if isinstance(c, dict) and is_sidecar(c):
             script = container_script(c)
             if script is not None and math.isfinite(script.seconds):
                 out[str(c.get("name") or "")] = Lifetime(script.seconds, script.exit_code)

@@ -8,6 +8,11 @@ from typing import Any
 from minik3s.api.types import JsonDict
 
 
+def is_sidecar(container: JsonDict) -> bool:
+    """A restartable init container (`restartPolicy: Always`): started in order, then kept running."""
+    return container.get("restartPolicy") == "Always"
+
+
 def pod_condition(pod: JsonDict, cond_type: str) -> JsonDict | None:
     """The pod's condition of that type, or None."""
     for c in (pod.get("status") or {}).get("conditions") or []:

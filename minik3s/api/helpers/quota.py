@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from minik3s.api.helpers.persistent_volumes import claim_class
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.quantity import QuantityError, format_canonical, parse_quantity, quantity_format
 from minik3s.api.types import JsonDict
 
@@ -234,7 +235,7 @@ def _pod_totals(spec: JsonDict, per_container: Any, *, limits: bool = False) -> 
         if not isinstance(c, dict):
             continue
         rl = parse_resource_list(per_container(c))
-        if c.get("restartPolicy") == "Always":
+        if is_sidecar(c):
             sidecars = add(sidecars, rl)
             total = add(total, rl)
         else:

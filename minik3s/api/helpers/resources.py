@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.quantity import QuantityError, int_value, milli_value
 from minik3s.api.types import JsonDict
 
@@ -98,7 +99,7 @@ def _combine(regular: list[dict[str, int]], init: list[tuple[dict[str, int], boo
 
 def _parsed_containers(spec: JsonDict) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]]]:
     regular = [_container_requests(c) for c in spec.get("containers") or ()]
-    init = [(_container_requests(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()]
+    init = [(_container_requests(c), is_sidecar(c)) for c in spec.get("initContainers") or ()]
     return regular, init
 
 
@@ -121,7 +122,7 @@ def pod_limits(pod: JsonDict) -> dict[str, int]:
     init container's with the sidecars before it, plus the overhead (units as `pod_requests`)."""
     spec = pod.get("spec") or {}
     regular = [_container_limits(c) for c in spec.get("containers") or ()]
-    init = [(_container_limits(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()]
+    init = [(_container_limits(c), is_sidecar(c)) for c in spec.get("initContainers") or ()]
     return _combine(regular, init, resource_list_to_ints(spec.get("overhead")))
 
 
