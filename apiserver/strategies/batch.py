@@ -14,11 +14,10 @@ template's labels, and the completion mode's rules.
 from __future__ import annotations
 
 import itertools
-import json
-import re
 from typing import Any
 
 from minik3s.api.helpers.cron import schedule_error, time_zone_error
+from minik3s.api.helpers.indexes import indexes_format_error
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     duplicate,
@@ -242,44 +241,6 @@ def _validate_on_pod_conditions(patterns: object, path: str) -> list[JsonDict]:
 
 MAX_SUCCESS_RULES = 20
 MAX_SUCCEEDED_INDEXES_LENGTH = 64 * 1024
-
-
-def indexes_format_error(text: str, completions: int) -> tuple[int, str | None]:
-    """validateIndexesFormat: (how many indexes "0-2,5" names, or the parse error): intervals
-    of Atoi bounds below `completions`, each increasing and after the previous one."""
-    if not text:
-        return 0, None
-    total, last = 0, None
-    for part in text.split(","):
-        first, end, err = _parse_interval(part, completions)
-        if err is not None:
-            return 0, err
-        if last is not None and last >= first:
-            return 0, f"non-increasing order, previous: {last}, current: {first}"
-        total += end - first + 1
-        last = end
-    return total, None
-
-
-def _parse_interval(part: str, completions: int) -> tuple[int, int, str | None]:
-    """parseIndexInterval."""
-    bounds = part.split("-")
-    if len(bounds) > 2:
-        return 0, 0, (f"the fragment {json.dumps(part)} violates the requirement that an index interval can have "
-                      "at most two parts separated by '-'")
-    values: list[int] = []
-    for b in bounds:
-        if not _ATOI.match(b):
-            return 0, 0, f"cannot convert string to integer for index: {json.dumps(b)}"
-        if int(b) >= completions:
-            return 0, 0, f"too large index: {json.dumps(b)}"
-        values.append(int(b))
-    if len(values) == 2 and values[0] >= values[1]:
-        return 0, 0, f"non-increasing order, previous: {values[0]}, current: {values[1]}"
-    return values[0], values[-1], None
-
-
-_ATOI = re.compile(r"[+-]?[0-9]+\Z")
 
 
 def validate_success_policy(spec: JsonDict, field: str) -> list[JsonDict]:

@@ -71,12 +71,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.helpers.indexes import format_indexes, go_atoi, parse_indexes
 from minik3s.api.helpers.pods import is_pod_ready, pod_condition
 from minik3s.api.resources import JOBS, PODS
 from minik3s.api.selectors import LabelSelector, label_selector_from_dict
@@ -113,7 +113,6 @@ MSG_MAX_FAILED_INDEXES = "Job has exceeded the specified maximal number of faile
 REASON_FAILED_INDEXES = "FailedIndexes"
 MSG_FAILED_INDEXES = "Job has failed indexes"
 MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 minus the 5 random characters
-_ATOI = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.Atoi accepts
 SYNC_JOB_BATCH_PERIOD = 1.0
 DEFAULT_POD_FAILURE_BACKOFF = 10.0
 MAX_POD_FAILURE_BACKOFF = 360.0
@@ -264,11 +263,8 @@ def has_backoff_limit_per_index(job: JsonDict) -> bool:
 
 def _annotation_count(pod: JsonDict, key: str) -> int:
     """parseInt32 of a failure-count annotation: 0 when missing, malformed or out of range."""
-    raw = (meta(pod).get("annotations") or {}).get(key)
-    if not isinstance(raw, str) or not _ATOI.match(raw):
-        return 0
-    v = int(raw)
-    return v if 0 <= v <= 2**31 - 1 else 0
+    v = go_atoi((meta(pod).get("annotations") or {}).get(key))
+    return v if v is not None and 0 <= v <= 2**31 - 1 else 0
 
 
 def is_index_failed(job: JsonDict, pod: JsonDict) -> bool:
@@ -385,43 +381,8 @@ def is_indexed(job: JsonDict) -> bool:
 
 def completion_index(pod: JsonDict) -> int | None:
     """getCompletionIndex: the pod's index annotation as a non-negative integer, else None."""
-    raw = (meta(pod).get("annotations") or {}).get(COMPLETION_INDEX)
-    if not isinstance(raw, str) or not _ATOI.match(raw):
-        return None
-    ix = int(raw)
-    return ix if ix >= 0 else None
-
-
-def parse_indexes(text: str, completions: int) -> set[int]:
-    """parseIndexesFromString: the indexes below `completions` in "0-2,4,6-7" (corrupt intervals
-    skipped, the list cut at the first interval past the range)."""
-    out: set[int] = set()
-    for part in text.split(",") if text else ():
-        lo, sep, hi = part.partition("-")
-        try:
-            first = int(lo)
-            last = int(hi) if sep else first
-        except ValueError:
-            continue
-        if first >= completions:
-            break
-        out.update(range(first, min(last, completions - 1) + 1))
-    return out
-
-
-def format_indexes(indexes: set[int]) -> str:
-    """orderedIntervals.String: sorted intervals, "a-b" for three or more, "a,b" for a pair."""
-    parts: list[str] = []
-    ordered = sorted(indexes)
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        first, last = ordered[i], ordered[j]
-        parts.append(str(first) if last == first else f"{first}{',' if last == first + 1 else '-'}{last}")
-        i = j + 1
-    return ",".join(parts)
+    ix = go_atoi((meta(pod).get("annotations") or {}).get(COMPLETION_INDEX))
+    return ix if ix is not None and ix >= 0 else None
 
 
 def match_success_policy(job: JsonDict, succeeded: set[int]) -> str | None:
