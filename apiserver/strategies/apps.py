@@ -80,6 +80,16 @@ def validate_pod_template_spec(tmpl: JsonDict, path: str) -> list[JsonDict]:
     return errs
 
 
+def selector_template_mismatch(sel: JsonDict, template: JsonDict, field: str) -> list[JsonDict]:
+    """The "`selector` does not match template `labels`" error of workload validations (the
+    template's labels printed as Go's map, nil when unset), or nothing."""
+    labels = as_dict(template.get("metadata")).get("labels")
+    if selector_matches(sel, labels if isinstance(labels, dict) else {}):
+        return []
+    return [invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
+                    "`selector` does not match template `labels`")]
+
+
 def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]:
     """ValidatePodTemplateSpecForReplicaSet: template required, labels matched by the selector,
     restartPolicy Always, no activeDeadlineSeconds."""
@@ -90,12 +100,8 @@ def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]
         tmpl = {}  # the zero PodTemplateSpec
     if not isinstance(tmpl, dict):
         return [type_invalid(f"{field}.template", tmpl, "must be an object")]
-    tmeta = as_dict(tmpl.get("metadata"))
-    labels = tmeta.get("labels")
     if isinstance(sel, dict) and not selector_is_empty(sel):
-        if not selector_matches(sel, labels if isinstance(labels, dict) else {}):
-            errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
-                                "`selector` does not match template `labels`"))
+        errs.extend(selector_template_mismatch(sel, tmpl, field))
     errs.extend(validate_pod_template_spec(tmpl, f"{field}.template"))
     tspec = as_dict(tmpl.get("spec"))
     rp = tspec.get("restartPolicy")

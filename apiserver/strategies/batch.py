@@ -27,7 +27,6 @@ from minik3s.api.validation import (
     is_qualified_name,
     not_supported,
     required,
-    selector_matches,
     too_long,
     too_many,
     validate_label_selector,
@@ -35,7 +34,7 @@ from minik3s.api.validation import (
     validate_object_meta,
 )
 
-from .apps import NilMap, default_template, validate_pod_template_spec
+from .apps import default_template, selector_template_mismatch, validate_pod_template_spec
 from .base import Strategy, as_dict
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
@@ -284,10 +283,8 @@ def validate_selector_matches_template(spec: JsonDict, field: str = "spec") -> l
     """ValidateJobSpec's selector checks: a valid label selector that matches the template's labels."""
     sel = spec.get("selector")
     errs = validate_label_selector(sel, f"{field}.selector")
-    labels = as_dict(as_dict(spec.get("template")).get("metadata")).get("labels")
-    if not errs and isinstance(sel, dict) and not selector_matches(sel, labels if isinstance(labels, dict) else {}):
-        errs.append(invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
-                            "`selector` does not match template `labels`"))
+    if not errs and isinstance(sel, dict):
+        errs.extend(selector_template_mismatch(sel, as_dict(spec.get("template")), field))
     return errs
 
 
