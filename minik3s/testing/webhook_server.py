@@ -86,6 +86,7 @@ class WebhookServer:
         self.answer = answer
         self.hold = False
         self.reviews: list[tuple[str, JsonDict]] = []
+        self.user_agents: list[str] = []  # the User-Agent of each call, in order
         self._lock = threading.Lock()
         self._released = threading.Event()
         ca, cert, key = make_ca_and_cert(dns_names)
@@ -107,6 +108,7 @@ class WebhookServer:
                 review = orjson.loads(self.rfile.read(n))
                 with server._lock:
                     server.reviews.append((self.path, review))
+                    server.user_agents.append(self.headers.get("User-Agent") or "")
                 if server.hold:
                     server._released.wait(30)
                 req = review.get("request") or {}

@@ -115,6 +115,8 @@ def test_validating_webhook_denies_a_pod_for_every_client(http: httpx.Client, wn
     assert kreq["userInfo"]["username"] == "system:admin" and "system:masters" in kreq["userInfo"]["groups"]
     assert kreq["object"]["metadata"]["name"] == "web" and kreq["oldObject"] is None
     assert kreq["options"]["kind"] == "CreateOptions" and kreq["options"]["apiVersion"] == "meta.k8s.io/v1"
+    # kube-apiserver's webhook client names itself
+    assert hook.user_agents and set(hook.user_agents) == {"kube-apiserver-admission"}
 
 
 def test_mutating_webhook_adds_a_label_and_warns(http: httpx.Client, wns: str, hook: WebhookServer,
