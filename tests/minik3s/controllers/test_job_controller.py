@@ -181,6 +181,15 @@ async def wait_condition(harness, name: str, cond_type: str, *, timeout: float =
     return await harness.eventually(check, timeout=timeout, what=f"{name} {cond_type}")
 
 
+def conditions(status: dict) -> list[tuple[str, str, str]]:
+    return [(c["type"], c["reason"], c["message"]) for c in status["conditions"]]
+
+
+def index_pod(pods: list[dict], ix: int) -> dict:
+    """The pod of completion index `ix` among `pods`."""
+    return next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == str(ix))
+
+
 async def job_events(harness, name: str) -> list[tuple[str, str, str]]:
     evs = (await harness.client.list(EVENTS, "default"))["items"]
     return [
@@ -269,7 +278,7 @@ async def test_failed_pods_beyond_backoff_limit_fail_the_job(harness):
 
     failed = await wait_condition(harness, "flaky", "Failed")
     st = failed["status"]
-    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+    assert conditions(st) == [
         ("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
         ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
     ]
@@ -537,7 +546,7 @@ async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_its_e
     failed = await wait_condition(harness, "policy", "Failed")
     message = f"Container c for pod default/{second[0]['metadata']['name']} failed with exit code 42 matching " \
               "FailJob rule at index 0"
-    assert [(c["type"], c["reason"], c["message"]) for c in failed["status"]["conditions"]] == [
+    assert conditions(failed["status"]) == [
         ("FailureTarget", "PodFailurePolicy", message), ("Failed", "PodFailurePolicy", message)]
     assert failed["status"]["failed"] == 1
 
@@ -570,11 +579,11 @@ async def test_success_policy_completes_an_indexed_job_when_its_leader_succeeds(
     await harness.client.create(JOBS, job_obj("leader", completions=3, parallelism=3, completionMode="Indexed",
                                               successPolicy={"rules": [{"succeededIndexes": "0"}]}))
     pods = await wait_pods(harness, "leader", 3)
-    leader = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "0")
+    leader = index_pod(pods, 0)
     await finish(harness, leader, "Succeeded", 0)
     done = await wait_condition(harness, "leader", "Complete")
     st = done["status"]
-    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+    assert conditions(st) == [
         ("SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"),
         ("Complete", "SuccessPolicy", "Matched rules at index 0")]
     assert (st["completedIndexes"], st["succeeded"], st["active"]) == ("0", 1, 0)
@@ -598,7 +607,7 @@ async def test_each_index_has_its_own_failure_budget_and_failed_indexes_fail_the
     assert created["spec"]["backoffLimit"] == 2147483647  # the Job-wide limit is off
     pods = await wait_pods(harness, "per", 2)
     assert {p["metadata"]["annotations"][INDEX_FAILURE_COUNT] for p in pods} == {"0"}
-    one = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "1")
+    one = index_pod(pods, 1)
     await finish(harness, one, "Failed", 1)
 
     async def replaced():
@@ -618,11 +627,11 @@ async def test_each_index_has_its_own_failure_budget_and_failed_indexes_fail_the
 
     await harness.eventually(index_failed, what="index 1 listed as failed")
     assert len(await _index_pods(harness, "per", "1")) == 2  # not recreated again
-    zero = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "0")
+    zero = index_pod(pods, 0)
     await finish(harness, zero, "Succeeded", 0)
     failed = await wait_condition(harness, "per", "Failed")
     st = failed["status"]
-    assert [(c["type"], c["reason"], c["message"]) for c in st["conditions"]] == [
+    assert conditions(st) == [
         ("FailureTarget", "FailedIndexes", "Job has failed indexes"),
         ("Failed", "FailedIndexes", "Job has failed indexes")]
     assert (st["completedIndexes"], st["failedIndexes"], st["succeeded"], st["failed"]) == ("0", "1", 1, 2)
@@ -635,7 +644,7 @@ async def test_max_failed_indexes_and_the_fail_index_rule(harness):
         podFailurePolicy={"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [7]}}]}))
     pods = await wait_pods(harness, "maxf", 3)
     # exit 7: FailIndex fails index 2 at once, despite its budget of 5; more than 0 failed indexes
-    two = next(p for p in pods if p["metadata"]["annotations"][COMPLETION_INDEX] == "2")
+    two = index_pod(pods, 2)
     await finish(harness, two, "Failed", 7)
     failed = await wait_condition(harness, "maxf", "Failed")
     st = failed["status"]
