@@ -979,6 +979,36 @@ ENDPOINTS_PRINTER = Printer(
     _endpoints_cells,
 )
 
+def _list_with_more(shown: list[str], count: int) -> str:
+    """printers.go listWithMoreString: the first three, "+ N more..." past them, `<unset>` for none."""
+    text = ",".join(shown[:3])
+    if count > 3:
+        return f"{text} + {count - 3} more..."
+    return text or "<unset>"
+
+
+def _endpoint_slice_cells(o: JsonDict, now: datetime) -> list[Any]:
+    ports: list[str] = []
+    for p in o.get("ports") or []:
+        if isinstance(p, dict):
+            # a port with neither number nor name matches every port of the endpoints
+            port = p.get("port")
+            ports.append(str(port) if port is not None else (_str(p.get("name")) if p.get("name") is not None else "*"))
+    addresses = [_str(a) for ep in o.get("endpoints") or [] if isinstance(ep, dict)
+                 for a in ep.get("addresses") or []]
+    return [_d(o, "metadata", "name") or "", _str(o.get("addressType")), _list_with_more(ports, len(ports)),
+            _list_with_more(addresses, len(addresses)), since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+ENDPOINTSLICE_PRINTER = Printer(
+    (_name(),
+     Column("AddressType", "string", "addressType specifies the type of address carried by this EndpointSlice."),
+     Column("Ports", "string", "ports specifies the list of network ports exposed by each endpoint in this slice."),
+     Column("Endpoints", "string", "endpoints is a list of unique endpoints in this slice."),
+     _age()),
+    _endpoint_slice_cells,
+)
+
 CONFIGMAP_PRINTER = Printer(
     (_name(), Column("Data", "string", "Data contains the configuration data."), _age()),
     lambda o, now: [_d(o, "metadata", "name") or "",
@@ -1558,6 +1588,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("", "services"): SERVICE_PRINTER,
         ("", "serviceaccounts"): SERVICEACCOUNT_PRINTER,
         ("", "endpoints"): ENDPOINTS_PRINTER,
+        ("discovery.k8s.io", "endpointslices"): ENDPOINTSLICE_PRINTER,
         ("", "replicationcontrollers"): RC_PRINTER,
         ("", "podtemplates"): POD_TEMPLATE_PRINTER,
         ("", "componentstatuses"): COMPONENT_STATUS_PRINTER,
