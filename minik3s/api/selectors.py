@@ -70,13 +70,16 @@ def validate_label_key(key: str) -> str | None:
     return None
 
 
-def validate_label_value(value: str, index: int = 0) -> str | None:
+def validate_label_value(value: str, index: int = 0, key: str | None = None) -> str | None:
+    """None for a valid label value; else upstream's field error, at `values[index][key]` as
+    labels.NewRequirement reports it (`values[index]` without a key)."""
     if value == "":
         return None
+    path = f"values[{index}]" if key is None else f"values[{index}][{key}]"
     if len(value) > 63:
-        return f'values[{index}][{value}]: Invalid value: "{value}": must be no more than 63 characters'
+        return f'{path}: Invalid value: "{value}": must be no more than 63 characters'
     if not _NAME_RE.match(value):
-        return f'values[{index}][{value}]: Invalid value: "{value}": {_VALUE_MSG}'
+        return f'{path}: Invalid value: "{value}": {_VALUE_MSG}'
     return None
 
 
@@ -84,39 +87,67 @@ Requirement = tuple[str, int, Any]
 """(key, op, operand): operand is a frozenset[str] for In/NotIn, an int for Gt/Lt, None otherwise."""
 
 
+def _go_values(values: list[str]) -> str:
+    """A []string as field.Invalid prints it (Go's %#v; an empty list arrives as a nil slice)."""
+    if not values:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+
+
+def _aggregate(errs: list[str]) -> str:
+    """utilerrors.Aggregate's message: the one error, or every distinct one bracketed."""
+    distinct = list(dict.fromkeys(errs))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
+
+
 def _make_requirement(key: str, op: int, values: list[str]) -> Requirement:
-    """Validate like upstream labels.NewRequirement; raise ValueError with its message."""
+    """Validate like upstream labels.NewRequirement (every error, aggregated); raise ValueError
+    with its message."""
+    errs: list[str] = []
     err = validate_label_key(key)
     if err:
-        raise ValueError(err)
+        errs.append(err)
+    number: int | None = None
     if op in (OP_IN, OP_NOT_IN):
         if not values:
-            raise ValueError(
-                "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
-            )
+            errs.append("values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty")
     elif op in (OP_EXISTS, OP_DOES_NOT_EXIST):
         if values:
-            raise ValueError(
-                f"values: Invalid value: {values}: values set must be empty for exists and does not exist"
-            )
-        return (key, op, None)
+            errs.append(f"values: Invalid value: {_go_values(values)}: values set must be empty for exists and "
+                        "does not exist")
     else:
         if len(values) != 1:
-            raise ValueError(
-                f"values: Invalid value: {values}: for 'Gt', 'Lt' operators, exactly one value is required"
-            )
-        try:
-            return (key, op, int(values[0]))
-        except ValueError:
-            raise ValueError(
-                f"values[0]: Invalid value: \"{values[0]}\": for 'Gt', 'Lt' operators, the value "
-                "must be an integer"
-            ) from None
+            errs.append(f"values: Invalid value: {_go_values(values)}: for 'Gt', 'Lt' operators, exactly one "
+                        "value is required")
+        for i, v in enumerate(values):
+            parsed = go_parse_int64(v)
+            if parsed is None:
+                errs.append(f'values[{i}]: Invalid value: "{v}": for \'Gt\', \'Lt\' operators, the value must be '
+                            "an integer")
+            elif number is None:
+                number = parsed
     for i, v in enumerate(values):
-        err = validate_label_value(v, i)
+        err = validate_label_value(v, i, key)
         if err:
-            raise ValueError(err)
+            errs.append(err)
+    if errs:
+        raise ValueError(_aggregate(errs))
+    if op in (OP_EXISTS, OP_DOES_NOT_EXIST):
+        return (key, op, None)
+    if op in (OP_GT, OP_LT):
+        return (key, op, number)
     return (key, op, frozenset(values))
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def go_parse_int64(text: str) -> int | None:
+    """strconv.ParseInt(text, 10, 64): optional sign and decimal digits only, within int64."""
+    if not _GO_INT.match(text):
+        return None
+    n = int(text)
+    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 class LabelSelector:

@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from minik3s.api.resources import NAMESPACES
+from minik3s.api.selectors import label_selector_from_dict
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -49,7 +50,7 @@ from scheduler.framework.interface import (
     Status,
 )
 from scheduler.framework.node_arrays import BoolArray, IntArray, LabelCodes, NodeArrays
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import AffinityTerm, NodeInfo, PodInfo
 from scheduler.plugins import names
 from scheduler.plugins.helpers import SUCCESS, CompiledTerm, NamespaceLabels, as_pod_info, compiled_affinity
 
@@ -116,6 +117,51 @@ def _matches_all(terms: Sequence[CompiledTerm], pod: PodInfo, ns_labels: Namespa
         if not t.matches(pod, ns_labels):
             return False
     return True
+
+
+def _term_error(term: AffinityTerm) -> str | None:
+    """Why the term's labelSelector (then namespaceSelector) does not parse, or None."""
+    for d in (term.selector, term.namespace_selector):
+        if d is None:
+            continue
+        try:
+            label_selector_from_dict(d)
+        except ValueError as e:
+            return str(e)
+    return None
+
+
+def parse_error(pod: PodInfo) -> str | None:
+    """The pod's affinity-term parse errors as upstream framework.NewPodInfo aggregates them (the
+    first bad term of each kind, prefixed with the kind; several kinds in brackets), or None.
+    Only terms whose compiled selector came out as match-nothing can be at fault."""
+    c = compiled_affinity(pod)
+    suspect = False
+    for ct in (*c.required_affinity, *c.required_anti_affinity, *c.preferred_affinity,
+               *c.preferred_anti_affinity):
+        if ct.selector.matches_nothing or (ct.ns_selector is not None and ct.ns_selector.matches_nothing):
+            suspect = True
+            break
+    if not suspect:
+        return None
+    errs: list[str] = []
+    kinds: tuple[tuple[str, Sequence[AffinityTerm]], ...] = (
+        ("requiredAffinityTerms", pod.required_affinity_terms),
+        ("requiredAntiAffinityTerms", pod.required_anti_affinity_terms),
+        ("preferredAffinityTerms", [w.term for w in pod.preferred_affinity_terms]),
+        ("preferredAntiAffinityTerms", [w.term for w in pod.preferred_anti_affinity_terms]),
+    )
+    for kind, terms in kinds:
+        for t in terms:
+            err = _term_error(t)
+            if err is not None:
+                msg = f"{kind}: {err}"
+                if msg not in errs:
+                    errs.append(msg)
+                break
+    if not errs:
+        return None
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
 
 
 MAX_MEMOS = 256
@@ -322,6 +368,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
+        err = parse_error(pod)
+        if err is not None:
+            return None, Status.unresolvable(f"parsing pod: {err}", plugin=self.NAME)
         snap = self.handle.snapshot() if self.handle is not None else None
         tracked = snap is not None and getattr(snap, "tracked", False) and nodes is snap.node_info_list
         if tracked and snap is not None and snap.known_without_affinity_pods(required_anti=True):
@@ -489,7 +538,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return Status.as_error(
-                f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found', plugin=self.NAME
             )
         labels = node.labels
         # required affinity of the incoming pod
@@ -628,11 +677,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         if not nodes:
-            return SUCCESS
+            return Status.skip()  # no nodes to score
         c = compiled_affinity(pod)
         has_constraints = bool(c.preferred_affinity or c.preferred_anti_affinity)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
+        # ideally caught by PreFilter; upstream parses the pod again here
+        err = parse_error(pod)
+        if err is not None:
+            return Status.as_error(f"failed to parse pod: {err}", plugin=self.NAME)
         all_nodes: Sequence[NodeInfo]
         if has_constraints:
             snap = self.handle.snapshot() if self.handle is not None else None
