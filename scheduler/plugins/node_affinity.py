@@ -74,6 +74,63 @@ class NodeAffinityArgs(BaseModel):
         return v
 
 
+_MISSING = object()
+_LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_FIELD_OPS = ("In", "NotIn")
+
+
+def _aggregate(errs: list[str]) -> str:
+    """Upstream utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated
+    inside brackets: `[a, b]`."""
+    uniq = list(dict.fromkeys(errs))
+    return uniq[0] if len(uniq) == 1 else "[" + ", ".join(uniq) + "]"
+
+
+def _requirement_error(kind: str, req: dict[str, Any]) -> str | None:
+    """What parsing one requirement of a preferred term reports, relative to the requirement
+    (`key: Invalid value: ...`, `operator: Unsupported value: "Foo"`), None when it parses."""
+    op = req.get("operator") or ""
+    if kind == "matchFields":
+        if op not in _FIELD_OPS:
+            return f'operator: Unsupported value: "{op}": supported values: "In", "NotIn"'
+    elif op not in _LABEL_OPS:
+        return f'operator: Unsupported value: "{op}"'
+    try:
+        PreferredSchedulingTerms([{"weight": 1, "preference": {kind: [req]}}])
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _preferred_error(terms: Sequence[dict[str, Any]], fallback: str) -> str:
+    """The error upstream NewPreferredSchedulingTerms returns for `terms`: each requirement's
+    message under its path (`[0].matchExpressions[0].key: Invalid value: "invalid key": ...`)."""
+    errs: list[str] = []
+    for i, t in enumerate(terms):
+        if not int(t.get("weight") or 0):
+            continue
+        pref = t.get("preference") or {}
+        for kind in ("matchExpressions", "matchFields"):
+            for j, req in enumerate(pref.get(kind) or ()):
+                msg = _requirement_error(kind, req)
+                if msg is not None:
+                    errs.append(f"[{i}].{kind}[{j}].{msg}")
+    return _aggregate(errs) if errs else fallback
+
+
+def _pod_preferred(pod: PodInfo) -> PreferredSchedulingTerms | None:
+    """The pod's preferred node affinity terms (None when the field is absent); raises ValueError
+    with upstream's message when a term does not parse."""
+    na = (pod.spec.get("affinity") or {}).get("nodeAffinity") or {}
+    raw = na.get("preferredDuringSchedulingIgnoredDuringExecution")
+    if raw is None:
+        return None
+    try:
+        return PreferredSchedulingTerms(raw)
+    except ValueError as e:
+        raise ValueError(_preferred_error(raw, str(e))) from None
+
+
 def _required(pod: PodInfo) -> RequiredNodeAffinity:
     return cached_on(pod, "required_node_affinity", lambda: RequiredNodeAffinity(pod.pod))  # type: ignore[no-any-return]
 
@@ -142,29 +199,43 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
     # --- PreScore / Score -----------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
-        na = (pod.spec.get("affinity") or {}).get("nodeAffinity") or {}
-        raw = na.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if not nodes:
+            return SUCCESS
         try:
-            pref = PreferredSchedulingTerms(raw) if raw else None
+            pref = _pod_preferred(pod)
         except ValueError as e:
-            return Status.as_error(f"Parsing pod's preferred node affinity: {e}", plugin=self.NAME)
+            return Status.as_error(str(e), plugin=self.NAME)
         if pref is None and self._added_pref is None:
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, pref)
         return SUCCESS
 
+    def _preferred_from_state(self, state: CycleState, pod: PodInfo) -> PreferredSchedulingTerms | None:
+        """PreScore's parse of the pod's preferred terms, or (PreScore disabled) the parse now;
+        raises ValueError on terms that do not parse."""
+        pref = state.get(PRE_SCORE_STATE_KEY, _MISSING)
+        if pref is _MISSING:
+            return _pod_preferred(pod)
+        return pref  # type: ignore[no-any-return]
+
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         count = 0
         if self._added_pref is not None:
             count += self._added_pref.score_labels(node.labels, node.name)
-        pref = state.get(PRE_SCORE_STATE_KEY)
+        try:
+            pref = self._preferred_from_state(state, pod)
+        except ValueError as e:
+            return 0, Status.as_error(str(e), plugin=self.NAME)
         if pref is not None:
             count += pref.score_labels(node.labels, node.name)
         return count, SUCCESS
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
         added = self._added_pref
-        pref = state.get(PRE_SCORE_STATE_KEY)
+        try:
+            pref = self._preferred_from_state(state, pod)
+        except ValueError as e:
+            return [0] * len(nodes), Status.as_error(str(e), plugin=self.NAME)
         out: list[int] = []
         append = out.append
         for node in nodes:

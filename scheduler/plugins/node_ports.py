@@ -61,8 +61,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         wanted = state.get(PRE_FILTER_STATE_KEY)
-        if wanted is None:
-            wanted = pod.host_ports
+        if wanted is None:  # PreFilter did not run (disabled): upstream's ErrNotFound
+            return Status.as_error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found', plugin=self.NAME)
         if ports_conflict(wanted, node.used_ports):
             return Status.unschedulable(ERR_REASON, plugin=self.NAME)
         return SUCCESS
@@ -77,11 +77,17 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     @staticmethod
     def _after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue only when the deleted pod was bound (or nominated) and released a port the pod
+        conflicts with (upstream isSchedulableAfterPodDeleted, `Fits` on the released ports)."""
         deleted = PodInfo(old) if isinstance(old, dict) else old
-        if deleted is None or not deleted.host_ports:
+        if deleted is None:
             return QueueingHint.SKIP
-        me = as_pod_info(pod)
-        want = {(p[1], p[2]) for p in me.host_ports}
-        return (
-            QueueingHint.QUEUE if any((p[1], p[2]) in want for p in deleted.host_ports) else QueueingHint.SKIP
-        )
+        nominated = ((deleted.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        if not deleted.node_name and not nominated:
+            return QueueingHint.SKIP
+        if not deleted.host_ports:
+            return QueueingHint.SKIP
+        released = dict.fromkeys(deleted.host_ports, 1)
+        if ports_conflict(as_pod_info(pod).host_ports, released):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
