@@ -628,8 +628,15 @@ class Scheduler:
                 raise SchedulingError(st)
             diag.absent_status = st
             diag.pre_filter_msg = st.message()
-            if st.plugin:
-                (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
+            if st.code == Code.PENDING:
+                if st.plugin:
+                    diag.pending_plugins.add(st.plugin)
+            else:
+                # upstream: the plugins whose PreFilterResults left no node (all of them), plus the
+                # status's plugin (AddPluginStatus)
+                diag.unschedulable_plugins.update(narrowing)
+                if st.plugin:
+                    diag.unschedulable_plugins.add(st.plugin)
             if rec is not None:
                 rec.pre_filter_status = st
             return [], diag
@@ -648,13 +655,20 @@ class Scheduler:
             nodes = [smap[n] for n in sorted(pre_res.node_names) if n in smap]
             diag.absent_status = Status.unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
-        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diag)
+            # upstream: the narrowing plugins rejected the nodes left out, so they are among the
+            # plugins whose events may make the pod schedulable
+            diag.unschedulable_plugins.update(narrowing)
+        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diag, num_all_nodes=len(all_nodes))
         return feasible, diag
 
     def _find_nodes_that_pass_filters(self, fw: Framework, state: CycleState, pi: PodInfo,
                                       nodes: list[NodeInfo], diag: Diagnosis, *,
-                                      advance: bool = True) -> list[NodeInfo]:
+                                      advance: bool = True, num_all_nodes: int = 0) -> list[NodeInfo]:
+        """Filter `nodes` round robin from next_start_node_index; with `advance`, the index then
+        moves on by the nodes processed, modulo `num_all_nodes` (all the snapshot's nodes, as
+        upstream, also when a PreFilterResult narrowed `nodes`; default len(nodes))."""
         n = len(nodes)
+        total = num_all_nodes or n
         if n == 0:
             return []
         to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
@@ -664,7 +678,7 @@ class Scheduler:
         if not fw.has_filter_plugins():
             picked = [nodes[(start + i) % n] for i in range(min(to_find, n))]
             if advance:
-                self.next_start_node_index = (start + len(picked)) % n
+                self.next_start_node_index = (self.next_start_node_index + len(picked)) % total
             return picked
         plugins = fw.active_filter_plugins(state)
         if not fw.nominator and self.vector_paths and advance and nodes is self.snapshot.node_info_list \
@@ -683,7 +697,7 @@ class Scheduler:
                         if st.plugin:
                             (diag.pending_plugins if st.code == Code.PENDING
                              else diag.unschedulable_plugins).add(st.plugin)
-                    self.next_start_node_index = (start + processed) % n
+                    self.next_start_node_index = (self.next_start_node_index + processed) % total
                     diag.feasible_rows = rows
                     return arrays.nodes_at(rows)
         ordered = nodes[start:] + nodes[:start] if start else nodes
@@ -699,7 +713,7 @@ class Scheduler:
                     if st.plugin:
                         (diag.pending_plugins if st.code == Code.PENDING else diag.unschedulable_plugins).add(st.plugin)
                 if advance:
-                    self.next_start_node_index = (start + processed) % n
+                    self.next_start_node_index = (self.next_start_node_index + processed) % total
                 return feasible
         nominated = bool(len(fw.nominator or ()))
         run = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
@@ -715,12 +729,14 @@ class Scheduler:
                     break
                 continue
             if nst.code == Code.ERROR:
+                if advance:  # upstream moves the index on past the nodes processed, error or not
+                    self.next_start_node_index = (self.next_start_node_index + processed - 1) % total
                 raise SchedulingError(nst)
             statuses[ni.name] = nst
             if nst.plugin:
                 (diag.pending_plugins if nst.code == Code.PENDING else diag.unschedulable_plugins).add(nst.plugin)
         if advance:
-            self.next_start_node_index = (start + processed) % n
+            self.next_start_node_index = (self.next_start_node_index + processed) % total
         return feasible
 
     def _prioritize(self, fw: Framework, state: CycleState, pi: PodInfo, feasible: list[NodeInfo],

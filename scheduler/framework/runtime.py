@@ -61,6 +61,9 @@ from scheduler.framework.node_arrays import IntArray, NodeArrays
 from scheduler.framework.types import NodeInfo, PodInfo
 
 logger = logging.getLogger(__name__)
+# upstream's wrapping of a Score / NormalizeScore failure: "running Score plugins: plugin %q failed with: %w"
+_SCORE_FAILED = "running Score plugins: plugin"
+_NORMALIZE_FAILED = "running Normalize on Score plugins: plugin"
 
 # Upstream maxTimeout for Permit WAIT.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -131,11 +134,11 @@ def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> d
         explicit: dict[str, PluginEntry] = {}
         for e in ps.enabled:
             if e.name not in registry:
-                raise FrameworkError(f"{ep} plugin {e.name!r} does not exist")
+                raise FrameworkError(f'{ep} plugin "{e.name}" does not exist')
             if e.name in explicit:
-                raise FrameworkError(f"plugin {e.name!r} already registered as {ep!r}")
+                raise FrameworkError(f'plugin "{e.name}" already registered as "{ep}"')
             if not issubclass(registry[e.name], base):
-                raise FrameworkError(f"plugin {e.name!r} does not extend {ep} plugin")
+                raise FrameworkError(f'plugin "{e.name}" does not extend {ep} plugin')
             explicit[e.name] = e
         disabled = {d.name for d in ps.disabled}
         if "*" in disabled:
@@ -146,7 +149,7 @@ def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> d
         for e in multi.enabled:
             cls = registry.get(e.name)
             if cls is None:
-                raise FrameworkError(f"multiPoint plugin {e.name!r} does not exist")
+                raise FrameworkError(f'multiPoint plugin "{e.name}" does not exist')
             if not issubclass(cls, base) or e.name in disabled:
                 continue
             if e.name in explicit:
@@ -155,7 +158,7 @@ def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> d
                     explicit[e.name] = PluginEntry(e.name, e.weight)
                 continue
             if any(m.name == e.name for m in multi_enabled):
-                raise FrameworkError(f"plugin {e.name!r} already registered as {ep!r}")
+                raise FrameworkError(f'plugin "{e.name}" already registered as "{ep}"')
             multi_enabled.append(e)
         ordered = [explicit[n] for n in explicit if n in overrides]
         ordered += multi_enabled
@@ -284,7 +287,7 @@ class Framework:
         if len(self.queue_sort_plugins) > 1:
             raise FrameworkError(
                 f"only one queue sort plugin required for profile with scheduler name "
-                f"{self.profile_name!r}, but got {len(self.queue_sort_plugins)}")
+                f'"{self.profile_name}", but got {len(self.queue_sort_plugins)}')
         self._less = self.queue_sort_plugins[0].less if self.queue_sort_plugins else None
         self._active_filters: dict[frozenset[str], list[FilterPlugin]] = {}
         self._sort_key = self.queue_sort_plugins[0].sort_key if self.queue_sort_plugins else None
@@ -435,7 +438,7 @@ class Framework:
             raise
         except Exception as e:  # the runtime is the one place that catches broadly
             logger.exception("plugin raised plugin=%s point=%s", pl.name(), method)
-            return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
+            return Status.as_error(f'running {method} plugin "{pl.name()}": {e}', pl.name())
         return self._checked(pl, method, st)
 
     @staticmethod
@@ -443,9 +446,9 @@ class Framework:
         """A plugin's return value as a Status naming the plugin when it is not a success (None
         or a non-Status become an Error)."""
         if st is None:
-            return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
+            return Status.as_error(f'plugin "{pl.name()}" returned no status from {method}', pl.name())
         if not isinstance(st, Status):
-            return Status.as_error(f"plugin {pl.name()!r} returned {type(st).__name__}, not a Status, "
+            return Status.as_error(f'plugin "{pl.name()}" returned {type(st).__name__}, not a Status, '
                                    f"from {method}", pl.name())
         if st.code and not st.plugin:
             return st.with_plugin(pl.name())
@@ -454,11 +457,13 @@ class Framework:
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
                        nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
         """Returns (merged result, status, plugins that narrowed the node set). Skip marks the
-        plugin's Filter skipped; a rejection stops at once (upstream returns on the first
-        non-success, non-skip status)."""
+        plugin's Filter skipped; UnschedulableAndUnresolvable or an error stops at once, an
+        Unschedulable is returned after the remaining PreFilter plugins ran (upstream since v1.29:
+        preemption needs their state)."""
         result: PreFilterResult | None = None
         narrowing: list[str] = []
         skipped = state.skip_filter_plugins
+        rejected: Status | None = None
         for pl in self.pre_filter_plugins:
             name = pl.name()
             try:
@@ -467,17 +472,25 @@ class Framework:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=pre_filter", name)
-                return None, Status.as_error(f"running PreFilter plugin {name!r}: {e}", name), set()
+                return None, Status.as_error(f'running PreFilter plugin "{name}": {e}', name), set()
             if out is None or not isinstance(out, tuple) or out[1] is None:
-                return None, Status.as_error(f"plugin {name!r} returned no status from PreFilter", name), set()
+                return None, Status.as_error(f'plugin "{name}" returned no status from PreFilter', name), set()
             r, st = out
             if st.code == Code.SKIP:
                 skipped.add(name)
                 continue
             if not st.is_success():
                 if not st.is_rejected():
-                    return None, Status.as_error(f"running PreFilter plugin {name!r}: {st.message()}", name), set()
-                return None, st if st.plugin else st.with_plugin(name), {name}
+                    return None, Status.as_error(f'running PreFilter plugin "{name}": {st.message()}', name), set()
+                st = st if st.plugin else st.with_plugin(name)
+                if st.code == Code.UNSCHEDULABLE and rejected is None:
+                    # preemption runs later in this cycle and needs every PreFilter's state, so
+                    # an Unschedulable does not stop the others (kubernetes#119770)
+                    rejected = st
+                    continue
+                if st.code == Code.UNSCHEDULABLE:
+                    continue
+                return None, st, {name}
             if r is not None and not r.all_nodes():
                 narrowing.append(name)
             result = r if result is None else result.merge(r)
@@ -487,6 +500,8 @@ class Framework:
                 else:
                     msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
                 return result, Status.unresolvable(msg, plugin=name), set(narrowing)
+        if rejected is not None:
+            return result, rejected, {rejected.plugin} | set(narrowing)
         return result, Status.success(), set(narrowing)
 
     def active_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
@@ -513,14 +528,14 @@ class Framework:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=filter node=%s", pl.name(), node.name)
-                return Status.as_error(f"running {pl.name()!r} filter plugin: {e}", pl.name())
+                return Status.as_error(f'running "{pl.name()}" filter plugin: {e}', pl.name())
             if st is None:
-                return Status.as_error(f"plugin {pl.name()!r} returned no status from Filter", pl.name())
+                return Status.as_error(f'plugin "{pl.name()}" returned no status from Filter', pl.name())
             if st.code:
                 if st.code == Code.SKIP:
                     continue
                 if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
-                    return Status.as_error(f"running {pl.name()!r} filter plugin: {st.message()}", pl.name())
+                    return Status.as_error(f'running "{pl.name()}" filter plugin: {st.message()}', pl.name())
                 return st.with_plugin(pl.name())
         return None
 
@@ -567,7 +582,7 @@ class Framework:
                 continue
             st = self._call(pl, method, state, pod_to_schedule, other, node)
             if not st.is_success():
-                return Status.as_error(f"running {label} on PreFilter plugin {pl.name()!r}: {st.message()}",
+                return Status.as_error(f'running {label} on PreFilter plugin "{pl.name()}": {st.message()}',
                                        pl.name())
         return Status.success()
 
@@ -584,9 +599,9 @@ class Framework:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=post_filter", pl.name())
-                return None, Status.as_error(f"running PostFilter plugin {pl.name()!r}: {e}", pl.name())
+                return None, Status.as_error(f'running PostFilter plugin "{pl.name()}": {e}', pl.name())
             if out is None or not isinstance(out, tuple) or out[1] is None:
-                return None, Status.as_error(f"plugin {pl.name()!r} returned no status from PostFilter",
+                return None, Status.as_error(f'plugin "{pl.name()}" returned no status from PostFilter',
                                              pl.name())
             r, st = out
             if st.is_success():
@@ -612,7 +627,7 @@ class Framework:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=%s", pl.name(), "pre_score")
-                st = Status.as_error(f"running pre_score plugin {pl.name()!r}: {e}", pl.name())
+                st = Status.as_error(f'running PreScore plugin "{pl.name()}": {e}', pl.name())
             else:
                 code = out.code if isinstance(out, Status) else None
                 if code == Code.SUCCESS:
@@ -625,7 +640,7 @@ class Framework:
                 skip.add(pl.name())
                 continue
             if not st.is_success():
-                return Status.as_error(f"running PreScore plugin {pl.name()!r}: {st.message()}", pl.name())
+                return Status.as_error(f'running PreScore plugin "{pl.name()}": {st.message()}', pl.name())
         return Status.success()
 
     @overload
@@ -665,20 +680,20 @@ class Framework:
                 if raw_arr is not None:
                     if len(raw_arr) != len(nodes):
                         return totals, Status.as_error(
-                            f"plugin {name!r} returned {len(raw_arr)} scores for {len(nodes)} nodes", name)
+                            f'plugin "{name}" returned {len(raw_arr)} scores for {len(nodes)} nodes', name)
                     raw = raw_arr
                 else:
                     batch = pl.score_nodes(state, pi, nodes) if name in self._batch_scorers else None
                     if batch is not None:
                         if not isinstance(batch, tuple) or batch[1] is None:
-                            return totals, Status.as_error(f"plugin {name!r} returned no status from Score", name)
+                            return totals, Status.as_error(f'plugin "{name}" returned no status from Score', name)
                         if batch[1].code:
-                            return totals, Status.as_error(f"running Score plugin {name!r}: {batch[1].message()}",
-                                                           name)
+                            return totals, Status.as_error(
+                                f'{_SCORE_FAILED} "{name}" failed with: {batch[1].message()}', name)
                         raw = list(batch[0])
                         if len(raw) != len(nodes):
                             return totals, Status.as_error(
-                                f"plugin {name!r} returned {len(raw)} scores for {len(nodes)} nodes", name)
+                                f'plugin "{name}" returned {len(raw)} scores for {len(nodes)} nodes', name)
                     else:
                         raw = []
                         append = raw.append
@@ -686,18 +701,18 @@ class Framework:
                         for ni in nodes:
                             out = score_fn(state, pi, ni)
                             if out is None or out[1] is None:
-                                return totals, Status.as_error(f"plugin {name!r} returned no status from Score",
+                                return totals, Status.as_error(f'plugin "{name}" returned no status from Score',
                                                                name)
                             s, st = out
                             if st.code:
-                                return totals, Status.as_error(f"running Score plugin {name!r}: {st.message()}",
-                                                               name)
+                                return totals, Status.as_error(
+                                    f'{_SCORE_FAILED} "{name}" failed with: {st.message()}', name)
                             append(s)
             except asyncio.CancelledError:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=score node=%s", name, ni.name if ni else "")
-                return totals, Status.as_error(f"running Score plugin {name!r}: {e}", name)
+                return totals, Status.as_error(f'{_SCORE_FAILED} "{name}" failed with: {e}', name)
             if isinstance(raw, np.ndarray) and name not in self._normalizers:
                 normalized_arr = raw
             elif name in self._normalizers:
@@ -712,10 +727,10 @@ class Framework:
                     raise
                 except Exception as e:
                     logger.exception("plugin raised plugin=%s point=normalize_score", name)
-                    return totals, Status.as_error(f"running Normalize on Score plugin {name!r}: {e}", name)
+                    return totals, Status.as_error(f'{_NORMALIZE_FAILED} "{name}" failed with: {e}', name)
                 if fast is not None and len(fast) != len(nodes):
                     return totals, Status.as_error(
-                        f"plugin {name!r} normalized {len(fast)} scores for {len(nodes)} nodes", name)
+                        f'plugin "{name}" normalized {len(fast)} scores for {len(nodes)} nodes', name)
                 if isinstance(fast, np.ndarray):
                     normalized_arr = fast
                 elif fast is not None:
@@ -726,7 +741,7 @@ class Framework:
                     st = self._call(pl, "normalize_score", state, pi, scores)
                     if not st.is_success():
                         return totals, Status.as_error(
-                            f"running Normalize on Score plugin {name!r}: {st.message()}", name)
+                            f'{_NORMALIZE_FAILED} "{name}" failed with: {st.message()}', name)
                     normalized = [ns.score for ns in scores]
             else:
                 assert isinstance(raw, list)
@@ -745,7 +760,8 @@ class Framework:
             if hi > MAX_NODE_SCORE or lo < MIN_NODE_SCORE:
                 bad = hi if hi > MAX_NODE_SCORE else lo
                 return totals, Status.as_error(
-                    f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
+                    f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid score '
+                    f"{bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", name)
             if totals_arr is not None:
                 vec = normalized_arr if normalized_arr is not None else np.asarray(normalized, dtype=np.int64)
@@ -773,7 +789,7 @@ class Framework:
             if not st.is_success():
                 if st.is_rejected():
                     return st
-                return Status.as_error(f"running Reserve plugin {pl.name()!r}: {st.message()}", pl.name())
+                return Status.as_error(f'running Reserve plugin "{pl.name()}": {st.message()}', pl.name())
         return Status.success()
 
     def run_unreserve(self, state: CycleState, pi: PodInfo, node_name: str) -> None:
@@ -798,9 +814,9 @@ class Framework:
                 raise
             except Exception as e:
                 logger.exception("plugin raised plugin=%s point=permit", name)
-                return Status.as_error(f"running Permit plugin {name!r}: {e}", name)
+                return Status.as_error(f'running Permit plugin "{name}": {e}', name)
             if out is None or not isinstance(out, tuple) or out[0] is None:
-                return Status.as_error(f"plugin {name!r} returned no status from Permit", name)
+                return Status.as_error(f'plugin "{name}" returned no status from Permit', name)
             st, timeout = out
             if st.is_success():
                 continue
@@ -809,7 +825,7 @@ class Framework:
             if st.code == Code.WAIT:
                 waits[name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
                 continue
-            return Status.as_error(f"running Permit plugin {name!r}: {st.message()}", name)
+            return Status.as_error(f'running Permit plugin "{name}": {st.message()}', name)
         if waits:
             wp = WaitingPod(pi, waits)
             self._waiting_pods[pi.uid] = wp
@@ -848,7 +864,7 @@ class Framework:
             if not st.is_success():
                 if st.is_rejected():
                     return st
-                return Status.as_error(f"running PreBind plugin {pl.name()!r}: {st.message()}", pl.name())
+                return Status.as_error(f'running PreBind plugin "{pl.name()}": {st.message()}', pl.name())
         return Status.success()
 
     async def run_bind(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
@@ -862,7 +878,7 @@ class Framework:
             if not st.is_success():
                 if st.is_rejected():
                     return st
-                return Status.as_error(f"running Bind plugin {pl.name()!r}: {st.message()}", pl.name())
+                return Status.as_error(f'running Bind plugin "{pl.name()}": {st.message()}', pl.name())
             return st
         return Status.skip()
 
@@ -882,11 +898,11 @@ class Framework:
             raise
         except Exception as e:
             logger.exception("plugin raised plugin=%s point=%s", pl.name(), method)
-            return Status.as_error(f"running {method} plugin {pl.name()!r}: {e}", pl.name())
+            return Status.as_error(f'running {method} plugin "{pl.name()}": {e}', pl.name())
         if st is None:
-            return Status.as_error(f"plugin {pl.name()!r} returned no status from {method}", pl.name())
+            return Status.as_error(f'plugin "{pl.name()}" returned no status from {method}', pl.name())
         if not isinstance(st, Status):
-            return Status.as_error(f"plugin {pl.name()!r} returned {type(st).__name__}, not a Status, "
+            return Status.as_error(f'plugin "{pl.name()}" returned {type(st).__name__}, not a Status, '
                                    f"from {method}", pl.name())
         if st.code and not st.plugin:
             st = st.with_plugin(pl.name())

@@ -274,7 +274,7 @@ def test_expand_plugins(profile, point, want):
 
 
 @pytest.mark.parametrize(("profile", "err"), [
-    pytest.param(spec([("Nope", 0)]), "multiPoint plugin 'Nope' does not exist", id="unknown-multipoint"),
+    pytest.param(spec([("Nope", 0)]), 'multiPoint plugin "Nope" does not exist', id="unknown-multipoint"),
     pytest.param(spec(filter=([("A", 0), ("A", 0)], [])), "already registered", id="duplicate-explicit"),
     pytest.param(spec([("A", 0), ("A", 0)]), "already registered", id="duplicate-multipoint"),
     pytest.param(spec(filter=([("Sort", 0)], [])), "does not extend filter", id="wrong-extension-point"),
@@ -310,8 +310,8 @@ def test_filter_stops_at_first_failure_and_names_plugin():
 
 
 @pytest.mark.parametrize(("plugin", "want"), [
-    pytest.param("Boom", "running 'Boom' filter plugin: kaboom", id="exception-becomes-error"),
-    pytest.param("NoneFilter", "plugin 'NoneFilter' returned no status from Filter", id="none-is-a-bug"),
+    pytest.param("Boom", 'running "Boom" filter plugin: kaboom', id="exception-becomes-error"),
+    pytest.param("NoneFilter", 'plugin "NoneFilter" returned no status from Filter', id="none-is-a-bug"),
 ])
 def test_filter_faults_become_errors(plugin, want):
     f = fw(spec([(plugin, 0)]))
@@ -351,9 +351,10 @@ def test_score_normalizes_weights_and_sums():
 
 
 @pytest.mark.parametrize(("plugin", "want"), [
-    pytest.param("BadScore", "plugin 'BadScore' returns an invalid score 500, it should in the range of [0, 100] "
+    pytest.param("BadScore", 'applying score defaultWeights on Score plugins: plugin "BadScore" returns an invalid score 500, '
+                             "it should in the range of [0, 100] "
                              "after normalizing", id="out-of-range-score"),
-    pytest.param("Boom", "plugin 'Boom' returned no status from Score", id="none-from-score"),
+    pytest.param("Boom", 'plugin "Boom" returned no status from Score', id="none-from-score"),
 ])
 def test_score_errors(plugin, want):
     f = fw(spec([(plugin, 1)], filter=([], ["*"])))
@@ -379,7 +380,8 @@ def test_vector_scores_out_of_range_are_an_error_naming_the_value(scores, want):
     if want is None:
         assert st.is_success() and totals.tolist() == scores
     else:
-        assert (st.code, st.message()) == (Code.ERROR, f"plugin 'VectorScore' returns an invalid score {want}, "
+        assert (st.code, st.message()) == (Code.ERROR, "applying score defaultWeights on Score plugins: "
+                                                       f'plugin "VectorScore" returns an invalid score {want}, '
                                                        "it should in the range of [0, 100] after normalizing")
 
 
@@ -387,7 +389,7 @@ def test_score_exception_mentioning_nonetype_is_a_fault_not_a_missing_status():
     f = fw(spec([("NoneArithmetic", 1)], filter=([], ["*"])))
     _, st = f.run_score(CycleState(), POD, [node("x")])
     assert st.code == Code.ERROR and st.plugin == "NoneArithmetic"
-    assert st.message().startswith("running Score plugin 'NoneArithmetic': unsupported operand type(s)")
+    assert st.message().startswith('running Score plugins: plugin "NoneArithmetic" failed with: unsupported operand type(s)')
 
 
 def test_status_is_immutable_and_runtime_names_a_shared_status_without_changing_it():

@@ -173,7 +173,7 @@ ROWS = [
      ephemeral_pod, [], 0, [EBS], "csinode-with-no-limit", [], 0, EPHEMERAL_MISSING),
     ("ephemeral-volume-not-owned",
      ephemeral_pod, [], 0, [EBS], "csinode-with-no-limit", [CONFLICTING_CLAIM], 0,
-     (Code.ERROR, ["running 'NodeVolumeLimits' filter plugin: "
+     (Code.ERROR, ['running "NodeVolumeLimits" filter plugin: '
                    "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"])),
     ("ephemeral-volume-unbound",
      ephemeral_pod, [], 0, [EBS], "csinode-with-no-limit", [EPHEMERAL_CLAIM], 0, OK),

@@ -529,7 +529,7 @@ async def test_binding_times_out_on_the_schedulers_clock(real_api, env):
     await real_api.settle()
     cond = env.scheduled_condition("web")
     assert cond["reason"] == "SchedulerError"
-    assert cond["message"] == "running PreBind plugin 'VolumeBinding': binding volumes: context deadline exceeded"
+    assert cond["message"] == 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded'
     assert env.node_name("web") is None
     assert not s.frameworks["default-scheduler"].plugins["VolumeBinding"].pvc_cache.is_assumed("default/data")
 
@@ -553,7 +553,7 @@ async def test_provisioner_giving_up_fails_the_binding_at_once(real_api, env, an
     await s.wait_for_bindings()  # no clock advance: the claim's update woke the binder
     await s.writer.flush()
     await real_api.settle()
-    assert env.scheduled_condition("web")["message"] == f"running PreBind plugin 'VolumeBinding': binding volumes: {why}"
+    assert env.scheduled_condition("web")["message"] == f'running PreBind plugin "VolumeBinding": binding volumes: {why}'
 
 
 async def test_pod_waiting_for_an_immediate_claim_is_requeued_when_the_claim_binds(real_api, env):
