@@ -205,12 +205,40 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
 VOLCANO_SCHEDULER_NAME = "volcano"
 
 
+def _default_resource_specs(specs: Any) -> Any:
+    """kubescheduler.config.k8s.io/v1 defaulting of a ResourceSpec list: none given means cpu and
+    memory, a weight left out or 0 means 1 (anything else is left for validation to judge)."""
+    if specs is None or (isinstance(specs, list) and not specs):
+        return [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    if not isinstance(specs, list):
+        return specs
+    return [{**r, "weight": 1} if isinstance(r, dict) and not r.get("weight") else r for r in specs]
+
+
+def _default_plugin_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The v1 API's SetDefaults for a plugin's args (SetDefaults_NodeResourcesFitArgs,
+    SetDefaults_NodeResourcesBalancedAllocationArgs); other plugins' models default themselves."""
+    if name == "NodeResourcesFit":
+        strategy = args.get("scoringStrategy")
+        if strategy is None:
+            return {**args, "scoringStrategy": {"type": "LeastAllocated",
+                                                "resources": _default_resource_specs(None)}}
+        if isinstance(strategy, dict):
+            return {**args, "scoringStrategy": {**strategy,
+                                                "resources": _default_resource_specs(strategy.get("resources"))}}
+    elif name == "NodeResourcesBalancedAllocation":
+        return {**args, "resources": _default_resource_specs(args.get("resources"))}
+    return args
+
+
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     if not cfg.profiles:
         cfg.profiles = [Profile.model_validate({}),
                         Profile.model_validate({"schedulerName": VOLCANO_SCHEDULER_NAME})]
     for prof in cfg.profiles:
         prof.plugins = merge_plugins(default_plugins(), prof.plugins)
+        for pc in prof.plugin_config:
+            pc.args = _default_plugin_args(pc.name, pc.args)
 
 
 def validate(cfg: KubeSchedulerConfiguration) -> None:

@@ -168,5 +168,29 @@ async def test_bad_plugin_args_and_unknown_plugins_raise_config_errors(make_sche
         make_scheduler(cfg, registry=reg)
     cfg = copy.deepcopy(base_config)
     cfg["profiles"][0]["plugins"]["filter"] = {"enabled": [{"name": "Missing"}]}
-    with pytest.raises(ConfigError, match=r"profiles\[0\]\.plugins: filter plugin 'Missing' does not exist"):
+    with pytest.raises(ConfigError, match=r'profiles\[0\]\.plugins: filter plugin "Missing" does not exist'):
         make_scheduler(cfg, registry=reg)
+
+
+@pytest.mark.parametrize(("name", "args", "path", "want"), [
+    pytest.param("NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated", "resources": []}},
+                 ("scoringStrategy", "resources"), [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                 id="fit-empty-resources-become-cpu-and-memory"),
+    pytest.param("NodeResourcesFit", {"scoringStrategy": {"type": "LeastAllocated",
+                                                          "resources": [{"name": "cpu", "weight": 0},
+                                                                        {"name": "nvidia.com/gpu"}]}},
+                 ("scoringStrategy", "resources"), [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}],
+                 id="fit-zero-or-missing-weight-becomes-one"),
+    pytest.param("NodeResourcesFit", {}, ("scoringStrategy", "type"), "LeastAllocated", id="fit-no-strategy"),
+    pytest.param("NodeResourcesBalancedAllocation", {"resources": []}, ("resources",),
+                 [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}], id="balanced-empty-resources"),
+])
+def test_plugin_args_get_the_v1_api_defaults(name, args, path, want):
+    """kubescheduler.config.k8s.io/v1 SetDefaults_NodeResourcesFitArgs /
+    SetDefaults_NodeResourcesBalancedAllocationArgs: what a configuration file leaves out or sets
+    to zero is defaulted before validation (a weight of 0 is not an error there)."""
+    cfg = parse_config({"profiles": [{"pluginConfig": [{"name": name, "args": args}]}]})
+    got: Any = cfg.profiles[0].plugin_config[0].args
+    for key in path:
+        got = got[key]
+    assert got == want

@@ -64,12 +64,11 @@ def _max_into(acc: dict[str, int], other: dict[str, int]) -> None:
 
 
 def _non_zero(r: dict[str, int]) -> dict[str, int]:
-    """A container's requests with the scheduler's defaults for an unset (or zero) cpu / memory."""
+    """A container's requests with the scheduler's defaults for a missing cpu / memory request (an
+    explicit zero stays zero: upstream's NonMissingContainerRequests)."""
     out = dict(r)
-    if not out.get(CPU):
-        out[CPU] = DEFAULT_MILLI_CPU_REQUEST
-    if not out.get(MEMORY):
-        out[MEMORY] = DEFAULT_MEMORY_REQUEST
+    out.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+    out.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from minik3s.api.helpers.resources import CPU, EPHEMERAL_STORAGE, MEMORY, node_allocatable, pod_requests
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -41,6 +41,7 @@ from scheduler.plugins.node_resources.strategies import (
     REQUESTED_TO_CAPACITY_RATIO,
     AllocationScoring,
     ResourceAllocationScorer,
+    is_scalar_resource,
     least_allocated_scorer,
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
@@ -110,8 +111,8 @@ class ScoringStrategy(BaseModel):
     def _check(self) -> ScoringStrategy:
         if self.type == REQUESTED_TO_CAPACITY_RATIO and self.requested_to_capacity_ratio is None:
             raise ValueError("requestedToCapacityRatio: Required value")
-        if not self.resources:
-            raise ValueError("resources: Required value")
+        # an empty `resources` is valid (upstream ValidateNodeResourcesFitArgs): such a plugin's
+        # Score then fails with "resources not found" (strategies.AllocationScoring)
         return self
 
 
@@ -184,6 +185,34 @@ def build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
                                     shape=shape)
 
 
+def _missing_pre_filter_state() -> Status:
+    """Filter without PreFilter's state (upstream getPreFilterState's error)."""
+    return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',
+                           names.NODE_RESOURCES_FIT)
+
+
+def _allocatable_increased(req: Resource, before: Resource, after: Resource) -> bool:
+    """Whether a node update raised the allowed pod count or the allocatable of a resource the pod
+    requests (upstream haveAnyRequestedResourcesIncreased)."""
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+        return False
+    if ((req.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+            or (req.memory > 0 and after.memory > before.memory)
+            or (req.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)):
+        return True
+    return any(q and after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, q in req.scalar.items())
+
+
+def _requests_decreased(req: Resource, before: dict[str, int], after: dict[str, int]) -> bool:
+    """Whether a pod update lowered its request of some resource the pending pod requests
+    (upstream isSchedulableAfterPodScaleDown's comparison)."""
+    wanted = [(CPU, req.milli_cpu), (MEMORY, req.memory), (EPHEMERAL_STORAGE, req.ephemeral_storage),
+              *((name, q) for name, q in req.scalar.items() if is_scalar_resource(name))]
+    return any(q and before.get(name, 0) > after.get(name, 0) for name, q in wanted)
+
+
 def _room_for(node: NodeInfo, cpu: int, mem: int, eph: int) -> bool:
     """Filter's fast accept: room for one more pod and the native requests fit the free
     allocatable (what the vector accept computes per row; anything else takes the exact path)."""
@@ -217,7 +246,9 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        req: Resource | None = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:  # PreFilter did not run for this cycle
+            return _missing_pre_filter_state()
         # fast accept (the common case): room for one more pod and every native request fits;
         # anything else (scalars, overcommitted nodes) takes the exact path below
         if not req.scalar and _room_for(node, req.milli_cpu, req.memory, req.ephemeral_storage):
@@ -228,7 +259,9 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         return Status.unschedulable(*reasons, plugin=self.NAME)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        req = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        req: Resource | None = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:
+            return [_missing_pre_filter_state()] * len(nodes)
         if req.scalar:
             return super().filter_nodes(state, pod, nodes)
         cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
@@ -246,7 +279,9 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
                            rows: IntArray) -> BoolArray | None:
         """Room for one more pod and every request fits the free allocatable (the fast accept
         above, over the window); extended resources too, except ignored ones."""
-        req: Resource = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        req: Resource | None = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:
+            return None
         if max(abs(req.milli_cpu), abs(req.memory), abs(req.ephemeral_storage)) >= SAFE_LIMIT:
             return None
         scalar: list[tuple[str, int]] = []
@@ -288,7 +323,9 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
         resources in request order); a row's reasons form a bit code, and each distinct code
         becomes one shared Status, so a rejection of 5,000 nodes builds a handful of them.
         None outside the int64-safe range (the scalar path then reports it)."""
-        req: Resource = state.get(PRE_FILTER_STATE_KEY) or pod.requests
+        req: Resource | None = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:
+            return None
         if max(abs(req.milli_cpu), abs(req.memory), abs(req.ephemeral_storage)) >= SAFE_LIMIT:
             return None
         labels = ["Too many pods"]
@@ -345,18 +382,41 @@ class NodeResourcesFit(AllocationScoring, PreFilterPlugin, FilterPlugin, PreScor
 
     @staticmethod
     def _after_pod_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-        gone = old if isinstance(old, dict) else None
-        if gone is None or not (gone.get("spec") or {}).get("nodeName"):
-            return QueueingHint.SKIP  # an unscheduled pod's deletion frees nothing
-        return QueueingHint.QUEUE
+        """Pod deleted or scaled down (upstream isSchedulableAfterPodEvent): a scheduled pod's
+        deletion may free room; a scale-down helps when it is the pending pod's own, or a
+        scheduled pod's that lowered a resource the pending pod requests."""
+        if (old is not None and not isinstance(old, dict)) or (new is not None and not isinstance(new, dict)):
+            return QueueingHint.QUEUE  # upstream: an error, and the queue requeues on an error
+        if new is None:
+            if old is None:
+                return QueueingHint.QUEUE
+            if not (old.get("spec") or {}).get("nodeName"):
+                return QueueingHint.SKIP  # an unscheduled pod's deletion frees nothing
+            return QueueingHint.QUEUE
+        target = as_pod_info(pod)
+        if (new.get("metadata") or {}).get("uid") == target.uid:
+            return QueueingHint.QUEUE  # the pending pod itself got smaller
+        if not (new.get("spec") or {}).get("nodeName"):
+            return QueueingHint.SKIP  # an unscheduled pod's requests hold nothing
+        before = pod_requests(old) if old is not None else {}
+        if _requests_decreased(target.requests, before, pod_requests(new)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
 
     def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(new, dict):
-            return QueueingHint.QUEUE
-        pi = as_pod_info(pod)
-        if insufficient_resources(pi.requests, NodeInfo(new), self._ignored, self._ignored_groups):
+        """Node added or its allocatable changed (upstream isSchedulableAfterNodeChange): Queue
+        when the pod fits the node and, for an update, the allowed pod count or the allocatable
+        of a resource the pod requests went up."""
+        if not isinstance(new, dict) or (old is not None and not isinstance(old, dict)):
+            return QueueingHint.QUEUE  # upstream: an error, and the queue requeues on an error
+        req = as_pod_info(pod).requests
+        if insufficient_resources(req, NodeInfo(new), self._ignored, self._ignored_groups):
             return QueueingHint.SKIP
-        return QueueingHint.QUEUE
+        if old is None:
+            return QueueingHint.QUEUE
+        before = Resource.from_map(node_allocatable(old))
+        after = Resource.from_map(node_allocatable(new))
+        return QueueingHint.QUEUE if _allocatable_increased(req, before, after) else QueueingHint.SKIP
 
 
 __all__ = ["NodeResourcesFit", "NodeResourcesFitArgs", "insufficient_resources", "EPHEMERAL_STORAGE"]

@@ -3,7 +3,9 @@
 
 For each configured resource r: alloc_r = node allocatable, req_r = node requested (non-zero variant
 unless `use_requested`) + pod request. Resources with alloc 0 are skipped; an extended (scalar)
-resource the pod does not request is skipped too.
+resource the pod does not request is skipped too, and so is "pods" (upstream scores cpu, memory,
+ephemeral-storage and the node's scalar resources only). A plugin configured with no resources
+fails its Score ("resources not found").
 
 LeastAllocated:  score_r = (alloc − req) * 100 // alloc (0 if req > alloc); Σ score_r*w_r // Σ w_r.
   Example: 4 cpu / 8Gi node, 200m / 256Mi requested after the pod: cpu 95, mem 96 -> (95+96)//2 = 95.
@@ -206,12 +208,12 @@ class ResourceAllocationScorer:
             else:
                 if pr == 0 and is_scalar_resource(r):
                     continue
-                if r == PODS:
-                    a, q = alloc_res.allowed_pod_number, len(node.pods) + pr
-                elif r in alloc_res.scalar:
-                    a, q = alloc_res.scalar[r], node_req.scalar.get(r, 0) + pr
-                else:
+                # "pods" (and any other name that is neither cpu, memory, ephemeral-storage
+                # nor a resource in the node's scalar allocatable) is left out, as upstream's
+                # calculateResourceAllocatableRequest does
+                if r == PODS or r not in alloc_res.scalar:
                     continue
+                a, q = alloc_res.scalar[r], node_req.scalar.get(r, 0) + pr
             if a == 0:
                 continue
             alloc[i] = a
@@ -325,9 +327,7 @@ def vector_columns(arrays: NodeArrays, rows: IntArray, resource: str, pod_reques
         return arrays.alloc_mem[rows], (arrays.req_mem if use_requested else arrays.nz_mem)[rows] + pod_request
     if resource == EPHEMERAL_STORAGE:
         return arrays.alloc_eph[rows], (arrays.req_eph if use_requested else arrays.nz_eph)[rows] + pod_request
-    if resource == PODS:
-        return arrays.alloc_pods[rows], arrays.npods[rows] + pod_request
-    if pod_request == 0:
+    if resource == PODS or pod_request == 0:  # "pods" is never scored (see `score`)
         return None
     alloc, req = arrays.scalar_columns(resource)
     return alloc[rows], req[rows] + pod_request
@@ -435,6 +435,10 @@ def _fraction_scores_all_present(kind: str, scorer: ResourceAllocationScorer, ar
     return out
 
 
+# Score of a plugin configured with no resources (upstream resourceAllocationScorer.score)
+_NO_RESOURCES = Status.as_error("resources not found")
+
+
 class AllocationScoring:
     """Score, score_nodes and score_rows of a plugin that scores with one
     `ResourceAllocationScorer` from the pod requests its PreScore wrote under `pre_score_key`
@@ -450,9 +454,13 @@ class AllocationScoring:
         return reqs if reqs is not None else self._scorer.pod_requests(pod)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        if not self._scorer.resources:
+            return 0, _NO_RESOURCES
         return self._scorer.score(node, self._requests(state, pod)), Status()
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        if not self._scorer.resources:
+            return [0] * len(nodes), _NO_RESOURCES
         return self._scorer.score_many(nodes, self._requests(state, pod)), Status()
 
     def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
@@ -464,7 +472,7 @@ class AllocationScoring:
         if any(abs(v) >= SAFE_LIMIT for v in reqs):
             return None  # int64 could overflow: the scalar path scores with Python integers
         scorer = self._scorer
-        if not has_vector_form(scorer):  # checked once here, not per memo miss
+        if not scorer.resources or not has_vector_form(scorer):  # checked once here, not per memo miss
             return None
         try:
             memo = self._row_memo
