@@ -171,8 +171,13 @@ def build_constraints(
         if (c.get("whenUnsatisfiable") or DO_NOT_SCHEDULE) != action:
             continue
         sel = compile_selector(c.get("labelSelector"))
-        for key in c.get("matchLabelKeys") or ():
-            if key in pod_labels:
+        keys = [k for k in c.get("matchLabelKeys") or () if k in pod_labels]
+        if keys:
+            # upstream mergeLabelSetWithSelector: the pod's values of those keys ANDed with the
+            # selector's requirements (a nil selector has none: the keys alone select)
+            if sel.matches_nothing:
+                sel = LabelSelector()
+            for key in keys:
                 try:
                     sel = sel.add(key, "In", [pod_labels[key]])
                 except ValueError:
@@ -283,7 +288,8 @@ class _PreFilterState:
 class _PreScoreState:
     constraints: list[Constraint]
     ignored: set[str]
-    pair_counts: dict[tuple[str, str], int]
+    # per constraint: candidate domain -> matching pods ({} for hostname constraints)
+    counts: list[dict[str, int]]
     weights: list[float]
     # per hostname constraint: node name -> (label value, matching pods) kept for the snapshot
     # `host_nodes` (only its own NodeInfos may read them); None: count the node's pods
@@ -535,7 +541,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return Status.as_error(
-                f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found", plugin=self.NAME
+                f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found', plugin=self.NAME
             )
         labels = node.labels
         for i, c in enumerate(s.constraints):
@@ -636,55 +642,49 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             ignored = {n.name for n in nodes if not _labels_have_keys(n.labels, constraints)}
             if ignored:
                 candidates = [n for n in nodes if n.name not in ignored]
-        # candidate topology pairs (a missing label reads as ""); size_i = new pairs constraint i
-        # brought (a later constraint on the same key adds none, as upstream counts them)
-        pair_counts: dict[tuple[str, str], int] = {}
-        sizes = [0] * len(constraints)
+        # per constraint (upstream TopologyValueToPodCounts, indexed by constraint since v1.33):
+        # the candidates' domains (a missing label reads as "") -> matching pods; hostname
+        # constraints count a node's own pods in Score and keep an empty map here
+        counts: list[dict[str, int]] = [{} for _ in constraints]
         feasible = state.get(FEASIBLE_ROWS_KEY) if candidates is nodes else None
         if feasible is not None and feasible[2] is not nodes:
             feasible = None
         for i, c in enumerate(constraints):
-            key = c.topology_key
-            if key == LABEL_HOSTNAME:
-                continue
-            for v in self._domain_values(key, candidates, feasible):
-                if (key, v) not in pair_counts:
-                    pair_counts[(key, v)] = 0
-                    sizes[i] += 1
+            if c.topology_key != LABEL_HOSTNAME:
+                counts[i] = dict.fromkeys(self._domain_values(c.topology_key, candidates, feasible), 0)
         weights = []
         for i, c in enumerate(constraints):
-            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
         required = RequiredNodeAffinity(pod.pod)
         ns = pod.namespace
-        if pair_counts and snap is not None and getattr(snap, "tracked", False) and all(
+        soft = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME and counts[i]]
+        if soft and snap is not None and getattr(snap, "tracked", False) and all(
             _inclusion_is_pod_independent(c, required) for c in constraints
         ):
             # the same sums from per-domain counts kept across cycles (see _memo_counts): a node
-            # counts when it has every key (require_all) and its domain is a candidate pair
+            # counts when it has every key (require_all) and its domain is a candidate domain
             keys = tuple(c.topology_key for c in constraints) if require_all else ()
-            for c in constraints:
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                domain_counts = self._memo(snap, c, ns, keys).counts
-                for pair in pair_counts:
-                    if pair[0] == c.topology_key:
-                        pair_counts[pair] += domain_counts.get(pair[1], 0)
-        elif pair_counts:
+            for i in soft:
+                domain_counts = self._memo(snap, constraints[i], ns, keys).counts
+                got = counts[i]
+                for v in got:
+                    got[v] = domain_counts.get(v, 0)
+        elif soft:
             for n in all_nodes:
                 labels = n.labels
                 if require_all and not _labels_have_keys(labels, constraints):
                     continue
-                for c in constraints:
-                    if c.topology_key == LABEL_HOSTNAME:
-                        continue
-                    pair = (c.topology_key, labels.get(c.topology_key, ""))
-                    if pair not in pair_counts:
+                for i in soft:
+                    c = constraints[i]
+                    v = labels.get(c.topology_key, "")
+                    got = counts[i]
+                    if v not in got:
                         continue
                     if not c.matches_node_inclusion(pod, labels, n.name, n, required):
                         continue
                     if n.pods:
-                        pair_counts[pair] += count_matching(n.pods, c.selector, ns)
+                        got[v] += count_matching(n.pods, c.selector, ns)
         host_counts: list[dict[str, tuple[str, int]] | None] = [None] * len(constraints)
         if snap is not None and getattr(snap, "tracked", False):
             # Score counts a node's own matching pods for hostname constraints (no inclusion
@@ -695,7 +695,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(
             PRE_SCORE_STATE_KEY,
             _PreScoreState(
-                constraints, ignored, pair_counts, weights, host_counts,
+                constraints, ignored, counts, weights, host_counts,
                 snap.node_info_map if snap is not None and any(h is not None for h in host_counts) else None,
             ),
         )
@@ -715,10 +715,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return [0] * len(nodes), SUCCESS
         # `_raw_score` with the per-constraint reads hoisted out of the node loop (same sums in
         # the same order, so the same floats)
-        ignored, pair_counts, host_nodes, ns = s.ignored, s.pair_counts, s.host_nodes, pod.namespace
+        ignored, host_nodes, ns = s.ignored, s.host_nodes, pod.namespace
         parts = [
             (c.topology_key, s.weights[i], c.max_skew - 1, c.topology_key == LABEL_HOSTNAME,
-             s.host_counts[i] if i < len(s.host_counts) else None, c.selector)
+             s.host_counts[i] if i < len(s.host_counts) else None, c.selector, s.counts[i])
             for i, c in enumerate(s.constraints)
         ]
         out: list[int] = []
@@ -733,7 +733,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             labels = n.labels
             remembered = host_nodes is not None and host_nodes.get(name) is n
             total = 0.0
-            for key, weight, skew_term, is_host, hc, selector in parts:
+            for key, weight, skew_term, is_host, hc, selector, domains in parts:
                 v = labels.get(key)
                 if v is None:
                     continue
@@ -741,14 +741,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                     entry = hc.get(name) if remembered and hc is not None else None
                     cnt = entry[1] if entry is not None else count_matching(n.pods, selector, ns)
                 else:
-                    cnt = pair_counts.get((key, v), 0)
+                    cnt = domains.get(v, 0)
                 total += cnt * weight + skew_term
             append(int(floor(total + 0.5)))
         return out, SUCCESS
 
     def score_rows(self, state: CycleState, pod: PodInfo, arrays: NodeArrays, rows: IntArray,
                    nodes: Sequence[NodeInfo]) -> IntArray | None:
-        """`score_nodes` as vectors: per constraint, each node's count (its domain's pairs, or its
+        """`score_nodes` as vectors: per constraint, each node's count (its domain's count, or its
         own matching pods for hostname) read once, then `cnt * weight + (maxSkew - 1)` summed
         constraint by constraint in float64 (the same IEEE operations in the same order, so the
         same totals) and rounded half up."""
@@ -765,7 +765,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 got = self._host_counts(arrays, rows, c, ns)
             else:
                 codes = self._labels.rows(arrays, rows, key)
-                domains = {v: cnt for (k, v), cnt in s.pair_counts.items() if k == key}
+                domains = s.counts[i]
                 by_code = self._labels.table(key, domains.keys(), domains.values())
                 got = np.where(codes >= 0, by_code[codes], -1)
             arr = got.astype(np.float64)
@@ -846,7 +846,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 entry = hc.get(node.name) if hc is not None else None
                 cnt = entry[1] if entry is not None else count_matching(node.pods, c.selector, pod.namespace)
             else:
-                cnt = s.pair_counts.get((c.topology_key, v), 0)
+                cnt = s.counts[i].get(v, 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
         return int(math.floor(total + 0.5))
 
