@@ -101,6 +101,7 @@ _POD_INDEPENDENT_OR_MONOTONE_FILTERS = frozenset(
 _INFALLIBLE_EXTENSIONS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
 _REJECTIONS = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 _FAR_FUTURE = "9999-12-31T23:59:59Z"
+_ABSENT_STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
 class DefaultPreemptionArgs(BaseModel):
@@ -585,7 +586,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         fit_failed: frozenset[str] = frozenset(),
         rows: IntArray | None = None,
     ) -> tuple[list[Candidate], dict[str, Status]]:
-        """Simulate preemption on each potential node from `offset` (upstream DryRunPreemption).
+        """Simulate preemption on each potential node from `offset` (upstream DryRunPreemption):
+        non-violating then PDB-violating candidates, each list capped at `num_candidates`, the
+        walk stopping once a non-violating one is found and the two reach `num_candidates`.
         Two exact shortcuts skip the clone-and-filter simulation where its answer is known: a
         node without a pod of lower priority than `pod` gets "No preemption victims found for
         incoming pod" (SelectVictimsOnNode's first answer); a node in `fit_failed` (its Filter
@@ -657,7 +660,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 state.clone(), pod, ni, pdbs, protected=protected
             )
             if st.is_success() and victims:
-                (non_violating if num_viol == 0 else violating).append(Candidate(ni.name, victims, num_viol))
+                # each list holds at most num_candidates (upstream candidateList): later ones are dropped
+                found = non_violating if num_viol == 0 else violating
+                if len(found) < num_candidates:
+                    found.append(Candidate(ni.name, victims, num_viol))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     stop = (k - offset) % n + 1
                     break
@@ -686,7 +692,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         self, state: CycleState, pod: PodInfo, node_status: dict[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         nom = (pod.pod.get("status") or {}).get("nominatedNodeName") or ""
-        ok, msg = self.pod_eligible_to_preempt_others(pod, node_status.get(nom) if nom else None)
+        # a node without a status is UnschedulableAndUnresolvable (upstream NodeToStatus.Get)
+        nom_status = node_status.get(nom, _ABSENT_STATUS) if nom else None
+        ok, msg = self.pod_eligible_to_preempt_others(pod, nom_status)
         if not ok:
             return None, Status.unschedulable(msg, plugin=self.NAME)
         snap = self._h.snapshot()
@@ -718,9 +726,11 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         if not candidates:
             # the distinct statuses, first seen first (most nodes share one of a few)
             distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
-            errs = [s for s in distinct.values() if s.code == Code.ERROR]
+            # the nodes' errors as upstream's utilerrors aggregate: distinct messages, bracketed if several
+            errs = list(dict.fromkeys(s.message() for s in distinct.values() if s.code == Code.ERROR))
             if errs:
-                return None, Status.as_error(errs[0].message(), plugin=self.NAME)
+                err = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+                return None, Status.as_error(err, plugin=self.NAME)
             # the known nodes are counted per shared status, without a per-node entry
             shared = [(len(idx), st) for idx, st in known]
             absent = len(all_nodes) - len(statuses) - sum(t for t, _ in shared)
