@@ -101,6 +101,11 @@ class Handle(Protocol):
         metrics source (metrics.k8s.io's), or None when there is none."""
         ...
 
+    def actual_node_usage(self) -> dict[str, dict[str, int]] | None:
+        """node name -> actual usage {"cpu": milli, "memory": bytes} from the injected metrics
+        source (metrics.k8s.io's NodeMetrics), or None when there is none."""
+        ...
+
     def ready_nodes(self) -> list[JsonDict]:
         """Ready nodes matching the policy's nodeSelector (the nodes of this cycle)."""
         ...

@@ -68,6 +68,11 @@ class Listers:
         return {(u.namespace, u.name): {"cpu": u.cpu_milli, "memory": u.memory_bytes}
                 for u in self._usage.pod_usage()}
 
+    def actual_node_usage(self) -> dict[str, dict[str, int]] | None:
+        if self._usage is None:
+            return None
+        return {u.name: {"cpu": u.cpu_milli, "memory": u.memory_bytes} for u in self._usage.node_usage()}
+
     def namespace(self, name: str) -> JsonDict | None:
         return self._namespaces.store.get(name)
 
@@ -108,6 +113,9 @@ class ProfileHandle:
 
     def actual_usage(self) -> dict[tuple[str, str], dict[str, int]] | None:
         return self._l.actual_usage()
+
+    def actual_node_usage(self) -> dict[str, dict[str, int]] | None:
+        return self._l.actual_node_usage()
 
     def ready_nodes(self) -> list[JsonDict]:
         return self._l.ready_nodes

@@ -10,9 +10,10 @@ Filter, in order (the first failing rule names the reason, logged at DEBUG):
   PriorityClass name; default system-cluster-critical's value) stays;
 - DaemonSet pods unless `evictDaemonSetPods`; emptyDir/hostPath pods unless
   `evictLocalStoragePods`; PVC pods when `ignorePvcPods`;
-- `labelSelector` must match; `minPodAge` must have passed since creation; with
-  `ignorePodsWithoutPDB` a PodDisruptionBudget must select the pod; `minReplicas`: the owner
-  must have at least that many pods.
+- `labelSelector` must match; `minPodAge` must have passed since the pod's status.startTime (a
+  pod without one is too young); with `ignorePodsWithoutPDB` a PodDisruptionBudget must select
+  the pod; `minReplicas`: a pod with exactly one owner reference needs at least that many pods
+  referencing the same owner uid (pods with several owners are not checked, as upstream).
 PreEvictionFilter: `namespaceLabelSelector` must match the pod's namespace; with `nodeFit` the
 pod must fit on another ready node (node selector and affinity, taints, unschedulable, requests,
 its own required pod anti-affinity),
@@ -166,15 +167,18 @@ class DefaultEvictor(EvictorPlugin):
         if self._labels is not None and not self._labels.matches(m.get("labels") or {}):
             return "pod labels do not match the labelSelector filter in the policy parameter"
         if self._min_age is not None:
-            created = parse_time(m.get("creationTimestamp"))
-            if created is not None and self.handle.now() - created < self._min_age:
-                return "pod age is not older than MinPodAge"
+            # upstream: the age since status.startTime; a pod not started yet is not old enough
+            started = parse_time((pod.get("status") or {}).get("startTime"))
+            if started is None or self.handle.now() - started < self._min_age:
+                return f"pod age is not older than MinPodAge: {a.min_pod_age} seconds"
         if a.ignore_pods_without_pdb and not self.handle.pod_has_pdb(pod):
             return "no PodDisruptionBudget found for pod"
-        if a.min_replicas > 1:
-            owners = {o.get("uid") for o in podutil.owner_refs(pod)}
-            n = sum(1 for p in self.handle.all_pods()
-                    if {o.get("uid") for o in podutil.owner_refs(p)} == owners)
+        owners = podutil.owner_refs(pod)
+        if a.min_replicas > 1 and len(owners) == 1:
+            # upstream indexes pods by each owner reference's uid; a pod with several owners is
+            # not checked ("not supported for minReplicas check")
+            uid = owners[0].get("uid")
+            n = sum(1 for p in self.handle.all_pods() if any(o.get("uid") == uid for o in podutil.owner_refs(p)))
             if n < a.min_replicas:
                 return f"owner has {n} replicas which is less than minReplicas of {a.min_replicas}"
         return ""

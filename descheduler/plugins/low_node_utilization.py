@@ -11,10 +11,11 @@ still above target and the underutilized nodes' pooled headroom up to `targetThr
 stays positive. Example: thresholds cpu 30, target 50; nodes at 80%, 10%, 10% of 4 cpu ->
 headroom 2*(2000-400) = 3200m; 500m pods leave the 80% node until it is at 50%.
 
-`metricsUtilization.metricsServer: true` classifies nodes by their pods' actual usage (the
-metrics.k8s.io source the composition root injects: the simulated kubelets' usage) instead of
-their requests, and an evicted pod frees what it uses; a pod on a considered node without a sample
-fails the cycle (upstream: "unable to get podmetrics"). Without a metrics source, or with the
+`metricsUtilization.metricsServer: true` classifies nodes by their actual usage (the
+metrics.k8s.io source the composition root injects, the simulated kubelets' NodeMetrics: the
+pods' usage plus the node's own) instead of their requests, and an evicted pod frees what its
+PodMetrics say; a node without a sample (or without a sample of a resource in the thresholds)
+fails the cycle, a pod without one ends that node's evictions (upstream actualUsageClient). Without a metrics source, or with the
 Prometheus source (not served), the plugin reports that as an error every cycle and evicts nothing.
 """
 
@@ -73,7 +74,8 @@ class LowNodeUtilizationArgs(PluginArgs):
         if set(self.thresholds) != set(self.target_thresholds):
             raise ValueError("thresholds and targetThresholds configured different resources")
         for r, v in self.thresholds.items():
-            if v > self.target_thresholds[r]:
+            # upstream: with useDeviationThresholds the two maps are independent distances
+            if v > self.target_thresholds[r] and not self.use_deviation_thresholds:
                 raise ValueError(f"thresholds' {r} percentage is greater than targetThresholds'")
         return self
 
@@ -95,10 +97,10 @@ class LowNodeUtilization(BalancePlugin):
                 self.high[r] = fill
         self.resources = resource_names(self.low)
 
-    def classify(self, nodes: list[JsonDict], actual: dict[tuple[str, str], dict[str, int]] | None = None
+    def classify(self, nodes: list[JsonDict], actual_nodes: dict[str, dict[str, int]] | None = None
                  ) -> tuple[list[NodeUsage], list[NodeUsage], list[NodeUsage]]:
         """(all, underutilized, overutilized)."""
-        usages = collect_usage(self.handle, nodes, resources=self.resources, actual=actual)
+        usages = collect_usage(self.handle, nodes, resources=self.resources, actual_nodes=actual_nodes)
         set_thresholds(usages, self.low, high=self.high, deviation=self.a.use_deviation_thresholds)
         low = [u for u in usages
                if is_below(u, u.low) and not (u.node.get("spec") or {}).get("unschedulable")]
@@ -107,13 +109,14 @@ class LowNodeUtilization(BalancePlugin):
         return usages, low, high
 
     async def balance(self, nodes: list[JsonDict], *, profile: str) -> Status:
-        actual = None
+        actual = actual_nodes = None
         if self.a.metrics_utilization is not None:
-            actual = self.handle.actual_usage() if self.a.metrics_utilization.metrics_server else None
-            if actual is None:
+            if self.a.metrics_utilization.metrics_server:
+                actual, actual_nodes = self.handle.actual_usage(), self.handle.actual_node_usage()
+            if actual is None or actual_nodes is None:
                 return Status(METRICS_UNAVAILABLE)
         try:
-            usages, low, high = self.classify(nodes, actual)
+            usages, low, high = self.classify(nodes, actual_nodes)
         except MissingPodMetrics as e:
             return Status(str(e))
         for u in usages:

@@ -82,23 +82,26 @@ def resource_names(thresholds: dict[str, float]) -> list[str]:
 
 
 def collect_usage(handle: Handle, nodes: list[JsonDict], *, resources: list[str],
-                  actual: dict[tuple[str, str], dict[str, int]] | None = None) -> list[NodeUsage]:
-    """Per node: the pods' requests, or with `actual` (metricsUtilization) their measured usage
-    (upstream actualUsageClient: the sum of the node's pods' PodMetrics; pods count as pods).
-    A pod without a sample raises MissingPodMetrics, as upstream fails the plugin's cycle."""
+                  actual_nodes: dict[str, dict[str, int]] | None = None) -> list[NodeUsage]:
+    """Per node: the pods' requests, or with `actual_nodes` (metricsUtilization) the node's
+    measured usage (upstream actualUsageClient: the node's NodeMetrics, its pods counted as
+    pods). A node without a sample, or without one of `resources` in it (NodeMetrics carry cpu
+    and memory), raises MissingPodMetrics, as upstream fails the plugin's cycle."""
     out = []
     for n in nodes:
         name = str(podutil.meta(n).get("name"))
         pods = handle.pods_on_node(name)
         alloc = node_allocatable(n)
-        if actual is None:
+        if actual_nodes is None:
             usage = podutil.node_usage(n, pods, resources=resources)
         else:
-            usage = {r: 0 for r in resources}
-            for p in pods:
-                u = pod_actual_usage(p, actual)
-                for r in usage:
-                    usage[r] += 1 if r == PODS else u.get(r, 0)
+            measured = actual_nodes.get(name)
+            if measured is None:
+                raise MissingPodMetrics(f'unable to find node "{name}" in the collected metrics')
+            lacking = [r for r in resources if r != PODS and r not in measured]
+            if lacking:
+                raise MissingPodMetrics(f'unable to find "{lacking[0]}" resource for collected "{name}" node metric')
+            usage = {r: len(pods) if r == PODS else measured[r] for r in resources}
         out.append(NodeUsage(n, name, alloc, usage, pods))
     return out
 
@@ -198,12 +201,21 @@ class _Drain:
                 return
             if self.node_limit is not None and self.evicted_here >= self.node_limit:
                 return
+            if self.actual is not None and self._key(pod) not in self.actual:
+                # upstream reads the pod's PodMetrics before evicting it and stops this node's
+                # evictions when it cannot
+                logger.info("unable to get podmetrics pod=%s/%s", *self._key(pod))
+                return
             yield pod
+
+    @staticmethod
+    def _key(pod: JsonDict) -> tuple[str, str]:
+        m = podutil.meta(pod)
+        return str(m.get("namespace") or ""), str(m.get("name") or "")
 
     def evicted(self, pod: JsonDict) -> None:
         self.evicted_here += 1
-        req = pod_requests(pod) if self.actual is None else self.actual.get(
-            (str(podutil.meta(pod).get("namespace") or ""), str(podutil.meta(pod).get("name") or "")), {})
+        req = pod_requests(pod) if self.actual is None else self.actual.get(self._key(pod), {})
         for r in self.src.usage:
             amount = 1 if r == PODS else req.get(r, 0)
             self.src.usage[r] -= amount

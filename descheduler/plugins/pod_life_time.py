@@ -1,6 +1,7 @@
 """PodLifeTime (deschedule), after sigs descheduler's podlifetime: pods older than
-`maxPodLifeTimeSeconds` (since creation) are evicted, oldest first. `states` narrows them to
-pods whose phase, status reason or a container's waiting/terminated reason is listed
+`maxPodLifeTimeSeconds` (whole seconds since creation) are evicted, oldest first; as upstream
+(ListAllPodsOnANode) Succeeded and Failed pods are looked at too. `states` narrows them to pods
+whose phase, status reason or a container's *waiting* reason is listed
 (`includingInitContainers` / `includingEphemeralContainers` widen the containers looked at).
 Args also `namespaces`, `labelSelector`.
 """
@@ -26,8 +27,11 @@ class PodLifeTimeArgs(SelectorArgs):
     including_ephemeral_containers: bool = Field(False, alias="includingEphemeralContainers")
 
 
-def pod_states(pod: JsonDict, *, init: bool, ephemeral: bool) -> set[str]:
+def pod_states(pod: JsonDict, *, init: bool, ephemeral: bool, terminated: bool = True) -> set[str]:
+    """The pod's phase, status reason and its containers' waiting (and, with `terminated`,
+    terminated) reasons."""
     st = pod.get("status") or {}
+    kinds = ("waiting", "terminated") if terminated else ("waiting",)
     out = {str(st.get("phase") or "")}
     if st.get("reason"):
         out.add(str(st["reason"]))
@@ -35,7 +39,7 @@ def pod_states(pod: JsonDict, *, init: bool, ephemeral: bool) -> set[str]:
         ["ephemeralContainerStatuses"] if ephemeral else [])
     for lst in lists:
         for cs in st.get(lst) or []:
-            for kind in ("waiting", "terminated"):
+            for kind in kinds:
                 r = ((cs.get("state") or {}).get(kind) or {}).get("reason")
                 if r:
                     out.add(str(r))
@@ -53,15 +57,16 @@ class PodLifeTime(DeschedulePlugin):
         now = self.handle.now()
         candidates: list[tuple[float, JsonDict]] = []
         for node in nodes:
-            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name"))):
+            for pod in self.handle.pods_on_node(str(podutil.meta(node).get("name")), include_terminated=True):
                 created = parse_time(podutil.meta(pod).get("creationTimestamp"))
-                if created is None or (now - created).total_seconds() <= a.max_pod_life_time_seconds:
+                if created is None or int((now - created).total_seconds()) <= a.max_pod_life_time_seconds:
                     continue
                 if not podutil.namespace_allowed(pod, a.namespaces) or not podutil.labels_match(
                         selector, podutil.meta(pod).get("labels")):
                     continue
                 if a.states and not pod_states(pod, init=a.including_init_containers,
-                                               ephemeral=a.including_ephemeral_containers) & set(a.states):
+                                               ephemeral=a.including_ephemeral_containers,
+                                               terminated=False) & set(a.states):
                     continue
                 if self.handle.filter(pod):
                     candidates.append((created.timestamp(), pod))
