@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from minik3s.api.errors import NotFoundError
-from minik3s.api.resources import EVENTS, NODES, PODS
+from minik3s.api.resources import EVENTS, NAMESPACES, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339
 from scheduler.backend.cache import Cache
@@ -306,6 +306,36 @@ class EventStamps:
         return f"{self.seconds(now, epoch)[:-1]}.{now.microsecond:06d}Z"
 
 
+def _pod_lister(informers: Any) -> Callable[[str, str], JsonDict | None] | None:
+    """(namespace, name) -> the pod informer's current object: the nominator drops nominations
+    of pods that are gone or bound (upstream nominator's podLister)."""
+    try:
+        store = informers.informer(PODS).store
+    except Exception:  # noqa: BLE001 - no pod informer (unit setups): nominations unchecked
+        return None
+
+    def lookup(namespace: str, name: str) -> JsonDict | None:
+        got: JsonDict | None = store.get(f"{namespace}/{name}")
+        return got
+
+    return lookup
+
+
+def _namespace_labels(informers: Any) -> Callable[[str], Mapping[str, str] | None] | None:
+    """namespace -> its labels, for affinity terms' namespaceSelector in the queue's bound-pod
+    pre-filter (None without a namespace informer: such terms then select no namespace)."""
+    try:
+        store = informers.informer(NAMESPACES).store
+    except Exception:  # noqa: BLE001 - no namespace informer
+        return None
+
+    def lookup(ns: str) -> Mapping[str, str] | None:
+        obj = store.get(ns)
+        return ((obj or {}).get("metadata") or {}).get("labels")
+
+    return lookup
+
+
 class Scheduler:
     """The embedded kube-scheduler. `run()` until cancelled; `explain(ns, name)` for debugging."""
 
@@ -346,7 +376,8 @@ class Scheduler:
         self.queue = PriorityQueue(
             self.frameworks, clock=self.clock,
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
-            pod_max_backoff=float(self.config.pod_max_backoff_seconds))
+            pod_max_backoff=float(self.config.pod_max_backoff_seconds),
+            pod_lister=_pod_lister(informers), namespace_labels=_namespace_labels(informers))
         for fw in self.frameworks.values():
             fw.nominator = self.queue.nominator
             fw.spawner = self._spawn

@@ -202,9 +202,12 @@ class ClusterEvent:
     label: str = ""
 
     def matches(self, incoming: ClusterEvent) -> bool:
-        if self.resource == EventResource.WILDCARD:
+        """Upstream ClusterEvent.Match: the wildcard event (`*`, All) matches everything; else
+        the resource must match (`*` any, Pod also the assigned / unscheduled pod events) and
+        the actions must share a bit."""
+        if self.resource == EventResource.WILDCARD and self.action == ActionType.ALL:
             return True
-        same = self.resource == incoming.resource or (
+        same = self.resource in (incoming.resource, EventResource.WILDCARD) or (
             self.resource == EventResource.POD
             and incoming.resource in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
         )

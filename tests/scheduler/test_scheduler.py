@@ -120,7 +120,7 @@ async def test_node_add_requeues_and_schedules_the_unschedulable_pod(real_api, e
     assert s.queue.where(uid) == "unschedulablePods"
     await env.add(make_node("large").capacity(cpu="4").obj())
     assert s.queue.where(uid) in ("backoffQ", "activeQ")
-    s.clock.advance(1)
+    s.clock.advance(2)  # a 1 s backoff ends once the clock is in the window after its expiry's
     s.queue.flush_backoff_completed()
     assert s.queue.where(uid) == "activeQ"
     await cycle(s, real_api)

@@ -597,6 +597,7 @@ LOW, MID, HIGH = 0, 100, 1000
 ])
 def test_find_fit_predicate_call_counts(prio: int, want: int) -> None:
     s = build({"filter": ["FakeFilter"]}, [fake_filter()], nodes=bare_nodes("1"))
+    s.queue.nominator.pod_lister = None  # upstream's test nominator has no pod lister (NewPodNominator(nil))
     nominated = make_pod("").uid("nominated").priority(MID).obj()
     s.queue.nominator.add(PodInfo(nominated), "1")
     the_pod = make_pod("1").uid("1").priority(prio).obj()

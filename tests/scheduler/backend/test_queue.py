@@ -270,7 +270,11 @@ async def test_error_pods_go_to_backoff_and_flush_after_expiry(q, clock):
     clock.advance(0.5)
     q.flush_backoff_completed()
     assert q.where("uid-default-p") == "backoffQ"
+    # the 1 s backoff begun at t=1000.0 ends in window 1001: done once the clock's window is 1002
     clock.advance(0.6)
+    q.flush_backoff_completed()
+    assert q.where("uid-default-p") == "backoffQ"
+    clock.advance(0.9)
     q.flush_backoff_completed()
     assert q.where("uid-default-p") == "activeQ"
 
@@ -317,7 +321,7 @@ async def test_run_loop_flushes_with_fake_clock(q, clock):
     async with asyncio.timeout(5):  # the flush loop is asleep on the fake clock before time moves
         while clock.sleepers == 0:
             await asyncio.sleep(0)
-    clock.advance(1.0)
+    clock.advance(2.0)  # the backoff's window (1001) is before the clock's (1002)
     async with asyncio.timeout(5):
         while q.where("uid-default-p") != "activeQ":
             await asyncio.sleep(0)

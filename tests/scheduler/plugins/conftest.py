@@ -124,7 +124,11 @@ class PluginRun:
             "pluginConfig": [{"name": n, "args": a} for n, a in entries if a is not None],
         }]})
         self.client = client or RecordingClient()
-        self.scheduler = Scheduler(cfg, client=self.client, informers=Listers(cluster.informers),
+        objects = dict(cluster.informers)
+        # the pod informer holds every pod of the cluster, nominated ones included (the queue's
+        # nominator drops nominations of pods its informer does not list, as upstream's)
+        objects.setdefault("pods", [*cluster.pods, *(pi.pod for pis in cluster.nominated.values() for pi in pis)])
+        self.scheduler = Scheduler(cfg, client=self.client, informers=Listers(objects),
                                    clock=clock or FakeClock(), rng=random.Random(0))
         self.framework: Framework = self.scheduler.frameworks["default-scheduler"]
         for n in cluster.nodes:
