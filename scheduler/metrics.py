@@ -15,6 +15,8 @@ Names, labels, help texts and buckets follow upstream pkg/scheduler/metrics (v1.
 - `scheduler_preemption_attempts_total`: every PostFilter run of DefaultPreemption (where
   upstream's DefaultPreemption counts it); `scheduler_preemption_victims` (1 x2, 7): the victims
   of each preemption carried out;
+- `scheduler_permit_wait_duration_seconds{result}` (1 ms x2, 15): per pod a Permit plugin held,
+  how long it waited, by the outcome (Success, Unschedulable, Error);
 - `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`
   (0.1 ms x2, 12): every run of PreEnqueue, PreFilter, PostFilter, PreScore, Score, Reserve,
   Unreserve, Permit, PreBind, Bind, PostBind, as upstream records them (not sampled; upstream samples only
@@ -281,6 +283,9 @@ class SchedulerMetrics:
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             labelnames=("extension_point", "status", "profile"), buckets=_exponential(0.0001, 2, 12), **kw)
+        self.permit_wait = _Histogram(
+            "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+            labelnames=("result",), buckets=_exponential(0.001, 2, 15), **kw)
         self._children: dict[tuple[str, ...], Any] = {}
         self._pending: _PendingPods | None = None
 
@@ -317,6 +322,7 @@ class SchedulerMetrics:
         for ep, name in (("PostFilter", "run_post_filter"), ("PreBind", "run_pre_bind"), ("Bind", "run_bind"),
                          ("PostBind", "run_post_bind")):
             setattr(fw, name, _timed_async(getattr(fw, name), _PointTimer(family, ep, profile), clock.monotonic))
+        self._time_permit_wait(fw)
         if "DefaultPreemption" in {pl.name() for pl in fw.post_filter_plugins}:
             inner = fw.run_post_filter
 
@@ -331,6 +337,25 @@ class SchedulerMetrics:
             for pl in fw.post_filter_plugins:
                 if pl.name() == "DefaultPreemption":
                     self._count_victims(pl)
+
+    def _time_permit_wait(self, fw: Framework) -> None:
+        """`scheduler_permit_wait_duration_seconds{result}`: how long a pod that a Permit plugin
+        held waited, by the outcome (upstream WaitOnPermit; pods that did not wait are not
+        observed)."""
+        inner = fw.wait_on_permit
+        clock = fw.clock
+        timer = self.permit_wait
+
+        @functools.wraps(inner)
+        async def wait_on_permit(pi: Any) -> Status:
+            if fw.get_waiting_pod(pi.uid) is None:
+                return await inner(pi)
+            t = clock.monotonic()
+            st = await inner(pi)
+            self._child(timer, _CODE_NAMES[st.code]).observe(clock.monotonic() - t)
+            return st
+
+        setattr(fw, "wait_on_permit", wait_on_permit)  # noqa: B010 - shadow the method on this instance
 
     def _count_victims(self, pl: Any) -> None:
         """`scheduler_preemption_victims`: the victims of each chosen candidate, observed when

@@ -373,6 +373,14 @@ class Scheduler:
                     waiting_pods=self.waiting_pods, clock=self.clock, rng=self.rng)
             except FrameworkError as e:
                 raise ConfigError(f"profiles[{i}].plugins: {e}") from None
+            fw = self.frameworks[prof.scheduler_name]
+            # upstream NewFramework's profile checks (a bare Framework, as tests build, skips them)
+            if len(fw.queue_sort_plugins) != 1:
+                raise ConfigError(f"profiles[{i}].plugins: only one queue sort plugin required for profile with "
+                                  f'scheduler name "{prof.scheduler_name}", but got {len(fw.queue_sort_plugins)}')
+            if not fw.bind_plugins:
+                raise ConfigError(f"profiles[{i}].plugins: at least one bind plugin is needed for profile with "
+                                  f'scheduler name "{prof.scheduler_name}"')
         self.queue = PriorityQueue(
             self.frameworks, clock=self.clock,
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),

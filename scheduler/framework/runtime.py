@@ -125,8 +125,10 @@ def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> d
     """Per extension point, the ordered enabled plugins after multiPoint expansion (upstream
     expandMultiPointPlugins): explicitly configured plugins that override a multiPoint one
     first (in their configured order), then the multiPoint plugins, then the remaining explicit
-    ones. A plugin disabled at a point (or `*`) is not expanded there. Score weights: the
-    explicit weight, else the multiPoint weight, else 1."""
+    ones. A plugin disabled at a point (or `*`) is not expanded there. Score weights (upstream
+    getScoreWeights): a plugin listed at `score` takes that entry's weight, even when it is 0
+    (then 1: the multiPoint weight does not fill it in); a multiPoint-only plugin its multiPoint
+    weight, else 1."""
     multi = spec.plugins.get("multiPoint", PluginSetSpec())
     out: dict[str, list[PluginEntry]] = {}
     for ep, base in EXTENSION_POINTS.items():
@@ -154,8 +156,6 @@ def expand_plugins(spec: ProfileSpec, registry: Mapping[str, type[Plugin]]) -> d
                 continue
             if e.name in explicit:
                 overrides.append(e.name)
-                if ep == "score" and not explicit[e.name].weight:
-                    explicit[e.name] = PluginEntry(e.name, e.weight)
                 continue
             if any(m.name == e.name for m in multi_enabled):
                 raise FrameworkError(f'plugin "{e.name}" already registered as "{ep}"')
@@ -390,6 +390,22 @@ class Framework:
     def has_post_filter_plugins(self) -> bool:
         return bool(self.post_filter_plugins)
 
+    def list_plugins(self) -> dict[str, list[PluginEntry]]:
+        """The plugins each extension point runs, in order, after multiPoint expansion (upstream
+        ListPlugins): config spellings as keys, points without plugins left out, weights only at
+        `score` (0 elsewhere)."""
+        out: dict[str, list[PluginEntry]] = {}
+        for ep, plugins in (("preEnqueue", self.pre_enqueue_plugins), ("queueSort", self.queue_sort_plugins),
+                            ("preFilter", self.pre_filter_plugins), ("filter", self.filter_plugins),
+                            ("postFilter", self.post_filter_plugins), ("preScore", self.pre_score_plugins),
+                            ("score", self.score_plugins), ("reserve", self.reserve_plugins),
+                            ("permit", self.permit_plugins), ("preBind", self.pre_bind_plugins),
+                            ("bind", self.bind_plugins), ("postBind", self.post_bind_plugins)):
+            if plugins:
+                out[ep] = [PluginEntry(p.name(), self.score_weights.get(p.name(), 1) if ep == "score" else 0)
+                           for p in plugins]
+        return out
+
     # ---- queue-facing -------------------------------------------------------------------
     def queue_sort_less(self, a: Any, b: Any) -> bool:
         if self._less is None:
@@ -457,9 +473,11 @@ class Framework:
     def run_pre_filter(self, state: CycleState, pi: PodInfo,
                        nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status, set[str]]:
         """Returns (merged result, status, plugins that narrowed the node set). Skip marks the
-        plugin's Filter skipped; UnschedulableAndUnresolvable or an error stops at once, an
-        Unschedulable is returned after the remaining PreFilter plugins ran (upstream since v1.29:
-        preemption needs their state)."""
+        plugin's Filter skipped; UnschedulableAndUnresolvable or an error stops at once (any other
+        code, Pending included, is an error, as upstream), an Unschedulable is returned after the
+        remaining PreFilter plugins ran (upstream since v1.29: preemption needs their state; the
+        last one is returned). Results that leave no node are UnschedulableAndUnresolvable without
+        a plugin, naming the narrowing plugins sorted, as upstream's sets.List."""
         result: PreFilterResult | None = None
         narrowing: list[str] = []
         skipped = state.skip_filter_plugins
@@ -480,17 +498,14 @@ class Framework:
                 skipped.add(name)
                 continue
             if not st.is_success():
-                if not st.is_rejected():
-                    return None, Status.as_error(f'running PreFilter plugin "{name}": {st.message()}', name), set()
-                st = st if st.plugin else st.with_plugin(name)
-                if st.code == Code.UNSCHEDULABLE and rejected is None:
+                if st.code == Code.UNSCHEDULABLE:
                     # preemption runs later in this cycle and needs every PreFilter's state, so
                     # an Unschedulable does not stop the others (kubernetes#119770)
-                    rejected = st
+                    rejected = st.with_plugin(name)
                     continue
-                if st.code == Code.UNSCHEDULABLE:
-                    continue
-                return None, st, {name}
+                if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, st.with_plugin(name), {name}
+                return None, Status.as_error(f'running PreFilter plugin "{name}": {st.message()}', name), set()
             if r is not None and not r.all_nodes():
                 narrowing.append(name)
             result = r if result is None else result.merge(r)
@@ -498,8 +513,8 @@ class Framework:
                 if len(narrowing) == 1:
                     msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
                 else:
-                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
-                return result, Status.unresolvable(msg, plugin=name), set(narrowing)
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}] simultaneously"
+                return result, Status.unresolvable(msg), set(narrowing)
         if rejected is not None:
             return result, rejected, {rejected.plugin} | set(narrowing)
         return result, Status.success(), set(narrowing)
@@ -592,6 +607,7 @@ class Framework:
         reasons: list[str] = []
         result: PostFilterResult | None = None
         rejector = ""
+        rejector_said = False
         for pl in self.post_filter_plugins:
             try:
                 out = await pl.post_filter(state, pi, filtered)
@@ -613,8 +629,11 @@ class Framework:
             if r is not None:  # a result overrides the nomination, "" clears it (upstream ModeOverride)
                 result = r
             reasons.extend(st.reasons)
-            if st.reasons or not rejector:  # a plugin with nothing to say does not take the credit
+            # the first rejecting plugin, as upstream; one with nothing to say gives the credit to
+            # the first later one that gave a reason
+            if not rejector or (st.reasons and not rejector_said):
                 rejector = pl.name()
+                rejector_said = bool(st.reasons)
         return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
 
     def run_pre_score(self, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
@@ -821,7 +840,7 @@ class Framework:
             if st.is_success():
                 continue
             if st.is_rejected():
-                return st if st.plugin else st.with_plugin(name)
+                return st.with_plugin(name)
             if st.code == Code.WAIT:
                 waits[name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
                 continue
@@ -835,7 +854,7 @@ class Framework:
                 wp._timers.append(task)
                 self._timer_tasks.add(task)
                 task.add_done_callback(self._timer_tasks.discard)
-            return Status(Code.WAIT, ["one or more plugins asked to wait and no plugin rejected pod"])
+            return Status(Code.WAIT, [f'one or more plugins asked to wait and no plugin rejected pod "{pi.name}"'])
         return Status.success()
 
     async def _permit_timer(self, wp: WaitingPod, plugin: str, timeout: float) -> None:
@@ -854,7 +873,7 @@ class Framework:
             return st
         if st.is_rejected():
             return st
-        return Status.as_error(f"error while waiting on permit for pod {pi.key}: {st.message()}", st.plugin)
+        return Status.as_error(f"waiting on permit for pod: {st.message()}", st.plugin)
 
     async def run_pre_bind(self, state: CycleState, pi: PodInfo, node_name: str) -> Status:
         for pl in self.pre_bind_plugins:
@@ -923,14 +942,30 @@ def default_parse_args(cls: type[Plugin], raw: JsonDict | None) -> Any:
 
 
 def _fmt_duration(seconds: float) -> str:
-    """Go's time.Duration String() for the common cases: 10s, 1m30s, 500ms."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    m, s = divmod(seconds, 60)
-    s_txt = f"{s:g}s"
-    if m >= 60:
-        h, m = divmod(m, 60)
-        return f"{int(h)}h{int(m)}m{s_txt}"
-    if m:
-        return f"{int(m)}m{s_txt}"
-    return s_txt
+    """Go's time.Duration String(): 0s, 1.5µs, 500ms, 10s, 2.5s, 1m30s, 1h0m0s."""
+    ns = round(seconds * 1_000_000_000)
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    u = abs(ns)
+    if u < 1_000:
+        return f"{sign}{u}ns"
+    if u < 1_000_000_000:
+        unit, prec = ("µs", 3) if u < 1_000_000 else ("ms", 6)
+        whole, frac = divmod(u, 10**prec)
+        return f"{sign}{whole}{_fmt_frac(frac, prec)}{unit}"
+    secs, frac = divmod(u, 1_000_000_000)
+    mins, secs = divmod(secs, 60)
+    out = f"{secs}{_fmt_frac(frac, 9)}s"
+    if mins:
+        hours, mins = divmod(mins, 60)
+        out = f"{mins}m{out}"
+        if hours:
+            out = f"{hours}h{out}"
+    return sign + out
+
+
+def _fmt_frac(frac: int, prec: int) -> str:
+    """Go's fmtFrac: the fraction's digits without trailing zeros, none (and no point) for 0."""
+    digits = str(frac).rjust(prec, "0").rstrip("0")
+    return f".{digits}" if digits else ""

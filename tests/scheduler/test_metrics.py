@@ -47,6 +47,8 @@ def _reference(reg: CollectorRegistry) -> dict[str, Counter | Histogram]:
         "ep": Histogram("framework_extension_point_duration_seconds",
                         "Latency for running all plugins of a specific extension point.",
                         labelnames=("extension_point", "status", "profile"), buckets=_exp(0.0001, 2, 12), **ns),
+        "permit_wait": Histogram("permit_wait_duration_seconds", "Duration of waiting on permit.",
+                                 labelnames=("result",), buckets=_exp(0.001, 2, 15), **ns),
     }
 
 
@@ -85,6 +87,10 @@ def _observe_both(ours: SchedulerMetrics, ref: dict[str, Counter | Histogram], s
             n = rng.choice([0, 1, 2, 3, 64, 65, 1000])
             ours.preemption_victims.observe(n)
             ref["victims"].observe(n)
+        elif kind == 5:
+            result = rng.choice(["Success", "Unschedulable"])
+            ours._child(ours.permit_wait, result).observe(secs)
+            ref["permit_wait"].labels(result).observe(secs)
         else:
             ours.preemption_attempts.inc()
             ref["preemption"].inc()
