@@ -5,7 +5,13 @@ and assigned-pod add/update/remove; the scheduling cycle adds *assumed* pods (th
 its chosen nodeName, before the bind reaches the API) so the next cycle already sees their
 resources. `finish_binding` marks the bind as done, `forget_pod` rolls an assumption back;
 when the informer later delivers the bound pod, `add_pod` confirms the assumption.
-Assumed pods never expire (upstream durationToExpireAssumedPod = 0).
+Assumed pods never expire as the scheduler builds the cache (upstream's
+durationToExpireAssumedPod = 0); a cache built with a `ttl` forgets an assumed pod whose binding
+finished more than `ttl` seconds before `cleanup_assumed_pods` (upstream's expiry, kept for its
+tables).
+
+The snapshot lists the nodes as upstream's node tree does: round-robin over zones (region and
+zone labels) in the order the zones appeared, each zone's nodes in the order they were added.
 
 Every mutation bumps the NodeInfo's generation and moves the node to the end of an
 ordered "recently changed" index, so `update_snapshot` walks back only over nodes changed
@@ -20,6 +26,7 @@ which the snapshot skips until the node arrives (upstream behaves the same way).
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +43,37 @@ class _PodState:
     pod_info: PodInfo
     assumed: bool = False
     binding_finished: bool = False
+    deadline: float | None = None
+
+
+@dataclass(slots=True)
+class Dump:
+    """A copy of the cache for debugging (upstream Cache.Dump): every NodeInfo (placeholders of
+    removed nodes included) cloned, and the uids of the assumed pods."""
+
+    nodes: dict[str, NodeInfo]
+    assumed_pods: set[str]
+
+
+_ZONE = "topology.kubernetes.io/zone"
+_REGION = "topology.kubernetes.io/region"
+_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+
+
+def zone_key(node: JsonDict) -> str:
+    """Upstream utilnode.GetZoneKey: "region:\x00:zone" from the topology labels (the beta
+    failure-domain ones when those are absent), "" when the node has neither."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    zone = labels.get(_ZONE)
+    if zone is None:
+        zone = labels.get(_BETA_ZONE, "")
+    region = labels.get(_REGION)
+    if region is None:
+        region = labels.get(_BETA_REGION, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
 
 
 @dataclass(slots=True)
@@ -45,15 +83,21 @@ class _ImageState:
 
 
 class Cache:
-    def __init__(self) -> None:
+    def __init__(self, ttl: float = 0.0) -> None:
+        self._ttl = ttl
         self._nodes: dict[str, NodeInfo] = {}
         # node name -> None, ordered by last change (most recent last)
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._pods: dict[str, _PodState] = {}
         self._assumed: set[str] = set()
         self._images: dict[str, _ImageState] = {}
-        # node order of the snapshot list (insertion order of nodes); a change forces a list rebuild
+        # version of the snapshot list's node order (nodes added, removed, moved to another
+        # zone); a snapshot built at another version rebuilds its list
         self._order_version = 0
+        # upstream's node tree: zone key -> node names in the order they were added (zones in
+        # the order they appeared), and each known node's zone key
+        self._zones: dict[str, list[str]] = {}
+        self._node_zone: dict[str, str] = {}
         self._removed_since: set[str] = set()
         # confirmations that kept their node's generation: (node, assumed, stored) PodInfos the
         # next update_snapshot swaps into the snapshot's copy of the node as well
@@ -73,6 +117,7 @@ class Cache:
             self._order_version += 1  # placeholder becomes a real node
         ni.set_node(node)
         self._add_node_images(name, ni, node)
+        self._tree_add(name, zone_key(node))
         self._touch(name)
         return ni
 
@@ -85,6 +130,7 @@ class Cache:
         if ni is None:
             return
         self._remove_node_images(name, ni)
+        self._tree_remove(name)
         if ni.pods:
             # keep a placeholder so pods still on it can be removed later (upstream keeps the NodeInfo)
             ni.node = None
@@ -98,7 +144,42 @@ class Cache:
             self._touch(name)
 
     def node_count(self) -> int:
-        return sum(1 for n in self._nodes.values() if n.node is not None)
+        return len(self._node_zone)
+
+    def _tree_add(self, name: str, zone: str) -> None:
+        old = self._node_zone.get(name)
+        if old == zone:
+            return
+        if old is not None:
+            self._tree_remove(name)
+        self._node_zone[name] = zone
+        self._zones.setdefault(zone, []).append(name)
+        self._order_version += 1
+
+    def _tree_remove(self, name: str) -> None:
+        zone = self._node_zone.pop(name, None)
+        if zone is None:
+            return
+        names = self._zones[zone]
+        names.remove(name)
+        if not names:
+            del self._zones[zone]
+        self._order_version += 1
+
+    def node_tree_list(self) -> list[str]:
+        """The known nodes' names in upstream's node-tree order: the first node of every zone
+        (zones in the order they appeared), then the second of every zone, and so on.
+        Example: zone a [n1, n3], zone b [n2, n4, n5] -> n1, n2, n3, n4, n5."""
+        zones = list(self._zones.values())
+        if len(zones) == 1:
+            return list(zones[0])
+        out: list[str] = []
+        depth = max((len(z) for z in zones), default=0)
+        for i in range(depth):
+            for z in zones:
+                if i < len(z):
+                    out.append(z[i])
+        return out
 
     def get_node_info(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
@@ -173,10 +254,30 @@ class Cache:
         self._assumed.add(pi.uid)
         self._add_to_node(pi)
 
-    def finish_binding(self, pi: PodInfo) -> None:
+    def finish_binding(self, pi: PodInfo, now: float | None = None) -> None:
+        """The bind of the assumed `pi` is done (or failed and was forgotten); with a `ttl` its
+        assumption expires `ttl` seconds after `now` (time.monotonic() when not given) unless
+        the bound pod confirms it first."""
         st = self._pods.get(pi.uid)
         if st is not None and st.assumed:
             st.binding_finished = True
+            if self._ttl:
+                st.deadline = (time.monotonic() if now is None else now) + self._ttl
+
+    def cleanup_assumed_pods(self, now: float | None = None) -> None:
+        """Forget the assumed pods whose binding finished and whose deadline is before `now`
+        (upstream cleanupAssumedPods); nothing expires in a cache without a `ttl`."""
+        if not self._ttl:
+            return
+        if now is None:
+            now = time.monotonic()
+        for uid in list(self._assumed):
+            st = self._pods[uid]
+            if st.binding_finished and st.deadline is not None and now > st.deadline:
+                logger.info("assumed pod expired pod=%s node=%s", st.pod_info.key, st.pod_info.node_name)
+                self._remove_from_node(st.pod_info)
+                del self._pods[uid]
+                self._assumed.discard(uid)
 
     def forget_pod(self, pi: PodInfo) -> None:
         st = self._pods.get(pi.uid)
@@ -221,8 +322,14 @@ class Cache:
 
     def update_pod(self, old: JsonDict | None, new: JsonDict) -> None:
         st = self._pods.get((new.get("metadata") or {}).get("uid") or "")
-        if st is None or st.assumed:
-            # unknown, or the informer saw the bound pod as an update (it arrived unassigned first)
+        if st is None:
+            # upstream: "pod is not added to scheduler cache, so cannot be updated"; the
+            # informer always delivers a pod's add (which adds it here) before its updates
+            logger.info("pod to update is not in the cache pod=%s/%s",
+                        (new.get("metadata") or {}).get("namespace"), (new.get("metadata") or {}).get("name"))
+            return
+        if st.assumed:
+            # the informer saw the bound pod as an update (it arrived unassigned first)
             self.add_pod(new)
             return
         self._update(st, reparsed(st.pod_info, new))
@@ -242,6 +349,9 @@ class Cache:
 
     def pod_count(self) -> int:
         return len(self._pods)
+
+    def dump(self) -> Dump:
+        return Dump({name: ni.clone() for name, ni in self._nodes.items()}, set(self._assumed))
 
     def get_pod(self, uid: str) -> PodInfo | None:
         st = self._pods.get(uid)
@@ -293,10 +403,12 @@ class Cache:
                 if (ni is None or ni.node is None) and smap.pop(name, None) is not None:
                     rebuild_list = True
             self._removed_since.clear()
-        rebuild_list = rebuild_list or len(smap) != len(snapshot.node_info_list)
+        rebuild_list = (rebuild_list or len(smap) != len(snapshot.node_info_list)
+                        or snapshot.order_version != self._order_version)
         if rebuild_list:
-            # nodes in insertion order of the cache (stable across cycles)
-            snapshot.node_info_list = [smap[n] for n in self._nodes if n in smap]
+            # the node tree's order (zones round-robin; stable across cycles)
+            snapshot.node_info_list = [smap[n] for n in self.node_tree_list() if n in smap]
+            snapshot.order_version = self._order_version
             affinity_changed = True
         if affinity_changed:
             snapshot.rebuild_affinity_lists()

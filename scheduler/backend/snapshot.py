@@ -13,15 +13,16 @@ from collections.abc import Iterable
 
 from minik3s.api.types import JsonDict
 from scheduler.framework.node_arrays import NodeArrays
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, pvc_keys
 
 JOURNAL_LENGTH = 4096
 
 
 class Snapshot:
     __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
-                 "have_pods_with_required_anti_affinity_list", "generation", "used_pvc_set",
-                 "tracked", "change_seq", "structure_seq", "_journal", "_affinity_stale", "_arrays")
+                 "have_pods_with_required_anti_affinity_list", "generation", "order_version",
+                 "tracked", "change_seq", "structure_seq", "_journal", "_affinity_stale", "_arrays",
+                 "_pvc_memo")
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -29,7 +30,10 @@ class Snapshot:
         self.have_pods_with_affinity_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
         self.generation = 0
-        self.used_pvc_set: set[str] = set()
+        # the cache's node-order version the list was last built at (a differing one rebuilds it)
+        self.order_version = -1
+        # (change_seq, len of the list, used PVC set) of the last `used_pvc_set`
+        self._pvc_memo: tuple[int, int, frozenset[str]] | None = None
         self._affinity_stale = False
         # change journal (for plugins that keep per-node aggregates across cycles, e.g.
         # PodTopologySpread's domain counts): only a snapshot the cache refreshes is `tracked`;
@@ -75,12 +79,36 @@ class Snapshot:
             out.update(names)
         return out
 
+    @property
+    def used_pvc_set(self) -> frozenset[str]:
+        """"namespace/claim" of every claim some pod of the snapshot's nodes uses (upstream
+        Snapshot.usedPVCSet), gathered on demand (few cycles ask) and remembered until the next
+        refresh."""
+        memo = self._pvc_memo
+        key = (self.change_seq, len(self.node_info_list))
+        if memo is not None and memo[:2] == key and self.tracked:
+            return memo[2]
+        out: set[str] = set()
+        for ni in self.node_info_list:
+            for pi in ni.pods:
+                out.update(pvc_keys(pi.pod))
+        used = frozenset(out)
+        self._pvc_memo = (*key, used)
+        return used
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        return key in self.used_pvc_set
+
     @classmethod
     def from_objects(cls, nodes: Iterable[JsonDict], pods: Iterable[JsonDict] = ()) -> Snapshot:
-        """A standalone snapshot (tests, what-if simulations): assigned pods land on their nodes."""
+        """A standalone snapshot (tests, what-if simulations): assigned pods land on their nodes,
+        each node's image states count the given nodes holding the image (upstream NewSnapshot)."""
         s = cls()
-        for n in nodes:
+        node_list = list(nodes)
+        existence = create_image_existence_map(node_list)
+        for n in node_list:
             ni = NodeInfo(n)
+            ni.image_states = get_node_image_states(n, existence)
             s.node_info_map[ni.name] = ni
             s.node_info_list.append(ni)
         for p in pods:
@@ -138,3 +166,35 @@ class Snapshot:
         if self._affinity_stale:
             self._refresh_affinity_lists()
         return self.have_pods_with_required_anti_affinity_list
+
+
+def create_image_existence_map(nodes: Iterable[JsonDict]) -> dict[str, set[str]]:
+    """Image name -> names of the nodes whose status lists it (upstream createImageExistenceMap)."""
+    out: dict[str, set[str]] = {}
+    for node in nodes:
+        name = (node.get("metadata") or {}).get("name") or ""
+        for img in (node.get("status") or {}).get("images") or ():
+            for image_name in img.get("names") or ():
+                out.setdefault(image_name, set()).add(name)
+    return out
+
+
+def get_node_image_states(node: JsonDict, existence: dict[str, set[str]]) -> dict[str, ImageStateSummary]:
+    """The node's images -> (size, how many nodes hold it per `existence`) (upstream
+    getNodeImageStates)."""
+    out: dict[str, ImageStateSummary] = {}
+    for img in (node.get("status") or {}).get("images") or ():
+        size = int(img.get("sizeBytes") or 0)
+        for image_name in img.get("names") or ():
+            out[image_name] = ImageStateSummary(size, len(existence.get(image_name, ())))
+    return out
+
+
+def create_used_pvc_set(pods: Iterable[JsonDict]) -> set[str]:
+    """"namespace/claim" of the claims the assigned pods among `pods` use (upstream
+    createUsedPVCSet; pods without a node are left out)."""
+    out: set[str] = set()
+    for pod in pods:
+        if (pod.get("spec") or {}).get("nodeName"):
+            out.update(pvc_keys(pod))
+    return out

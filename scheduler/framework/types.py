@@ -24,6 +24,20 @@ from minik3s.api.types import JsonDict
 
 _generation = itertools.count(1)
 
+_NATIVE_RESOURCES = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Upstream schedutil.IsScalarResourceName: an extended resource (a domain-qualified name
+    outside kubernetes.io, not `requests.*`), a hugepages-* size, a kubernetes.io/-prefixed
+    native resource or an attachable-volumes-* count. Any other name (say `storage`, or an
+    unqualified `random-key`) is not counted by a Resource."""
+    if name in _NATIVE_RESOURCES:
+        return False
+    if "/" in name:
+        return "kubernetes.io/" in name or not name.startswith("requests.")
+    return name.startswith(("hugepages-", "attachable-volumes-"))
+
 
 def next_generation() -> int:
     return next(_generation)
@@ -41,6 +55,8 @@ class Resource:
 
     @classmethod
     def from_map(cls, m: dict[str, int]) -> Resource:
+        """Upstream NewResource, from a resource list already in scheduler units
+        (`resource_list_to_ints`); names that are not scalar resources are left out."""
         r = cls()
         for k, v in m.items():
             if k == CPU:
@@ -51,9 +67,26 @@ class Resource:
                 r.ephemeral_storage = v
             elif k == PODS:
                 r.allowed_pod_number = v
-            else:
+            elif is_scalar_resource_name(k):
                 r.scalar[k] = v
         return r
+
+    def add_scalar(self, name: str, quantity: int) -> None:
+        self.scalar[name] = self.scalar.get(name, 0) + quantity
+
+    def set_max_resource(self, m: dict[str, int]) -> None:
+        """Raise each resource of `m` (scheduler units) to at least its value there (upstream
+        SetMaxResource: cpu, memory, ephemeral-storage and scalar resources; the pod count is
+        left as it is)."""
+        for k, v in m.items():
+            if k == CPU:
+                self.milli_cpu = max(self.milli_cpu, v)
+            elif k == MEMORY:
+                self.memory = max(self.memory, v)
+            elif k == EPHEMERAL_STORAGE:
+                self.ephemeral_storage = max(self.ephemeral_storage, v)
+            elif is_scalar_resource_name(k):
+                self.scalar[k] = max(self.scalar.get(k, 0), v)
 
     def add(self, other: Resource) -> None:
         self.milli_cpu += other.milli_cpu
@@ -244,6 +277,30 @@ class PodInfo:
         return f"PodInfo({self.key})"
 
 
+def _swap_remove(lst: list[PodInfo], uid: str) -> None:
+    for i, p in enumerate(lst):
+        if p.uid == uid:
+            last = lst.pop()
+            if last is not p:
+                lst[i] = last
+            return
+
+
+def pvc_keys(pod: JsonDict) -> list[str]:
+    """"namespace/claim" of each persistentVolumeClaim volume of `pod` (upstream keys of
+    PVCRefCounts and the snapshot's used-PVC set; generic ephemeral volumes not included)."""
+    vols = (pod.get("spec") or {}).get("volumes")
+    if not vols:
+        return []
+    ns = (pod.get("metadata") or {}).get("namespace") or ""
+    out: list[str] = []
+    for v in vols:
+        claim = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
+        if claim is not None:
+            out.append(f"{ns}/{claim.get('claimName') or ''}")
+    return out
+
+
 @dataclass(slots=True)
 class ImageStateSummary:
     size: int
@@ -307,17 +364,22 @@ class NodeInfo:
         self.generation = next_generation()
 
     def remove_pod(self, pod_uid: str) -> PodInfo | None:
-        for i, pi in enumerate(self.pods):
+        """Take the pod out, as upstream's RemovePod does: the last pod of the list moves into
+        its place (so the order of the remaining pods is upstream's too). None, changing
+        nothing, when the pod is not on the node."""
+        pods = self.pods
+        for i, pi in enumerate(pods):
             if pi.uid == pod_uid:
-                del self.pods[i]
+                last = pods.pop()
+                if last is not pi:
+                    pods[i] = last
                 break
         else:
             return None
-        self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pod_uid] \
-            if pi.has_affinity() else self.pods_with_affinity
-        if pi.has_required_anti_affinity():
-            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
-                                                     if p.uid != pod_uid]
+        if pi.has_affinity():
+            _swap_remove(self.pods_with_affinity, pod_uid)
+            if pi.has_required_anti_affinity():
+                _swap_remove(self.pods_with_required_anti_affinity, pod_uid)
         self.requested.sub(pi.requests)
         self.non_zero_requested.sub(pi.non_zero_requests)
         for p in pi.host_ports:
@@ -330,21 +392,37 @@ class NodeInfo:
         return pi
 
     def replace_pod(self, old: PodInfo, new: PodInfo) -> bool:
-        """Put `new` where `old` is, leaving the generation as it is, for a caller that knows the
+        """Put `new` in for `old`, leaving the generation as it is, for a caller that knows the
         two count alike for every plugin (same requests, ports, affinity terms, labels: the
-        bound pod confirming its assumption). False, changing nothing, when `old` is not here."""
+        bound pod confirming its assumption). The lists end as upstream's remove-then-add leaves
+        them: the last pod moves into `old`'s place and `new` goes last. False, changing nothing,
+        when `old` is not here."""
         pods = self.pods
         for i in range(len(pods) - 1, -1, -1):  # the newest pods are last: the assumed one is near the end
             if pods[i] is old:
-                pods[i] = new
+                pods[i] = pods[-1]
+                pods[-1] = new
                 break
         else:
             return False
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             for i, p in enumerate(lst):
                 if p is old:
-                    lst[i] = new
+                    lst[i] = lst[-1]
+                    lst[-1] = new
+                    break
         return True
+
+    @property
+    def pvc_ref_counts(self) -> dict[str, int]:
+        """"namespace/claim" -> how many of the node's pods use the claim (upstream
+        NodeInfo.PVCRefCounts: spec.volumes[].persistentVolumeClaim only), counted on demand
+        from the pods rather than kept up to date on every add and remove."""
+        out: dict[str, int] = {}
+        for pi in self.pods:
+            for key in pvc_keys(pi.pod):
+                out[key] = out.get(key, 0) + 1
+        return out
 
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
