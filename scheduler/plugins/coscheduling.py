@@ -11,15 +11,18 @@ Extension points, in the order a gang's pod meets them:
 - PreFilter (UnschedulableAndUnresolvable, so no preemption): the group failed recently
   (podGroupBackoffSeconds); fewer members exist than minMember (Volcano: or than a task's
   minTaskMember); minResources (plus minMember pod slots) exceed the cluster's free capacity
-  (checked once per schedule timeout window).
+  (checked once per `permitWaitingTimeSeconds` window). A PodGroup that is missing passes, as
+  upstream (Permit rejects "PodGroup not found"); GangScheduling rejects a missing Workload.
 - PostFilter: a member fits nowhere and the group cannot reach minMember (more than 10 % of
   it missing) -> every waiting member is rejected (their reservations released), so two gangs
-  that together exceed the cluster never each keep part of it.
+  that together exceed the cluster never each keep part of it; the group is backed off if it
+  has all its minMember pods.
 - Reserve / Unreserve: the member counts as assigned / no longer; Unreserve (a timeout or a
   rejection of any member) rejects every waiting member.
-- Permit: Wait until assumed + bound members reach minMember (and each minTaskMember), then
-  allow all waiting members at once; binding starts only then. The wait lasts
-  `scheduleTimeoutSeconds` of the x-k8s PodGroup, else `permitWaitingTimeSeconds` (60 s).
+- Permit: Wait until assumed + bound members, the permitted pod counted, reach minMember
+  (and each minTaskMember), then allow all waiting members at once; binding starts only
+  then. The wait lasts `scheduleTimeoutSeconds` of the x-k8s PodGroup, else
+  `permitWaitingTimeSeconds` (60 s).
 - Queueing hints: a sibling pod added, relabelled or ungated, its PodGroup / Workload / Queue
   added or updated, a node added or grown, an assigned pod deleted. The first member to wait at
   Permit also activates its siblings waiting in backoff (upstream ActivateSiblings).
@@ -34,7 +37,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from minik3s.api.gang import VOLCANO_GROUP, WORKLOAD_GROUP, XK8S_GROUP, GangApi
-from minik3s.api.helpers.gang import GroupPolicy, GroupRef, group_ref
+from minik3s.api.helpers.gang import GroupPolicy, GroupRef, group_ref, task_name
 from minik3s.api.types import JsonDict
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
@@ -85,6 +88,9 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
     """The gang extension points, for the APIs in `APIS`."""
 
     APIS: ClassVar[tuple[GangApi, ...]] = ()
+    # scheduler-plugins: a pod naming a group that does not exist passes PreFilter (Permit rejects
+    # it) and PostFilter answers "can not find pod group"; otherwise PreFilter rejects it
+    MISSING_GROUP_PASSES_PRE_FILTER: ClassVar[bool] = False
     Args = CoschedulingArgs
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
@@ -106,11 +112,15 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
                                        plugin=self.NAME)
         return Status.unresolvable(f"podGroup {ref.object_key} not found", plugin=self.NAME)
 
-    def _quorum(self, ref: GroupRef, policy: GroupPolicy) -> bool:
-        if self.mgr.assigned(ref) < policy.min_member:
+    def _quorum(self, ref: GroupRef, policy: GroupPolicy, pod: PodInfo) -> bool:
+        """Upstream: assigned + 1 >= minMember, the `+ 1` being `pod` at Permit. It counts once
+        whether or not it passed Reserve or shows in the pod informer yet."""
+        if self.mgr.assigned(ref, exclude_uid=pod.uid) + 1 < policy.min_member:
             return False
         if policy.min_task_member:
-            by_task = self.mgr.assigned_by_task(ref)
+            by_task = self.mgr.assigned_by_task(ref, exclude_uid=pod.uid)
+            own = task_name(pod.pod)
+            by_task[own] = by_task.get(own, 0) + 1
             return all(by_task.get(t, 0) >= m for t, m in policy.min_task_member.items())
         return True
 
@@ -137,7 +147,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
             return None, SUCCESS
         policy = self.mgr.policy(ref)
         if policy is None:
-            return None, self._missing_group(ref)
+            return None, SUCCESS if self.MISSING_GROUP_PASSES_PRE_FILTER else self._missing_group(ref)
         if not policy.gang:
             return None, SUCCESS
         if self.mgr.backed_off(ref):
@@ -160,7 +170,8 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
                 return None, Status.unresolvable(
                     f"podGroup {ref.display()} minResources do not fit the cluster, resource gap: "
                     f"{format_resources(gap)}", plugin=self.NAME)
-            self.mgr.permit_window(ref, self._timeout(policy))
+            # upstream keeps the pass for the plugin-wide wait, not the group's scheduleTimeoutSeconds
+            self.mgr.permit_window(ref, float(self.args.permit_waiting_time_seconds))
         return None, SUCCESS
 
     # ---- PostFilter ------------------------------------------------------------------------------
@@ -168,6 +179,10 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
                           filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
         ref = self.mgr.pod_ref(pod)
         policy = self.mgr.policy(ref) if ref is not None else None
+        if ref is not None and policy is None and self.MISSING_GROUP_PASSES_PRE_FILTER:
+            return None, Status.unschedulable("can not find pod group", plugin=self.NAME)
+        # a pod outside any gang: upstream also says "can not find pod group", but Coscheduling is in
+        # the default profile here and every FailedScheduling message would end with it
         if ref is None or policy is None or not policy.gang:
             return None, Status.unschedulable(plugin=self.NAME)
         assigned = self.mgr.assigned(ref)
@@ -179,7 +194,8 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
         waiting = self.mgr.waiting_pods(ref)
         for wp in waiting:
             wp.reject(self.NAME, "optimistic rejection in PostFilter")
-        self.mgr.back_off(ref, float(self.args.pod_group_backoff_seconds))
+        if len(self.mgr.members(ref)) >= policy.min_member:  # upstream: a group still missing pods is not backed off
+            self.mgr.back_off(ref, float(self.args.pod_group_backoff_seconds))
         self.mgr.forget_permit_window(ref)
         if waiting:
             logger.info("gang rejected group=%s pod=%s waiting=%d", ref.key, pod.key, len(waiting))
@@ -234,7 +250,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
         if not policy.gang:
             return SUCCESS, 0.0
         waiting = self.mgr.waiting_pods(ref)
-        if self._quorum(ref, policy):
+        if self._quorum(ref, policy, pod):
             for wp in waiting:
                 wp.allow(self.NAME)
             logger.info("gang permitted group=%s pod=%s", ref.key, pod.key)
@@ -350,6 +366,7 @@ class GangPlugin(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, GangDemand
 class Coscheduling(GangPlugin, QueueSortPlugin):
     NAME = names.COSCHEDULING
     APIS = ("volcano", "x-k8s")
+    MISSING_GROUP_PASSES_PRE_FILTER = True
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -163,11 +163,11 @@ class PodGroupManager:
                 del self._reserved[ref.key]
         return n
 
-    def assigned_by_task(self, ref: GroupRef) -> dict[str, int]:
+    def assigned_by_task(self, ref: GroupRef, *, exclude_uid: str = "") -> dict[str, int]:
         reserved = self._reserved.get(ref.key, set())
         out: dict[str, int] = {}
         for p in self.members(ref):
-            if _terminal(p):
+            if _terminal(p) or (exclude_uid and _uid(p) == exclude_uid):
                 continue
             if _uid(p) in reserved or (p.get("spec") or {}).get("nodeName"):
                 t = task_name(p)
