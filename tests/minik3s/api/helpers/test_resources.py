@@ -46,8 +46,9 @@ CASES = [
      {"cpu": 100, "memory": 500 * Mi}, {"cpu": 100, "memory": 500 * Mi}),
     ("no requests: defaults in the non-zero variant only", _pod([_c("a")]),
      {}, {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}),
-    ("zero cpu counts as unset in the non-zero variant", _pod([_c("a", {"cpu": "0", "memory": "1Gi"})]),
-     {"cpu": 0, "memory": 1 << 30}, {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": 1 << 30}),
+    # upstream NonMissingContainerRequests: "override if un-set, but not if explicitly set to zero"
+    ("an explicit zero cpu stays zero in the non-zero variant", _pod([_c("a", {"cpu": "0", "memory": "1Gi"})]),
+     {"cpu": 0, "memory": 1 << 30}, {"cpu": 0, "memory": 1 << 30}),
     ("limits become requests", _pod([_c("a", None, {"cpu": "2", "nvidia.com/gpu": "1"})]),
      {"cpu": 2000, "nvidia.com/gpu": 1}, {"cpu": 2000, "memory": DEFAULT_MEMORY_REQUEST, "nvidia.com/gpu": 1}),
     ("two containers sum", _pod([_c("a", {"cpu": "100m"}), _c("b", {"cpu": "200m", "memory": "1Gi"})]),
