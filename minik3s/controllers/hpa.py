@@ -22,6 +22,14 @@ scale-down and 0 % on a scale-up, unready pods as 0 % on a scale-up; if that fli
 or lands inside the tolerance, nothing changes.
 Worked example: 3 pods requesting 200m using 320m each at a 50 % target: utilization 160 %,
 ratio 3.2, ceil(3.2 * 3) = 10, capped by the scale-up rule max(3 + 4, 3 * 2) = 7, then max 9.
+
+Normalization (upstream horizontal.go): the first sync of an HPA records the target's current
+size as a recommendation, so a fresh HPA does not scale down within its downscale window.
+Without `behavior` the proposal is raised to the highest recommendation of the last 5 min, then
+capped by max(2 * current, 4) and min/max replicas; with it, the current size is brought within
+[lowest recommendation of the scale-up window, highest of the scale-down window] and capped by
+the policies, each counting from the period's start size (current - added + removed in it).
+Pods selected by two HPAs' targets make both ScalingActive=False AmbiguousSelector.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, NotFoundError
@@ -39,7 +47,7 @@ from minik3s.api.helpers.resources import quantity_to_int
 from minik3s.api.metrics import PodUsage, UsageProvider
 from minik3s.api.quantity import format_milli
 from minik3s.api.resources import CRDS, HPAS, PODS, ResourceInfo, ResourceRegistry
-from minik3s.api.selectors import parse_label_selector
+from minik3s.api.selectors import LabelSelector, parse_label_selector
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.interface import Client
@@ -85,17 +93,26 @@ def _milli(resource: str, q: Any) -> int:
     return v if resource == "cpu" else v * 1000
 
 
-def pod_request(pod: JsonDict, resource: str, container: str | None) -> int | None:
-    """Sum of the containers' requests of `resource` (milli-units); None when one lacks it."""
-    total = 0
-    for c in (pod.get("spec") or {}).get("containers") or ():
-        if container and c.get("name") != container:
-            continue
-        req = ((c.get("resources") or {}).get("requests") or {}).get(resource)
-        if req is None:
-            return None
-        total += _milli(resource, req)
-    return total
+def pod_requests(pods: Iterable[JsonDict], resource: str, container: str | None) -> dict[str, int]:
+    """pod name -> request of `resource` (milli-units), upstream calculatePodRequests: the regular
+    containers plus the restartable (sidecar) init containers, only `container` when one is named
+    (0 when the pod has no such container); a counted container without the request is an error."""
+    out: dict[str, int] = {}
+    for pod in pods:
+        name = str(meta(pod).get("name"))
+        spec = pod.get("spec") or {}
+        containers = list(spec.get("containers") or ())
+        containers += [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+        total = 0
+        for c in containers:
+            if container and c.get("name") != container:
+                continue
+            req = ((c.get("resources") or {}).get("requests") or {}).get(resource)
+            if req is None:
+                raise MetricError(f"missing request for {resource} in container {c.get('name')} of Pod {name}")
+            total += _milli(resource, req)
+        out[name] = total
+    return out
 
 
 def samples_for(usage: Iterable[PodUsage], resource: str, container: str | None) -> dict[str, Sample]:
@@ -108,6 +125,10 @@ def samples_for(usage: Iterable[PodUsage], resource: str, container: str | None)
         v = sum(c.cpu_milli if resource == "cpu" else c.memory_bytes * 1000 for c in cs)
         out[u.name] = Sample(v, u.timestamp, u.window_seconds)
     return out
+
+
+# Go's zero time.Time: what upstream compares against when a Ready condition has no lastTransitionTime
+ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def _parse_time(v: Any) -> datetime | None:
@@ -148,7 +169,7 @@ def group_pods(pods: list[JsonDict], samples: dict[str, Sample], resource: str, 
             if cond is None or start is None:
                 is_unready = True
             else:
-                transition = _parse_time(cond.get("lastTransitionTime")) or start
+                transition = _parse_time(cond.get("lastTransitionTime")) or ZERO_TIME
                 if start + timedelta(seconds=cpu_initialization_period) > now:
                     is_unready = cond.get("status") == "False" or \
                         sample.timestamp < transition + timedelta(seconds=sample.window)
@@ -162,48 +183,57 @@ def group_pods(pods: list[JsonDict], samples: dict[str, Sample], resource: str, 
     return ready, unready, missing, ignored
 
 
-def _utilization_ratio(samples: dict[str, Sample], requests: dict[str, int], target: int
-                       ) -> tuple[float, int, int]:
-    total = req_total = 0
+def utilization_ratio(samples: dict[str, Sample], requests: dict[str, int], target: int
+                      ) -> tuple[float, int, int]:
+    """upstream GetResourceUtilizationRatio: (ratio, utilization %, raw average); a sample of a pod
+    without a request is an extraneous metric and left out."""
+    total = req_total = entries = 0
     for name, s in samples.items():
         req = requests.get(name)
         if req is None:
-            raise MetricError(f"missing request for {name}")
+            continue
         total += s.value
         req_total += req
+        entries += 1
     if req_total == 0:
-        raise MetricError("no requests for the pods with metrics")
+        raise MetricError("no metrics returned matched known pods")
     utilization = (total * 100) // req_total
-    return utilization / target, utilization, total // len(samples)
+    return utilization / target, utilization, total // entries
+
+
+def usage_ratio(samples: dict[str, Sample], target_milli: int) -> tuple[float, int]:
+    """upstream GetMetricUsageRatio: (ratio, average usage) over every sample."""
+    avg = sum(s.value for s in samples.values()) // len(samples)
+    return avg / target_milli, avg
+
+
+def _within(ratio: float, tolerance: float) -> bool:
+    """upstream Tolerances.isWithin (v1.33): 1 - tolerance <= ratio <= 1 + tolerance."""
+    return 1.0 - tolerance <= ratio <= 1.0 + tolerance
 
 
 def calc_utilization_replicas(current: int, target_utilization: int, pods: list[JsonDict],
                               samples: dict[str, Sample], resource: str, container: str | None, now: datetime, *,
-                              tolerance: float = DEFAULT_TOLERANCE) -> Proposal:
-    """upstream GetResourceReplicas."""
+                              tolerance: float = DEFAULT_TOLERANCE,
+                              cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
+                              initial_readiness_delay: float = INITIAL_READINESS_DELAY) -> Proposal:
+    """upstream GetResourceReplicas (`samples` are what the metrics API returned for the selector)."""
     if not samples:
         raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from resource "
                           "metrics API")
     if not pods:
         raise MetricError("no pods returned by selector while calculating replica count")
-    ready, unready, missing, ignored = group_pods(pods, samples, resource, now)
+    ready, unready, missing, ignored = group_pods(pods, samples, resource, now,
+                                                  cpu_initialization_period=cpu_initialization_period,
+                                                  initial_readiness_delay=initial_readiness_delay)
     metrics = {k: v for k, v in samples.items() if k not in ignored and k not in unready}
-    names = {str(meta(p).get("name")) for p in pods}
-    metrics = {k: v for k, v in metrics.items() if k in names}
     if not metrics:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
-    requests: dict[str, int] = {}
-    for p in pods:
-        r = pod_request(p, resource, container)
-        name = str(meta(p).get("name"))
-        if r is None:
-            raise MetricError(f"missing request for {resource} in container {container or ''} of Pod {name}"
-                              if container else f"missing request for {resource} in Pod {name}")
-        requests[name] = r
-    ratio, utilization, raw = _utilization_ratio(metrics, requests, target_utilization)
+    requests = pod_requests(pods, resource, container)
+    ratio, utilization, raw = utilization_ratio(metrics, requests, target_utilization)
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
-        if abs(1.0 - ratio) <= tolerance:
+        if _within(ratio, tolerance):
             return Proposal(current, utilization, raw)
         return Proposal(math.ceil(ratio * ready), utilization, raw)
     stamp = next(iter(metrics.values()))
@@ -218,8 +248,8 @@ def calc_utilization_replicas(current: int, target_utilization: int, pods: list[
     if scale_up_with_unready:
         for name in unready:
             metrics[name] = Sample(0, stamp.timestamp, stamp.window)
-    new_ratio, _, _ = _utilization_ratio(metrics, requests, target_utilization)
-    if abs(1.0 - new_ratio) <= tolerance or (ratio < 1.0 < new_ratio) or (new_ratio < 1.0 < ratio):
+    new_ratio, _, _ = utilization_ratio(metrics, requests, target_utilization)
+    if _within(new_ratio, tolerance) or (ratio < 1.0 < new_ratio) or (new_ratio < 1.0 < ratio):
         return Proposal(current, utilization, raw)
     new_replicas = math.ceil(new_ratio * len(metrics))
     if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
@@ -229,27 +259,26 @@ def calc_utilization_replicas(current: int, target_utilization: int, pods: list[
 
 def calc_average_value_replicas(current: int, target_milli: int, pods: list[JsonDict],
                                 samples: dict[str, Sample], resource: str, now: datetime, *,
-                                tolerance: float = DEFAULT_TOLERANCE) -> Proposal:
-    """upstream GetRawResourceReplicas -> calcPlainMetricReplicas."""
+                                tolerance: float = DEFAULT_TOLERANCE,
+                                cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
+                                initial_readiness_delay: float = INITIAL_READINESS_DELAY) -> Proposal:
+    """upstream GetRawResourceReplicas -> calcPlainMetricReplicas (also the Pods-metric path when
+    `resource` is not cpu: no cpu readiness rules)."""
     if not samples:
         raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from resource "
                           "metrics API")
     if not pods:
         raise MetricError("no pods returned by selector while calculating replica count")
-    ready, unready, missing, ignored = group_pods(pods, samples, resource, now)
-    names = {str(meta(p).get("name")) for p in pods}
-    metrics = {k: v for k, v in samples.items() if k not in ignored and k not in unready and k in names}
+    ready, unready, missing, ignored = group_pods(pods, samples, resource, now,
+                                                  cpu_initialization_period=cpu_initialization_period,
+                                                  initial_readiness_delay=initial_readiness_delay)
+    metrics = {k: v for k, v in samples.items() if k not in ignored and k not in unready}
     if not metrics:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
-
-    def ratio_of(ms: dict[str, Sample]) -> tuple[float, int]:
-        avg = sum(s.value for s in ms.values()) // len(ms)
-        return avg / target_milli, avg
-
-    ratio, raw = ratio_of(metrics)
+    ratio, raw = usage_ratio(metrics, target_milli)
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
-        if abs(1.0 - ratio) <= tolerance:
+        if _within(ratio, tolerance):
             return Proposal(current, None, raw)
         return Proposal(math.ceil(ratio * ready), None, raw)
     stamp = next(iter(metrics.values()))
@@ -261,8 +290,8 @@ def calc_average_value_replicas(current: int, target_milli: int, pods: list[Json
     if scale_up_with_unready:
         for name in unready:
             metrics[name] = Sample(0, stamp.timestamp, stamp.window)
-    new_ratio, _ = ratio_of(metrics)
-    if abs(1.0 - new_ratio) <= tolerance or (ratio < 1.0 < new_ratio) or (new_ratio < 1.0 < ratio):
+    new_ratio, _ = usage_ratio(metrics, target_milli)
+    if _within(new_ratio, tolerance) or (ratio < 1.0 < new_ratio) or (new_ratio < 1.0 < ratio):
         return Proposal(current, None, raw)
     new_replicas = math.ceil(new_ratio * len(metrics))
     if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
@@ -299,18 +328,27 @@ def _rules(behavior: JsonDict | None, which: str) -> JsonDict:
     return {k: given.get(k) if given.get(k) is not None else v for k, v in base.items()}
 
 
-def _change_in_period(period: float, events: list[ScaleEvent], now: float) -> int:
-    return sum(e.change for e in events if not e.outdated and e.at > now - period)
+def replicas_change_in_period(period: float, events: list[ScaleEvent], now: float) -> int:
+    """upstream getReplicasChangePerPeriod: the replicas the events newer than `period` changed."""
+    return sum(e.change for e in events if e.at > now - period)
 
 
-def scale_up_limit(current: int, events: list[ScaleEvent], rules: JsonDict, now: float) -> int:
+def _period_start(current: int, period: float, up_events: list[ScaleEvent], down_events: list[ScaleEvent],
+                  now: float) -> int:
+    """The replica count at the start of the period: minus what was added, plus what was removed."""
+    return current - replicas_change_in_period(period, up_events, now) + \
+        replicas_change_in_period(period, down_events, now)
+
+
+def scale_up_limit(current: int, up_events: list[ScaleEvent], down_events: list[ScaleEvent], rules: JsonDict,
+                   now: float) -> int:
     """upstream calculateScaleUpLimitWithScalingRules."""
     if rules.get("selectPolicy") == "Disabled":
         return current
     pick_min = rules.get("selectPolicy") == "Min"
     result = 2**31 - 1 if pick_min else -(2**31)
     for p in rules.get("policies") or ():
-        start = current - _change_in_period(float(p["periodSeconds"]), events, now)
+        start = _period_start(current, float(p["periodSeconds"]), up_events, down_events, now)
         if p["type"] == "Pods":
             proposed = start + int(p["value"])
         else:
@@ -319,20 +357,85 @@ def scale_up_limit(current: int, events: list[ScaleEvent], rules: JsonDict, now:
     return result
 
 
-def scale_down_limit(current: int, events: list[ScaleEvent], rules: JsonDict, now: float) -> int:
+def scale_down_limit(current: int, up_events: list[ScaleEvent], down_events: list[ScaleEvent], rules: JsonDict,
+                     now: float) -> int:
     """upstream calculateScaleDownLimitWithBehaviors (the lowest change under Min is a maximum)."""
     if rules.get("selectPolicy") == "Disabled":
         return current
     pick_min_change = rules.get("selectPolicy") == "Min"
     result = -(2**31) if pick_min_change else 2**31 - 1
     for p in rules.get("policies") or ():
-        start = current + _change_in_period(float(p["periodSeconds"]), events, now)
+        start = _period_start(current, float(p["periodSeconds"]), up_events, down_events, now)
         if p["type"] == "Pods":
             proposed = start - int(p["value"])
         else:
             proposed = int(start * (1 - int(p["value"]) / 100))
         result = max(result, proposed) if pick_min_change else min(result, proposed)
     return result
+
+
+def _replace_old_or_append(items: list[Any], old: int, new: Any) -> None:
+    if old >= 0:
+        items[old] = new
+    else:
+        items.append(new)
+
+
+def store_scale_event(up_events: list[ScaleEvent], down_events: list[ScaleEvent], behavior: JsonDict | None,
+                      prev: int, new: int, now: float) -> None:
+    """upstream storeScaleEvent: nothing without a behavior; else the events older than the
+    direction's longest policy period are marked outdated and the last of those is reused."""
+    if behavior is None:
+        return
+    events, which = (up_events, "scaleUp") if new > prev else (down_events, "scaleDown")
+    longest = max((float(p["periodSeconds"]) for p in _rules(behavior, which)["policies"] or ()), default=0.0)
+    old = -1
+    for i, e in enumerate(events):
+        if e.at < now - longest:
+            e.outdated = True
+        if e.outdated:
+            old = i
+    _replace_old_or_append(events, old, ScaleEvent(abs(new - prev), now))
+
+
+def stabilize_recommendation(recommendations: list[Recommendation], proposed: int, window: float, now: float) -> int:
+    """upstream stabilizeRecommendation (an HPA without behavior): the highest recommendation of the
+    downscale stabilization window; the proposal replaces the last older one, or is appended."""
+    best = proposed
+    old = -1
+    for i, r in enumerate(recommendations):
+        if r.at < now - window:
+            old = i
+        elif r.replicas > best:
+            best = r.replicas
+    _replace_old_or_append(recommendations, old, Recommendation(proposed, now))
+    return best
+
+
+def stabilize_recommendation_with_behaviors(recommendations: list[Recommendation], current: int, proposed: int,
+                                            up_window: float, down_window: float, now: float
+                                            ) -> tuple[int, str, str]:
+    """upstream stabilizeRecommendationWithBehaviors: the current count brought within [lowest
+    recommendation of the scale-up window, highest of the scale-down window]; the proposal
+    replaces the last recommendation older than both windows, or is appended."""
+    up_rec = down_rec = proposed
+    up_cut, down_cut = now - up_window, now - down_window
+    old = -1
+    for i, r in enumerate(recommendations):
+        if r.at > up_cut:
+            up_rec = min(up_rec, r.replicas)
+        if r.at > down_cut:
+            down_rec = max(down_rec, r.replicas)
+        if r.at < up_cut and r.at < down_cut:
+            old = i
+    rec = max(current, up_rec)
+    rec = min(rec, down_rec)
+    _replace_old_or_append(recommendations, old, Recommendation(proposed, now))
+    if proposed >= current:
+        return rec, "ScaleUpStabilized", "recent recommendations were lower than current one, applying the " \
+                                         "lowest recent recommendation"
+    return rec, "ScaleDownStabilized", "recent recommendations were higher than current one, applying the " \
+                                       "highest recent recommendation"
 
 
 @dataclass(slots=True)
@@ -347,7 +450,7 @@ def limit_with_behavior(current: int, desired: int, min_replicas: int, max_repli
                         up_events: list[ScaleEvent], down_events: list[ScaleEvent], now: float) -> Limited:
     """upstream convertDesiredReplicasWithBehaviorRate."""
     if desired > current:
-        limit = scale_up_limit(current, up_events, _rules(behavior, "scaleUp"), now)
+        limit = scale_up_limit(current, up_events, down_events, _rules(behavior, "scaleUp"), now)
         limit = max(limit, current)
         allowed = min(max_replicas, limit)
         if desired > allowed:
@@ -357,7 +460,7 @@ def limit_with_behavior(current: int, desired: int, min_replicas: int, max_repli
             return Limited(allowed, "ScaleUpLimit", "the desired replica count is increasing faster than the "
                                                     "maximum scale rate", True)
     elif desired < current:
-        limit = scale_down_limit(current, down_events, _rules(behavior, "scaleDown"), now)
+        limit = scale_down_limit(current, up_events, down_events, _rules(behavior, "scaleDown"), now)
         limit = min(limit, current)
         allowed = max(min_replicas, limit)
         if desired < allowed:
@@ -408,12 +511,19 @@ class HorizontalPodAutoscalerController:
 
     def __init__(self, client: Client, informers: SharedInformerFactory, *, usage: UsageProvider,
                  clock: Clock | None = None, sync_period: float = DEFAULT_SYNC_PERIOD,
-                 tolerance: float = DEFAULT_TOLERANCE) -> None:
+                 tolerance: float = DEFAULT_TOLERANCE, downscale_stabilization: float = DOWNSCALE_STABILIZATION,
+                 cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
+                 initial_readiness_delay: float = INITIAL_READINESS_DELAY) -> None:
         self._client = client
         self._usage = usage
         self._clock = clock or Clock()
         self.sync_period = sync_period
         self.tolerance = tolerance
+        self.downscale_stabilization = downscale_stabilization
+        self.cpu_initialization_period = cpu_initialization_period
+        self.initial_readiness_delay = initial_readiness_delay
+        # upstream hpaSelectors: every known HPA, with the selector of its target once it was synced
+        self._selectors: dict[str, LabelSelector | None] = {}
         self._hpas = informers.informer(HPAS)
         self._pods = informers.informer(PODS)
         self._builtin = ResourceRegistry()
@@ -427,9 +537,11 @@ class HorizontalPodAutoscalerController:
         return f"{m.get('namespace')}/{m.get('name')}"
 
     def _enqueue(self, hpa: JsonDict) -> None:
+        self._selectors.setdefault(self._key(hpa), None)
         self.queue.add(self._key(hpa))
 
     def _on_update(self, old: JsonDict, new: JsonDict) -> None:
+        self._selectors.setdefault(self._key(new), None)
         # status writes come back as updates: only a spec change syncs before the next period
         if meta(old).get("generation") != meta(new).get("generation"):
             self._enqueue(new)
@@ -437,6 +549,7 @@ class HorizontalPodAutoscalerController:
     def _forget(self, hpa: Any) -> None:
         if isinstance(hpa, dict):
             self.state.pop(self._key(hpa), None)
+            self._selectors.pop(self._key(hpa), None)
 
     async def run(self, workers: int = 5) -> None:
         async with asyncio.TaskGroup() as tg:
@@ -511,8 +624,10 @@ class HorizontalPodAutoscalerController:
         min_r = int(spec.get("minReplicas") or 1)
         max_r = int(spec.get("maxReplicas") or 0)
         status["currentReplicas"] = int((scale.get("status") or {}).get("replicas") or 0)
-        state = self.state.setdefault(key, HPAState())
         now = self._clock.monotonic()
+        state = self.state.get(key)
+        if state is None:  # upstream recordInitialRecommendation: the current size is the first one
+            state = self.state[key] = HPAState(recommendations=[Recommendation(current, now)])
         rescale_reason = ""
         desired = current
         if current == 0 and min_r != 0:
@@ -531,15 +646,26 @@ class HorizontalPodAutoscalerController:
                 await self._write_status(hpa, status, conditions)
                 return
             metric_replicas, metric_name = proposal
+            # upstream names the reason from the metrics' proposal, before normalization
+            if metric_replicas > current:
+                rescale_reason = f"{metric_name} above target"
+            elif metric_replicas < current:
+                rescale_reason = "All metrics below target"
             behavior = spec.get("behavior")
-            stabilized = self._stabilize(state, current, metric_replicas, behavior, now)
+            if behavior is None:
+                stabilized = stabilize_recommendation(state.recommendations, metric_replicas,
+                                                      self.downscale_stabilization, now)
+                reason, message = "ScaleDownStabilized", "recent recommendations were higher than current one, " \
+                                                         "applying the highest recent recommendation"
+            else:
+                stabilized, reason, message = stabilize_recommendation_with_behaviors(
+                    state.recommendations, current, metric_replicas,
+                    float(_rules(behavior, "scaleUp")["stabilizationWindowSeconds"]),
+                    float(_rules(behavior, "scaleDown")["stabilizationWindowSeconds"]), now)
             if stabilized != metric_replicas:
-                if stabilized > metric_replicas:
-                    cond("AbleToScale", "True", "ScaleDownStabilized", "recent recommendations were higher than "
-                         "current one, applying the highest recent recommendation")
-                else:
-                    cond("AbleToScale", "True", "ScaleUpStabilized", "recent recommendations were lower than "
-                         "current one, applying the lowest recent recommendation")
+                cond("AbleToScale", "True", reason, message)
+            else:
+                cond("AbleToScale", "True", "ReadyForNewScale", "recommended size matches current size")
             if behavior is None:
                 lim = limit_legacy(current, stabilized, min_r, max_r)
             else:
@@ -547,10 +673,6 @@ class HorizontalPodAutoscalerController:
                                           state.up_events, state.down_events, now)
             cond("ScalingLimited", "True" if lim.limited else "False", lim.reason, lim.message)
             desired = lim.replicas
-            if desired > current:
-                rescale_reason = f"{metric_name} above target"
-            elif desired < current:
-                rescale_reason = "All metrics below target"
         if desired != current:
             body = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": dict(scale.get("metadata") or {}),
                     "spec": {"replicas": desired}}
@@ -566,7 +688,7 @@ class HorizontalPodAutoscalerController:
             cond("AbleToScale", "True", "SucceededRescale", f"the HPA controller was able to update the target "
                                                             f"scale to {desired}")
             self.recorder.event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {rescale_reason}")
-            self._store_event(state, spec.get("behavior"), current, desired, now)
+            store_scale_event(state.up_events, state.down_events, spec.get("behavior"), current, desired, now)
             logger.info("%s: rescaled hpa=%s target=%s from=%d to=%d reason=%s", self.NAME, key, reference, current,
                         desired, rescale_reason)
             status["lastScaleTime"] = now_s
@@ -584,9 +706,9 @@ class HorizontalPodAutoscalerController:
         invalid = 0
         first_err = ""
         if not selector_s:
-            msg = "the HPA target's scale is missing a selector"
-            self.recorder.event(hpa, "Warning", "SelectorRequired", msg)
-            cond("ScalingActive", "False", "InvalidSelector", msg)
+            self.recorder.event(hpa, "Warning", "SelectorRequired", "selector is required")
+            cond("ScalingActive", "False", "InvalidSelector", "the HPA target's scale is missing a selector")
+            self._failed_compute(hpa, "selector is required")
             return None
         try:
             sel = parse_label_selector(str(selector_s))
@@ -594,10 +716,23 @@ class HorizontalPodAutoscalerController:
             msg = f"couldn't convert selector into a corresponding internal selector object: {e}"
             self.recorder.event(hpa, "Warning", "InvalidSelector", msg)
             cond("ScalingActive", "False", "InvalidSelector", msg)
+            self._failed_compute(hpa, msg)
             return None
+        key = self._key(hpa)
+        if key in self._selectors:
+            self._selectors[key] = sel
         pods = [p for p in self._pods.store.list() if meta(p).get("namespace") == ns
                 and sel.matches(meta(p).get("labels"))]
-        usage = self._usage.pod_usage(ns)
+        controlling = self._hpas_controlling(ns, pods)
+        if len(controlling) > 1:
+            msg = f"pods by selector {selector_s} are controlled by multiple HPAs: [{' '.join(controlling)}]"
+            self.recorder.event(hpa, "Warning", "AmbiguousSelector", msg)
+            cond("ScalingActive", "False", "AmbiguousSelector", msg)
+            self._failed_compute(hpa, msg)
+            return None
+        # the metrics API is asked with the target's selector: only the selected pods' samples
+        selected = {str(meta(p).get("name")) for p in pods}
+        usage = [u for u in self._usage.pod_usage(ns) if u.name in selected]
         now = self._clock.now()
         for m in metrics:
             typ = m.get("type")
@@ -619,7 +754,9 @@ class HorizontalPodAutoscalerController:
                 samples = samples_for(usage, resource, container)
                 if target.get("averageUtilization") is not None:
                     p = calc_utilization_replicas(current, int(target["averageUtilization"]), pods, samples,
-                                                  resource, container, now, tolerance=self.tolerance)
+                                                  resource, container, now, tolerance=self.tolerance,
+                                                  cpu_initialization_period=self.cpu_initialization_period,
+                                                  initial_readiness_delay=self.initial_readiness_delay)
                     cur: JsonDict = {"averageUtilization": p.utilization,
                                      "averageValue": _format_milli(resource, p.raw_average)}
                     name = _metric_name(str(typ), resource, True)
@@ -629,7 +766,9 @@ class HorizontalPodAutoscalerController:
                         raise MetricError("invalid resource metric source: neither a utilization target nor a value "
                                           "target was set")
                     p = calc_average_value_replicas(current, target_milli, pods, samples, resource, now,
-                                                    tolerance=self.tolerance)
+                                                    tolerance=self.tolerance,
+                                                    cpu_initialization_period=self.cpu_initialization_period,
+                                                    initial_readiness_delay=self.initial_readiness_delay)
                     cur = {"averageValue": _format_milli(resource, p.raw_average)}
                     name = _metric_name(str(typ), resource, False)
             except MetricError as e:
@@ -658,39 +797,18 @@ class HorizontalPodAutoscalerController:
                                                           f"count from {best[1]}")
         return best
 
-    def _stabilize(self, state: HPAState, current: int, proposed: int, behavior: JsonDict | None, now: float) -> int:
-        """upstream stabilizeRecommendation (no behavior: max over the downscale window) and
-        stabilizeRecommendationWithBehaviors."""
-        if behavior is None:
-            up_window, down_window = 0.0, DOWNSCALE_STABILIZATION
-        else:
-            up_window = float(_rules(behavior, "scaleUp")["stabilizationWindowSeconds"])
-            down_window = float(_rules(behavior, "scaleDown")["stabilizationWindowSeconds"])
-        up_rec = down_rec = proposed
-        for r in state.recommendations:
-            if r.at > now - up_window:
-                up_rec = min(up_rec, r.replicas)
-            if r.at > now - down_window:
-                down_rec = max(down_rec, r.replicas)
-        keep = max(up_window, down_window)
-        state.recommendations = [r for r in state.recommendations if r.at > now - keep]
-        state.recommendations.append(Recommendation(proposed, now))
-        rec = current
-        if rec < up_rec:
-            rec = up_rec
-        if rec > down_rec:
-            rec = down_rec
-        return rec
+    def _hpas_controlling(self, ns: str, pods: list[JsonDict]) -> list[str]:
+        """upstream hpasControllingPodsUnderSelector: the known HPAs of the namespace whose synced
+        selector selects one of the pods, as Go prints their keys ({name namespace}), sorted."""
+        out: list[str] = []
+        for key, sel in self._selectors.items():
+            hpa_ns, _, name = key.partition("/")
+            if sel is not None and hpa_ns == ns and any(sel.matches(meta(p).get("labels")) for p in pods):
+                out.append(f"{{{name} {hpa_ns}}}")
+        return sorted(out)
 
-    def _store_event(self, state: HPAState, behavior: JsonDict | None, prev: int, new: int, now: float) -> None:
-        if new > prev:
-            period = max((float(p["periodSeconds"]) for p in _rules(behavior, "scaleUp")["policies"]), default=0)
-            state.up_events = [e for e in state.up_events if e.at > now - period]
-            state.up_events.append(ScaleEvent(new - prev, now))
-        else:
-            period = max((float(p["periodSeconds"]) for p in _rules(behavior, "scaleDown")["policies"]), default=0)
-            state.down_events = [e for e in state.down_events if e.at > now - period]
-            state.down_events.append(ScaleEvent(prev - new, now))
+    def _failed_compute(self, hpa: JsonDict, message: str) -> None:
+        self.recorder.event(hpa, "Warning", "FailedComputeMetricsReplicas", message)
 
     async def _write_status(self, hpa: JsonDict, status: JsonDict, conditions: list[JsonDict]) -> None:
         status["conditions"] = conditions

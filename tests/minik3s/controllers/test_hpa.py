@@ -100,7 +100,7 @@ async def test_replica_calculator_errors(real_api: Any) -> None:
 
 async def test_replica_calculator_empty_cpu_request(real_api: Any) -> None:
     pods = await store_pods(real_api, requests=[None])
-    with pytest.raises(MetricError, match="missing request for cpu in Pod pod-0"):
+    with pytest.raises(MetricError, match="missing request for cpu in container c0 of Pod pod-0"):
         calc_utilization_replicas(1, 100, pods, samples(real_api, [200]), "cpu", None, real_api.clock.now())
 
 
