@@ -23,7 +23,7 @@ from multidict import MultiMapping
 
 from apiserver.core import ApiCore
 from apiserver.handlers import codec
-from apiserver.handlers.tables import to_table
+from apiserver.handlers.tables import body_printer, to_table
 from apiserver.keys import REQUEST_USER, REQUEST_WARNINGS
 from apiserver.strategies import decode_error
 from apiserver.strategies.rest import rv_int
@@ -278,7 +278,8 @@ def respond(obj: Any, status: int, opts: WriteOptions | None, request: web.Reque
             info: ResourceInfo | None = None) -> web.StreamResponse:
     headers = warning_headers(opts.warnings if opts is not None else None)
     if info is not None and wants_table(request) and isinstance(obj, dict) and obj.get("kind") != "Status":
-        obj = table(request, info, [obj], None)
+        obj = to_table(info, [obj], now=datetime.now(UTC), include_object=request.query.get("includeObject") or "Metadata",
+                       printer=body_printer(obj))
     return codec.json_response(obj, status=status, headers=headers or None)
 
 

@@ -28,6 +28,7 @@ from apiserver.handlers.common import (
     respond,
     write_options,
 )
+from apiserver.handlers.tables import body_printer
 from apiserver.keys import WATCHES, WatchStream
 from apiserver.strategies.pod_rest import LogPlan, LogREST, StreamREST, follow_lines
 from minik3s.api.options import WatchOptions
@@ -49,7 +50,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
         out = rest.get(core, info, t.namespace, name)
         if isinstance(out, str):
             return web.Response(text=out, content_type="text/plain")
-        return respond(out, 200, None, request, info if rest.body_is_parent else None)
+        # a Table of the body: the parent's printer, or the body's own (a Scale's)
+        return respond(out, 200, None, request, info if rest.body_is_parent or body_printer(out) else None)
     if m == "PATCH":
         return await verbs.patch(request, core, t, subresource=rest.name)
     if m == "PUT" and rest.body_is_parent:

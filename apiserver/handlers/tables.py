@@ -79,6 +79,10 @@ def _d(obj: Any, *path: str) -> Any:
     return cur
 
 
+def _dict(v: Any) -> JsonDict:
+    return v if isinstance(v, dict) else {}
+
+
 def _int(v: Any, default: int = 0) -> int:
     if isinstance(v, bool):
         return int(v)
@@ -667,35 +671,51 @@ STATEFULSET_PRINTER = Printer(
     _statefulset_cells,
 )
 
+def _quantity(v: Any) -> str:
+    """A Quantity's String(); a nil *Quantity prints "<nil>" in Go."""
+    return "<nil>" if v is None else _str(v)
+
+
+def _hpa_metric(spec: JsonDict, status: JsonDict | None) -> str:
+    """One entry of upstream `formatHPAMetrics` (`status` is the same-index currentMetrics entry)."""
+    typ = spec.get("type")
+    key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+           "Object": "object", "External": "external"}.get(str(typ))
+    if key is None:
+        return "<unknown type>"
+    src = _dict(spec.get(key))
+    target = _dict(src.get("target"))
+    # upstream reads the current value only when the same-index status is of the same type
+    st = status.get(key) if status is not None and isinstance(status.get(key), dict) else None
+    cur = _dict(st.get("current")) if st is not None else {}
+    if key in ("external", "object"):
+        if target.get("averageValue") is not None:
+            current = _quantity(cur["averageValue"]) if cur.get("averageValue") is not None else "<unknown>"
+            return f"{current}/{_quantity(target['averageValue'])} (avg)"
+        current = _quantity(cur.get("value")) if st is not None else "<unknown>"
+        return f"{current}/{_quantity(target.get('value'))}"
+    if key == "pods":
+        current = _quantity(cur.get("averageValue")) if st is not None else "<unknown>"
+        return f"{current}/{_quantity(target.get('averageValue'))}"
+    name = _str(src.get("name"))
+    if target.get("averageValue") is not None:
+        current = _quantity(cur.get("averageValue")) if st is not None else "<unknown>"
+        return f"{name}: {current}/{_quantity(target['averageValue'])}"
+    cu, tu = cur.get("averageUtilization"), target.get("averageUtilization")
+    current = f"{_int(cu)}%" if st is not None and cu is not None else "<unknown>"
+    return f"{name}: {current}/{f'{_int(tu)}%' if tu is not None else '<auto>'}"
+
+
 def format_hpa_metrics(specs: Any, statuses: Any) -> str:
-    """upstream `formatHPAMetrics`: `cpu: 60%/50%` per metric, at most two then `+ N more...`."""
+    """upstream `formatHPAMetrics`: `cpu: 60%/50%` per metric (External/Object average values end in
+    " (avg)"), at most two then `+ N more...`; `<none>` without metrics."""
     if not isinstance(specs, list) or not specs:
         return "<none>"
     statuses = statuses if isinstance(statuses, list) else []
     out: list[str] = []
     for i, spec in enumerate(specs):
-        spec = spec if isinstance(spec, dict) else {}
-        typ = spec.get("type")
-        key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
-               "Object": "object", "External": "external"}.get(str(typ), "")
-        src = spec.get(key) or {}
-        st = (statuses[i] if i < len(statuses) and isinstance(statuses[i], dict) else {}).get(key) or {}
-        target = src.get("target") or {}
-        cur = st.get("current") or {}
-        if key in ("resource", "containerResource"):
-            name = src.get("name") or ""
-            if target.get("averageValue") is not None:
-                cv = cur.get("averageValue")
-                out.append(f"{name}: {cv if cv is not None else '<unknown>'}/{target['averageValue']}")
-            else:
-                cu = cur.get("averageUtilization")
-                tu = target.get("averageUtilization")
-                out.append(f"{name}: {f'{cu}%' if cu is not None else '<unknown>'}/"
-                           f"{f'{tu}%' if tu is not None else '<auto>'}")
-        else:
-            tv = target.get("averageValue") if target.get("averageValue") is not None else target.get("value")
-            cv = cur.get("averageValue") if cur.get("averageValue") is not None else cur.get("value")
-            out.append(f"{cv if cv is not None else '<unknown>'}/{tv if tv is not None else '<unset>'}")
+        status = statuses[i] if i < len(statuses) and isinstance(statuses[i], dict) else None
+        out.append(_hpa_metric(spec if isinstance(spec, dict) else {}, status))
     if len(out) > 2:
         return f"{', '.join(out[:2])} + {len(out) - 2} more..."
     return ", ".join(out)
@@ -726,8 +746,8 @@ HPA_PRINTER = Printer(
     (_name(), Column("Reference", "string", "The reference to the autoscaled object."),
      Column("Targets", "string", "The current and target metrics."),
      Column("MinPods", "string", "The minimum number of pods to scale to."),
-     Column("MaxPods", "integer", "The maximum number of pods to scale to."),
-     Column("Replicas", "integer", "The current number of replicas."), _age()),
+     Column("MaxPods", "string", "The maximum number of pods to scale to."),
+     Column("Replicas", "string", "The current number of replicas."), _age()),
     _hpa_cells,
 )
 
@@ -1024,15 +1044,27 @@ SECRET_PRINTER = Printer(
 )
 
 SERVICEACCOUNT_PRINTER = Printer(
-    (_name(), _age()),
-    lambda o, now: [_d(o, "metadata", "name") or "", since(_d(o, "metadata", "creationTimestamp"), now)],
+    (
+        _name(),
+        Column("Secrets", "string", "Secrets is a list of the secrets in the same namespace that pods running "
+               "using this ServiceAccount are allowed to use. Pods are only limited to this list if this service "
+               "account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The "
+               "\"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate "
+               "namespaces to isolate access to mounted secrets. This field should not be used to find "
+               "auto-generated service account token secrets for use outside of pods. Instead, tokens can be "
+               "requested directly using the TokenRequest API, or service account token secrets can be manually "
+               "created. More info: https://kubernetes.io/docs/concepts/configuration/secret"),
+        _age(),
+    ),
+    lambda o, now: [_d(o, "metadata", "name") or "", len(o.get("secrets") or []),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
 )
 
 RUNTIMECLASS_PRINTER = Printer(
     (
         _name(),
-        Column("Handler", "string", "handler specifies the underlying runtime and configuration that the CRI "
-               "implementation will use to handle pods of this class."),
+        # upstream takes metav1.ObjectMeta{}.SwaggerDoc()["handler"], a key ObjectMeta lacks: ""
+        Column("Handler", "string", ""),
         _age(),
     ),
     lambda o, now: [_d(o, "metadata", "name") or "", _str(o.get("handler")),
@@ -1214,8 +1246,8 @@ def _controller_revision_cells(o: JsonDict, now: datetime) -> list[Any]:
         if isinstance(ref, dict) and ref.get("controller"):
             group = _str(ref.get("apiVersion")).rpartition("/")[0]
             kind = _str(ref.get("kind"))
-            gk = f"{kind}.{group}" if group else kind
-            controller = f"{gk.lower()}/{_str(ref.get('name'))}" if kind else _str(ref.get("name"))
+            gk = f"{kind}.{group}" if group else kind  # schema.GroupKind.String()
+            controller = f"{gk.lower()}/{_str(ref.get('name'))}" if gk else _str(ref.get("name"))
             break
     return [_d(o, "metadata", "name") or "", controller, _int(o.get("revision")),
             since(_d(o, "metadata", "creationTimestamp"), now)]
@@ -1313,16 +1345,31 @@ _BINDING_COLUMNS = (
     _wide("ServiceAccounts", "ServiceAccounts in the roleBinding"),
 )
 ROLEBINDING_PRINTER = Printer(_BINDING_COLUMNS, _binding_cells)
-CLUSTERROLEBINDING_PRINTER = Printer(_BINDING_COLUMNS, _binding_cells)
+CLUSTERROLEBINDING_PRINTER = Printer(
+    (
+        *_BINDING_COLUMNS[:3],
+        _wide("Users", "Users in the clusterRoleBinding"),
+        _wide("Groups", "Groups in the clusterRoleBinding"),
+        _wide("ServiceAccounts", "ServiceAccounts in the clusterRoleBinding"),
+    ),
+    _binding_cells,
+)
 
 
 def _ingress_hosts(rules: Any) -> str:
-    """`formatHosts`: up to three hosts, then ` + N more...`; "*" without any."""
-    hosts = [_str(r.get("host")) for r in rules or [] if isinstance(r, dict) and r.get("host")]
-    if not hosts:
+    """`formatHosts`: the first three hosts; once three are listed any further rule (with a host
+    or not) makes it ` + N more...`, N counting every rule past three; "*" without any host."""
+    rules = [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+    shown: list[str] = []
+    more = False
+    for rule in rules:
+        if len(shown) == 3:
+            more = True
+        if not more and rule.get("host"):
+            shown.append(_str(rule["host"]))
+    if not shown:
         return "*"
-    shown = ",".join(hosts[:3])
-    return shown + (f" + {len(hosts) - 3} more..." if len(hosts) > 3 else "")
+    return ",".join(shown) + (f" + {len(rules) - 3} more..." if more else "")
 
 
 def _ingress_address(o: JsonDict) -> str:
@@ -1346,7 +1393,8 @@ def _ingress_cells(o: JsonDict, now: datetime) -> list[Any]:
 INGRESS_PRINTER = Printer(
     (
         _name(),
-        Column("Class", "string", "The name of the IngressClass resource that should be used for this ingress."),
+        Column("Class", "string", "The name of the IngressClass resource that should be used for additional "
+               "configuration"),
         Column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule"),
         Column("Address", "string", "Address is a list containing ingress points for the load-balancer"),
         Column("Ports", "string", "Ports of TLS configurations that open"),
@@ -1408,11 +1456,16 @@ STORAGECLASS_PRINTER = Printer(
 
 
 def _csi_driver_cells(o: JsonDict, now: datetime) -> list[Any]:
-    spec = o.get("spec") or {}
-    tokens = [_str(t.get("audience")) or "<unset>" for t in spec.get("tokenRequests") or [] if isinstance(t, dict)]
-    modes = ",".join(_str(m) for m in spec.get("volumeLifecycleModes") or [])
-    return [_d(o, "metadata", "name") or "", bool(spec.get("attachRequired")), bool(spec.get("podInfoOnMount")),
-            bool(spec.get("storageCapacity")), ",".join(tokens) if tokens else "<unset>",
+    """`printCSIDriver`: attachRequired defaults to true, the other flags to false; the token
+    requests' audiences (`<unset>` without the field); the lifecycle modes or `<none>`."""
+    spec = _dict(o.get("spec"))
+    requests = spec.get("tokenRequests")
+    tokens = ",".join(_str(t.get("audience")) for t in requests if isinstance(t, dict)) \
+        if isinstance(requests, list) else "<unset>"
+    modes = ",".join(_str(m) for m in spec.get("volumeLifecycleModes") or []) or "<none>"
+    attach = spec.get("attachRequired")
+    return [_d(o, "metadata", "name") or "", True if attach is None else bool(attach),
+            bool(spec.get("podInfoOnMount")), bool(spec.get("storageCapacity")), tokens,
             bool(spec.get("requiresRepublish")), modes, since(_d(o, "metadata", "creationTimestamp"), now)]
 
 
@@ -1445,6 +1498,22 @@ CSINODE_PRINTER = Printer(
 )
 
 
+# printCSIStorageCapacity (no Age column upstream)
+CSISTORAGECAPACITY_PRINTER = Printer(
+    (_name(),
+     Column("StorageClassName", "string", "storageClassName represents the name of the StorageClass that the "
+            "reported capacity applies to. It must meet the same requirements as the name of a StorageClass "
+            "object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object "
+            "is obsolete and should be removed by its creator. This field is immutable."),
+     Column("Capacity", "string", "capacity is the value reported by the CSI driver in its GetCapacityResponse "
+            "for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe "
+            "semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage "
+            "that can be used to provision volumes. If not set, that information is currently unavailable.")),
+    lambda o, now: [_d(o, "metadata", "name") or "", _str(o.get("storageClassName")),
+                    canonical_or_text(o["capacity"]) if o.get("capacity") is not None else "<unset>"],
+)
+
+
 def _volume_attachment_cells(o: JsonDict, now: datetime) -> list[Any]:
     spec = o.get("spec") or {}
     return [_d(o, "metadata", "name") or "", _str(spec.get("attacher")),
@@ -1456,7 +1525,7 @@ VOLUMEATTACHMENT_PRINTER = Printer(
     (
         _name(),
         Column("Attacher", "string", "Attacher indicates the name of the volume driver that MUST handle this "
-               "request. This is the name returned by GetPluginName()."),
+               "request. This is the name returned by GetPluginName().", "name"),
         Column("PV", "string", "Name of the persistent volume to attach."),
         Column("Node", "string", "The node that the volume should be attached to."),
         Column("Attached", "boolean", "Indicates the volume is successfully attached."),
@@ -1498,8 +1567,8 @@ CSR_PRINTER = Printer(
 )
 
 WEBHOOK_CONFIGURATION_PRINTER = Printer(
-    (_name(), Column("Webhooks", "integer", "Webhooks indicates the number of webhooks included in this "
-                     "configuration."), _age()),
+    (_name(), Column("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in this "
+                     "configuration"), _age()),
     lambda o, now: [_d(o, "metadata", "name") or "", len(o.get("webhooks") or []),
                     since(_d(o, "metadata", "creationTimestamp"), now)],
 )
@@ -1526,16 +1595,33 @@ VAP_PRINTER = Printer(
 )
 
 
+def _go_label_selector_string(sel: Any) -> str:
+    """The generated `(*metav1.LabelSelector).String()` upstream prints a binding's param selector
+    with: `&LabelSelector{MatchLabels:map[string]string{k: v,},MatchExpressions:[]LabelSelectorRequirement{...},}`."""
+    sel = sel if isinstance(sel, dict) else {}
+    labels = sel.get("matchLabels") if isinstance(sel.get("matchLabels"), dict) else {}
+    exprs = []
+    for e in sel.get("matchExpressions") or []:
+        if isinstance(e, dict):
+            values = " ".join(_str(v) for v in e.get("values") or [])
+            exprs.append(f"LabelSelectorRequirement{{Key:{_str(e.get('key'))},Operator:{_str(e.get('operator'))},"
+                         f"Values:[{values}],}},")
+    matched = "".join(f"{k}: {_str(labels[k])}," for k in sorted(labels))
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{matched}}},"
+            f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(exprs)}}},}}")
+
+
 def _vapb_cells(o: JsonDict, now: datetime) -> list[Any]:
+    """`printValidatingAdmissionPolicyBinding`: `ns/name`, `*/name` without a namespace (it may be
+    cluster-scoped), else the param selector (Go's String() of it), else `<unset>`."""
     spec = o.get("spec") or {}
     ref = spec.get("paramRef")
     shown = "<unset>"
     if isinstance(ref, dict):
-        shown = f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}" if ref.get("namespace") else \
-            (_str(ref.get("name")) or "*")
-        if ref.get("selector") is not None:
-            shown = (f"{_str(ref.get('namespace'))}/" if ref.get("namespace") else "") + "*:" + \
-                format_label_selector(ref["selector"])
+        if ref.get("name"):
+            shown = f"{_str(ref.get('namespace')) or '*'}/{_str(ref['name'])}"
+        elif ref.get("selector") is not None:
+            shown = _go_label_selector_string(ref["selector"])
     return [_d(o, "metadata", "name") or "", _str(spec.get("policyName")), shown,
             since(_d(o, "metadata", "creationTimestamp"), now)]
 
@@ -1572,6 +1658,20 @@ APISERVICE_PRINTER = Printer(
         _age(),
     ),
     _apiservice_cells,
+)
+
+
+# printScale: the autoscaling/v1 Scale a `scale` subresource returns (not a stored resource, so not
+# in `builtin_printers`; `to_table(..., printer=SCALE_PRINTER)` renders it)
+SCALE_PRINTER = Printer(
+    (
+        Column("Name", "string", _NAME_DOC),
+        Column("Desired", "integer", "replicas is the desired number of instances for the scaled object."),
+        Column("Available", "integer", "replicas is the actual number of observed instances of the scaled object."),
+        _age(),
+    ),
+    lambda o, now: [_d(o, "metadata", "name") or "", _int(_d(o, "spec", "replicas")),
+                    _int(_d(o, "status", "replicas")), since(_d(o, "metadata", "creationTimestamp"), now)],
 )
 
 
@@ -1618,6 +1718,7 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,
         ("storage.k8s.io", "csidrivers"): CSIDRIVER_PRINTER,
         ("storage.k8s.io", "csinodes"): CSINODE_PRINTER,
+        ("storage.k8s.io", "csistoragecapacities"): CSISTORAGECAPACITY_PRINTER,
         ("storage.k8s.io", "volumeattachments"): VOLUMEATTACHMENT_PRINTER,
         ("certificates.k8s.io", "certificatesigningrequests"): CSR_PRINTER,
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
@@ -1796,6 +1897,16 @@ def custom_resource_printer(printer_columns: Sequence[JsonDict]) -> Printer:
     return Printer(tuple(columns), cells)
 
 
+# subresource bodies whose kind is not the resource's (a GET of .../scale asks for a Table of the
+# Scale, upstream's printScale)
+_BODY_PRINTERS = {("autoscaling/v1", "Scale"): SCALE_PRINTER}
+
+
+def body_printer(obj: JsonDict) -> Printer | None:
+    """The printer of a subresource's body (a Scale), None for the resource's own objects."""
+    return _BODY_PRINTERS.get((obj.get("apiVersion"), obj.get("kind")))
+
+
 def printer_for(info: ResourceInfo) -> Printer:
     """The printer kube-apiserver would use for this resource."""
     found = _BUILTIN.get((info.group, info.resource))
@@ -1857,6 +1968,7 @@ def to_table(
     include_object: str = "Metadata",
     list_meta: dict[str, Any] | None = None,
     no_headers: bool = False,
+    printer: Printer | None = None,
 ) -> JsonDict:
     """Render objects as a `meta.k8s.io/v1` Table (one row per object, in the given order).
 
@@ -1866,9 +1978,11 @@ def to_table(
     copied into the Table's metadata; without it a single object's own resourceVersion is used
     (upstream's single-object GET).
     `no_headers=True` (watch events after the first) leaves `columnDefinitions` null.
+    `printer` overrides the resource's own (a subresource's body, e.g. `SCALE_PRINTER`).
     """
     include = _check_include_object(include_object)
-    printer = printer_for(info)
+    if printer is None:
+        printer = printer_for(info)
     if list_meta is None and len(objects) == 1:  # single-object GET: the object's resourceVersion
         list_meta = {"resourceVersion": _d(objects[0], "metadata", "resourceVersion")}
     metadata: JsonDict = {}

@@ -1115,3 +1115,13 @@ def test_delete_of_pod_on_nonexistent_node_finishes_via_pod_gc(cluster):
     out = cluster.ghost.stdout.read() if cluster.ghost.stdout else ""
     assert rc == 0 and out == 'pod "orphan" deleted\n'
     assert cluster.k.http.get(f"/api/v1/namespaces/{cluster.ghost_ns}/pods/orphan").status_code == 404
+
+
+def test_get_scale_subresource_prints_the_scale_table(kubectl):
+    """`kubectl get deploy x --subresource=scale` asks for a Table of the Scale: kube-apiserver
+    prints it with printScale (NAME, DESIRED, AVAILABLE, AGE), not the Deployment's columns."""
+    ns = kubectl.namespace()
+    kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2", "-n", ns)
+    rows = table(kubectl("get", "deployment", "web", "--subresource=scale", "-n", ns).stdout)
+    assert rows[0] == ["NAME", "DESIRED", "AVAILABLE", "AGE"]
+    assert rows[1][:2] == ["web", "2"]
