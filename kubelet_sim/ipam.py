@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
 _NODE_BASE = int(ipaddress.IPv4Address("172.18.0.1"))
 _TEN = int(ipaddress.IPv4Address("10.0.0.0"))
@@ -19,6 +20,27 @@ _POD_BASE_OFFSET = 244 * 65536  # 10.244.0.0 relative to 10.0.0.0
 
 def node_internal_ip(index: int) -> str:
     return str(ipaddress.IPv4Address(_NODE_BASE + index))
+
+
+def node_host_ips(addresses: list[Any]) -> list[str]:
+    """nodeutil.GetNodeHostIPs over a Node's status.addresses: the first InternalIP (else the
+    first ExternalIP), then the first address of the other IP family, if any (a dual-stack node).
+    Unparsable addresses are skipped; [] when there is none."""
+    ips: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = []
+    for kind in ("InternalIP", "ExternalIP"):
+        for a in addresses:
+            if isinstance(a, dict) and a.get("type") == kind:
+                try:
+                    ips.append(ipaddress.ip_address(str(a.get("address") or "").strip()))
+                except ValueError:
+                    continue
+    if not ips:
+        return []
+    out = [ips[0]]
+    other = next((ip for ip in ips if ip.version != ips[0].version), None)
+    if other is not None:
+        out.append(other)
+    return [str(ip) for ip in out]
 
 
 def node_pod_cidr(index: int) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelet_sim.ipam import IpPool, node_internal_ip, node_pod_cidr
+from kubelet_sim.ipam import IpPool, node_host_ips, node_internal_ip, node_pod_cidr
 from kubelet_sim.keyqueue import sleep_or_wake
 from kubelet_sim.stages.lifecycle import image_id, normalize_image
 from minik3s.api.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
@@ -101,6 +101,7 @@ class NodeState:
     transitions: dict[str, str] = field(default_factory=dict)  # type -> our lastTransitionTime
     renewals: int = 0
     lease: JsonDict | None = None  # the Lease as last written (read-only: the store's object)
+    host_ips: tuple[str, ...] = ()  # the node IPs pods report as hostIPs (internal_ip first)
 
 
 def _node_owner(st: NodeState) -> list[JsonDict]:
@@ -136,11 +137,11 @@ class NodeAgent:
         name = manifest["metadata"]["name"]
         spec = manifest.get("spec") or {}
         status = manifest.get("status") or {}
-        internal = next((a.get("address") for a in status.get("addresses") or []
-                         if a.get("type") == "InternalIP"), None) or node_internal_ip(index)
+        host_ips = node_host_ips(status.get("addresses") or []) or [node_internal_ip(index)]
+        internal = host_ips[0]
         cidr = spec.get("podCIDR") or node_pod_cidr(index)
         st = NodeState(name=name, index=index, manifest=manifest, internal_ip=internal, pod_cidr=cidr,
-                       ipam=IpPool(cidr))
+                       ipam=IpPool(cidr), host_ips=tuple(host_ips))
         for im in status.get("images") or []:
             size = int(im.get("sizeBytes") or 0)
             for n in im.get("names") or []:
@@ -162,6 +163,12 @@ class NodeAgent:
 
     def host_ip(self, name: str) -> str:
         return self.nodes[name].internal_ip
+
+    def host_ips(self, name: str) -> tuple[str, ...]:
+        """The node's IPs as a kubelet reports them in a pod's hostIPs (and a hostNetwork pod's
+        podIPs): the primary, then one of the other IP family when the node is dual-stack."""
+        st = self.nodes[name]
+        return st.host_ips or (st.internal_ip,)
 
     def allocate_ip(self, name: str) -> str:
         return self.nodes[name].ipam.allocate()

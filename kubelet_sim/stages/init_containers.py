@@ -29,9 +29,9 @@ from datetime import datetime
 from kubelet_sim.stages.lifecycle import (
     StepContext,
     container_id,
+    finish_pod,
     image_id,
-    ordered_conditions,
-    set_condition,
+    regenerate_conditions,
     step_base,
     terminated_status,
 )
@@ -142,14 +142,13 @@ def init_status(pod: JsonDict, ctx: StepContext, actions: dict[str, Action], *, 
             cs["ready"] = is_sidecar(c)
         out.append(cs)
     status["initContainerStatuses"] = out
-    incomplete = [c.get("name", "") for c in spec.get("initContainers") or ()
-                  if not is_sidecar(c) and not _completed(next((s for s in out if s.get("name") == c.get("name")),
-                                                                None))]
     if fail:
-        status["phase"] = "Failed"
-    set_condition(conds, "PodReadyToStartContainers", "True", now)
-    if incomplete:
-        set_condition(conds, "Initialized", "False", now, reason="ContainersNotInitialized",
-                      message="containers with incomplete status: [" + " ".join(incomplete) + "]")
-    status["conditions"] = ordered_conditions(conds)
+        # getPhase: an init container failed under restartPolicy Never, the pod is Failed; the
+        # kubelet stops the sidecars it had started, the other containers never ran
+        status["initContainerStatuses"] = [
+            terminated_status(c, cs, uid, now, exit_code=0)
+            if is_sidecar(c) and "running" in (cs.get("state") or {}) else cs
+            for c, cs in zip(spec.get("initContainers") or (), out, strict=True)]
+        return finish_pod(pod, status, conds, now, regular=status.get("containerStatuses") or [])
+    status["conditions"] = regenerate_conditions(pod, status, conds, now, sandbox_ready=True)
     return status

@@ -10,9 +10,10 @@ at each point of a pod's life is fixed by upstream and lives here, once, as pure
   podIP from the node's CIDR, conditions PodReadyToStartContainers/Initialized/Ready/
   ContainersReady/PodScheduled all True.
 * ContainersExited – containers exit with `sim.minik3s.io/exit-code`, else their played command's
-  code (minik3s.api.helpers.script), else 0. restartPolicy
-  Always (and OnFailure with a non-zero code) restarts them (restartCount+1, lastState.terminated);
-  Never (and OnFailure with 0) ends the pod: Succeeded when every container exited 0, else Failed.
+  code (minik3s.api.helpers.script), else 0. restartPolicy Always (OnFailure: each container
+  that exited non-zero) restarts them (restartCount+1, lastState.terminated); when none restarts
+  (Never, or OnFailure with every code 0) the pod ends: Succeeded when every container exited 0,
+  else Failed.
 * Terminated – the kubelet stopped the containers after SIGTERM: exit 0 (Completed) when they shut
   down within the grace period, 137 (Error) when killed at its end. A deleted pod is terminal
   whatever its restartPolicy (getPhase with podIsTerminal): Succeeded if all exited 0, else Failed.
@@ -22,18 +23,29 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from kubelet_sim.stages.podstatus import (
+    KUBELET_CONDITIONS,
+    TERMINAL_PHASES,
+    all_container_statuses,
+    containers_ready_condition,
+    get_phase,
+    kubelet_conditions,
+    pod_ready_condition,
+    restarts_after_exit,
+)
 from minik3s.api.helpers.pods import is_sidecar
-from minik3s.api.helpers.script import pod_outcome
+from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import rfc3339
 
 ANNOTATION_EXIT_CODE = "sim.minik3s.io/exit-code"
 
-CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+CONDITION_ORDER = KUBELET_CONDITIONS
 EXIT_KILLED = 137
 
 
@@ -45,6 +57,10 @@ class StepContext:
     host_ip: str
     allocate_ip: Callable[[], str] = field(default=lambda: "")
     killed: bool = False
+    host_ips: tuple[str, ...] = ()  # the node's IPs, host_ip first (a second one: dual-stack)
+
+    def node_ips(self) -> tuple[str, ...]:
+        return self.host_ips or (self.host_ip,)
 
 
 StatusStep = Callable[[JsonDict, StepContext], JsonDict]
@@ -109,20 +125,35 @@ def set_condition(conds: list[JsonDict], ctype: str, status: str, now: str, *,
 
 
 def ordered_conditions(conds: list[JsonDict]) -> list[JsonDict]:
+    """generateAPIPodStatus's order: the conditions the kubelet does not own (readiness gates'
+    conditions, DisruptionTarget, ...) first, as they were, then its own in CONDITION_ORDER."""
     rank = {t: i for i, t in enumerate(CONDITION_ORDER)}
-    return sorted(conds, key=lambda c: rank.get(c.get("type", ""), len(rank)))
+    return sorted(conds, key=lambda c: rank.get(c.get("type", ""), -1))
 
 
-def _names(containers: list[JsonDict]) -> str:
-    return "[" + " ".join(c.get("name", "") for c in containers) + "]"
+def apply_conditions(conds: list[JsonDict], generated: list[JsonDict], now: str) -> list[JsonDict]:
+    """Merge generated conditions (podstatus) into `conds`, each keeping its lastTransitionTime
+    while its status does not change; the list in the kubelet's order."""
+    for g in generated:
+        set_condition(conds, g["type"], g["status"], now, reason=g.get("reason"), message=g.get("message"))
+    return ordered_conditions(conds)
+
+
+def regenerate_conditions(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
+                          sandbox_ready: bool) -> list[JsonDict]:
+    """Every kubelet-owned condition from `status` (phase and container statuses), as a kubelet's
+    generateAPIPodStatus sets them on each sync (kubelet_sim.stages.podstatus)."""
+    return apply_conditions(conds, kubelet_conditions(pod, {**status, "conditions": conds},
+                                                      sandbox_ready=sandbox_ready), now)
 
 
 def step_base(pod: JsonDict, ctx: StepContext) -> tuple[JsonDict, list[JsonDict], str]:
     status = copy.deepcopy(pod.get("status") or {})
     now = rfc3339(ctx.now)
     conds = list(status.get("conditions") or [])
-    status["hostIP"] = ctx.host_ip
-    status["hostIPs"] = [{"ip": ctx.host_ip}]
+    ips = ctx.node_ips()
+    status["hostIP"] = ips[0]
+    status["hostIPs"] = [{"ip": ip} for ip in ips]
     status.setdefault("startTime", now)
     set_condition(conds, "PodScheduled", "True", now)
     return status, conds, now
@@ -234,52 +265,22 @@ def container_creating(pod: JsonDict, ctx: StepContext) -> JsonDict:
         cs["state"] = {"waiting": {"reason": waiting_reason}}
         css.append(cs)
     status["containerStatuses"] = css
-    set_condition(conds, "PodReadyToStartContainers", "False", now)
-    if inits:
-        set_condition(conds, "Initialized", "False", now, reason="ContainersNotInitialized",
-                       message=f"containers with incomplete status: {_names(inits)}")
-    else:
-        set_condition(conds, "Initialized", "True", now)
-    msg = f"containers with unready status: {_names(containers)}"
-    set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
-    set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
-    status["conditions"] = ordered_conditions(conds)
+    status["conditions"] = regenerate_conditions(pod, status, conds, now, sandbox_ready=False)
     return status
-
-
-def _readiness_gates_ok(pod: JsonDict, conds: list[JsonDict]) -> list[str]:
-    """Names of readiness-gate conditions that are not True (pod.spec.readinessGates)."""
-    by_type = {c.get("type"): c.get("status") for c in conds}
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
-    return [g.get("conditionType", "") for g in gates if by_type.get(g.get("conditionType")) != "True"]
 
 
 def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], status: JsonDict,
                                now: str) -> list[JsonDict]:
-    """ContainersReady and Ready of a running pod from its containers' `ready` (status manager's
-    GenerateContainersReadyCondition / GeneratePodReadyCondition): the sidecars (restartable
-    init containers) first, then the containers, in spec order; False with "containers with
-    unready status: [a b]" while one is not ready; Ready also waits for the readiness gates. The
-    conditions, in kubelet's order."""
-    spec = pod.get("spec") or {}
-    ready = {cs.get("name", ""): bool(cs.get("ready")) for key in ("initContainerStatuses", "containerStatuses")
-             for cs in status.get(key) or ()}
-    names = [c.get("name", "") for c in spec.get("initContainers") or () if is_sidecar(c)]
-    names += [c.get("name", "") for c in spec.get("containers") or ()]
-    unready = [n for n in names if n in ready and not ready[n]]
-    if unready:
-        msg = "containers with unready status: [" + " ".join(unready) + "]"
-        set_condition(conds, "ContainersReady", "False", now, reason="ContainersNotReady", message=msg)
-        set_condition(conds, "Ready", "False", now, reason="ContainersNotReady", message=msg)
-        return ordered_conditions(conds)
-    set_condition(conds, "ContainersReady", "True", now)
-    not_ready = _readiness_gates_ok(pod, conds)
-    if not_ready:
-        set_condition(conds, "Ready", "False", now, reason="ReadinessGatesNotReady",
-                       message=f"corresponding condition of pod readiness gate \"{not_ready[0]}\" does not exist.")
-    else:
-        set_condition(conds, "Ready", "True", now)
-    return ordered_conditions(conds)
+    """ContainersReady and Ready from the containers' `ready` and the pod's phase (status
+    manager's GenerateContainersReadyCondition / GeneratePodReadyCondition, via podstatus): the
+    sidecars (restartable init containers) first, then the containers, in spec order; False with
+    "containers with unready status: [a b]" while one is not ready; Ready also waits for the
+    readiness gates. The conditions, in kubelet's order."""
+    phase = str(status.get("phase") or "Pending")
+    statuses = all_container_statuses(status)
+    others = [c for c in conds if c.get("type") not in CONDITION_ORDER]
+    return apply_conditions(conds, [pod_ready_condition(pod, others, statuses, phase),
+                                    containers_ready_condition(pod, statuses, phase)], now)
 
 
 def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
@@ -289,10 +290,13 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     containers = spec.get("containers") or []
     status, conds, now = step_base(pod, ctx)
     status["phase"] = "Running"
-    ip = ctx.host_ip if spec.get("hostNetwork") else (status.get("podIP") or ctx.allocate_ip())
-    if ip:
-        status["podIP"] = ip
-        status["podIPs"] = [{"ip": ip}]
+    if spec.get("hostNetwork"):  # the node's IPs (generateAPIPodStatus: host network pods)
+        ips = list(ctx.node_ips())
+    else:
+        ips = [status.get("podIP") or ctx.allocate_ip()]
+    if ips[0]:
+        status["podIP"] = ips[0]
+        status["podIPs"] = [{"ip": ip} for ip in ips]
     old_init = _old_statuses(status, "initContainerStatuses")
     old = _old_statuses(status, "containerStatuses")
     if inits:
@@ -309,22 +313,23 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
                 iss.append(cs)
         status["initContainerStatuses"] = iss
     status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
-    set_condition(conds, "PodReadyToStartContainers", "True", now)
-    set_condition(conds, "Initialized", "True", now)
-    status["conditions"] = container_ready_conditions(pod, conds, status, now)
+    status["conditions"] = regenerate_conditions(pod, status, conds, now, sandbox_ready=True)
     return status
 
 
 def finish_pod(pod: JsonDict, status: JsonDict, conds: list[JsonDict], now: str, *,
             regular: list[JsonDict]) -> JsonDict:
-    """Make a terminal status: phase from exit codes, readiness False with reason PodCompleted."""
-    all_ok = all(((cs.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for cs in regular)
-    status["phase"] = "Succeeded" if all_ok else "Failed"
-    set_condition(conds, "PodReadyToStartContainers", "False", now)
-    set_condition(conds, "Initialized", "True", now, reason="PodCompleted")
-    set_condition(conds, "Ready", "False", now, reason="PodCompleted")
-    set_condition(conds, "ContainersReady", "False", now, reason="PodCompleted")
-    status["conditions"] = ordered_conditions(conds)
+    """Make a terminal status once the pod's containers are stopped for good: the phase from
+    getPhase of a terminal pod (Succeeded when every regular container exited 0, else Failed;
+    Failed too when an init container failed under restartPolicy Never), the sandbox gone, and
+    the conditions generateAPIPodStatus gives a terminal pod (Ready/ContainersReady False with
+    reason PodCompleted or PodFailed, Initialized True with PodCompleted for a Succeeded one)."""
+    phase = get_phase(pod, all_container_statuses(status), pod_is_terminal=True, pod_has_initialized=True)
+    if phase not in TERMINAL_PHASES:  # a container never reported: judge by the exit codes
+        ok = all(((cs.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for cs in regular)
+        phase = "Succeeded" if ok else "Failed"
+    status["phase"] = phase
+    status["conditions"] = regenerate_conditions(pod, status, conds, now, sandbox_ready=False)
     return status
 
 
@@ -341,13 +346,16 @@ def annotation_exit_code(pod: JsonDict) -> int | None:
 
 def _exit_codes(pod: JsonDict) -> Callable[[JsonDict], int]:
     """Each container's exit code: `sim.minik3s.io/exit-code` when set, else its played
-    command's (minik3s.api.helpers.script), else 0."""
+    command's (minik3s.api.helpers.script, whatever the restart policy), else 0."""
     code = annotation_exit_code(pod)
     if code is not None:
         return lambda _c: code
-    outcome = pod_outcome(pod)
-    codes = outcome[1] if outcome is not None else {}
-    return lambda c: codes.get(str(c.get("name") or ""), 0)
+
+    def played(c: JsonDict) -> int:
+        script = container_script(c)
+        return script.exit_code if script is not None and math.isfinite(script.seconds) else 0
+
+    return played
 
 
 def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
@@ -357,28 +365,29 @@ def containers_exited(pod: JsonDict, ctx: StepContext) -> JsonDict:
     code_of = _exit_codes(pod)
     status, conds, now = step_base(pod, ctx)
     old = _old_statuses(status, "containerStatuses")
-    containers = spec.get("containers") or []
-    restart = policy == "Always" or (policy == "OnFailure" and any(code_of(c) != 0 for c in containers))
-    if restart:
-        css = []
-        for c in containers:
-            o = old.get(c.get("name", ""))
-            done = terminated_status(c, o, uid, now, exit_code=code_of(c))
-            cs = copy.deepcopy(done)
-            cs["lastState"] = {"terminated": done["state"]["terminated"]}
-            cs["restartCount"] = done["restartCount"] + 1
-            cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
-            cs["state"] = {"running": {"startedAt": now}}
-            cs["ready"] = True
-            cs["started"] = True
-            css.append(cs)
-        status["containerStatuses"] = css
-        status["conditions"] = ordered_conditions(conds)
+    css = []
+    restarted = False
+    for c in spec.get("containers") or []:
+        code = code_of(c)
+        done = terminated_status(c, old.get(c.get("name", "")), uid, now, exit_code=code)
+        if not restarts_after_exit(policy, code):  # ShouldContainerBeRestarted
+            css.append(done)
+            continue
+        restarted = True
+        cs = copy.deepcopy(done)
+        cs["lastState"] = {"terminated": done["state"]["terminated"]}
+        cs["restartCount"] = done["restartCount"] + 1
+        cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
+        cs["state"] = {"running": {"startedAt": now}}
+        cs["ready"] = True
+        cs["started"] = True
+        css.append(cs)
+    status["containerStatuses"] = css
+    if restarted:
+        status["conditions"] = container_ready_conditions(pod, conds, status, now)
         return status
-    status["containerStatuses"] = [terminated_status(c, old.get(c.get("name", "")), uid, now, exit_code=code_of(c))
-                                   for c in containers]
     stop_sidecars(spec, status, uid, now, exit_code=0)
-    return finish_pod(pod, status, conds, now, regular=status["containerStatuses"])
+    return finish_pod(pod, status, conds, now, regular=css)
 
 
 def stop_sidecars(spec: JsonDict, status: JsonDict, uid: str, now: str, *, exit_code: int) -> None:

@@ -53,6 +53,7 @@ from kubelet_sim.stages.lifecycle import (
     stop_sidecars,
     terminated_status,
 )
+from kubelet_sim.stages.podstatus import restarts_after_exit
 from kubelet_sim.stages.timing import ANNOTATION_RUN_SECONDS, parse_seconds
 from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import container_script
@@ -107,7 +108,7 @@ def sidecar_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
 
 def _restarts(policy: str, exit_code: int) -> bool:
     """Whether the kubelet starts a container again after it exited with `exit_code`."""
-    return policy == "Always" or (policy == "OnFailure" and exit_code != 0)
+    return restarts_after_exit(policy, exit_code)
 
 
 def containers_end(pod: JsonDict) -> bool:
