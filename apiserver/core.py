@@ -443,15 +443,15 @@ class ApiCore:
         if label_selector:
             try:
                 sel = parse_label_selector(label_selector)
-            except ValueError as e:
-                raise BadRequestError(f"unable to parse requirement: {e}") from None
+            except ValueError as e:  # labels.Parse's own message, as NewBadRequest(err.Error())
+                raise BadRequestError(str(e)) from None
             if not sel.empty:
                 preds.append(_label_predicate(sel))
         if field_selector:
             try:
                 terms = parse_field_selector(field_selector)
-            except ValueError as e:
-                raise BadRequestError(f"invalid field selector: {e}") from None
+            except ValueError as e:  # fields.ParseSelector's own message
+                raise BadRequestError(str(e)) from None
             for field, op, value in terms:
                 getter = info.field_getter(field)
                 if getter is None:

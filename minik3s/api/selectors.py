@@ -22,8 +22,10 @@ here; what fields mean is the resource table's business.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from minik3s.api.validation import is_qualified_name, is_valid_label_value
 
 # operator codes of compiled requirements
 OP_IN = 0  # also "=" / "=="
@@ -35,38 +37,34 @@ OP_LT = 5
 
 _OP_NAMES = {OP_IN: "in", OP_NOT_IN: "notin", OP_EXISTS: "", OP_DOES_NOT_EXIST: "!", OP_GT: ">", OP_LT: "<"}
 
-_NAME_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)\Z")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
-    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
+_GO_SHORT = {"\a": "a", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t", "\v": "v"}
 
 
-def validate_label_key(key: str) -> str | None:
-    """None when `key` is a valid qualified name (optional DNS-subdomain prefix + '/' + name)."""
-    prefix, sep, name = key.rpartition("/")
-    if sep:
-        if not prefix:
-            return f'key: Invalid value: "{key}": prefix part must be non-empty'
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return (
-                f'key: Invalid value: "{key}": prefix part a lowercase RFC 1123 subdomain must consist '
-                "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
-                "alphanumeric character"
-            )
-    if not name:
-        return f'key: Invalid value: "{key}": name part must be non-empty'
-    if len(name) > 63:
-        return f'key: Invalid value: "{key}": name part must be no more than 63 characters'
-    if not _NAME_RE.match(name):
-        return f'key: Invalid value: "{key}": {_NAME_MSG}'
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (the `%q` field.Invalid prints a string value with): `"` and `\\`
+    escaped, control and other non-printable characters as \\n, \\x00, \\u00a0, ..."""
+    out = ['"']
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == " " or ch.isprintable():
+            out.append(ch)
+        elif ch in _GO_SHORT:
+            out.append("\\" + _GO_SHORT[ch])
+        else:
+            n = ord(ch)
+            out.append(f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def validate_label_key(key: str, path: str = "key") -> str | None:
+    """None when `key` is a valid qualified name (optional DNS-subdomain prefix + '/' + name);
+    else upstream's field error at `path` (NewRequirement reports `key`; Parse, which validates
+    the key with a nil path, `<nil>`), every problem joined by "; "."""
+    errs = is_qualified_name(key)
+    if errs:
+        return f"{path}: Invalid value: {go_quote(key)}: {'; '.join(errs)}"
     return None
 
 
@@ -75,23 +73,22 @@ def validate_label_value(value: str, index: int = 0, key: str | None = None) -> 
     labels.NewRequirement reports it (`values[index]` without a key)."""
     if value == "":
         return None
+    errs = is_valid_label_value(value)
+    if not errs:
+        return None
     path = f"values[{index}]" if key is None else f"values[{index}][{key}]"
-    if len(value) > 63:
-        return f'{path}: Invalid value: "{value}": must be no more than 63 characters'
-    if not _NAME_RE.match(value):
-        return f'{path}: Invalid value: "{value}": {_VALUE_MSG}'
-    return None
+    return f"{path}: Invalid value: {go_quote(value)}: {'; '.join(errs)}"
 
 
 Requirement = tuple[str, int, Any]
 """(key, op, operand): operand is a frozenset[str] for In/NotIn, an int for Gt/Lt, None otherwise."""
 
 
-def _go_values(values: list[str]) -> str:
-    """A []string as field.Invalid prints it (Go's %#v; an empty list arrives as a nil slice)."""
-    if not values:
+def _go_values(values: Sequence[str] | None) -> str:
+    """A []string as field.Invalid prints it (Go's %#v): None is a nil slice, [] an empty one."""
+    if values is None:
         return "[]string(nil)"
-    return "[]string{" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 def _aggregate(errs: list[str]) -> str:
@@ -100,33 +97,38 @@ def _aggregate(errs: list[str]) -> str:
     return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
 
 
-def _make_requirement(key: str, op: int, values: list[str]) -> Requirement:
+def _make_requirement(key: str, op: int, values: Sequence[str] | None, *,
+                      nil_if_empty: bool = True) -> Requirement:
     """Validate like upstream labels.NewRequirement (every error, aggregated); raise ValueError
-    with its message."""
+    with its message. An empty `values` prints as a nil slice (`[]string(nil)`, what metav1's
+    conversion passes) unless `nil_if_empty=False` (the caller passed Go's `[]string{}`)."""
+    vals = list(values or ())
+    shown: Sequence[str] | None = None if (values is None or (nil_if_empty and not vals)) else vals
     errs: list[str] = []
     err = validate_label_key(key)
     if err:
         errs.append(err)
     number: int | None = None
     if op in (OP_IN, OP_NOT_IN):
-        if not values:
-            errs.append("values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty")
+        if not vals:
+            errs.append(f"values: Invalid value: {_go_values(shown)}: for 'in', 'notin' operators, values set "
+                        "can't be empty")
     elif op in (OP_EXISTS, OP_DOES_NOT_EXIST):
-        if values:
-            errs.append(f"values: Invalid value: {_go_values(values)}: values set must be empty for exists and "
+        if vals:
+            errs.append(f"values: Invalid value: {_go_values(shown)}: values set must be empty for exists and "
                         "does not exist")
     else:
-        if len(values) != 1:
-            errs.append(f"values: Invalid value: {_go_values(values)}: for 'Gt', 'Lt' operators, exactly one "
+        if len(vals) != 1:
+            errs.append(f"values: Invalid value: {_go_values(shown)}: for 'Gt', 'Lt' operators, exactly one "
                         "value is required")
-        for i, v in enumerate(values):
+        for i, v in enumerate(vals):
             parsed = go_parse_int64(v)
             if parsed is None:
-                errs.append(f'values[{i}]: Invalid value: "{v}": for \'Gt\', \'Lt\' operators, the value must be '
-                            "an integer")
+                errs.append(f"values[{i}]: Invalid value: {go_quote(v)}: for 'Gt', 'Lt' operators, the value "
+                            "must be an integer")
             elif number is None:
                 number = parsed
-    for i, v in enumerate(values):
+    for i, v in enumerate(vals):
         err = validate_label_value(v, i, key)
         if err:
             errs.append(err)
@@ -136,7 +138,7 @@ def _make_requirement(key: str, op: int, values: list[str]) -> Requirement:
         return (key, op, None)
     if op in (OP_GT, OP_LT):
         return (key, op, number)
-    return (key, op, frozenset(values))
+    return (key, op, frozenset(vals))
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -150,15 +152,50 @@ def go_parse_int64(text: str) -> int | None:
     return n if -(1 << 63) <= n < (1 << 63) else None
 
 
+def _render(key: str, spelling: str, values: Sequence[str]) -> str:
+    """Requirement.String(): `!k`, `k`, `k=v` / `k==v` / `k!=v` / `k>n`, `k in (a,b)` (several
+    values sorted on output, one value as given)."""
+    if spelling == "!":
+        return "!" + key
+    if spelling == "":
+        return key
+    text = values[0] if len(values) == 1 else ",".join(sorted(values))
+    if spelling in ("in", "notin"):
+        return f"{key} {spelling} ({text})"
+    return f"{key}{spelling}{text}"
+
+
+def _default_text(req: Requirement) -> str:
+    """The string of a requirement built without its spelling: one-valued In prints `k=v`,
+    one-valued NotIn `k!=v` (the Equals/NotEquals a set or matchLabels compiles to)."""
+    key, op, operand = req
+    if op == OP_EXISTS:
+        return key
+    if op == OP_DOES_NOT_EXIST:
+        return "!" + key
+    if op in (OP_GT, OP_LT):
+        return f"{key}{_OP_NAMES[op]}{operand}"
+    vals = sorted(operand)
+    if len(vals) == 1:
+        return _render(key, "=" if op == OP_IN else "!=", vals)
+    return _render(key, _OP_NAMES[op], vals)
+
+
 class LabelSelector:
     """A compiled label selector. `nothing=True` is the selector that matches no object (a nil
-    metav1.LabelSelector); an empty requirement list matches everything."""
+    metav1.LabelSelector); an empty requirement list matches everything. `texts` (one per
+    requirement) is how each prints in `str()`, as upstream's Requirement.String() spells it."""
 
-    __slots__ = ("_reqs", "_nothing", "_eq")
+    __slots__ = ("_reqs", "_nothing", "_eq", "_texts")
 
-    def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
-        reqs = sorted(requirements, key=lambda r: r[0])
-        self._reqs: tuple[Requirement, ...] = tuple(reqs)
+    def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False,
+                 texts: Iterable[str] | None = None) -> None:
+        reqs = list(requirements)
+        shown = list(texts) if texts is not None else [_default_text(r) for r in reqs]
+        # sorted by key (stably, as upstream's sort of a parsed selector)
+        pairs = sorted(zip(reqs, shown, strict=True), key=lambda p: p[0][0])
+        self._reqs: tuple[Requirement, ...] = tuple(p[0] for p in pairs)
+        self._texts: tuple[str, ...] = tuple(p[1] for p in pairs)
         self._nothing = nothing
         # fast path: only single-value equality requirements (the matchLabels case)
         eq: dict[str, str] | None = {}
@@ -216,9 +253,8 @@ class LabelSelector:
             else:
                 if val is None:
                     return False
-                try:
-                    n = int(val)
-                except ValueError:
+                n = go_parse_int64(val)  # strconv.ParseInt: no spaces, underscores, other digits
+                if n is None:
                     return False
                 if op == OP_GT and not n > operand:
                     return False
@@ -234,22 +270,12 @@ class LabelSelector:
         op = _METAV1_OPS.get(operator)
         if op is None:
             raise ValueError(f'"{operator}" is not a valid label selector operator')
-        return LabelSelector((*self._reqs, _make_requirement(key, op, list(values or ()))))
+        req = _make_requirement(key, op, values, nil_if_empty=False)
+        text = _render(key, _SPELLINGS[op], list(values or ()))
+        return LabelSelector((*self._reqs, req), texts=(*self._texts, text))
 
     def __str__(self) -> str:
-        parts: list[str] = []
-        for key, op, operand in self._reqs:
-            if op == OP_EXISTS:
-                parts.append(key)
-            elif op == OP_DOES_NOT_EXIST:
-                parts.append("!" + key)
-            elif op in (OP_GT, OP_LT):
-                parts.append(f"{key}{_OP_NAMES[op]}{operand}")
-            elif len(operand) == 1:
-                parts.append(f"{key}{'=' if op == OP_IN else '!='}{next(iter(operand))}")
-            else:
-                parts.append(f"{key} {_OP_NAMES[op]} ({','.join(sorted(operand))})")
-        return ",".join(parts)
+        return ",".join(self._texts)
 
     def __repr__(self) -> str:
         return "LabelSelector(<nothing>)" if self._nothing else f"LabelSelector({str(self)!r})"
@@ -271,6 +297,8 @@ _METAV1_OPS = {
     "Gt": OP_GT,
     "Lt": OP_LT,
 }
+# how a requirement of each metav1 operator prints (selection.In, NotIn, Exists, ...)
+_SPELLINGS = {OP_IN: "in", OP_NOT_IN: "notin", OP_EXISTS: "", OP_DOES_NOT_EXIST: "!", OP_GT: ">", OP_LT: "<"}
 
 
 def label_selector_from_dict(d: Mapping[str, Any] | None) -> LabelSelector:
@@ -282,17 +310,23 @@ def label_selector_from_dict(d: Mapping[str, Any] | None) -> LabelSelector:
     if d is None:
         return LabelSelector.nothing()
     reqs: list[Requirement] = []
+    texts: list[str] = []
     for k, v in (d.get("matchLabels") or {}).items():
-        reqs.append(_make_requirement(k, OP_IN, [v if v is not None else ""]))
+        val = v if v is not None else ""
+        reqs.append(_make_requirement(k, OP_IN, [val]))
+        texts.append(_render(k, "=", [val]))
     for expr in d.get("matchExpressions") or ():
         operator = expr.get("operator")
         op = _METAV1_OPS.get(operator or "")
         if op is None or op in (OP_GT, OP_LT):
             raise ValueError(f'"{operator}" is not a valid label selector operator')
-        reqs.append(_make_requirement(expr.get("key") or "", op, list(expr.get("values") or ())))
+        key = expr.get("key") or ""
+        values = list(expr.get("values") or ())
+        reqs.append(_make_requirement(key, op, values))
+        texts.append(_render(key, _SPELLINGS[op], values))
     if not reqs:
         return LabelSelector.everything()
-    return LabelSelector(reqs)
+    return LabelSelector(reqs, texts=texts)
 
 
 def selector_from_set(labels: Mapping[str, str] | None) -> LabelSelector:
@@ -321,17 +355,23 @@ _SPECIAL = {
     ",": _T_COMMA,
 }
 _SPECIAL_CHARS = frozenset("!=><(),")
+_WHITESPACE = frozenset(" \t\r\n")  # the lexer's blanks: no other space character separates tokens
 _BINARY_OPS = "in, notin, =, ==, !=, gt, lt"
+_OP_SPELLING = {_T_EQ: "=", _T_DEQ: "==", _T_NEQ: "!=", _T_IN: "in", _T_NOTIN: "notin", _T_GT: ">", _T_LT: "<"}
 
 
 def _lex(s: str) -> list[tuple[int, str]]:
+    """Upstream's Lexer over the whole string. A NUL character reads as the end of the input
+    (Go's lexer returns byte 0 there): at a token's start it ends the scan, inside a token it
+    ends that token and is skipped."""
     toks: list[tuple[int, str]] = []
     i, n = 0, len(s)
-    while i < n:
-        ch = s[i]
-        if ch.isspace():
+    while True:
+        while i < n and s[i] in _WHITESPACE:
             i += 1
-            continue
+        if i >= n or s[i] == "\0":
+            break
+        ch = s[i]
         if ch in _SPECIAL_CHARS:
             two = s[i : i + 2]
             if two in ("!=", "=="):
@@ -340,24 +380,25 @@ def _lex(s: str) -> list[tuple[int, str]]:
             else:
                 toks.append((_SPECIAL[ch], ch))
                 i += 1
+            if i < n and s[i] == "\0":
+                i += 1  # read as the end of this operator, and skipped
             continue
         j = i
-        while j < n and not s[j].isspace() and s[j] not in _SPECIAL_CHARS:
+        while j < n and s[j] not in _WHITESPACE and s[j] not in _SPECIAL_CHARS and s[j] != "\0":
             j += 1
         word = s[i:j]
         toks.append((_T_IN if word == "in" else _T_NOTIN if word == "notin" else _T_ID, word))
-        i = j
+        i = j + 1 if j < n and s[j] == "\0" else j
     toks.append((_T_EOS, ""))
     return toks
 
 
 class _Parser:
-    __slots__ = ("toks", "pos", "_last_set")
+    __slots__ = ("toks", "pos")
 
     def __init__(self, s: str) -> None:
         self.toks = _lex(s)
         self.pos = 0
-        self._last_set = False
 
     def peek(self, values: bool = False) -> tuple[int, str]:
         t = self.toks[self.pos]
@@ -371,18 +412,21 @@ class _Parser:
             self.pos += 1
         return t
 
-    def parse(self) -> list[Requirement]:
+    def parse(self) -> tuple[list[Requirement], list[str]]:
         reqs: list[Requirement] = []
+        texts: list[str] = []
         while True:
             tok, lit = self.peek(values=True)
             if tok in (_T_ID, _T_NOT):
                 try:
-                    reqs.append(self.requirement())
+                    req, text = self.requirement()
                 except ValueError as e:
                     raise ValueError(f"unable to parse requirement: {e}") from None
+                reqs.append(req)
+                texts.append(text)
                 tok, lit = self.take(values=True)
                 if tok == _T_EOS:
-                    return reqs
+                    return reqs, texts
                 if tok == _T_COMMA:
                     t2, l2 = self.peek(values=True)
                     if t2 not in (_T_ID, _T_NOT):
@@ -390,10 +434,10 @@ class _Parser:
                     continue
                 raise ValueError(f"found '{lit}', expected: ',' or 'end of string'")
             if tok == _T_EOS:
-                return reqs
+                return reqs, texts
             raise ValueError(f"found '{lit}', expected: !, identifier, or 'end of string'")
 
-    def requirement(self) -> Requirement:
+    def requirement(self) -> tuple[Requirement, str]:
         tok, lit = self.take(values=True)
         negated = tok == _T_NOT
         if negated:
@@ -401,76 +445,59 @@ class _Parser:
         if tok != _T_ID:
             raise ValueError(f"found '{lit}', expected: identifier")
         key = lit
-        err = validate_label_key(key)
+        err = validate_label_key(key, "<nil>")  # Parse validates the key at a nil field path
         if err:
             raise ValueError(err)
-        nxt = self.peek(values=True)[0]
-        if nxt in (_T_EOS, _T_COMMA):
-            return _make_requirement(key, OP_DOES_NOT_EXIST if negated else OP_EXISTS, [])
         if negated:
-            # upstream: "!key" followed by an operator is a DoesNotExist requirement with values -> error
-            self.operator()
-            raise ValueError(
-                "values: Invalid value: []: values set must be empty for exists and does not exist"
-            )
-        op = self.operator()
-        if self._last_set:
-            return _make_requirement(key, op, self.values())
-        return _make_requirement(key, op, [self.exact_value()])
-
-    def operator(self) -> int:
+            # `!key` is complete whatever follows: a following operator is the caller's error
+            return _make_requirement(key, OP_DOES_NOT_EXIST, [], nil_if_empty=False), "!" + key
+        if self.peek(values=True)[0] in (_T_EOS, _T_COMMA):
+            return _make_requirement(key, OP_EXISTS, [], nil_if_empty=False), key
         tok, lit = self.take()
-        if tok in (_T_EQ, _T_DEQ):
-            return self._mark(OP_IN, False)
-        if tok == _T_NEQ:
-            return self._mark(OP_NOT_IN, False)
-        if tok == _T_IN:
-            return self._mark(OP_IN, True)
-        if tok == _T_NOTIN:
-            return self._mark(OP_NOT_IN, True)
-        if tok == _T_GT:
-            return self._mark(OP_GT, False)
-        if tok == _T_LT:
-            return self._mark(OP_LT, False)
-        raise ValueError(f"found '{lit}', expected: {_BINARY_OPS}")
-
-    def _mark(self, op: int, is_set: bool) -> int:
-        self._last_set = is_set
-        return op
+        spelling = _OP_SPELLING.get(tok)
+        if spelling is None:
+            raise ValueError(f"found '{lit}', expected: {_BINARY_OPS}")
+        op = {"in": OP_IN, "=": OP_IN, "==": OP_IN, "notin": OP_NOT_IN, "!=": OP_NOT_IN, ">": OP_GT,
+              "<": OP_LT}[spelling]
+        values = self.values() if tok in (_T_IN, _T_NOTIN) else [self.exact_value()]
+        return _make_requirement(key, op, values, nil_if_empty=False), _render(key, spelling, values)
 
     def values(self) -> list[str]:
-        tok, lit = self.take()
+        """`( v, v, ... )` as a sorted set (upstream collects a sets.String): empty entries
+        (`(a,)`, `(,a)`, `(a,,b)`, `()`) are the empty value."""
+        tok, lit = self.take(values=True)
         if tok != _T_LPAR:
             raise ValueError(f"found '{lit}' expected: '('")
         tok, lit = self.peek(values=True)
-        out: list[str] = []
         if tok == _T_RPAR:
             self.take()
             return [""]
         if tok not in (_T_ID, _T_COMMA):
             raise ValueError(f"found '{lit}', expected: ',', ')' or identifier")
+        out: set[str] = set()
         while True:
             tok, lit = self.take(values=True)
             if tok == _T_ID:
-                out.append(lit)
+                out.add(lit)
                 tok2, lit2 = self.peek(values=True)
                 if tok2 == _T_COMMA:
-                    self.take()
-                    t3 = self.peek(values=True)[0]
-                    if t3 == _T_RPAR:
-                        out.append("")  # trailing comma: "a,)" means values {a, ""}
                     continue
                 if tok2 == _T_RPAR:
                     self.take()
-                    return out
+                    return sorted(out)
                 raise ValueError(f"found '{lit2}', expected: ',' or ')'")
             if tok == _T_COMMA:
-                out.append("")  # leading or doubled comma: empty value
-                if self.peek(values=True)[0] == _T_RPAR:
-                    out.append("")
+                if not out:
+                    out.add("")  # leading comma: "(,a)"
+                tok2 = self.peek(values=True)[0]
+                if tok2 == _T_RPAR:
+                    out.add("")  # trailing comma: "(a,)"
+                    self.take()
+                    return sorted(out)
+                if tok2 == _T_COMMA:
+                    self.take()
+                    out.add("")  # doubled comma: "(a,,b)"
                 continue
-            if tok == _T_RPAR:
-                return out
             raise ValueError(f"found '{lit}', expected: ',', or identifier")
 
     def exact_value(self) -> str:
@@ -486,9 +513,8 @@ class _Parser:
 def parse_label_selector(s: str) -> LabelSelector:
     """Parse the string form (`a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`); "" selects everything.
     Raises ValueError with upstream's message, e.g. `unable to parse requirement: ...`."""
-    p = _Parser(s)
-    reqs = p.parse()
-    return LabelSelector(reqs) if reqs else LabelSelector.everything()
+    reqs, texts = _Parser(s).parse()
+    return LabelSelector(reqs, texts=texts) if reqs else LabelSelector.everything()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,76 +523,74 @@ def parse_label_selector(s: str) -> LabelSelector:
 _FIELD_OPS = ("!=", "==", "=")
 
 
-def _split_unescaped(s: str, sep: str) -> list[str]:
+def _split_terms(s: str) -> list[str]:
+    """splitTerms: split at commas not escaped by a backslash; escapes stay in the terms."""
     out: list[str] = []
-    cur: list[str] = []
+    start = 0
     escaped = False
-    for ch in s:
+    for i, ch in enumerate(s):
         if escaped:
-            cur.append("\\" + ch)
             escaped = False
         elif ch == "\\":
             escaped = True
-        elif ch == sep:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if escaped:
-        cur.append("\\")
-    out.append("".join(cur))
+        elif ch == ",":
+            out.append(s[start:i])
+            start = i + 1
+    out.append(s[start:])
     return out
 
 
-def _unescape_field_value(v: str) -> str:
-    if "\\" not in v:
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """splitTerm: the first operator occurrence splits the term (no escaping in the field name)."""
+    for i in range(len(term)):
+        for op in _FIELD_OPS:
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op) :]
+    return None
+
+
+def unescape_field_value(v: str) -> str:
+    """fields.UnescapeValue: `\\\\`, `\\,` and `\\=` are the literal characters; any other escape,
+    an orphan trailing backslash or an unescaped `,` / `=` is an error (upstream's message)."""
+    if "\\" not in v and "," not in v and "=" not in v:
         return v
     out: list[str] = []
-    i = 0
-    while i < len(v):
-        ch = v[i]
-        if ch == "\\":
-            if i + 1 >= len(v):
-                raise ValueError(f"invalid trailing escape sequence: {v}")
-            nxt = v[i + 1]
-            if nxt not in ("\\", ",", "="):
-                raise ValueError(f"invalid escape sequence: {v}")
-            out.append(nxt)
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
+    escaped = False
+    for ch in v:
+        if escaped:
+            if ch not in ("\\", ",", "="):
+                raise ValueError(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in (",", "="):
+            # Go prints the offending rune with %v: its code point
+            raise ValueError(f"invalid field selector: unescaped character in value: {ord(ch)}")
+        else:
+            out.append(ch)
+    if escaped:
+        raise ValueError("invalid field selector: invalid escape sequence: \\")
     return "".join(out)
 
 
 def parse_field_selector(s: str) -> list[tuple[str, str, str]]:
     """`metadata.name=a,spec.nodeName!=,status.phase==Running` ->
     [("metadata.name", "=", "a"), ("spec.nodeName", "!=", ""), ("status.phase", "=", "Running")].
-    "" is the empty list (everything). Raises ValueError for a term without an operator."""
-    out: list[tuple[str, str, str]] = []
-    if not s.strip():
-        return out
-    for term in _split_unescaped(s, ","):
-        if term == "":
-            continue
-        found = False
-        for i in range(len(term)):
-            if term[i] == "\\":
-                continue
-            if i > 0 and term[i - 1] == "\\":
-                continue
-            for op in _FIELD_OPS:
-                if term.startswith(op, i):
-                    field_name = term[:i]
-                    value = _unescape_field_value(term[i + len(op) :])
-                    out.append((field_name, "!=" if op == "!=" else "=", value))
-                    found = True
-                    break
-            if found:
-                break
-        if not found:
+    "" is the empty list (everything); empty terms are skipped. Raises ValueError with upstream's
+    message for a term without an operator or a badly escaped value; upstream checks the terms in
+    sorted order, so with several bad terms the first in that order is the one reported."""
+    if s == "":
+        return []
+    terms = [t for t in _split_terms(s) if t != ""]
+    parsed: dict[str, tuple[str, str, str]] = {}
+    for term in sorted(terms):
+        split = _split_term(term)
+        if split is None:
             raise ValueError(f"invalid selector: '{s}'; can't understand '{term}'")
-    return out
+        field_name, op, raw = split
+        parsed[term] = (field_name, "!=" if op == "!=" else "=", unescape_field_value(raw))
+    return [parsed[t] for t in terms]
 
 
 def _as_str(v: Any) -> str:
