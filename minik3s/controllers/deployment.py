@@ -17,6 +17,8 @@ import asyncio
 import copy
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Literal
 
 from minik3s.api.errors import AlreadyExistsError, ConflictError, NotFoundError
 from minik3s.api.resources import DEPLOYMENTS, PODS, REPLICASETS
@@ -41,6 +43,8 @@ from minik3s.controllers.replicaset import NAMESPACE_INDEX, namespace_index
 from minik3s.utils.clock import Clock, parse_time
 
 logger = logging.getLogger(__name__)
+
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)  # Go's zero metav1.Time: an unset lastUpdateTime
 
 
 class DeploymentController:
@@ -435,8 +439,7 @@ class DeploymentController:
         """reconcileOldReplicaSets: clean up unhealthy replicas, then scale down within
         maxUnavailable. Example: replicas 10, maxUnavailable 2, all 10 available, new RS at 3
         with 0 available -> maxScaledDown = 13 - 8 - 3 = 2."""
-        old_active = du.filter_active(old)
-        if du.sum_spec_replicas(old_active) == 0:
+        if du.sum_spec_replicas(old) == 0:
             return False
         all_pods = du.sum_spec_replicas(all_rses)
         min_available = du.replicas_of(d) - du.max_unavailable(d)
@@ -445,11 +448,20 @@ class DeploymentController:
         max_scaled_down = all_pods - min_available - new_unavailable
         if max_scaled_down <= 0:
             return False
-        # cleanupUnhealthyReplicas
+        old, cleaned = await self._cleanup_unhealthy_replicas(d, old, max_scaled_down)
+        scaled = await self._scale_down_old_for_rolling(d, old + ([new_rs] if new_rs else []), old)
+        return cleaned + scaled > 0
+
+    async def _cleanup_unhealthy_replicas(self, d: JsonDict, old: list[JsonDict], max_cleanup: int
+                                          ) -> tuple[list[JsonDict], int]:
+        """cleanupUnhealthyReplicas: scale the oldest ReplicaSets down by their unavailable
+        replicas, at most `max_cleanup` in all. Returns the ReplicaSets (scaled ones replaced
+        by the API's answer) and how many replicas went. Example: spec 10, 8 available,
+        max_cleanup 1 -> 10 to 9, returns 1."""
+        out = sorted(old, key=du.creation_key)
         cleaned = 0
-        current: dict[str, JsonDict] = {str(meta(rs).get("name")): rs for rs in old_active}
-        for rs in sorted(old_active, key=du.creation_key):
-            if cleaned >= max_scaled_down:
+        for i, rs in enumerate(out):
+            if cleaned >= max_cleanup:
                 break
             spec_r = du.replicas_of(rs, 0)
             if spec_r == 0:
@@ -457,34 +469,37 @@ class DeploymentController:
             unhealthy = spec_r - get_int(rs.get("status"), "availableReplicas")
             if unhealthy <= 0:
                 continue
-            n = min(max_scaled_down - cleaned, unhealthy)
-            current[str(meta(rs).get("name"))] = await self._scale_rs(d, rs, spec_r - n)
+            n = min(max_cleanup - cleaned, unhealthy)
+            out[i] = await self._scale_rs(d, rs, spec_r - n)
             cleaned += n
-        # scaleDownOldReplicaSetsForRollingUpdate
+        return out, cleaned
+
+    async def _scale_down_old_for_rolling(self, d: JsonDict, all_rses: list[JsonDict], old: list[JsonDict]) -> int:
+        """scaleDownOldReplicaSetsForRollingUpdate: with more available than minAvailable,
+        scale the oldest ReplicaSets down by the excess. Returns the replicas removed.
+        Example: replicas 10, maxUnavailable 2, 10 available -> 2 removed."""
+        min_available = du.replicas_of(d) - du.max_unavailable(d)
         available = du.sum_status(all_rses, "availableReplicas")
+        if available <= min_available:
+            return 0
+        total = available - min_available
         scaled = 0
-        if available > min_available:
-            total = available - min_available
-            for rs in sorted(current.values(), key=du.creation_key):
-                if scaled >= total:
-                    break
-                spec_r = du.replicas_of(rs, 0)
-                if spec_r == 0:
-                    continue
-                n = min(spec_r, total - scaled)
-                await self._scale_rs(d, rs, spec_r - n)
-                scaled += n
-        return cleaned + scaled > 0
+        for rs in sorted(old, key=du.creation_key):
+            if scaled >= total:
+                break
+            spec_r = du.replicas_of(rs, 0)
+            if spec_r == 0:
+                continue
+            n = min(spec_r, total - scaled)
+            await self._scale_rs(d, rs, spec_r - n)
+            scaled += n
+        return scaled
 
     # ---- recreate
 
     async def _rollout_recreate(self, d: JsonDict, rses: list[JsonDict]) -> None:
         new_rs, old = await self._get_all(d, rses, create=False)
-        scaled_down = False
-        for rs in du.filter_active(old):
-            await self._scale_rs(d, rs, 0)
-            scaled_down = True
-        if scaled_down:
+        if await self._scale_down_old_for_recreate(d, old):
             await self._sync_rollout_status(d, self._fresh(d))
             return
         if self._old_pods_running(old):
@@ -497,6 +512,14 @@ class DeploymentController:
         if du.deployment_complete(d, d.get("status") or {}):
             await self._cleanup(d, old)
         await self._sync_rollout_status(d, self._fresh(d))
+
+    async def _scale_down_old_for_recreate(self, d: JsonDict, old: list[JsonDict]) -> bool:
+        """scaleDownOldReplicaSetsForRecreate: every active old ReplicaSet to 0."""
+        scaled = False
+        for rs in du.filter_active(old):
+            await self._scale_rs(d, rs, 0)
+            scaled = True
+        return scaled
 
     def _old_pods_running(self, old: list[JsonDict]) -> bool:
         if du.sum_status(old, "replicas") > 0:
@@ -533,65 +556,73 @@ class DeploymentController:
             except NotFoundError:
                 pass
 
-    async def _sync_rollout_status(self, d: JsonDict, all_rses: Sequence[JsonDict]) -> None:
-        """syncRolloutStatus: status plus the Progressing condition, and a requeue for the
-        progress deadline."""
-        new_rs = du.find_new_rs(d, all_rses)
+    async def _sync_rollout_status(self, d: JsonDict, all_rses: Sequence[JsonDict],
+                                   new_rs: JsonDict | None | Literal["find"] = "find") -> None:
+        """syncRolloutStatus: status plus the Progressing condition (removed without a progress
+        deadline), the ReplicaSets' ReplicaFailure, and a requeue for the progress deadline
+        when nothing changed. `new_rs` "find" looks the new ReplicaSet up in `all_rses`."""
+        if new_rs == "find":
+            new_rs = du.find_new_rs(d, all_rses)
         now_s = now_str(self._clock)
         now = self._clock.now()
         status = du.calculate_status(d, all_rses, new_rs, now_s)
-        deadline = du.progress_deadline(d)
-        rs_name = meta(new_rs).get("name") if new_rs else None
-        if deadline is not None:
-            cur = du.condition(status, "Progressing")
-            complete = (get_int(status, "replicas") == get_int(status, "updatedReplicas")
-                        and cur is not None and cur.get("reason") == du.NEW_RS_AVAILABLE)
-            if not complete:
-                conds = status["conditions"]
-                if du.deployment_complete(d, status):
-                    msg = (f'ReplicaSet "{rs_name}" has successfully progressed.' if rs_name
-                           else "Deployment has successfully progressed.")
-                    du.set_deployment_condition(conds, du.new_condition(
-                        "Progressing", "True", du.NEW_RS_AVAILABLE, msg, now_s))
-                elif du.deployment_progressing(d, status):
-                    msg = f'ReplicaSet "{rs_name}" is progressing.' if rs_name else "Deployment is progressing."
-                    new = du.new_condition("Progressing", "True", du.RS_UPDATED, msg, now_s)
-                    if cur is not None and cur.get("status") == "True":
+        conds = status["conditions"]
+        has_deadline = du.progress_deadline(d) is not None
+        if not has_deadline:
+            conds[:] = [c for c in conds if c.get("type") != "Progressing"]
+        cur = du.condition(d.get("status") or {}, "Progressing")
+        complete = (get_int(status, "replicas") == get_int(status, "updatedReplicas")
+                    and cur is not None and cur.get("reason") == du.NEW_RS_AVAILABLE)
+        if has_deadline and not complete:
+            subject = f'ReplicaSet "{meta(new_rs).get("name")}"' if new_rs else f'Deployment "{meta(d).get("name")}"'
+            if du.deployment_complete(d, status):
+                du.set_deployment_condition(conds, du.new_condition(
+                    "Progressing", "True", du.NEW_RS_AVAILABLE, f"{subject} has successfully progressed.", now_s))
+            elif du.deployment_progressing(d, status):
+                # a Progressing=True condition keeps its transition time; the rest is rewritten
+                # even when the reason stays the same (lastUpdateTime records the progress)
+                new = du.new_condition("Progressing", "True", du.RS_UPDATED, f"{subject} is progressing.", now_s)
+                if cur is not None:
+                    if cur.get("status") == "True":
                         new["lastTransitionTime"] = cur.get("lastTransitionTime", now_s)
-                    conds[:] = [c for c in conds if c.get("type") != "Progressing"] + [new]
-                elif du.deployment_timed_out(d, status, now):
-                    msg = (f'ReplicaSet "{rs_name}" has timed out progressing.' if rs_name
-                           else "Deployment has timed out progressing.")
-                    du.set_deployment_condition(conds, du.new_condition(
-                        "Progressing", "False", du.TIMED_OUT, msg, now_s))
+                    conds[:] = [c for c in conds if c.get("type") != "Progressing"]
+                du.set_deployment_condition(conds, new)
+            elif du.deployment_timed_out(d, status, now):
+                du.set_deployment_condition(conds, du.new_condition(
+                    "Progressing", "False", du.TIMED_OUT, f"{subject} has timed out progressing.", now_s))
         # the ReplicaSets' ReplicaFailure (a pod create refused: quota, admission) moves onto the
         # Deployment, and leaves with it
         failure = du.replica_failure(all_rses, new_rs)
-        conds = status.setdefault("conditions", [])
         if failure is not None:
             du.set_deployment_condition(conds, failure)
         else:
             conds[:] = [c for c in conds if c.get("type") != "ReplicaFailure"]
-        if status != (d.get("status") or {}):
-            if du.condition(status, "Progressing") != du.condition(d.get("status") or {}, "Progressing"):
-                cond = du.condition(status, "Progressing")
-                if cond and cond.get("reason") == du.TIMED_OUT:
-                    self.recorder.event(d, "Warning", du.TIMED_OUT, str(cond.get("message")))
-            d["status"] = status
-            d.update(await self._client.update_status(DEPLOYMENTS, d))
-        self._requeue_stuck(d, status, now)
+        if status == (d.get("status") or {}):
+            self.requeue_stuck_deployment(d, status)
+            return
+        if du.condition(status, "Progressing") != du.condition(d.get("status") or {}, "Progressing"):
+            cond = du.condition(status, "Progressing")
+            if cond and cond.get("reason") == du.TIMED_OUT:
+                self.recorder.event(d, "Warning", du.TIMED_OUT, str(cond.get("message")))
+        d["status"] = status
+        d.update(await self._client.update_status(DEPLOYMENTS, d))
 
-    def _requeue_stuck(self, d: JsonDict, status: JsonDict, now: object) -> None:
+    def requeue_stuck_deployment(self, d: JsonDict, new_status: JsonDict) -> float:
+        """requeueStuckDeployment: with a progress deadline and a Progressing condition on the
+        Deployment, an unfinished rollout is looked at again when its deadline passes. Returns
+        the wait in seconds: -1 none, 0 now (rate limited), else the time left (queued a second
+        later). Example: deadline 60 s, condition updated 30 s ago -> 30."""
         deadline = du.progress_deadline(d)
-        cond = du.condition(status, "Progressing")
-        if deadline is None or cond is None or (d.get("spec") or {}).get("paused"):
-            return
-        if cond.get("reason") in (du.NEW_RS_AVAILABLE, du.TIMED_OUT) or du.deployment_complete(d, status):
-            return
-        since = parse_time(cond.get("lastUpdateTime"))
-        if since is None:
-            return
-        remaining = (since - self._clock.now()).total_seconds() + deadline
-        self.queue.add_after(object_key(d), max(1.0, remaining + 1.0))
-
-
+        cond = du.condition(d.get("status") or {}, "Progressing")
+        if deadline is None or cond is None:
+            return -1.0
+        if du.deployment_complete(d, new_status) or cond.get("reason") == du.TIMED_OUT:
+            return -1.0
+        since = parse_time(cond.get("lastUpdateTime")) or _ZERO_TIME
+        after = (since - self._clock.now()).total_seconds() + deadline
+        key = object_key(d)
+        if after < 1.0:
+            self.queue.add_rate_limited(key)
+            return 0.0
+        self.queue.add_after(key, after + 1.0)
+        return after

@@ -29,6 +29,8 @@ _NOT_COPIED = {REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX_REPLICAS, ROLLB
 DEFAULT_PROGRESS_DEADLINE = 600
 DEFAULT_REVISION_HISTORY_LIMIT = 10
 MAX_INT32 = 2**31 - 1
+# maxRevHistoryLengthInChars (sync.go): the revision-history annotation is kept under this length
+MAX_REV_HISTORY_LENGTH_IN_CHARS = 2000
 
 # Reasons (deployment_util.go)
 NEW_RS_CREATED = "NewReplicaSetCreated"
@@ -123,10 +125,12 @@ def is_rolling_update(d: JsonDict) -> bool:
 
 
 def resolve_fenceposts(max_surge: int | str | None, max_unavailable: int | str | None, desired: int) -> tuple[int, int]:
-    """ResolveFenceposts: surge rounds up, unavailable rounds down, and both zero means
-    unavailable 1. Example: 25%/25% of 10 -> (3, 2); 0/0 -> (0, 1)."""
-    surge = scaled_value("25%" if max_surge is None else max_surge, desired, round_up=True)
-    unavailable = scaled_value("25%" if max_unavailable is None else max_unavailable, desired, round_up=False)
+    """ResolveFenceposts: surge rounds up, unavailable rounds down, an unset value counts as 0
+    (the API defaults both to 25%), and both zero means unavailable 1.
+    Example: 25%/25% of 10 -> (3, 2); 0/0 -> (0, 1); unset/39% of 10 -> (0, 3).
+    Raises ValueError on a malformed value, as upstream returns an error."""
+    surge = scaled_value(0 if max_surge is None else max_surge, desired, round_up=True)
+    unavailable = scaled_value(0 if max_unavailable is None else max_unavailable, desired, round_up=False)
     if surge == 0 and unavailable == 0:
         unavailable = 1
     return surge, unavailable
@@ -151,6 +155,13 @@ def max_unavailable(d: JsonDict) -> int:
         return 0
     _, unavailable = resolve_fenceposts(*_rolling_params(d), replicas)
     return min(unavailable, replicas)
+
+
+def min_available(d: JsonDict) -> int:
+    """MinAvailable: spec.replicas - MaxUnavailable for RollingUpdate, 0 for Recreate."""
+    if not is_rolling_update(d):
+        return 0
+    return replicas_of(d) - max_unavailable(d)
 
 
 def sum_spec_replicas(rses: Sequence[JsonDict | None]) -> int:
@@ -206,9 +217,14 @@ def filter_active(rses: Sequence[JsonDict | None]) -> list[JsonDict]:
     return [rs for rs in rses if rs is not None and replicas_of(rs, 0) > 0]
 
 
-def set_new_rs_annotations(d: JsonDict, rs: JsonDict, new_revision: str, *, exists: bool) -> bool:
-    """SetNewReplicaSetAnnotations: copy the Deployment's annotations, raise the revision.
-    Mutates `rs` (a private copy); returns whether anything changed."""
+def set_new_rs_annotations(d: JsonDict, rs: JsonDict, new_revision: str, *, exists: bool,
+                           rev_history_limit_in_chars: int = MAX_REV_HISTORY_LENGTH_IN_CHARS) -> bool:
+    """SetNewReplicaSetAnnotations: copy the Deployment's annotations, raise the revision, and
+    when an existing revision is raised (a rollback to this ReplicaSet) append the old one to
+    `deployment.kubernetes.io/revision-history`, dropping the oldest entries to stay within
+    `rev_history_limit_in_chars`. Mutates `rs` (a private copy); returns whether anything
+    changed. Example: revision "11", history "" -> raised to "12" gives history "11"; then to
+    "13" gives "11,12" (limit 5), then to "14" gives "12,13"."""
     m = rs.setdefault("metadata", {})
     ann = m.setdefault("annotations", {})
     changed = False
@@ -217,17 +233,56 @@ def set_new_rs_annotations(d: JsonDict, rs: JsonDict, new_revision: str, *, exis
             continue
         ann[k] = v
         changed = True
-    old = ann.get(REVISION, "")
-    try:
-        old_i = int(old) if old else 0
-    except ValueError:
+    had_revision = REVISION in ann
+    old = str(ann.get(REVISION, ""))
+    old_i = _parse_int64(old)
+    if old_i is None:
+        if old != "":
+            return False  # upstream logs and leaves the revision alone
         old_i = 0
-    if old_i < int(new_revision):
+    new_i = _parse_int64(new_revision)
+    if new_i is None:
+        return False
+    if old_i < new_i:
         ann[REVISION] = new_revision
         changed = True
+        if had_revision:
+            _append_revision_history(ann, old, rev_history_limit_in_chars)
     if not exists:
         changed = set_replicas_annotations(rs, replicas_of(d), replicas_of(d) + max_surge(d)) or changed
     return changed
+
+
+def _append_revision_history(ann: JsonDict, old_revision: str, limit: int) -> None:
+    history = str(ann.get(REVISION_HISTORY, ""))
+    old_revisions = history.split(",")
+    if not old_revisions[0]:
+        ann[REVISION_HISTORY] = old_revision
+        return
+    total = len(history) + len(old_revision) + 1
+    start = 0
+    while total > limit and start < len(old_revisions):
+        total -= len(old_revisions[start]) + 1
+        start += 1
+    if total <= limit:
+        ann[REVISION_HISTORY] = ",".join([*old_revisions[start:], old_revision])
+
+
+def _parse_int64(s: str) -> int | None:
+    """strconv.ParseInt(s, 10, 64): optional sign, ASCII digits only."""
+    body = s[1:] if s[:1] in ("+", "-") else s
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    v = int(s)
+    return v if -(2**63) <= v < 2**63 else None
+
+
+def replicas_annotations_need_update(rs: JsonDict, desired: int, max_replicas: int) -> bool:
+    """ReplicasAnnotationsNeedUpdate: either annotation missing or not the given number."""
+    ann = meta(rs).get("annotations")
+    if not ann:
+        return True
+    return bool(ann.get(DESIRED_REPLICAS) != str(desired) or ann.get(MAX_REPLICAS) != str(max_replicas))
 
 
 def set_replicas_annotations(rs: JsonDict, desired: int, max_replicas: int) -> bool:
@@ -240,20 +295,21 @@ def set_replicas_annotations(rs: JsonDict, desired: int, max_replicas: int) -> b
     return changed
 
 
-def desired_annotation(rs: JsonDict) -> int | None:
-    raw = (meta(rs).get("annotations") or {}).get(DESIRED_REPLICAS)
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
+def _non_negative_int32_annotation(rs: JsonDict, key: str) -> int | None:
+    """getNonNegativeInt32FromAnnotation: an unsigned decimal within int32, else invalid (None)."""
+    raw = (meta(rs).get("annotations") or {}).get(key)
+    if not isinstance(raw, str) or not raw.isascii() or not raw.isdigit():
         return None
+    v = int(raw)
+    return v if v <= MAX_INT32 else None
+
+
+def desired_annotation(rs: JsonDict) -> int | None:
+    return _non_negative_int32_annotation(rs, DESIRED_REPLICAS)
 
 
 def max_replicas_annotation(rs: JsonDict) -> int | None:
-    raw = (meta(rs).get("annotations") or {}).get(MAX_REPLICAS)
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
+    return _non_negative_int32_annotation(rs, MAX_REPLICAS)
 
 
 def is_saturated(d: JsonDict, new_rs: JsonDict | None) -> bool:
@@ -279,24 +335,30 @@ def find_active_or_latest(new_rs: JsonDict | None, old_rses: Sequence[JsonDict])
 
 
 def proportion(rs: JsonDict, d: JsonDict, to_add: int, added: int) -> int:
-    """GetProportion / getReplicaSetFraction for proportional scaling."""
+    """GetProportion: this ReplicaSet's share of `to_add`, never beyond what is left to add."""
     if replicas_of(rs, 0) == 0 or to_add == 0 or to_add == added:
         return 0
-    want = replicas_of(d)
-    if want == 0:
-        fraction = -replicas_of(rs, 0)
-    else:
-        deployment_replicas = want + max_surge(d)
-        annotated = max_replicas_annotation(rs)
-        if annotated is None:
-            annotated = get_int(d.get("status"), "replicas")
-        if annotated == 0:
-            fraction = 0
-        else:
-            size = replicas_of(rs, 0) * deployment_replicas / annotated
-            fraction = int(_round_half_away(size)) - replicas_of(rs, 0)
+    fraction = replica_set_fraction(rs, d)
     allowed = to_add - added
     return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
+
+
+def replica_set_fraction(rs: JsonDict, d: JsonDict) -> int:
+    """getReplicaSetFraction: how many replicas `rs` gains (or loses) when the Deployment goes
+    from the size in its max-replicas annotation to spec.replicas + maxSurge. A missing, invalid
+    or zero annotation falls back to status.replicas; with that 0 too, nothing.
+    Example: 50 replicas, annotation 110, Deployment 120 + surge 10 -> 50*130/110 = 59.09 -> +9."""
+    want = replicas_of(d)
+    if want == 0:
+        return -replicas_of(rs, 0)
+    deployment_max = want + max_surge(d)
+    before = max_replicas_annotation(rs)
+    if not before:
+        before = get_int(d.get("status"), "replicas")
+        if before == 0:
+            return 0
+    size = replicas_of(rs, 0) * deployment_max / before
+    return int(_round_half_away(size)) - replicas_of(rs, 0)
 
 
 def _round_half_away(x: float) -> float:
@@ -378,15 +440,21 @@ def deployment_complete(d: JsonDict, status: JsonDict) -> bool:
 
 
 def deployment_progressing(d: JsonDict, new_status: JsonDict) -> bool:
+    """DeploymentProgressing: more updated pods, fewer old pods (replicas - updated), more
+    ready or more available pods than the Deployment's current status."""
     old = d.get("status") or {}
+    old_old = get_int(old, "replicas") - get_int(old, "updatedReplicas")
+    new_old = get_int(new_status, "replicas") - get_int(new_status, "updatedReplicas")
     return (get_int(new_status, "updatedReplicas") > get_int(old, "updatedReplicas")
-            or get_int(new_status, "replicas") < get_int(old, "replicas")
+            or new_old < old_old
             or get_int(new_status, "readyReplicas") > get_int(old, "readyReplicas")
             or get_int(new_status, "availableReplicas") > get_int(old, "availableReplicas"))
 
 
 def progress_deadline(d: JsonDict) -> int | None:
-    v = (d.get("spec") or {}).get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE)
+    """spec.progressDeadlineSeconds, or None when the Deployment has none (HasProgressDeadline:
+    unset or MaxInt32; the API defaults it to 600)."""
+    v = (d.get("spec") or {}).get("progressDeadlineSeconds")
     if v is None or v == MAX_INT32:
         return None
     return int(v)
@@ -399,10 +467,10 @@ def deployment_timed_out(d: JsonDict, status: JsonDict, now: datetime) -> bool:
     cond = condition(status, "Progressing")
     if cond is None:
         return False
-    if cond.get("reason") == TIMED_OUT:
-        return True
     if cond.get("reason") == NEW_RS_AVAILABLE:
         return False
+    if cond.get("reason") == TIMED_OUT:
+        return True
     since = parse_time(cond.get("lastUpdateTime"))
     return since is not None and since + timedelta(seconds=deadline) < now
 

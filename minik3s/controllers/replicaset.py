@@ -121,10 +121,16 @@ def _ready_time(pod: JsonDict) -> datetime | None:
     return parse_time(c.get("lastTransitionTime"))
 
 
-def _max_restarts(pod: JsonDict) -> int:
+def _max_restarts(pod: JsonDict) -> tuple[int, int]:
+    """maxContainerRestarts: the most restarts of a regular container, then of a sidecar (an
+    init container with restartPolicy Always)."""
     status = pod.get("status") or {}
-    counts = [int(cs.get("restartCount") or 0) for cs in status.get("containerStatuses") or []]
-    return max(counts, default=0)
+    regular = max((int(cs.get("restartCount") or 0) for cs in status.get("containerStatuses") or []), default=0)
+    sidecars = {c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []
+                if c.get("restartPolicy") == "Always"}
+    sidecar = max((int(cs.get("restartCount") or 0) for cs in status.get("initContainerStatuses") or []
+                   if cs.get("name") in sidecars), default=0)
+    return regular, sidecar
 
 
 def _log_rank(t: datetime, now: datetime) -> int:
@@ -170,7 +176,7 @@ def _pod_less(a: JsonDict, ra: int, b: JsonDict, rb: int, now: datetime | None) 
             return _time_less(ta, tb, now, uid_a, uid_b)
     ra_, rb_ = _max_restarts(a), _max_restarts(b)
     if ra_ != rb_:
-        return ra_ > rb_  # 7. more restarts first
+        return ra_ > rb_  # 7. more restarts first (regular containers, then sidecars)
     ta, tb = parse_time(meta(a).get("creationTimestamp")), parse_time(meta(b).get("creationTimestamp"))
     if ta != tb:
         return _time_less(ta, tb, now, uid_a, uid_b)  # 8. newer first
