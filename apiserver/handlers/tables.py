@@ -1904,7 +1904,7 @@ _BODY_PRINTERS = {("autoscaling/v1", "Scale"): SCALE_PRINTER}
 
 def body_printer(obj: JsonDict) -> Printer | None:
     """The printer of a subresource's body (a Scale), None for the resource's own objects."""
-    return _BODY_PRINTERS.get((obj.get("apiVersion"), obj.get("kind")))
+    return _BODY_PRINTERS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
 
 
 def printer_for(info: ResourceInfo) -> Printer:

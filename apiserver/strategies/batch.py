@@ -54,7 +54,8 @@ def default_job_spec(spec: JsonDict) -> None:
         spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
-    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    spec.setdefault("podReplacementPolicy",
+                    "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed")
     pfp = spec.get("podFailurePolicy")
     if isinstance(pfp, dict):
         for rule in pfp.get("rules") or ():

@@ -1,18 +1,29 @@
-"""CronJob controller (layer L4), after kube-controller-manager's `cronjob_controllerv2.go`.
+"""CronJob controller (layer L4), after kube-controller-manager's `cronjob_controllerv2.go` and
+`utils.go` (v1.33).
 
-For each CronJob: finds the most recent unmet schedule time in `spec.timeZone` (UTC when
-unset) since `status.lastScheduleTime` (or creation), bounded by `startingDeadlineSeconds`
-(a start later than that is a `MissSchedule` event); honours `suspend`; with
-`concurrencyPolicy` Forbid skips while a Job is active, with Replace deletes the active Jobs
-first; creates Job `<cronjob>-<scheduled unix time in minutes>` from `jobTemplate` with a
-controller ownerReference and the `batch.kubernetes.io/cronjob-scheduled-timestamp`
-annotation; keeps `status.active`, `lastScheduleTime` and `lastSuccessfulTime` true; deletes
-finished Jobs beyond `successfulJobsHistoryLimit` / `failedJobsHistoryLimit`; requeues itself
-for the next schedule time. Time comes from the injected Clock.
+Per CronJob `sync` first deletes the oldest (by startTime, unstarted last) finished Jobs beyond
+`successfulJobsHistoryLimit` / `failedJobsHistoryLimit`, then runs `sync_cron_job` (upstream's
+syncCronJob) on a copy: finished Jobs leave `status.active` (SawCompletedJob) and move
+`lastSuccessfulTime`; an unfinished owned Job missing from `active` is checked against a fresh
+read of the CronJob (else an UnexpectedJob warning); an active entry whose Job the lister lacks
+is dropped only when the API no longer has it (MissingJob). A deleted, suspended or unknown-zone
+CronJob stops there. The schedule is evaluated in `spec.timeZone` (UTC when unset), or in the
+zone of a grandfathered `TZ=` / `CRON_TZ=` prefix (with an UnsupportedSchedule warning); the
+time to start is upstream's `mostRecentScheduleTime` estimate (the interval between the first
+two fire times after lastScheduleTime / creation / now - startingDeadlineSeconds gives the
+missed count, > 100 is TooManyMissedTimes); a start later than startingDeadlineSeconds is a
+MissSchedule warning (RFC 1123Z time); a run already in `active` or equal to lastScheduleTime
+is skipped; `concurrencyPolicy` Forbid skips while a Job is active (JobAlreadyActive), Replace
+deletes the active Jobs first; the Job `<cronjob>-<scheduled unix minutes>` is created from
+`jobTemplate` with a controller ownerReference and the
+`batch.kubernetes.io/cronjob-scheduled-timestamp` annotation (RFC 3339 in spec.timeZone); when
+that name exists and the CronJob controls it, it is put (back) into `active`. The status is
+written once when the cleanup or the sync changed it, and the CronJob wakes at the next fire
+time + 100 ms (`next_schedule_time_duration`). Time comes from the injected Clock.
 
 Data flow: CronJob and Job informers -> handlers enqueue `ns/name` -> `sync(key)` -> Job
-creates/deletes and `cronjobs/status` writes through the Client; `queue.add_after` wakes the
-CronJob at its next schedule time.
+creates/deletes and `cronjobs/status` writes through the Client; a timer on the clock
+re-enqueues the CronJob at its next schedule time.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
@@ -89,6 +100,134 @@ def job_ref(job: JsonDict) -> JsonDict:
             "uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")}
 
 
+# --------------------------------------------------------------------------- schedule times (utils.go)
+
+MISSED_NONE, MISSED_FEW, MISSED_MANY = 0, 1, 2  # missedSchedulesType
+UNSUPPORTED_SCHEDULE = ("CRON_TZ or TZ used in schedule {} is not officially supported, see "
+                        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
+
+
+def go_quote(s: str) -> str:
+    """Go's %q for the plain strings of a schedule or zone name."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def parse_schedule(cronjob: JsonDict) -> tuple[Schedule, bool]:
+    """cron.ParseStandard(formatSchedule(cj)): the schedule in `spec.timeZone` (UTC when unset
+    or unknown), or in the zone of a grandfathered `TZ=` / `CRON_TZ=` prefix, which wins over
+    timeZone; the bool says the schedule mentions TZ (the UnsupportedSchedule warning).
+    Raises ValueError with robfig's message when the schedule does not parse."""
+    spec = cronjob.get("spec") or {}
+    raw = str(spec.get("schedule") or "")
+    tz = spec.get("timeZone")
+    if "TZ" in raw:
+        zone: Any = UTC
+        if raw.startswith(("TZ=", "CRON_TZ=")):
+            head, _, raw = raw.partition(" ")
+            name = head.split("=", 1)[1]
+            if time_zone_error(name) is not None:
+                raise ValueError(f"provided bad location {name}: unknown time zone {name}")
+            zone = load_zone(name)
+        return Schedule(raw.strip(), zone), True
+    zone = load_zone(tz) if isinstance(tz, str) and time_zone_error(tz) is None else UTC
+    return Schedule(raw, zone), False
+
+
+def _next(sched: Schedule, t: datetime) -> datetime | None:
+    """schedule.Next, None where robfig returns the zero time (no fire time within reach, as
+    for "59 23 31 2 *")."""
+    try:
+        return sched.next_after(t)
+    except Exception:  # noqa: BLE001 - croniter's "failed to find next date"
+        return None
+
+
+def most_recent_schedule_time(cronjob: JsonDict, now: datetime, sched: Schedule, include_sds: bool
+                              ) -> tuple[datetime, datetime | None, int, str | None]:
+    """mostRecentScheduleTime: (the earliest time considered: lastScheduleTime, else creation,
+    moved up to now - startingDeadlineSeconds when `include_sds`; the most recent fire time in
+    (earliest, now] or None; none / few / many (> 100) missed; the error of a schedule whose two
+    next fire times are not a second apart). The count and the walk are upstream's estimate:
+    the interval between the first two fire times after `earliest` sets how many fit until now,
+    and the walk starts that many intervals (less two) later."""
+    status = cronjob.get("status") or {}
+    earliest = parse_time(status.get("lastScheduleTime")) or creation_time(cronjob) or now
+    sds = (cronjob.get("spec") or {}).get("startingDeadlineSeconds")
+    if include_sds and isinstance(sds, int):
+        deadline = now - timedelta(seconds=sds)
+        if deadline > earliest:
+            earliest = deadline
+    t1 = _next(sched, earliest)
+    t2 = _next(sched, t1) if t1 is not None else None
+    if t1 is not None and now < t1:
+        return earliest, None, MISSED_NONE, None
+    if t1 is not None and t2 is not None and now < t2:
+        return earliest, t1, MISSED_NONE, None
+    between = round((t2 - t1).total_seconds()) if t1 is not None and t2 is not None else 0
+    if t1 is None or between < 1:
+        return earliest, None, MISSED_NONE, "time difference between two schedules is less than 1 second"
+    missed = int((now - t1).total_seconds()) // between + 1
+    recent: datetime | None = None
+    t = _next(sched, t1 + timedelta(seconds=(missed - 2) * between))
+    while t is not None and t <= now:
+        recent = t
+        t = _next(sched, t)
+    kind = MISSED_MANY if missed > 100 else MISSED_FEW if missed > 0 else MISSED_NONE
+    return earliest, recent, kind, None
+
+
+def next_schedule_time_duration(cronjob: JsonDict, now: datetime, sched: Schedule) -> float:
+    """nextScheduleTimeDuration: seconds until the fire time after the most recent one (after
+    `now` when that failed or fire times were missed, else after the earliest time), plus
+    nextScheduleDelta."""
+    earliest, recent, missed, err = most_recent_schedule_time(cronjob, now, sched, False)
+    base = now if err is not None or (recent is None and missed != MISSED_NONE) else recent or earliest
+    nxt = _next(sched, base)
+    if nxt is None:
+        return NEXT_SCHEDULE_DELTA
+    return (nxt - now).total_seconds() + NEXT_SCHEDULE_DELTA
+
+
+def next_schedule_time(cronjob: JsonDict, now: datetime, sched: Schedule) -> tuple[datetime | None, int, str | None]:
+    """nextScheduleTime (without its event): the fire time to start now, if any (the most
+    recent unmet one, startingDeadlineSeconds honoured), how many were missed, the error."""
+    _, recent, missed, err = most_recent_schedule_time(cronjob, now, sched, True)
+    if recent is None or recent > now:
+        return None, missed, err
+    return recent, missed, err
+
+
+def sort_by_job_start_time(jobs: list[JsonDict]) -> list[JsonDict]:
+    """byJobStartTime: by status.startTime (jobs without one last), then by name."""
+    def key(j: JsonDict) -> tuple[bool, datetime, str]:
+        start = parse_time((j.get("status") or {}).get("startTime"))
+        return start is None, start or datetime.min.replace(tzinfo=UTC), str(meta(j).get("name") or "")
+
+    return sorted(jobs, key=key)
+
+
+def is_job_succeeded(job: JsonDict) -> bool:
+    c = find_condition(job, "Complete")
+    return c is not None and c.get("status") == "True"
+
+
+def _in_active(cronjob: JsonDict, uid: Any) -> bool:
+    return any(r.get("uid") == uid for r in (cronjob.get("status") or {}).get("active") or ())
+
+
+def _delete_from_active(cronjob: JsonDict, uid: Any) -> None:
+    status = cronjob.setdefault("status", {})
+    active = [r for r in status.get("active") or () if r.get("uid") != uid]
+    if active:
+        status["active"] = active
+    else:
+        status.pop("active", None)  # an empty list is omitted (omitempty)
+
+
+def _rfc1123z(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
+
+
 class CronJobController:
     NAME = "cronjob-controller"
 
@@ -131,24 +270,34 @@ class CronJobController:
 
     # ---- sync
 
+    def jobs_to_be_reconciled(self, cronjob: JsonDict) -> list[JsonDict]:
+        """getJobsToBeReconciled: the namespace's Jobs whose controller reference names the
+        CronJob (whatever their labels)."""
+        m = meta(cronjob)
+        return [j for j in self._job_inf.by_index(NAMESPACE_INDEX, str(m.get("namespace") or ""))
+                if (ref := controller_ref(j)) is not None and ref.get("name") == m.get("name")]
+
     async def sync(self, key: str) -> None:
+        """sync: clean up finished Jobs beyond the history limits, then syncCronJob; the status
+        is written once when either changed it; a wake-up is scheduled for the next fire time
+        (an error is then only logged, as upstream returns it only without a requeue)."""
         cj = self._cj_inf.store.get(key)
         if cj is None:
             return
-        ns = str(meta(cj).get("namespace") or "")
-        uid = meta(cj).get("uid")
-        jobs = [j for j in self._job_inf.by_index(NAMESPACE_INDEX, ns) if (controller_ref(j) or {}).get("uid") == uid]
-        status = copy.deepcopy(cj.get("status") or {})
-        wake: float | None = None
-        try:
-            self._reconcile_active(cj, jobs, status)
-            if not is_deleting(cj):
-                wake = await self._schedule(cj, jobs, status)
-            await self._cleanup_history(cj, jobs)
-        finally:
-            await self._write_status(cj, status)
-        if wake is not None:
-            self._wake_after(key, wake)
+        jobs = self.jobs_to_be_reconciled(cj)
+        work = copy.deepcopy(cj)
+        work.setdefault("status", {})
+        cleaned = await self.cleanup_finished_jobs(work, jobs)
+        requeue, updated, err = await self.sync_cron_job(work, jobs)
+        if cleaned or updated:
+            await self._write_status(cj, work["status"])
+        if requeue is not None:
+            self._wake_after(key, requeue)
+            if err is not None:
+                logger.info("%s: sync error cronjob=%s err=%s", self.NAME, key, err)
+            return
+        if err is not None:
+            raise err
 
     def _wake_after(self, key: str, delay: float) -> None:
         """queue.AddAfter on the injected clock (so fake time drives schedules in tests);
@@ -167,137 +316,168 @@ class CronJobController:
 
         self._timers[key] = (due, asyncio.get_running_loop().create_task(fire(), name=f"{self.NAME}-wake"))
 
-    def _reconcile_active(self, cj: JsonDict, jobs: list[JsonDict], status: JsonDict) -> None:
-        """syncCronJob's first half: drop finished/vanished Jobs from `active`, record the
-        latest success, and list running owned Jobs the status missed."""
-        by_uid = {meta(j).get("uid"): j for j in jobs}
-        active = []
-        for ref in status.get("active") or []:
-            j = by_uid.get(ref.get("uid"))
-            if j is None or finished(j) is not None:
-                if j is not None:
-                    self.recorder.event(cj, "Normal", "SawCompletedJob",
-                                        f"Saw completed job: {meta(j).get('name')}, "
-                                        f"condition: {finished(j)}")
-                continue
-            active.append(ref)
-        have = {r.get("uid") for r in active}
-        for j in jobs:
-            if finished(j) is None and not is_deleting(j) and meta(j).get("uid") not in have:
-                active.append(job_ref(j))
-        last_ok = parse_time(status.get("lastSuccessfulTime"))
-        for j in jobs:
-            if finished(j) == "Complete":
-                t = parse_time((j.get("status") or {}).get("completionTime"))
-                if t is not None and (last_ok is None or t > last_ok):
-                    last_ok = t
-        if last_ok is not None:
-            status["lastSuccessfulTime"] = rfc3339(last_ok)
-        if active:
-            status["active"] = active
-        else:
-            status.pop("active", None)
-
-    async def _schedule(self, cj: JsonDict, jobs: list[JsonDict], status: JsonDict) -> float | None:
-        """syncCronJob's second half; returns seconds until the next wake-up (None: never)."""
-        spec = cj.get("spec") or {}
-        tz = spec.get("timeZone")
-        if tz is not None and time_zone_error(str(tz)) is not None:
-            self.recorder.event(cj, "Warning", "UnknownTimeZone", f"invalid timeZone: {tz!r}")
-            return None
-        zone = load_zone(tz)
-        raw = str(spec.get("schedule") or "")
-        if raw.startswith(("TZ=", "CRON_TZ=")):  # grandfathered inline zone
-            head, _, raw = raw.partition(" ")
-            if tz is None:
-                zname = head.split("=", 1)[1]
-                if time_zone_error(zname) is not None:
-                    self.recorder.event(cj, "Warning", "UnknownTimeZone", f"invalid timeZone: {zname!r}")
-                    return None
-                zone = load_zone(zname)
-        try:
-            sched = Schedule(raw.strip(), zone)
-        except ValueError as e:
-            self.recorder.event(cj, "Warning", "UnparseableSchedule", f"unparseable schedule: {raw!r} : {e}")
-            return None
+    async def sync_cron_job(self, cronjob: JsonDict, jobs: list[JsonDict]
+                            ) -> tuple[float | None, bool, Exception | None]:
+        """syncCronJob on `cronjob` (a copy it edits): (seconds until the next wake-up or None,
+        whether the status changed, the error)."""
         now = self._clock.now()
+        update = False
+        ns = str(meta(cronjob).get("namespace") or "")
+        children = {meta(j).get("uid") for j in jobs}
+        for j in jobs:
+            uid = meta(j).get("uid")
+            found = _in_active(cronjob, uid)
+            done = finished(j)
+            if not found and done is None:
+                try:
+                    fresh = await self._client.get(CRONJOBS, str(meta(cronjob).get("name")), ns)
+                except ApiError as e:
+                    return None, update, e
+                if _in_active(fresh, uid):
+                    cronjob = fresh  # as upstream: later edits go to the fresh copy
+                    continue
+                self.recorder.event(cronjob, "Warning", "UnexpectedJob",
+                                    f"Saw a job that the controller did not create or forgot: {meta(j).get('name')}")
+            elif done is not None:
+                if found:
+                    _delete_from_active(cronjob, uid)
+                    self.recorder.event(cronjob, "Normal", "SawCompletedJob",
+                                        f"Saw completed job: {meta(j).get('name')}, condition: {done}")
+                    update = True
+                if is_job_succeeded(j):
+                    status = cronjob.setdefault("status", {})
+                    completed = (j.get("status") or {}).get("completionTime")
+                    last = parse_time(status.get("lastSuccessfulTime"))
+                    if last is None:
+                        if completed is not None:
+                            status["lastSuccessfulTime"] = completed
+                        update = True
+                    elif completed is not None and (t := parse_time(completed)) is not None and t > last:
+                        status["lastSuccessfulTime"] = completed
+                        update = True
+        for ref in list((cronjob.get("status") or {}).get("active") or ()):
+            if ref.get("uid") in children:
+                continue
+            try:
+                await self._client.get(JOBS, str(ref.get("name")), ref.get("namespace") or ns)
+            except NotFoundError:
+                self.recorder.event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
+                _delete_from_active(cronjob, ref.get("uid"))
+                update = True
+            except ApiError as e:
+                return None, update, e
+        if is_deleting(cronjob):
+            return None, update, None
+        spec = cronjob.get("spec") or {}
+        tz = spec.get("timeZone")
+        if tz is not None and (tz_err := time_zone_error(str(tz))) is not None:
+            self.recorder.event(cronjob, "Warning", "UnknownTimeZone", f"invalid timeZone: {go_quote(str(tz))}: {tz_err}")
+            return None, update, None
         if spec.get("suspend"):
-            return None
-        earliest = parse_time(status.get("lastScheduleTime")) or creation_time(cj) or now
-        sds = spec.get("startingDeadlineSeconds")
-        if isinstance(sds, int):
-            earliest = max(earliest, now - timedelta(seconds=sds))
-        scheduled, missed = sched.most_recent(earliest, now)
-
-        def until_next() -> float:
-            return max(0.0, (sched.next_after(now) - now).total_seconds()) + NEXT_SCHEDULE_DELTA
-
+            return None, update, None
+        schedule = str(spec.get("schedule") or "")
+        if "TZ" in schedule:
+            self.recorder.event(cronjob, "Warning", "UnsupportedSchedule", UNSUPPORTED_SCHEDULE.format(go_quote(schedule)))
+        try:
+            sched, _ = parse_schedule(cronjob)
+        except ValueError as e:
+            self.recorder.event(cronjob, "Warning", "UnparseableSchedule",
+                                f"unparseable schedule: {go_quote(schedule)} : {e}")
+            return None, update, None
+        scheduled, missed, sched_err = next_schedule_time(cronjob, now, sched)
         if scheduled is None:
-            return until_next()
-        if missed > 100:
-            self.recorder.event(cj, "Warning", "TooManyMissedTimes",
+            if sched_err is not None:
+                self.recorder.event(cronjob, "Warning", "InvalidSchedule", f"invalid schedule: {schedule} : {sched_err}")
+                return None, update, None
+            return next_schedule_time_duration(cronjob, now, sched), update, None
+        if missed == MISSED_MANY:
+            self.recorder.event(cronjob, "Warning", "TooManyMissedTimes",
                                 "too many missed start times. Set or decrease .spec.startingDeadlineSeconds "
                                 "or check clock skew")
+        sds = spec.get("startingDeadlineSeconds")
         if isinstance(sds, int) and scheduled + timedelta(seconds=sds) < now:
-            self.recorder.event(cj, "Warning", "MissSchedule",
-                                f"Missed scheduled time to start a job: {go_rfc3339(scheduled)}")
-            return until_next()
-        name = job_name(cj, scheduled)
-        if any(meta(j).get("name") == name for j in jobs) or any(
-                r.get("name") == name for r in status.get("active") or []):
-            return until_next()
-        policy = spec.get("concurrencyPolicy", "Allow")
-        active = list(status.get("active") or [])
-        if policy == "Forbid" and active:
-            self.recorder.event(cj, "Normal", "JobAlreadyActive",
+            self.recorder.event(cronjob, "Warning", "MissSchedule",
+                                f"Missed scheduled time to start a job: {_rfc1123z(scheduled)}")
+            return next_schedule_time_duration(cronjob, now, sched), update, None
+        name = job_name(cronjob, scheduled)
+        status = cronjob.setdefault("status", {})
+        if (any(r.get("name") == name and (r.get("namespace") or ns) == ns for r in status.get("active") or ())
+                or parse_time(status.get("lastScheduleTime")) == scheduled):
+            return next_schedule_time_duration(cronjob, now, sched), update, None
+        policy = spec.get("concurrencyPolicy") or "Allow"
+        if policy == "Forbid" and status.get("active"):
+            self.recorder.event(cronjob, "Normal", "JobAlreadyActive",
                                 "Not starting job because prior execution is running and concurrency policy "
                                 "is Forbid")
-            return until_next()
-        ns = meta(cj).get("namespace")
+            return next_schedule_time_duration(cronjob, now, sched), update, None
         if policy == "Replace":
-            for ref in active:
+            for ref in list(status.get("active") or ()):
                 try:
-                    await self._client.delete(JOBS, str(ref.get("name")), ns, propagation_policy="Background")
-                    self.recorder.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {ref.get('name')}")
-                except NotFoundError:
-                    pass
-            status.pop("active", None)
-        body = job_from_template(cj, scheduled, zone)
+                    job = await self._client.get(JOBS, str(ref.get("name")), ref.get("namespace") or ns)
+                except ApiError as e:
+                    self.recorder.event(cronjob, "Warning", "FailedGet", f"Get job: {e.message}")
+                    return None, update, e
+                if not await self._delete_job(cronjob, job):
+                    return None, update, RuntimeError(f"could not replace job {ns}/{meta(job).get('name')}")
+                update = True
+        zone = load_zone(str(tz)) if tz is not None else UTC  # the annotation's zone: spec.timeZone only
+        body = job_from_template(cronjob, scheduled, zone)
+        already = False
         try:
             job = await self._client.create(JOBS, body, ns)
-            self.recorder.event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
         except AlreadyExistsError:
-            job = await self._client.get(JOBS, name, ns)
-            if (controller_ref(job) or {}).get("uid") != meta(cj).get("uid"):
-                return until_next()
+            already = True
+            try:
+                job = await self._client.get(JOBS, name, ns)
+            except ApiError as e:
+                return None, update, e
+            if (controller_ref(job) or {}).get("uid") != meta(cronjob).get("uid"):
+                return None, update, None
+            if _in_active(cronjob, meta(job).get("uid")):
+                return None, update, None
         except ApiError as e:
-            self.recorder.event(cj, "Warning", "FailedCreate", f"Error creating job: {e.message}")
-            raise
-        status["active"] = [r for r in status.get("active") or [] if r.get("uid") != meta(job).get("uid")] + [
-            job_ref(job)]
+            if any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating"
+                   for c in (e.details or {}).get("causes") or ()):
+                return None, update, e
+            self.recorder.event(cronjob, "Warning", "FailedCreate", f"Error creating job: {e.message}")
+            return None, update, e
+        if already:
+            logger.info("%s: job already exists cronjob=%s job=%s", self.NAME, object_key(cronjob), name)
+        else:
+            self.recorder.event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name}")
+        status = cronjob.setdefault("status", {})
+        status["active"] = list(status.get("active") or ()) + [job_ref(job)]
         status["lastScheduleTime"] = rfc3339(scheduled)
-        return until_next()
+        return next_schedule_time_duration(cronjob, now, sched), True, None
 
-    async def _cleanup_history(self, cj: JsonDict, jobs: list[JsonDict]) -> None:
-        spec = cj.get("spec") or {}
-        ns = meta(cj).get("namespace")
+    async def _delete_job(self, cronjob: JsonDict, job: JsonDict) -> bool:
+        """deleteJob: DELETE the Job (background propagation), drop it from the active list."""
+        m = meta(job)
+        try:
+            await self._client.delete(JOBS, str(m.get("name")), m.get("namespace"), propagation_policy="Background")
+        except ApiError as e:
+            self.recorder.event(cronjob, "Warning", "FailedDelete", f"Deleted job: {e.message}")
+            return False
+        _delete_from_active(cronjob, m.get("uid"))
+        self.recorder.event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {m.get('name')}")
+        return True
+
+    async def cleanup_finished_jobs(self, cronjob: JsonDict, jobs: list[JsonDict]) -> bool:
+        """cleanupFinishedJobs: delete the oldest (byJobStartTime) Complete / Failed Jobs beyond
+        successfulJobsHistoryLimit / failedJobsHistoryLimit; True when one was deleted."""
+        spec = cronjob.get("spec") or {}
+        updated = False
         for kind, limit_key in (("Complete", "successfulJobsHistoryLimit"), ("Failed", "failedJobsHistoryLimit")):
             if spec.get(limit_key) is None:
                 continue
-            limit = get_int(spec, limit_key)
-            done = [j for j in jobs if finished(j) == kind and not is_deleting(j)]
-            done.sort(key=lambda j: (parse_time((j.get("status") or {}).get("startTime"))
-                                     or creation_time(j) or datetime.min, str(meta(j).get("name"))))
-            for j in done[:max(0, len(done) - limit)]:
-                try:
-                    await self._client.delete(JOBS, str(meta(j).get("name")), ns, propagation_policy="Background")
-                    self.recorder.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {meta(j).get('name')}")
-                except NotFoundError:
-                    pass
+            done = [j for j in jobs if finished(j) == kind]
+            excess = len(done) - get_int(spec, limit_key)
+            for j in sort_by_job_start_time(done)[:max(0, excess)]:
+                if await self._delete_job(cronjob, j):
+                    updated = True
+        return updated
 
     async def _write_status(self, cj: JsonDict, status: JsonDict) -> None:
-        if status == (cj.get("status") or {}):
-            return
         body = copy.copy(cj)
         body["status"] = status
         try:

@@ -72,7 +72,7 @@ import asyncio
 import copy
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
@@ -206,15 +206,18 @@ def is_pod_failed(pod: JsonDict, job: JsonDict) -> bool:
 
 def _exit_code_match(statuses: list[JsonDict], req: JsonDict) -> JsonDict | None:
     """getMatchingContainerFromList: a terminated container (of `req.containerName`, if set)
-    whose non-zero exit code is In / NotIn `req.values`."""
+    whose non-zero exit code is In / NotIn `req.values` (an unknown operator matches nothing)."""
     values = set(req.get("values") or ())
     want = req.get("containerName")
+    operator = req.get("operator")
+    if operator not in ("In", "NotIn"):
+        return None
     for cs in statuses:
         term = (cs.get("state") or {}).get("terminated")
         if not isinstance(term, dict) or (want is not None and cs.get("name") != want):
             continue
         code = get_int(term, "exitCode")
-        if code != 0 and (code in values) == (req.get("operator") == "In"):
+        if code != 0 and (code in values) == (operator == "In"):
             return cs
     return None
 
@@ -229,8 +232,7 @@ def match_pod_failure_policy(job: JsonDict, pod: JsonDict) -> tuple[str | None, 
     m = meta(pod)
     for index, rule in enumerate(policy.get("rules") or ()):
         action = rule.get("action")
-        if action == "FailIndex" and (job.get("spec") or {}).get("backoffLimitPerIndex") is None:
-            continue  # FailIndex needs backoffLimitPerIndex: the rule does not apply
+        # (FailIndex needs backoffLimitPerIndex: the API refuses it without, so no check here)
         on_codes = rule.get("onExitCodes")
         if isinstance(on_codes, dict):
             cs = (_exit_code_match(status.get("containerStatuses") or [], on_codes)
@@ -299,31 +301,46 @@ def is_pod_terminating(pod: JsonDict) -> bool:
     return is_deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def pod_finished_time(pod: JsonDict) -> datetime:
-    """getFinishedTime: latest container finishedAt when all terminated, else the Ready=False
-    transition, else deletionTimestamp - grace period, else creation time."""
-    status = pod.get("status") or {}
-    latest: datetime | None = None
-    statuses = status.get("containerStatuses") or []
+_GO_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def _finish_time_of(statuses: list[JsonDict], prev: datetime | None,
+                    only: set[str] | None = None) -> datetime | None:
+    """latestFinishTime: the latest finishedAt of the statuses (those named in `only`, if
+    given), starting from `prev`; None as soon as one of them has not terminated with a time."""
+    latest = prev
     for cs in statuses:
+        if only is not None and cs.get("name") not in only:
+            continue
         term = (cs.get("state") or {}).get("terminated")
-        t = parse_time((term or {}).get("finishedAt"))
-        if t is None:
-            latest = None
-            break
+        t = parse_time(term.get("finishedAt")) if isinstance(term, dict) else None
+        if t is None or t == _GO_ZERO_TIME:  # Go's zero time counts as unset
+            return None
         latest = t if latest is None or t > latest else latest
-    if statuses and latest is not None:
+    return latest
+
+
+def pod_finished_time(pod: JsonDict) -> datetime:
+    """getFinishedTime: latest container finishedAt when all terminated (restartable init
+    containers, i.e. sidecars, included: they stop last), else the Ready=False transition,
+    else deletionTimestamp - grace period, else creation time."""
+    status = pod.get("status") or {}
+    latest = _finish_time_of(status.get("containerStatuses") or [], None)
+    sidecars = {str(c.get("name")) for c in (pod.get("spec") or {}).get("initContainers") or ()
+                if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+    latest = _finish_time_of(status.get("initContainerStatuses") or [], latest, sidecars)
+    if latest is not None:
         return latest
     ready = pod_condition(pod, "Ready")
     if ready and ready.get("status") == "False":
         t = parse_time(ready.get("lastTransitionTime"))
-        if t is not None:
+        if t is not None and t != _GO_ZERO_TIME:
             return t
     m = meta(pod)
     deleted = parse_time(m.get("deletionTimestamp"))
     if deleted is not None:
         return deleted - timedelta(seconds=get_int(m, "deletionGracePeriodSeconds"))
-    return parse_time(m.get("creationTimestamp")) or datetime.min
+    return parse_time(m.get("creationTimestamp")) or datetime.min.replace(tzinfo=UTC)
 
 
 def backoff_remaining(
@@ -406,8 +423,19 @@ def match_success_policy(job: JsonDict, succeeded: set[int]) -> str | None:
     return None
 
 
-def first_pending_indexes(count: int, completions: int, taken: set[int]) -> list[int]:
-    """firstPendingIndexes: the lowest `count` indexes below `completions` not in `taken`."""
+def _indexes_of(pods: list[JsonDict]) -> set[int]:
+    """getIndexes: the valid completion indexes of the pods."""
+    return {ix for p in pods if (ix := completion_index(p)) is not None}
+
+
+def first_pending_indexes(job: JsonDict, pods: list[JsonDict], active_pods: list[JsonDict], succeeded: set[int],
+                          failed: set[int] | None, count: int, completions: int) -> list[int]:
+    """firstPendingIndexes: the lowest `count` indexes below `completions` that neither an
+    active pod holds nor succeeded nor failed (nor, when only failed pods are replaced, a
+    terminating pod still holds)."""
+    taken = succeeded | _indexes_of(active_pods) | (failed or set())
+    if only_replace_failed_pods(job):
+        taken |= _indexes_of([p for p in pods if is_pod_terminating(p)])
     out: list[int] = []
     ix = 0
     while len(out) < count and ix < completions:
@@ -417,12 +445,128 @@ def first_pending_indexes(count: int, completions: int, taken: set[int]) -> list
     return out
 
 
-def _generate_name_with_index(job_name: str, index: int) -> str:
+def pod_generate_name_with_index(job_name: str, index: int) -> str:
+    """podGenerateNameWithIndex: `<job>-<index>-`, the job name cut so that the prefix stays
+    within names.MaxGeneratedNameLength."""
     suffix = f"-{index}-"
     prefix = job_name + suffix
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
         prefix = prefix[:MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
     return prefix
+
+
+def index_failure_count(pod: JsonDict) -> int:
+    """getIndexFailureCount: the pod's job-index-failure-count annotation (0 when missing,
+    malformed, negative or past int32)."""
+    return _annotation_count(pod, INDEX_FAILURE_COUNT)
+
+
+def index_absolute_failure_count(pod: JsonDict) -> int:
+    """getIndexAbsoluteFailureCount: counted plus ignored failures of the pod's index."""
+    return _annotation_count(pod, INDEX_FAILURE_COUNT) + _annotation_count(pod, INDEX_IGNORED_FAILURE_COUNT)
+
+
+def new_index_failure_counts(job: JsonDict, replacing: JsonDict | None) -> tuple[int, int]:
+    """getNewIndexFailureCounts: the (counted, ignored) failure counts of the pod that replaces
+    `replacing` (its counts, one more where its failure falls); (0, 0) for a first pod."""
+    if replacing is None:
+        return 0, 0
+    failures = _annotation_count(replacing, INDEX_FAILURE_COUNT)
+    ignored = _annotation_count(replacing, INDEX_IGNORED_FAILURE_COUNT)
+    if counts_as_failure(job, replacing):
+        return failures + 1, ignored
+    return failures, ignored + 1
+
+
+def remaining_time_per_index(last_failed: JsonDict | None, now: datetime, *, base: float = DEFAULT_POD_FAILURE_BACKOFF,
+                             cap: float = MAX_POD_FAILURE_BACKOFF) -> float:
+    """getRemainingTimePerIndex: the backoff left for an index whose last failed pod is
+    `last_failed` (its absolute failure count + 1 failures, from its finish time)."""
+    if last_failed is None:
+        return 0.0
+    return backoff_remaining(index_absolute_failure_count(last_failed) + 1, pod_finished_time(last_failed), now,
+                             base=base, cap=cap)
+
+
+def calculate_succeeded_indexes(job: JsonDict, pods: list[JsonDict]) -> tuple[set[int], set[int]]:
+    """calculateSucceededIndexes: (the indexes status.completedIndexes lists, those plus the
+    valid indexes of succeeded pods still carrying the tracking finalizer)."""
+    completions = get_int(job.get("spec"), "completions")
+    prev = parse_indexes(str((job.get("status") or {}).get("completedIndexes") or ""), completions)
+    new = {ix for p in pods if (p.get("status") or {}).get("phase") == "Succeeded" and has_tracking_finalizer(p)
+           and (ix := completion_index(p)) is not None and ix < completions}
+    return prev, prev | new
+
+
+def calculate_failed_indexes(job: JsonDict, pods: list[JsonDict]) -> set[int]:
+    """calculateFailedIndexes: status.failedIndexes plus the valid indexes of tracked pods
+    whose failure fails their index."""
+    completions = get_int(job.get("spec"), "completions")
+    failed = parse_indexes(str((job.get("status") or {}).get("failedIndexes") or ""), completions)
+    for pod in pods:
+        ix = completion_index(pod)
+        if ix is not None and ix < completions and has_tracking_finalizer(pod) and is_index_failed(job, pod):
+            failed.add(ix)
+    return failed
+
+
+def pods_with_delayed_deletion_per_index(job: JsonDict, pods: list[JsonDict], *, succeeded: set[int],
+                                         failed: set[int], expected_rm: set[str] | None = None
+                                         ) -> dict[int, JsonDict]:
+    """getPodsWithDelayedDeletionPerIndex: per index still to be retried (neither succeeded,
+    failed nor held by an active pod), its last failed pod (highest absolute failure count,
+    latest finish), which keeps its finalizer until the index is replaced."""
+    completions = get_int(job.get("spec"), "completions")
+    active = _indexes_of([p for p in pods if is_pod_active(p)])
+    out: dict[int, JsonDict] = {}
+    for pod in pods:
+        if not has_tracking_finalizer(pod) or _uid(pod) in (expected_rm or ()):
+            continue
+        ix = completion_index(pod)
+        if (ix is None or ix >= completions or not is_pod_failed(pod, job) or ix in succeeded or ix in failed
+                or ix in active):
+            continue
+        last = out.get(ix)
+        if last is None or (index_absolute_failure_count(last) <= index_absolute_failure_count(pod)
+                            and pod_finished_time(pod) >= pod_finished_time(last)):
+            out[ix] = pod
+    return out
+
+
+def duplicated_index_pods_for_removal(pods: list[JsonDict], completions: int) -> tuple[list[JsonDict], list[JsonDict]]:
+    """appendDuplicatedIndexPodsForRemoval: (pods to delete, pods kept), by index order: pods
+    without a valid index or past `completions` go, and of each index only the pod the
+    ActivePods order deletes last stays."""
+    ordered = sorted(pods, key=lambda p: -1 if (ix := completion_index(p)) is None else ix)
+    rm: list[JsonDict] = []
+    left: list[JsonDict] = []
+
+    def settle_group(group: list[JsonDict], ix: int | None) -> None:
+        if not group:
+            return
+        if ix is None:
+            rm.extend(group)
+        elif len(group) == 1:
+            left.append(group[0])
+        else:
+            ranked = rank_pods_for_deletion(group, [])
+            rm.extend(ranked[:-1])
+            left.append(ranked[-1])
+
+    group: list[JsonDict] = []
+    current: int | None = None
+    for i, pod in enumerate(ordered):
+        ix = completion_index(pod)
+        if ix is not None and ix >= completions:
+            rm.extend(ordered[i:])
+            break
+        if group and ix != current:
+            settle_group(group, current)
+            group = []
+        current = ix
+        group.append(pod)
+    settle_group(group, current)
+    return rm, left
 
 
 def _add_index_env(container: JsonDict) -> None:
@@ -463,20 +607,13 @@ def pod_from_job_template(job: JsonDict, index: int | None = None,
         pod_meta.setdefault("annotations", {})[COMPLETION_INDEX] = str(index)
         if has_backoff_limit_per_index(job):
             # addIndexFailureCountAnnotation: the replaced pod's counts, one more where it failed
-            failures = ignored = 0
-            if replacing is not None:
-                failures = _annotation_count(replacing, INDEX_FAILURE_COUNT)
-                ignored = _annotation_count(replacing, INDEX_IGNORED_FAILURE_COUNT)
-                if counts_as_failure(job, replacing):
-                    failures += 1
-                else:
-                    ignored += 1
+            failures, ignored = new_index_failure_counts(job, replacing)
             pod_meta["annotations"][INDEX_FAILURE_COUNT] = str(failures)
             if ignored > 0:
                 pod_meta["annotations"][INDEX_IGNORED_FAILURE_COUNT] = str(ignored)
         pod_meta["labels"][COMPLETION_INDEX] = str(index)
         spec["hostname"] = f"{m.get('name')}-{index}"
-        pod_meta["generateName"] = _generate_name_with_index(str(m.get("name") or ""), index)
+        pod_meta["generateName"] = pod_generate_name_with_index(str(m.get("name") or ""), index)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -494,9 +631,32 @@ REMOVE_FINALIZER_PATCH: JsonDict = {
 
 
 @dataclass(slots=True)
-class _Backoff:
+class BackoffRecord:
+    """backoffRecord: failures since the last success and the time of the latest one."""
+
     failures_after_last_success: int = 0
     last_failure: datetime | None = None
+
+
+def new_backoff_record(old: BackoffRecord | None, succeeded: list[JsonDict], failed: list[JsonDict]) -> BackoffRecord:
+    """backoffStore.newBackoffRecord: the stored record (or an empty one) updated with the newly
+    finished pods: failures only add up; a success resets the count to the failures that
+    finished after the latest success."""
+    old = old or BackoffRecord()
+    failed_times = sorted(pod_finished_time(p) for p in failed)
+    if not succeeded:
+        if not failed_times:
+            return BackoffRecord(old.failures_after_last_success, old.last_failure)
+        return BackoffRecord(old.failures_after_last_success + len(failed_times), failed_times[-1])
+    rec = BackoffRecord()
+    last_success = max(pod_finished_time(p) for p in succeeded)
+    for t in reversed(failed_times):
+        if t <= last_success:
+            break
+        if rec.last_failure is None:
+            rec.last_failure = t
+        rec.failures_after_last_success += 1
+    return rec
 
 
 @dataclass(slots=True)
@@ -514,7 +674,7 @@ class _Ctx:
     uncounted_failed: set[str] = field(default_factory=set)
     expected_rm: set[str] = field(default_factory=set)
     finished: JsonDict | None = None
-    backoff: _Backoff = field(default_factory=_Backoff)
+    backoff: BackoffRecord = field(default_factory=BackoffRecord)
     # Indexed Jobs: the indexes status.completedIndexes lists, and with the pods that succeeded since
     prev_succeeded_indexes: set[int] = field(default_factory=set)
     succeeded_indexes: set[int] = field(default_factory=set)
@@ -565,7 +725,7 @@ class JobController:
         self._pod_inf.add_index(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
         self.expectations = Expectations(self._clock)
         self._finalizer_expectations: dict[str, set[str]] = {}
-        self._backoffs: dict[str, _Backoff] = {}
+        self.backoff_store: dict[str, BackoffRecord] = {}
         self.queue = WorkQueue()
         self.orphan_queue = WorkQueue()
         self.ttl_queue = WorkQueue()
@@ -621,7 +781,9 @@ class JobController:
             return None
         return job
 
-    def _matching_jobs(self, pod: JsonDict) -> list[JsonDict]:
+    def get_pod_jobs(self, pod: JsonDict) -> list[JsonDict]:
+        """getPodJobs: the Jobs of the pod's namespace whose selector matches its labels (none
+        for a pod without labels)."""
         labels = meta(pod).get("labels") or {}
         if not labels:
             return []
@@ -653,7 +815,7 @@ class JobController:
             return
         if has_tracking_finalizer(pod):
             self.orphan_queue.add(object_key(pod))
-        for job in self._matching_jobs(pod):
+        for job in self.get_pod_jobs(pod):
             self._enqueue_batched(job)
 
     def _pod_updated(self, old: JsonDict, cur: JsonDict) -> None:
@@ -682,7 +844,7 @@ class JobController:
         if has_tracking_finalizer(cur):
             self.orphan_queue.add(object_key(cur))
         if meta(old).get("labels") != meta(cur).get("labels") or old_ref != cur_ref:
-            for job in self._matching_jobs(cur):
+            for job in self.get_pod_jobs(cur):
                 self._enqueue_batched(job)
 
     def _pod_deleted(self, pod: JsonDict, *, final: bool) -> None:
@@ -752,10 +914,10 @@ class JobController:
         if shared is None:
             self.expectations.delete(key)
             self._finalizer_expectations.pop(key, None)
-            self._backoffs.pop(key, None)
+            self.backoff_store.pop(key, None)
             return
         if is_job_finished(shared):
-            self._backoffs.pop(key, None)
+            self.backoff_store.pop(key, None)
             return
         spec = shared.get("spec") or {}
         if spec.get("managedBy") not in (None, "kubernetes.io/job-controller"):
@@ -795,10 +957,7 @@ class JobController:
             p for p in self._uncounted_candidates(ctx, ctx.uncounted_failed) if is_pod_failed(p, job)
         ]
         if is_indexed(job):
-            completions = get_int(spec, "completions")
-            ctx.prev_succeeded_indexes = parse_indexes(str(status.get("completedIndexes") or ""), completions)
-            ctx.succeeded_indexes = ctx.prev_succeeded_indexes | {
-                ix for p in new_succeeded if (ix := completion_index(p)) is not None and ix < completions}
+            ctx.prev_succeeded_indexes, ctx.succeeded_indexes = calculate_succeeded_indexes(job, pods)
             ctx.succeeded = len(ctx.succeeded_indexes)
         else:
             ctx.succeeded = get_int(status, "succeeded") + len(new_succeeded) + len(ctx.uncounted_succeeded)
@@ -808,7 +967,7 @@ class JobController:
 
         if status.get("startTime") is None and not suspended:
             status["startTime"] = now
-        ctx.backoff = self._new_backoff_record(key, new_succeeded, new_failed)
+        ctx.backoff = new_backoff_record(self.backoff_store.get(key), new_succeeded, new_failed)
 
         manage_error: Exception | None = None
         ctx.finished = self._condition_true(job, SUCCESS_CRITERIA_MET)
@@ -894,13 +1053,7 @@ class JobController:
         getPodsWithDelayedDeletionPerIndex (the last failed pod of each index to be recreated)."""
         spec = job.get("spec") or {}
         completions = get_int(spec, "completions")
-        status = job.get("status") or {}
-        failed = parse_indexes(str(status.get("failedIndexes") or ""), completions)
-        for pod in ctx.pods:
-            ix = completion_index(pod)
-            if (ix is not None and ix < completions and has_tracking_finalizer(pod)
-                    and is_index_failed(job, pod)):
-                failed.add(ix)
+        failed = calculate_failed_indexes(job, ctx.pods)
         ctx.failed_indexes = failed
         if ctx.finished is None:
             max_failed = spec.get("maxFailedIndexes")
@@ -909,20 +1062,8 @@ class JobController:
                                              MSG_MAX_FAILED_INDEXES, now)
             elif failed and len(failed) + len(ctx.succeeded_indexes) >= completions:
                 ctx.finished = new_condition(FAILURE_TARGET, "True", REASON_FAILED_INDEXES, MSG_FAILED_INDEXES, now)
-        active = {ix for p in ctx.active_pods if (ix := completion_index(p)) is not None}
-        delayed: dict[int, JsonDict] = {}
-        for pod in ctx.pods:
-            ix = completion_index(pod)
-            if (ix is None or ix >= completions or not has_tracking_finalizer(pod) or _uid(pod) in ctx.expected_rm
-                    or not is_pod_failed(pod, job) or ix in ctx.succeeded_indexes or ix in failed or ix in active):
-                continue
-            last = delayed.get(ix)
-            total = _annotation_count(pod, INDEX_FAILURE_COUNT) + _annotation_count(pod, INDEX_IGNORED_FAILURE_COUNT)
-            if last is None or (
-                    _annotation_count(last, INDEX_FAILURE_COUNT) + _annotation_count(last, INDEX_IGNORED_FAILURE_COUNT)
-                    <= total and pod_finished_time(pod) >= pod_finished_time(last)):
-                delayed[ix] = pod
-        ctx.delayed_deletion = delayed
+        ctx.delayed_deletion = pods_with_delayed_deletion_per_index(
+            job, ctx.pods, succeeded=ctx.succeeded_indexes, failed=failed, expected_rm=ctx.expected_rm)
 
     def _uncounted_candidates(self, ctx: _Ctx, uncounted: set[str]) -> list[JsonDict]:
         """getValidPodsWithFilter's precondition: pods still carrying the finalizer, neither
@@ -947,26 +1088,6 @@ class JobController:
         if ads is None or start is None or spec.get("suspend"):
             return False
         return (now - start).total_seconds() >= float(ads)
-
-    def _new_backoff_record(self, key: str, succeeded: list[JsonDict], failed: list[JsonDict]) -> _Backoff:
-        """backoffStore.newBackoffRecord: failures since the last success and the last failure time."""
-        old = self._backoffs.get(key) or _Backoff()
-        rec = _Backoff(old.failures_after_last_success, old.last_failure)
-        failed_times = sorted(pod_finished_time(p) for p in failed)
-        if not succeeded:
-            if failed_times:
-                rec.failures_after_last_success += len(failed_times)
-                rec.last_failure = failed_times[-1]
-            return rec
-        rec = _Backoff()
-        last_success = max(pod_finished_time(p) for p in succeeded)
-        for t in reversed(failed_times):
-            if t <= last_success:
-                break
-            if rec.last_failure is None:
-                rec.last_failure = t
-            rec.failures_after_last_success += 1
-        return rec
 
     async def _get_pods_for_job(self, job: JsonDict) -> list[JsonDict]:
         """getPodsForJob: owned pods that still match, plus adopted orphans (ownerReference and
@@ -1133,11 +1254,8 @@ class JobController:
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
         indexes: list[int | None] = [None] * diff
         if is_indexed(job):
-            taken = ctx.succeeded_indexes | {ix for p in ctx.active_pods if (ix := completion_index(p)) is not None}
-            taken |= ctx.failed_indexes or set()
-            if only_replace_failed_pods(job):
-                taken |= {ix for p in ctx.pods if is_pod_terminating(p) and (ix := completion_index(p)) is not None}
-            pending = first_pending_indexes(diff, get_int(spec, "completions"), taken)
+            pending = first_pending_indexes(job, ctx.pods, ctx.active_pods, ctx.succeeded_indexes, ctx.failed_indexes,
+                                            diff, get_int(spec, "completions"))
             if per_index:
                 pending, wait = self._indexes_ready(ctx, pending)
                 if not pending:
@@ -1168,25 +1286,18 @@ class JobController:
             self.expectations.lower_creations(key, diff - created)
         return active + created, error
 
-    def _pods_for_removal(self, job: JsonDict, active: list[JsonDict], at_least: int) -> list[JsonDict]:
+    @staticmethod
+    def _pods_for_removal(job: JsonDict, active: list[JsonDict], at_least: int) -> list[JsonDict]:
         """activePodsForRemoval: for an Indexed Job first every active pod without a valid index
-        or repeating one (of each index the best pod stays), then, up to `at_least`, the pods
-        the ReplicaSet ranking deletes first."""
-        ranked = rank_pods_for_deletion(active, [], now=self._clock.now())
-        if not is_indexed(job):
-            return ranked[:at_least]
-        completions = get_int(job.get("spec"), "completions")
-        keep: dict[int, JsonDict] = {}
-        rm: list[JsonDict] = []
-        for pod in reversed(ranked):  # best first: the one kept per index
-            ix = completion_index(pod)
-            if ix is None or ix >= completions or ix in keep:
-                rm.append(pod)
-            else:
-                keep[ix] = pod
+        or repeating one (of each index the pod ActivePods ranks best stays), then, up to
+        `at_least`, the pods ActivePods orders first (no logarithmic time buckets: Jobs sort
+        with controller.ActivePods, not the ReplicaSet's ranking)."""
+        if is_indexed(job):
+            rm, left = duplicated_index_pods_for_removal(active, get_int(job.get("spec"), "completions"))
+        else:
+            rm, left = [], list(active)
         if len(rm) < at_least:
-            rm_ids = {_uid(p) for p in rm}
-            rm.extend([p for p in ranked if _uid(p) not in rm_ids][:at_least - len(rm)])
+            rm.extend(rank_pods_for_deletion(left, [])[:at_least - len(rm)])
         return rm
 
     def _indexes_ready(self, ctx: _Ctx, pending: list[int]) -> tuple[list[int], float]:
@@ -1196,13 +1307,8 @@ class JobController:
         wait = float("inf")
         now = self._clock.now()
         for ix in pending:
-            last = ctx.delayed_deletion.get(ix)
-            left = 0.0
-            if last is not None:
-                failures = (_annotation_count(last, INDEX_FAILURE_COUNT)
-                            + _annotation_count(last, INDEX_IGNORED_FAILURE_COUNT) + 1)
-                left = backoff_remaining(failures, pod_finished_time(last), now, base=self._backoff_base,
-                                         cap=self._backoff_cap)
+            left = remaining_time_per_index(ctx.delayed_deletion.get(ix), now, base=self._backoff_base,
+                                            cap=self._backoff_cap)
             if left <= 0:
                 ready.append(ix)
             else:
@@ -1319,7 +1425,7 @@ class JobController:
         # flush uncounted pods, then remove finalizers, then fold them into the counters
         if needs_flush:
             job = await self._update_status(job)
-            self._backoffs[key] = ctx.backoff
+            self.backoff_store[key] = ctx.backoff
             needs_flush = False
         rm_error: Exception | None = None
         if to_remove:

@@ -24,11 +24,13 @@ def parse_indexes(text: str, completions: int) -> set[int]:
     for part in text.split(",") if text else ():
         bounds = part.split("-")
         first = go_atoi(bounds[0])
-        last = go_atoi(bounds[1]) if len(bounds) > 1 else first
-        if first is None or last is None:
+        if first is None:
             continue
-        if first >= completions:
+        if first >= completions:  # checked before the upper bound is parsed, as upstream
             break
+        last = go_atoi(bounds[1]) if len(bounds) > 1 else first
+        if last is None:
+            continue
         out.update(range(first, min(last, completions - 1) + 1))
     return out
 
