@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from minik3s.api.errors import NotFoundError
+from minik3s.api.helpers.pods import condition_status_patch
 from minik3s.api.resources import EVENTS, NAMESPACES, NODES, PODS
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import Clock, rfc3339
@@ -949,10 +950,10 @@ class Scheduler:
         patch: JsonDict = {}
         if cond_changed:
             ltt = old.get("lastTransitionTime") if old is not None and old.get("status") == "False" else None
-            patch["conditions"] = [{
+            patch.update(condition_status_patch(pod, {
                 "type": "PodScheduled", "status": "False", "lastProbeTime": None,
                 "lastTransitionTime": ltt or rfc3339(self.clock.now()), "reason": reason, "message": msg,
-            }]
+            }))
         if nnn_changed:
             patch["nominatedNodeName"] = nominating or None
         meta = pod.get("metadata") or {}

@@ -1,10 +1,11 @@
 """Typed failures of patching and applying, and their upstream Status shapes (layer L4, apiserver).
 
 kube-apiserver answers patch failures in three ways (k8s.io/apiserver handlers/patch.go):
-a malformed patch document is 400 BadRequest; a well-formed patch that cannot be applied
-(JSON-patch `test` failure, a missing path, SMP content not matching `$retainKeys`) is a
+a malformed patch document (and SMP content not matching `$retainKeys`) is 400 BadRequest; a
+well-formed patch that cannot be applied (JSON-patch `test` failure, a missing path) is a
 "generic server response" 422 whose message is fixed and whose single cause carries the real
-reason; an SMP error it does not classify (a keyed item without its merge key) surfaces as 500.
+reason; an SMP error it does not classify (a keyed item without its merge key) is a 500 Status
+with the bare message and no reason.
 Server-side apply conflicts are 409 Conflict with one `FieldManagerConflict` cause per field
 (apimachinery managedfields/internal/conflict.go).
 """
@@ -15,7 +16,6 @@ from minik3s.api.errors import (
     ApiError,
     BadRequestError,
     ConflictError,
-    InternalError,
     InvalidError,
     RequestEntityTooLargeError,
 )
@@ -43,7 +43,9 @@ class PatchError(Exception):
                 GENERIC_422_MESSAGE,
                 details={"causes": [{"reason": "UnexpectedServerResponse", "message": self.message}]},
             )
-        return InternalError(f"Internal error occurred: {self.message}")
+        # a plain error the PATCH handler passes on: ErrorToAPIStatus's 500 with the bare message and
+        # StatusReasonUnknown (kubectl prints "Error from server: <message>")
+        return ApiError(self.message, code=500, reason="")
 
 
 class ApplyConflictError(Exception):

@@ -44,8 +44,9 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # StatusReasonUnknown ("") is omitted, as Go's omitempty
+            status["reason"] = self.reason
         if self.details or self.shows_empty_details:
             status["details"] = self.details
         status["code"] = self.code  # after details: Go's field order for metav1.Status

@@ -57,6 +57,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from minik3s.api.errors import NotFoundError
+from minik3s.api.helpers.pods import condition_status_patch
 from minik3s.api.resources import PODDISRUPTIONBUDGETS, PODS
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import rfc3339
@@ -1043,7 +1044,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                     await h.client.patch(
                         PODS,
                         victim.name,
-                        {"status": {"conditions": [cond]}},
+                        {"status": condition_status_patch(victim.pod, cond)},
                         victim.namespace,
                         patch_type="strategic",
                         subresource="status",

@@ -41,3 +41,16 @@ def default_pull_policy(image: Any) -> str:
     if ":" not in last:
         return "Always"
     return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
+
+
+def condition_status_patch(pod: JsonDict, condition: JsonDict) -> JsonDict:
+    """The pod status strategic-merge patch that sets `condition` as upstream's PatchPodStatus
+    sends it (a two-way patch from the old status): the condition, and when the pod already has
+    conditions `$setElementOrder/conditions` listing them in order with a new type last, so the
+    API server keeps the order (a bare merge-key patch puts a new item first)."""
+    existing = [c.get("type") for c in (pod.get("status") or {}).get("conditions") or () if isinstance(c, dict)]
+    patch: JsonDict = {"conditions": [condition]}
+    if existing:
+        order = existing if condition.get("type") in existing else [*existing, condition.get("type")]
+        patch["$setElementOrder/conditions"] = [{"type": t} for t in order]
+    return patch

@@ -75,13 +75,13 @@ POD_CASES = [
                     "name": "a",
                     "ports": [
                         {"containerPort": 80, "protocol": "TCP", "name": "http"},
-                        {"containerPort": 443},
                         {"containerPort": 8080},
+                        {"containerPort": 443},
                     ],
                 }
             ]
         },
-        id="ports-merge-by-container-port-new-port-appended",
+        id="ports-merge-by-container-port-new-port-before-later-server-only-ports",
     ),
     pytest.param(
         {"containers": [{"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 443}]}]},
@@ -324,7 +324,7 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
             "Pod",
             {"metadata": {"finalizers": ["a", "b"]}},
             {"metadata": {"finalizers": ["c", "a"]}},
-            {"metadata": {"finalizers": ["b", "c", "a"]}},
+            {"metadata": {"finalizers": ["c", "a", "b"]}},
             id="finalizers-merge-as-an-ordered-set",
         ),
         pytest.param(
@@ -404,12 +404,12 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
             {
                 "status": {
                     "conditions": [
-                        {"type": "Ready", "status": "True"},
                         {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+                        {"type": "Ready", "status": "True"},
                     ]
                 }
             },
-            id="new-condition-type-is-appended",
+            id="new-condition-type-goes-before-server-only-ones-without-set-element-order",
         ),
         pytest.param(
             "v1",
@@ -468,8 +468,8 @@ def test_kubectl_apply_second_time_removes_container_env_port_and_replaces_args_
                         {"type": "MemoryPressure", "status": "False"},
                     ],
                     "addresses": [
-                        {"type": "InternalIP", "address": "10.0.0.1"},
                         {"type": "Hostname", "address": "n1"},
+                        {"type": "InternalIP", "address": "10.0.0.1"},
                     ],
                 }
             },
@@ -613,11 +613,11 @@ def test_patch_meta_only_for_built_in_kinds(api_version: str, kind: str, known: 
         ),
         pytest.param(
             {"spec": {"volumes": [{"name": "v", "$retainKeys": ["name"], "secret": {}}]}},
-            422,
+            400,
             id="content-outside-retain-keys",
         ),
         pytest.param(
-            {"spec": {"$setElementOrder/containers": {"name": "a"}}}, 400, id="set-element-order-not-a-list"
+            {"spec": {"$setElementOrder/containers": {"name": "a"}}}, 500, id="set-element-order-not-a-list"
         ),
     ],
 )
