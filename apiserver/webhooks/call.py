@@ -54,13 +54,8 @@ class CallingWebhookError(Exception):
 
 
 class WebhookRejection(ApiError):
-    """A webhook's denial: its own Status, message prefixed as upstream's ToStatusErr."""
-
-    def to_status(self) -> JsonDict:
-        st = super().to_status()
-        if not st.get("reason"):
-            del st["reason"]  # metav1.Status.reason is omitempty
-        return st
+    """A webhook's denial: its own Status, message prefixed as upstream's ToStatusErr (an empty
+    reason is left out of the Status, as for every ApiError)."""
 
 
 def rejection(webhook: str, status: Any) -> WebhookRejection:

@@ -232,7 +232,7 @@ async def test_mirror_pods_are_checked_not_changed(real_api: Any, sleeps: Sleeps
     bad["metadata"]["annotations"] = MIRROR
     with pytest.raises(ForbiddenError, match=re.escape(message)):
         await create(real_api, bad)
-    good = pod("q")
+    good = pod("q", nodeName="n1")  # a mirror pod names its node (ValidatePodSpecificAnnotations)
     good["metadata"]["annotations"] = MIRROR
     p = await create(real_api, good)  # no account needed: none exists in this namespace
     assert "serviceAccountName" not in p["spec"] and "volumes" not in p["spec"]

@@ -77,7 +77,10 @@ mirror = annotations({
 
 
 def local_storage(p: JsonDict) -> None:
-    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}, "emptyDir": {"sizeLimit": "10"}}]
+    # upstream's fixture puts hostPath and emptyDir in one volume, which the API refuses (one
+    # source per volume): two volumes carry the same local storage
+    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}},
+                            {"name": "sample-dir", "emptyDir": {"sizeLimit": "10"}}]
 
 
 def priority(value: int) -> Mod:

@@ -82,7 +82,9 @@ def critical(p: JsonDict) -> None:
 
 def local_storage_mirror(p: JsonDict) -> None:
     normal(p)
-    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}, "emptyDir": {"sizeLimit": "10"}}]
+    # upstream's fixture has hostPath and emptyDir in one volume, which the API refuses
+    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}},
+                            {"name": "sample-dir", "emptyDir": {"sizeLimit": "10"}}]
     p["metadata"]["annotations"] = {
         "kubernetes.io/created-by": '{"kind":"SerializedReference","apiVersion":"v1","reference":{"kind":"Pod"}}',
         "kubernetes.io/config.source": "api", "kubernetes.io/config.mirror": "mirror"}

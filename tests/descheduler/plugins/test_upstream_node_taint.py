@@ -86,7 +86,9 @@ def ds_owner(p: JsonDict) -> None:
 
 
 def local_storage(p: JsonDict) -> None:
-    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}, "emptyDir": {"sizeLimit": "10"}}]
+    # upstream's fixture has hostPath and emptyDir in one volume, which the API refuses
+    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}},
+                            {"name": "sample-dir", "emptyDir": {"sizeLimit": "10"}}]
 
 
 def mirror(p: JsonDict) -> None:

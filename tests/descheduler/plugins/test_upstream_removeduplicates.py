@@ -88,7 +88,9 @@ def node_selector(**kv: str) -> Mod:
 
 def local_storage(p: JsonDict) -> None:
     normal(p)
-    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}, "emptyDir": {"sizeLimit": "10"}}]
+    # upstream's fixture has hostPath and emptyDir in one volume, which the API refuses
+    p["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}},
+                            {"name": "sample-dir", "emptyDir": {"sizeLimit": "10"}}]
 
 
 def mirror(p: JsonDict) -> None:

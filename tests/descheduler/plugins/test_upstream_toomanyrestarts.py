@@ -63,8 +63,9 @@ def init_pods() -> list[JsonDict]:
         pods.append(p)
     pods[6]["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "DaemonSet", "name": "daemonset-1",
                                                "uid": "uid-daemonset-1"}]
-    pods[7]["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"},
-                                   "emptyDir": {"sizeLimit": "10"}}]
+    # upstream's fixture has hostPath and emptyDir in one volume, which the API refuses
+    pods[7]["spec"]["volumes"] = [{"name": "sample", "hostPath": {"path": "somePath"}},
+                                  {"name": "sample-dir", "emptyDir": {"sizeLimit": "10"}}]
     pods[8]["metadata"]["annotations"] = {
         "kubernetes.io/created-by": '{"kind":"SerializedReference","apiVersion":"v1","reference":{"kind":"Pod"}}',
         "kubernetes.io/config.source": "api", "kubernetes.io/config.mirror": "mirror"}
