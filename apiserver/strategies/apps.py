@@ -21,6 +21,7 @@ from minik3s.api.validation import (
     selector_is_empty,
     selector_matches,
     type_invalid,
+    validate_annotations,
     validate_int_or_percent,
     validate_label_selector,
     validate_labels,
@@ -29,6 +30,7 @@ from minik3s.api.validation import (
 )
 
 from .base import Strategy, as_dict
+from .pod import validate_pod_annotations
 from .podspec import default_pod_spec, validate_pod_spec
 
 STRATEGY_TYPES = ("Recreate", "RollingUpdate")
@@ -88,6 +90,35 @@ def selector_template_mismatch(sel: JsonDict, template: JsonDict, field: str) ->
         return []
     return [invalid(f"{field}.template.metadata.labels", labels if labels else NilMap(),
                     "`selector` does not match template `labels`")]
+
+
+def validate_template_for_statefulset(spec: JsonDict, field: str) -> list[JsonDict]:
+    """ValidatePodTemplateSpecForStatefulSet and the spec's template rules: labels matched by the
+    selector, the template's labels and annotations (at `<field>.template.labels` /
+    `.annotations`, upstream's paths), restartPolicy Always, no activeDeadlineSeconds. The pod
+    spec itself is not validated (upstream leaves it to the pods: its volume mounts may name
+    volumeClaimTemplates, which no volume of the template carries)."""
+    errs: list[JsonDict] = []
+    sel = spec.get("selector")
+    tmpl = spec.get("template")
+    if tmpl is None:
+        tmpl = {}
+    if not isinstance(tmpl, dict):
+        return [type_invalid(f"{field}.template", tmpl, "must be an object")]
+    if isinstance(sel, dict) and not selector_is_empty(sel):
+        errs.extend(selector_template_mismatch(sel, tmpl, field))
+    tmeta = as_dict(tmpl.get("metadata"))
+    tspec = as_dict(tmpl.get("spec"))
+    errs.extend(validate_labels(tmeta.get("labels"), f"{field}.template.labels"))
+    errs.extend(validate_annotations(tmeta.get("annotations"), f"{field}.template.annotations"))
+    errs.extend(validate_pod_annotations(tmeta.get("annotations"), tspec, f"{field}.template.annotations"))
+    rp = tspec.get("restartPolicy")
+    if rp != "Always":
+        errs.append(not_supported(f"{field}.template.spec.restartPolicy", rp or "", ("Always",)))
+    if tspec.get("activeDeadlineSeconds") is not None:
+        errs.append(forbidden(f"{field}.template.spec.activeDeadlineSeconds",
+                              "activeDeadlineSeconds in StatefulSet is not Supported"))
+    return errs
 
 
 def validate_template_for_selector(spec: JsonDict, field: str) -> list[JsonDict]:
@@ -375,7 +406,7 @@ class StatefulSetStrategy(Strategy):
         errs.extend(validate_nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"))
         errs.extend(validate_nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"))
         errs.extend(_validate_selector(spec, "spec", "statefulset"))
-        errs.extend(validate_template_for_selector(spec, "spec"))
+        errs.extend(validate_template_for_statefulset(spec, "spec"))
         pmp = spec.get("podManagementPolicy")
         if pmp not in STS_POLICIES:
             errs.append(not_supported("spec.podManagementPolicy", pmp, STS_POLICIES))
@@ -418,6 +449,26 @@ class StatefulSetStrategy(Strategy):
         return REPLICASET_STATUS_RESET_META
 
 
+TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(obj: JsonDict) -> int:
+    """A DaemonSet's spec.templateGeneration as the v1 conversion reads it (0 when absent or not
+    a number)."""
+    raw = as_dict(as_dict(obj.get("metadata")).get("annotations")).get(TEMPLATE_GENERATION_ANNOTATION)
+    try:
+        return int(str(raw)) if raw is not None else 0
+    except ValueError:
+        return 0
+
+
+def _set_template_generation(obj: JsonDict, gen: int) -> None:
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = {}
+    meta["annotations"][TEMPLATE_GENERATION_ANNOTATION] = str(gen)
+
+
 class DaemonSetStrategy(Strategy):
     kind = "DaemonSet"
     group = "apps"
@@ -436,6 +487,20 @@ class DaemonSetStrategy(Strategy):
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         obj["status"] = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                          "numberReady": 0}
+
+    def prepare_for_create(self, obj: JsonDict) -> None:
+        """spec.templateGeneration starts at 1, shown in v1 as the
+        `deprecated.daemonset.template.generation` annotation (whatever the body said)."""
+        super().prepare_for_create(obj)
+        _set_template_generation(obj, 1)
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        """The template generation is the stored one, plus one when the template changed (an
+        update cannot set it)."""
+        gen = _template_generation(old)
+        if as_dict(new.get("spec")).get("template") != as_dict(old.get("spec")).get("template"):
+            gen += 1
+        _set_template_generation(new, gen)
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = obj.get("spec")

@@ -303,12 +303,11 @@ def _containers(spec: JsonDict) -> list[tuple[JsonDict, str]]:
     return out
 
 
-def validate_pod_annotations(annotations: Any, spec: JsonDict) -> list[JsonDict]:
-    """ValidatePodSpecificAnnotations: a mirror pod names its node, a pod-deletion-cost is a
-    32-bit integer, seccomp annotations name profiles, AppArmor annotations name a container of
-    the pod and a profile."""
+def validate_pod_annotations(annotations: Any, spec: JsonDict, field: str = "metadata.annotations") -> list[JsonDict]:
+    """ValidatePodSpecificAnnotations at `field`: a mirror pod names its node, a
+    pod-deletion-cost is a 32-bit integer, seccomp annotations name profiles, AppArmor
+    annotations name a container of the pod and a profile."""
     annotations = as_dict(annotations)
-    field = "metadata.annotations"
     errs: list[JsonDict] = []
     if MIRROR_POD_ANNOTATION in annotations and not spec.get("nodeName"):
         errs.append(invalid(f"{field}[{MIRROR_POD_ANNOTATION}]", annotations[MIRROR_POD_ANNOTATION],
