@@ -578,6 +578,10 @@ def validate_pod_update(new: JsonDict, old: JsonDict) -> list[JsonDict]:
                 munged.pop("affinity", None)
             else:
                 _set_or_pop(new_aff, as_dict(old_aff), "nodeAffinity")
+    if _normal(munged.get("workloadRef")) != _normal(old.get("workloadRef")):
+        # KEP-4671: the gang a pod belongs to never changes (its own error, not the generic one)
+        errs.append(invalid("spec.workloadRef", munged.get("workloadRef"), "field is immutable"))
+        _set_or_pop(munged, old, "workloadRef")
     if _normal(munged) != _normal(old):
         errs.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
     return errs
