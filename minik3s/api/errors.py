@@ -56,6 +56,11 @@ class ApiError(Exception):
     def causes(self) -> list[JsonDict]:
         return list(self.details.get("causes", []))
 
+    def has_cause(self, reason: str) -> bool:
+        """apierrors.HasStatusCause: a cause whose `reason` (StatusCause.Type's JSON name) is
+        `reason`, e.g. NamespaceTerminating."""
+        return any(isinstance(c, dict) and c.get("reason") == reason for c in self.details.get("causes") or ())
+
     @staticmethod
     def from_status(status: JsonDict, http_code: int | None = None) -> ApiError:
         code = int(status.get("code") or http_code or 500)

@@ -436,8 +436,7 @@ class CronJobController:
             if _in_active(cronjob, meta(job).get("uid")):
                 return None, update, None
         except ApiError as e:
-            if any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating"
-                   for c in (e.details or {}).get("causes") or ()):
+            if e.has_cause("NamespaceTerminating"):
                 return None, update, e
             self.recorder.event(cronjob, "Warning", "FailedCreate", f"Error creating job: {e.message}")
             return None, update, e

@@ -834,7 +834,7 @@ def _selector(ds: JsonDict) -> LabelSelector | None:
 
 def _namespace_terminating(e: ApiError) -> bool:
     """apierrors.HasStatusCause(err, NamespaceTerminatingCause)."""
-    return any(isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in e.causes)
+    return e.has_cause("NamespaceTerminating")
 
 
 __all__ = [

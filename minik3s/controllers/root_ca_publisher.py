@@ -96,5 +96,4 @@ class RootCACertPublisher:
 def _namespace_terminating(e: ForbiddenError) -> bool:
     """The create was refused because the namespace is terminating: the Status carries the
     NamespaceTerminating cause (upstream's HasStatusCause check)."""
-    return any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating"
-               for c in (e.details or {}).get("causes") or ())
+    return e.has_cause("NamespaceTerminating")

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from minik3s.api.errors import ApiError, ConflictError, InternalError
+from minik3s.api.errors import ApiError, ConflictError, ForbiddenError, InternalError
 from minik3s.api.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, ResourceInfo
 from minik3s.client.workqueue import WorkQueue
 from minik3s.controllers.daemonset import (
@@ -1486,3 +1486,21 @@ async def test_api_writes_the_template_generation_annotation(denv):
     await denv.create_ds(new_daemonset("foo"))
     assert denv.ds()["metadata"].get("annotations", {}).get("deprecated.daemonset.template.generation") == "1"
 
+
+
+@pytest.mark.parametrize(("causes", "failed_create_events"), [
+    pytest.param([{"reason": "NamespaceTerminating", "message": "namespace default is being terminated",
+                   "field": "metadata.namespace"}], 0, id="namespace-terminating-is-quiet"),
+    pytest.param([], 1, id="other-forbidden-is-reported"),
+])
+async def test_create_refused_by_a_terminating_namespace_records_no_failed_create(denv, causes, failed_create_events):
+    """syncNodes: a pod create refused with the NamespaceTerminating cause (the Status cause's
+    `reason`, apierrors.HasStatusCause) is expected while the namespace goes and records no
+    FailedCreate event; any other refusal does."""
+    await denv.add_node("node-0")
+    denv.client.create_err = ForbiddenError("unable to create new content in namespace default because it is "
+                                            "being terminated", details={"causes": causes})
+    await denv.create_ds(new_daemonset("foo"))
+    denv.clear()
+    await denv.sync()
+    assert [r for _t, r, _m in denv.events if r == "FailedCreate"] == ["FailedCreate"] * failed_create_events
