@@ -227,11 +227,12 @@ _GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", 
 
 
 def aggregate(messages: list[str]) -> str:
-    """Go's utilerrors.NewAggregate(...).Error(): one message bare, several as `[a, b]`, none "".
-    (Repeated messages are the caller's to drop, as ErrorList.ToAggregate does.)"""
-    if not messages:
+    """Go's utilerrors.NewAggregate(...).Error(): each distinct message once, in order; one bare,
+    several as `[a, b]`, none ""."""
+    distinct = list(dict.fromkeys(messages))
+    if not distinct:
         return ""
-    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
 
 
 def qualified_kind(kind: str, group: str) -> str:

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from minik3s.api.errors import aggregate
 from minik3s.api.validation import is_qualified_name, is_valid_label_value
 
 # operator codes of compiled requirements
@@ -91,12 +92,6 @@ def _go_values(values: Sequence[str] | None) -> str:
     return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
-def _aggregate(errs: list[str]) -> str:
-    """utilerrors.Aggregate's message: the one error, or every distinct one bracketed."""
-    distinct = list(dict.fromkeys(errs))
-    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
-
-
 def _make_requirement(key: str, op: int, values: Sequence[str] | None, *,
                       nil_if_empty: bool = True) -> Requirement:
     """Validate like upstream labels.NewRequirement (every error, aggregated); raise ValueError
@@ -133,7 +128,7 @@ def _make_requirement(key: str, op: int, values: Sequence[str] | None, *,
         if err:
             errs.append(err)
     if errs:
-        raise ValueError(_aggregate(errs))
+        raise ValueError(aggregate(errs))
     if op in (OP_EXISTS, OP_DOES_NOT_EXIST):
         return (key, op, None)
     if op in (OP_GT, OP_LT):

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from minik3s.api.errors import NotFoundError
+from minik3s.api.errors import NotFoundError, aggregate
 from minik3s.api.helpers.pods import condition_status_patch
 from minik3s.api.resources import PODDISRUPTIONBUDGETS, PODS
 from minik3s.api.types import JsonDict
@@ -728,10 +728,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
             # the distinct statuses, first seen first (most nodes share one of a few)
             distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
             # the nodes' errors as upstream's utilerrors aggregate: distinct messages, bracketed if several
-            errs = list(dict.fromkeys(s.message() for s in distinct.values() if s.code == Code.ERROR))
+            errs = [s.message() for s in distinct.values() if s.code == Code.ERROR]
             if errs:
-                err = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-                return None, Status.as_error(err, plugin=self.NAME)
+                return None, Status.as_error(aggregate(errs), plugin=self.NAME)
             # the known nodes are counted per shared status, without a per-node entry
             shared = [(len(idx), st) for idx, st in known]
             absent = len(all_nodes) - len(statuses) - sum(t for t, _ in shared)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from minik3s.api.errors import aggregate
 from minik3s.api.resources import NAMESPACES
 from minik3s.api.selectors import label_selector_from_dict
 from scheduler.framework.cycle_state import CycleState
@@ -155,13 +156,11 @@ def parse_error(pod: PodInfo) -> str | None:
         for t in terms:
             err = _term_error(t)
             if err is not None:
-                msg = f"{kind}: {err}"
-                if msg not in errs:
-                    errs.append(msg)
+                errs.append(f"{kind}: {err}")
                 break
     if not errs:
         return None
-    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+    return aggregate(errs)
 
 
 MAX_MEMOS = 256

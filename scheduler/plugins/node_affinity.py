@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from minik3s.api.errors import aggregate
 from minik3s.api.helpers.node_affinity import (
     OBJECT_NAME_FIELD,
     NodeSelector,
@@ -79,13 +80,6 @@ _LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _FIELD_OPS = ("In", "NotIn")
 
 
-def _aggregate(errs: list[str]) -> str:
-    """Upstream utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated
-    inside brackets: `[a, b]`."""
-    uniq = list(dict.fromkeys(errs))
-    return uniq[0] if len(uniq) == 1 else "[" + ", ".join(uniq) + "]"
-
-
 def _requirement_error(kind: str, req: dict[str, Any]) -> str | None:
     """What parsing one requirement of a preferred term reports, relative to the requirement
     (`key: Invalid value: ...`, `operator: Unsupported value: "Foo"`), None when it parses."""
@@ -115,7 +109,7 @@ def _preferred_error(terms: Sequence[dict[str, Any]], fallback: str) -> str:
                 msg = _requirement_error(kind, req)
                 if msg is not None:
                     errs.append(f"[{i}].{kind}[{j}].{msg}")
-    return _aggregate(errs) if errs else fallback
+    return aggregate(errs) if errs else fallback
 
 
 def _pod_preferred(pod: PodInfo) -> PreferredSchedulingTerms | None:
