@@ -668,15 +668,11 @@ class Scheduler:
                 raise SchedulingError(st)
             diag.absent_status = st
             diag.pre_filter_msg = st.message()
-            if st.code == Code.PENDING:
-                if st.plugin:
-                    diag.pending_plugins.add(st.plugin)
-            else:
-                # upstream: the plugins whose PreFilterResults left no node (all of them), plus the
-                # status's plugin (AddPluginStatus)
-                diag.unschedulable_plugins.update(narrowing)
-                if st.plugin:
-                    diag.unschedulable_plugins.add(st.plugin)
+            # upstream: the plugins whose PreFilterResults left no node (all of them), plus the
+            # status's plugin (AddPluginStatus; run_pre_filter turns a Pending into an Error)
+            diag.unschedulable_plugins.update(narrowing)
+            if st.plugin:
+                diag.unschedulable_plugins.add(st.plugin)
             if rec is not None:
                 rec.pre_filter_status = st
             return [], diag
