@@ -389,9 +389,7 @@ class ApiCore:
         msgs = [*(m for _, m in dups), *(f'unknown field "{f}"' for f in fields)]
         if opts.field_validation == "Strict":
             raise BadRequestError(f"strict decoding error: {', '.join(msgs)}")
-        for m in msgs:
-            if m not in opts.warnings:
-                opts.warnings.append(m)
+        opts.warn(msgs)
 
     def _validate(self, info: ResourceInfo, obj: JsonDict, causes: list[JsonDict]) -> None:
         if causes:
@@ -611,6 +609,7 @@ class ApiCore:
                 guard(info, obj, None, opts)
             self._validate(info, obj, strategy.validate(obj))
             obj = await self._admission_webhooks(info, "CREATE", obj, None, opts)
+            opts.warn(strategy.warnings_on_create(obj))
             quotas = self._quotas_of(namespace) if info.namespaced and namespace else None
             if quotas and self.resource_quota is not None:
                 await self.resource_quota.admit(info.group, info.resource, "CREATE", obj, None, quotas,
@@ -782,6 +781,8 @@ class ApiCore:
             else:
                 record_managed_fields(info, old, new, opts, operation, self.now(), subresource=subresource)
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
+        if subresource is None:
+            opts.warn(strategy.warnings_on_update(new, old))
         quota_ns = old_meta.get("namespace") if subresource is None and info.namespaced else None
         quotas = self._quotas_of(quota_ns) if quota_ns else None
         if quotas and self.resource_quota is not None:

@@ -240,6 +240,17 @@ class Strategy:
     def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return validate_object_meta(new.get("metadata"), name_format=self.name_format)
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """WarningsOnCreate: texts for the client's `Warning` headers about a valid object that
+        is accepted but probably not what its author meant (deprecated fields, values the
+        system rounds, duplicates a later apply would drop). None by default."""
+        return []
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """WarningsOnUpdate: as `warnings_on_create`, for an update of the main resource (status
+        and other subresources warn nothing, as upstream's status strategies)."""
+        return []
+
 
 def as_dict(v: Any) -> JsonDict:
     return v if isinstance(v, dict) else {}

@@ -347,6 +347,27 @@ class Volume(K8sModel):
     ephemeral: dict[str, Any] | None = None
     nfs: dict[str, Any] | None = None
     image: dict[str, Any] | None = None
+    # the in-tree sources v1.33 still serves (most deprecated, some non-functional): kept so a
+    # manifest that names one is stored as written, not refused by strict decoding or pruned
+    gitRepo: dict[str, Any] | None = None
+    gcePersistentDisk: dict[str, Any] | None = None
+    awsElasticBlockStore: dict[str, Any] | None = None
+    iscsi: dict[str, Any] | None = None
+    glusterfs: dict[str, Any] | None = None
+    rbd: dict[str, Any] | None = None
+    flexVolume: dict[str, Any] | None = None
+    cinder: dict[str, Any] | None = None
+    cephfs: dict[str, Any] | None = None
+    flocker: dict[str, Any] | None = None
+    fc: dict[str, Any] | None = None
+    azureFile: dict[str, Any] | None = None
+    vsphereVolume: dict[str, Any] | None = None
+    quobyte: dict[str, Any] | None = None
+    azureDisk: dict[str, Any] | None = None
+    photonPersistentDisk: dict[str, Any] | None = None
+    portworxVolume: dict[str, Any] | None = None
+    scaleIO: dict[str, Any] | None = None
+    storageos: dict[str, Any] | None = None
 
 
 class PodResourceClaim(K8sModel):

@@ -6,7 +6,7 @@ transport builds them directly. The request core (`apiserver.core.ApiCore`) only
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,12 @@ class WriteOptions:
     # autoscaling/v1 HPAs): the version the client addressed, in whose terms managedFields are
     # recorded (upstream's field manager works on the request version's object)
     served: ResourceInfo | None = None
+
+    def warn(self, messages: Iterable[str]) -> None:
+        """Record `Warning` header texts, each once (upstream's warning recorder drops repeats)."""
+        for m in messages:
+            if m not in self.warnings:
+                self.warnings.append(m)
 
 
 @dataclass(slots=True)

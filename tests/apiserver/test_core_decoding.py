@@ -261,3 +261,40 @@ async def test_a_templates_null_creation_timestamp_is_no_creation_timestamp(core
     out = await core.patch(sts, "default", "db", "strategic", {"spec": {"template": {"metadata": {
         "creationTimestamp": None, "labels": {"app": "db", "v": "2"}}}}})
     assert out["spec"]["template"]["metadata"] == {"labels": {"app": "db", "v": "2"}}
+
+
+_IN_TREE_SOURCES = {
+    "gitRepo": {"repository": "https://example.com/r.git"},
+    "gcePersistentDisk": {"pdName": "disk-1"},
+    "awsElasticBlockStore": {"volumeID": "vol-1"},
+    "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0},
+    "glusterfs": {"endpoints": "gluster", "path": "vol"},
+    "rbd": {"monitors": ["10.0.0.1:6789"], "image": "img"},
+    "flexVolume": {"driver": "example/lvm"},
+    "cinder": {"volumeID": "vol-1"},
+    "cephfs": {"monitors": ["10.0.0.1:6789"]},
+    "flocker": {"datasetName": "ds"},
+    "fc": {"targetWWNs": ["500a0982991b8dc5"], "lun": 2},
+    "azureFile": {"secretName": "s", "shareName": "share"},
+    "vsphereVolume": {"volumePath": "[ds] vol.vmdk"},
+    "quobyte": {"registry": "registry:7861", "volume": "v"},
+    "azureDisk": {"diskName": "d", "diskURI": "https://example.blob.core.windows.net/vhds/d.vhd"},
+    "photonPersistentDisk": {"pdID": "pd-1"},
+    "portworxVolume": {"volumeID": "vol-1"},
+    "scaleIO": {"gateway": "https://gateway", "system": "sys", "secretRef": {"name": "s"}},
+    "storageos": {"volumeName": "v"},
+}
+
+
+@pytest.mark.parametrize("source", sorted(_IN_TREE_SOURCES))
+async def test_in_tree_volume_sources_are_stored_as_written(core: ApiCore, source: str) -> None:
+    """v1.33 still serves every in-tree VolumeSource (most deprecated): a manifest naming one is
+    accepted under Strict decoding and stored with what it says (plus the source's defaults),
+    not refused as an unknown field or pruned to a source-less volume."""
+    pods = res(core, "", "v1", "pods")
+    body = pod("p", volumeMounts=[{"name": "v", "mountPath": "/data"}])
+    body["spec"]["volumes"] = [{"name": "v", source: dict(_IN_TREE_SOURCES[source])}]
+    out = await core.create(pods, "default", body, WriteOptions(field_validation="Strict"))
+    (vol,) = out["spec"]["volumes"]
+    assert set(vol) == {"name", source}
+    assert vol[source].items() >= _IN_TREE_SOURCES[source].items()
