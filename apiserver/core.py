@@ -35,6 +35,7 @@ import orjson
 
 from apiserver.crd import register_crd
 from apiserver.patch import PatchError
+from apiserver.patch.apply import field_path_to_smd, typed_patch_error
 from apiserver.patch.json_patch import apply_json_patch
 from apiserver.patch.managed import record_managed_fields, records_managed_fields, server_side_apply
 from apiserver.patch.merge_patch import apply_merge_patch
@@ -58,6 +59,7 @@ from apiserver.strategies import (
     Strategy,
     admit,
     decode_fields_for,
+    decoded_as,
     strategy_for_resource,
     type_error_for,
 )
@@ -373,7 +375,8 @@ class ApiCore:
         obj["kind"] = info.kind
         return obj
 
-    def _decode_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions) -> None:
+    def _decode_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions, *, body: bool = False,
+                       patched: Callable[[], str] | None = None) -> None:
         """What decoding into upstream's Go types does to a request's object: drop what the
         schema does not specify and write quantities canonically (always); then
         fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
@@ -388,7 +391,14 @@ class ApiCore:
             dups = [d for d in dups if d[0] not in unknown_keys]
         msgs = [*(m for _, m in dups), *(f'unknown field "{f}"' for f in fields)]
         if opts.field_validation == "Strict":
-            raise BadRequestError(f"strict decoding error: {', '.join(msgs)}")
+            err = f"strict decoding error: {', '.join(msgs)}"
+            if patched is not None:
+                # the patchers' strict decode: 422 on field "patch", shown as the patch shows it
+                raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(patched()).decode()}: "
+                                                                   f"{err}")])
+            # a create's or update's body is decoded by the handler, whose transformDecodeError
+            # names the kind
+            raise BadRequestError(f"{decoded_as(info, obj)}: {err}" if body else err)
         opts.warn(msgs)
 
     def _validate(self, info: ResourceInfo, obj: JsonDict, causes: list[JsonDict]) -> None:
@@ -572,7 +582,7 @@ class ApiCore:
         if not isinstance(name, str):
             raise errors.invalid(info.kind, "", [errors.cause("metadata.name", "Invalid value: must be a string")],
                                  info.group)
-        self._decode_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts, body=True)
         if meta.get("resourceVersion"):
             # upstream: "resourceVersion should not be set on objects to be created"
             raise BadRequestError("resourceVersion should not be set on objects to be created")
@@ -684,7 +694,7 @@ class ApiCore:
         if info.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise BadRequestError("the namespace of the provided object does not match the namespace sent on the "
                                   "request")
-        self._decode_fields(info, obj, opts)
+        self._decode_fields(info, obj, opts, body=True)
         rv = meta.get("resourceVersion")
         expected = rv_int(rv) if rv else None
         key = info.key(namespace if info.namespaced else None, name)
@@ -925,12 +935,23 @@ class ApiCore:
             # fields the patch cannot have changed are the stored object's, checked when written
             only = patched_top_level_fields(body) if stored is None and isinstance(body, dict) else None
             bad = type_error_for(target, out, only=only)
+
+            def shown() -> str:
+                """How the patchers print the value of their 422 on field "patch": the patch as Go
+                prints a map (strategic); the patched object's JSON as json-patch v4 writes it, a
+                merge patch's re-encoded map with every key sorted, a JSON patch's document with
+                its top-level keys sorted (json)."""
+                if patch_type == "strategic":
+                    return go_map_repr(body)
+                if patch_type == "merge":
+                    return orjson.dumps(out, option=orjson.OPT_SORT_KEYS).decode()
+                return orjson.dumps(dict(sorted(out.items()))).decode()
+
             if bad:
                 # upstream decodes the patched object into the Go type: 422 on field "patch"
-                shown = go_map_repr(body) if patch_type == "strategic" else orjson.dumps(out).decode()
-                raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown).decode()}: "
+                raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown()).decode()}: "
                                                                    f"{bad}")])
-            self._decode_fields(target, out, opts)
+            self._decode_fields(target, out, opts, patched=shown)
             return out
 
         if stored is None:
@@ -956,12 +977,21 @@ class ApiCore:
                 f'the name of the object ({bmeta.get("name")}) does not match the name on the URL ({name})')
         stored = self._stored_info(info)
         target = stored or info  # the row whose objects are stored (and written)
+        schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         if stored is None:
             # the apply configuration is decoded as upstream decodes it into the typed object
             # before merging: unknown fields never reach the merge or managedFields
+            if info.builtin:
+                unknown = decode_fields_for(info, body)
+                if unknown:
+                    # a built-in kind's schema has no place for them: the typed patch object
+                    # cannot be built, whatever fieldValidation says
+                    ns_name = f"{namespace or ''}/{name}"
+                    raise typed_patch_error(ns_name, f"{info.api_version if info.group else '/v1'}, Kind={info.kind}",
+                                            sorted(f"{field_path_to_smd(body, f, schema)}: field not declared in schema"
+                                                   for f in unknown)).to_api_error()
             self._decode_fields(info, body, opts)
         key = target.key(namespace if info.namespaced else None, name)
-        schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
         for _ in range(MAX_UPDATE_RETRIES):
             live = self.store.get(key)
             if live is None and subresource is None:

@@ -46,7 +46,15 @@ from kubelet_sim.events import (
     started_events,
 )
 from kubelet_sim.keyqueue import KeyQueue
-from kubelet_sim.node_agent import FleetOptions, NodeAgent, fail_node, image_size_hint, recover_node
+from kubelet_sim.kubelet_config import kubelet_configuration
+from kubelet_sim.node_agent import (
+    MAX_NODE_IMAGES,
+    FleetOptions,
+    NodeAgent,
+    fail_node,
+    image_size_hint,
+    recover_node,
+)
 from kubelet_sim.stages import init_containers, probes
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
@@ -415,13 +423,22 @@ class KubeletFleet:
             # simulated usage (metrics.k8s.io's source): read from the same informer caches
             self.usage = UsageSource(pods=informers.informer(PODS), services=informers.informer(SERVICES),
                                      endpoints=informers.informer(ENDPOINTS), clock=self._clock,
-                                     node_names=lambda: [n for n in self.agent.nodes if not self.agent.is_failed(n)])
+                                     node_names=lambda: [n for n in self.agent.nodes if not self.agent.is_failed(n)],
+                                     kubelet_config=self._kubelet_config)
             self.controller = StageController(
                 stages if stages is not None else load_default_stages(), client=client,
                 pod_informer=informers.informer(PODS), nodes=self.agent, clock=self._clock,
                 rng=self._rng, workers=self.options.workers, recorder=self.recorder,
                 backoff=BackoffPolicy(self.options.initial_restart_period, self.options.max_container_restart_period))
             self.agent.on_recover = self.controller.requeue_node
+
+    def _kubelet_config(self, name: str) -> JsonDict:
+        """The KubeletConfiguration node `name`'s kubelet runs with (its /configz)."""
+        o = self.options
+        return kubelet_configuration(self.agent.nodes[name].manifest, node_status_update_frequency=o.renew_interval,
+                                     node_status_report_frequency=o.status_report_frequency,
+                                     node_lease_duration_seconds=o.lease_duration_seconds,
+                                     node_status_max_images=MAX_NODE_IMAGES)
 
     async def run(self) -> None:
         """Register every node, then keep leases, node status and pods moving until cancelled."""

@@ -41,7 +41,7 @@ from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
-from minik3s.api.metrics import NodeUsage, PodUsage
+from minik3s.api.metrics import KubeletStats, NodeUsage, PodUsage
 from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
 from minik3s.api.resources import (
     APISERVICES,
@@ -173,8 +173,9 @@ async def _create_local_apiservice(client: LocalClient, obj: JsonDict) -> None:
 
 @dataclass(slots=True)
 class FleetUsage:
-    """The usage provider behind metrics.k8s.io and the HPA controller: the simulated kubelet
-    fleet's `UsageSource` once `build_components` made it (no samples before, or without one)."""
+    """The usage provider behind metrics.k8s.io, the HPA controller and the kubelets' own
+    endpoints (nodes/{name}/proxy): the simulated kubelet fleet's `UsageSource` once
+    `build_components` made it (no samples and no kubelet before, or without one)."""
 
     components: dict[str, Any]
 
@@ -185,6 +186,11 @@ class FleetUsage:
     def node_usage(self) -> list[NodeUsage]:
         usage = getattr(self.components.get("kubelet"), "usage", None)
         return usage.node_usage() if usage is not None else []
+
+    def kubelet_stats(self, node: str) -> KubeletStats | None:
+        """`KubeletProvider`: the simulated kubelet of `node` (its nodes/{name}/proxy endpoints)."""
+        usage = getattr(self.components.get("kubelet"), "usage", None)
+        return usage.kubelet_stats(node) if usage is not None else None
 
 
 async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_storage: bool = True) -> None:

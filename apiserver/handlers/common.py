@@ -210,7 +210,9 @@ def write_options(request: web.Request) -> WriteOptions:
     opts = WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=bool_param(q.get("force")),
                         user=request_user(request), authorize=isinstance(user, UserInfo))
     # the same list: an error answer carries what was collected before it (a webhook's warnings
-    # beside another one's denial, as kube-apiserver's dispatcher records them first)
+    # beside another one's denial, as kube-apiserver's dispatcher records them first); a
+    # deprecated resource's warning, recorded before the verb ran, stays first
+    opts.warn(request.get(REQUEST_WARNINGS) or ())
     request[REQUEST_WARNINGS] = opts.warnings
     return opts
 

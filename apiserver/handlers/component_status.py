@@ -19,12 +19,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from apiserver.handlers import codec
-from apiserver.handlers.common import Target, method_not_allowed, table, wants_table
+from apiserver.handlers.common import Target, method_not_allowed, table, wants_table, warning_headers
+from apiserver.handlers.deprecation import deprecation_warning
 from apiserver.keys import COMPONENT_HEALTH
 from minik3s.api import errors
 from minik3s.api.types import JsonDict
-
-DEPRECATION = '299 - "v1 ComponentStatus is deprecated in v1.19+"'
 
 
 def _status(name: str, problem: str | None) -> JsonDict:
@@ -40,7 +39,8 @@ async def serve(request: web.Request, t: Target) -> web.StreamResponse:
         raise method_not_allowed()
     provider = request.app[COMPONENT_HEALTH]
     health = provider() if provider is not None else {}
-    headers = {"Warning": DEPRECATION}
+    deprecation = deprecation_warning(t.info)  # "v1 ComponentStatus is deprecated in v1.19+"
+    headers = warning_headers([deprecation] if deprecation else None)
     if t.name is None:
         if request.query.get("watch") in ("1", "true", "True"):
             raise method_not_allowed()

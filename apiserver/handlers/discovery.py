@@ -37,6 +37,7 @@ SUBRESOURCE_VERBS = {
     "token": ["create"],
     "approval": ["get", "patch", "update"],
     "ephemeralcontainers": ["get", "patch", "update"],
+    "proxy": ["create", "delete", "get", "patch", "update"],
 }
 
 GROUP_ORDER = ["", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
@@ -99,6 +100,8 @@ def _sub_entry(info: ResourceInfo, sub: str) -> JsonDict:
         e.update(kind="Namespace")
     elif sub == "token":
         e.update(group="authentication.k8s.io", version="v1", kind="TokenRequest")
+    elif sub == "proxy":  # nodes/proxy: NodeProxyOptions
+        e.update(kind=f"{info.kind}ProxyOptions")
     elif sub in ("exec", "attach", "portforward"):
         e.update(kind={"exec": "PodExecOptions", "attach": "PodAttachOptions",
                        "portforward": "PodPortForwardOptions"}[sub])

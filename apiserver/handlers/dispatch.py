@@ -2,7 +2,9 @@
 
 Data flow: aiohttp -> `error_middleware` (ApiError -> upstream-shaped Status, anything else ->
 500 Status, never a bare traceback) -> `dispatch`: health, version, discovery, OpenAPI, debug,
-or a resource path (`common.parse_resource_path`) -> `verbs` / `subresources` handlers.
+`nodes/{name}/proxy/...` (`node_proxy`, the simulated kubelets), or a resource path
+(`common.parse_resource_path`) -> `verbs` / `subresources` handlers (for a deprecated version,
+its warning first: `deprecation`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver.handlers import codec, component_status, discovery, metrics_api, verbs
+from apiserver.core import ApiCore
+from apiserver.handlers import codec, component_status, discovery, metrics_api, node_proxy, verbs
 from apiserver.handlers.authz import authorize_request
 from apiserver.handlers.common import (
+    Target,
     check_acceptable,
     method_not_allowed,
     not_found_path,
@@ -24,6 +28,7 @@ from apiserver.handlers.common import (
     warning_headers,
 )
 from apiserver.handlers.debug import serve_debug
+from apiserver.handlers.deprecation import add_warning_header, deprecation_warning, record
 from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
@@ -207,10 +212,14 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
             _get_only(method)
-            doc = discovery.resource_list(core.registry, "", parts[1], subresources=core.subresource_names)
+            doc = discovery.resource_list(core.registry, "", parts[1], subresources=node_proxy.served_subresources(core))
             if doc is None:
                 raise not_found_path()
             return codec.json_response(doc)
+        if len(parts) >= 5 and parts[2] == "nodes" and parts[4] == "proxy":  # the kubelet, through the API server
+            proxied = node_proxy.proxy_target(request.path)
+            if proxied is not None:
+                return await node_proxy.serve(request, core, *proxied)
         target = parse_resource_path(core, ["", *parts[1:]])
     elif head == "apis":
         metrics_served = request.app[USAGE] is not None
@@ -244,12 +253,29 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         target = parse_resource_path(core, parts[1:])
     else:
         return page_not_found()
+    if target.info.group == "" and target.info.resource == "componentstatuses" and not target.subresource:
+        return await component_status.serve(request, target)  # probed, never stored; warns itself
+    return await serve_resource(request, core, target, deprecation_warning(target.info))
+
+
+async def serve_resource(request: web.Request, core: ApiCore, target: Target,
+                         deprecation: str | None = None) -> web.StreamResponse:
+    """A resource request, once its path is routed (acceptable media type, a route for the
+    method). A deprecated version's warning is recorded then, before the verb runs, and goes on
+    whatever the verb answers (upstream's AddWarningsHandler around every route's handler)."""
+    if target.subresource is None:
+        check_acceptable(request)
+        _has_route(request.method, target.info.verbs, _COLLECTION_ROUTES if target.name is None else _ITEM_ROUTES)
+    if deprecation is None:
+        return await _serve_verb(request, core, target)
+    record(request, deprecation)
+    return add_warning_header(request, await _serve_verb(request, core, target))
+
+
+async def _serve_verb(request: web.Request, core: ApiCore, target: Target) -> web.StreamResponse:
+    method = request.method
     if target.subresource:
         return await subresource(request, core, target)
-    if target.info.group == "" and target.info.resource == "componentstatuses":  # probed, never stored
-        return await component_status.serve(request, target)
-    check_acceptable(request)
-    _has_route(method, target.info.verbs, _COLLECTION_ROUTES if target.name is None else _ITEM_ROUTES)
     if target.name is None:
         if method == "GET":
             return await verbs.list_or_watch(request, core, target)

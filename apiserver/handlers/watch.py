@@ -43,9 +43,17 @@ import orjson
 from aiohttp import web
 
 from apiserver.core import ApiCore
-from apiserver.handlers.common import Target, bool_param, end_stream, int_param, wants_table
+from apiserver.handlers.common import Target, bool_param, end_stream, int_param, wants_table, warning_headers
 from apiserver.handlers.tables import watch_table_event
-from apiserver.keys import SERVING, WATCH_ENCODE_CACHE, WATCHES, ServingLimits, WatchEncodeKey, WatchStream
+from apiserver.keys import (
+    REQUEST_WARNINGS,
+    SERVING,
+    WATCH_ENCODE_CACHE,
+    WATCHES,
+    ServingLimits,
+    WatchEncodeKey,
+    WatchStream,
+)
 from apiserver.storage.broadcaster import SinkBatch, StoreWatcher
 from minik3s.api.options import WatchOptions
 from minik3s.api.types import JsonDict
@@ -174,8 +182,10 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
         opts.direct_probe = direct.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)
+    # a deprecated resource's warning (recorded by dispatch) goes out with the stream's headers
     resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
-                                                   "Cache-Control": "no-cache, private"})
+                                                   "Cache-Control": "no-cache, private",
+                                                   **warning_headers(request.get(REQUEST_WARNINGS))})
     resp.enable_chunked_encoding()
     await resp.prepare(request)
     watches = request.app[WATCHES]

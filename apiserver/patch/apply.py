@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -257,6 +258,38 @@ def path_string(path: Path) -> str:
         else:
             parts.append(f"[{rest}]")
     return "".join(parts)
+
+
+_PATH_TOKEN = re.compile(r"\.?([^.\[]+)|\[(\d+)\]")
+
+
+def field_path_to_smd(obj: Any, dotted: str, schema: PatchMeta | None) -> str:
+    """A decoder's field path (`spec.containers[0].bogus`) as structured-merge-diff prints the
+    same place in `obj`: list items by their keys (`.spec.containers[name="c"].bogus`), set
+    items by value, other lists by index."""
+    meta = schema or DEDUCED
+    path: list[str] = []
+    node: Any = obj
+    for m in _PATH_TOKEN.finditer(dotted):
+        name, index = m.group(1), m.group(2)
+        if name is not None:
+            path.append(f"f:{name}")
+            node = node.get(name) if isinstance(node, dict) else None
+            meta = meta.child(name)
+            continue
+        i = int(index)
+        item = node[i] if isinstance(node, list) and i < len(node) else None
+        path.append(_item_element(item, meta, i) if _granular_list(meta) else f"i:{i}")
+        node, meta = item, meta.element()
+    return path_string(tuple(path))
+
+
+def typed_patch_error(object_name: str, gvk: str, errors: list[str]) -> PatchError:
+    """fieldmanager's `failed to create typed patch object (<ns>/<name>; <gvk>): <errs>`: an
+    apply configuration with fields the kind's schema does not declare. Upstream returns it
+    as a plain error, which the handler answers with a reason-less 500."""
+    detail = errors[0] if len(errors) == 1 else "\n".join(["errors:", *(f"  {e}" for e in errors)])
+    return PatchError(f"failed to create typed patch object ({object_name}; {gvk}): {detail}", code=500)
 
 
 def _strip(fields: FieldSet, reset: Iterable[Path] = ()) -> FieldSet:

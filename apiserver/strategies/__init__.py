@@ -49,6 +49,7 @@ from .base import Strategy
 from .batch import CronJobStrategy, JobStrategy
 from .certificates import CertificateSigningRequestStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
+from .endpoints import EndpointSliceStrategy, EndpointsStrategy
 from .generic import (
     BindingStrategy,
     ConfigMapStrategy,
@@ -141,7 +142,8 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         # upstream storages with ReturnDeletedObject: true (pods, services, namespaces above)
         ("", "ServiceAccount"): ServiceAccountStrategy(),  # with serviceaccounts/token
         # upstream strategies with AllowCreateOnUpdate: true (leases, events above)
-        ("", "Endpoints"): GenericStrategy("Endpoints", "", allow_create_on_update=True),
+        ("", "Endpoints"): EndpointsStrategy(),
+        ("discovery.k8s.io", "EndpointSlice"): EndpointSliceStrategy(),
         ("", "LimitRange"): LimitRangeStrategy(),
         ("", "PodTemplate"): PodTemplateStrategy(),
         ("rbac.authorization.k8s.io", "Role"): RoleStrategy(),
@@ -234,10 +236,17 @@ def decode_error(info: ResourceInfo, obj: object) -> str | None:
     err = type_error_for(info, obj)
     if err is None or not isinstance(obj, dict):
         return None
+    return f"{decoded_as(info, obj)}: {err}"
+
+
+def decoded_as(info: ResourceInfo, obj: JsonDict) -> str:
+    """The head of the create/update handlers' transformDecodeError: the body's own kind and
+    version, then the kind the resource stores: `ConfigMap in version "v1" cannot be handled
+    as a ConfigMap`."""
     kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else info.kind
     api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
     version = api_version.rsplit("/", 1)[-1] if api_version else info.version
-    return f'{kind} in version "{version}" cannot be handled as a {info.kind}: {err}'
+    return f'{kind} in version "{version}" cannot be handled as a {info.kind}'
 
 
 def decode_fields_for(info: ResourceInfo, obj: JsonDict) -> list[str]:

@@ -4,7 +4,11 @@ Upstream: pkg/apis/apps/v1/defaults.go (replicas 1; RollingUpdate 25%/25%; revis
 10; progressDeadlineSeconds 600), pkg/apis/apps/validation (selector required and non-empty,
 must match the template labels, template restartPolicy Always, selector immutable), and
 pkg/registry/apps/*/strategy.go (status reset on create, generation bumped on spec change,
-status subresource keeps spec and labels).
+status subresource keeps spec and labels). Warnings (WarningsOnCreate / WarningsOnUpdate): the
+pod template's (pod_warnings.get_warnings_for_pod_template under `spec.template`, `template` for
+a PodTemplate) on create and on an update that changed the template (the generation; a
+DaemonSet's templateGeneration), the name of a Deployment, ReplicaSet or ReplicationController
+that is no DNS label, a StatefulSet's claim templates and negative revisionHistoryLimit.
 """
 
 from __future__ import annotations
@@ -31,9 +35,38 @@ from minik3s.api.validation import (
 
 from .base import Strategy, as_dict
 from .pod import validate_pod_annotations
+from .pod_warnings import dns_label_name_warning, get_warnings_for_pod_template, warnings_for_pvc_spec
 from .podspec import default_pod_spec, validate_pod_spec
 
 STRATEGY_TYPES = ("Recreate", "RollingUpdate")
+
+# the name warning of workloads whose name prefixes their pods' names
+POD_NAMES_AND_HOSTNAMES = "this is used in Pod names and hostnames"
+
+
+def _generation(obj: JsonDict) -> Any:
+    return as_dict(obj.get("metadata")).get("generation")
+
+
+def _template_warnings(obj: JsonDict, old: JsonDict | None = None) -> list[str]:
+    """GetWarningsForPodTemplate of `spec.template`, paths under `spec.template`."""
+    new_t = as_dict(obj.get("spec")).get("template")
+    old_t = as_dict(old.get("spec")).get("template") if old is not None else None
+    return get_warnings_for_pod_template("spec.template", new_t, old_t)
+
+
+def _workload_warnings_on_create(obj: JsonDict) -> list[str]:
+    """WarningsOnCreate of Deployments, ReplicaSets and ReplicationControllers: the name, then
+    the template."""
+    return dns_label_name_warning(obj, POD_NAMES_AND_HOSTNAMES) + _template_warnings(obj)
+
+
+def _template_warnings_on_update(new: JsonDict, old: JsonDict) -> list[str]:
+    """WarningsOnUpdate of Deployments and ReplicaSets: the template's warnings when the update
+    changed the generation (a spec change; for a Deployment its annotations too)."""
+    if _generation(new) == _generation(old):
+        return []
+    return _template_warnings(new, old)
 
 
 def default_template(spec: JsonDict) -> None:
@@ -163,6 +196,16 @@ class PodTemplateStrategy(Strategy):
             return [type_invalid("template", tmpl, "must be an object")]
         return validate_pod_template_spec(tmpl, "template")
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """podTemplateStrategy.WarningsOnCreate: the template's warnings under `template`."""
+        return get_warnings_for_pod_template("template", obj.get("template"))
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """WarningsOnUpdate: the template's warnings when the template changed (the generation)."""
+        if _generation(new) == _generation(old):
+            return []
+        return get_warnings_for_pod_template("template", new.get("template"), old.get("template"))
+
 
 def _validate_selector(spec: JsonDict, field: str, what: str) -> list[JsonDict]:
     sel = spec.get("selector")
@@ -262,6 +305,14 @@ class DeploymentStrategy(Strategy):
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return _immutable_selector(new, old)
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """deploymentStrategy.WarningsOnCreate."""
+        return _workload_warnings_on_create(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """deploymentStrategy.WarningsOnUpdate."""
+        return _template_warnings_on_update(new, old)
+
     def _status_reset_meta(self) -> tuple[str, ...]:
         # deploymentStatusStrategy resets only spec and metadata.labels: the controller records
         # `deployment.kubernetes.io/revision` through UpdateStatus, without bumping the generation
@@ -320,6 +371,14 @@ class ReplicaSetStrategy(Strategy):
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return _immutable_selector(new, old)
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """rsStrategy.WarningsOnCreate."""
+        return _workload_warnings_on_create(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """rsStrategy.WarningsOnUpdate."""
+        return _template_warnings_on_update(new, old)
 
     def _status_reset_meta(self) -> tuple[str, ...]:
         # rsStatusStrategy resets only spec (metadata changes through status are kept)
@@ -445,6 +504,19 @@ class StatefulSetStrategy(Strategy):
                                       "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
         return []
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """statefulSetStrategy.WarningsOnCreate: the template, each volumeClaimTemplate's
+        quantities (paths `spec.volumeClaimTemplates[i]`, without `.spec`, as upstream), a
+        negative revisionHistoryLimit. No name warning."""
+        return _template_warnings(obj) + _statefulset_warnings(obj, "")
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """statefulSetStrategy.WarningsOnUpdate: the template when the generation changed, then
+        the claim templates (paths `spec.volumeClaimTemplates[i].Spec`, as upstream) and the
+        revisionHistoryLimit whatever changed."""
+        warnings = _template_warnings(new, old) if _generation(new) != _generation(old) else []
+        return warnings + _statefulset_warnings(new, ".Spec")
+
     def _status_reset_meta(self) -> tuple[str, ...]:
         return REPLICASET_STATUS_RESET_META
 
@@ -467,6 +539,20 @@ def _set_template_generation(obj: JsonDict, gen: int) -> None:
     if not isinstance(meta.get("annotations"), dict):
         meta["annotations"] = {}
     meta["annotations"][TEMPLATE_GENERATION_ANNOTATION] = str(gen)
+
+
+def _statefulset_warnings(obj: JsonDict, claim_segment: str) -> list[str]:
+    """The claim templates' fractional storage and a negative revisionHistoryLimit."""
+    spec = as_dict(obj.get("spec"))
+    warnings: list[str] = []
+    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
+        warnings.extend(warnings_for_pvc_spec(f"spec.volumeClaimTemplates[{i}]{claim_segment}",
+                                              as_dict(claim).get("spec")))
+    limit = spec.get("revisionHistoryLimit")
+    if isinstance(limit, int) and limit < 0:
+        warnings.append("spec.revisionHistoryLimit: a negative value retains all historical revisions; "
+                        "a value >= 0 is recommended")
+    return warnings
 
 
 class DaemonSetStrategy(Strategy):
@@ -529,6 +615,16 @@ class DaemonSetStrategy(Strategy):
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
         return _immutable_selector(new, old)
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """daemonSetStrategy.WarningsOnCreate: the template (no name warning)."""
+        return _template_warnings(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """daemonSetStrategy.WarningsOnUpdate: the template, when its templateGeneration moved."""
+        if _template_generation(new) == _template_generation(old):
+            return []
+        return _template_warnings(new, old)
+
     def _status_reset_meta(self) -> tuple[str, ...]:
         return REPLICASET_STATUS_RESET_META
 
@@ -586,6 +682,18 @@ class ReplicationControllerStrategy(Strategy):
                                 "selector does not match template labels"))
         errs.extend(e for e in validate_template_for_selector({"template": tmpl}, "spec"))
         return errs
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """rcStrategy.WarningsOnCreate."""
+        return _workload_warnings_on_create(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """rcStrategy.WarningsOnUpdate: when the generation changed, the warnings of the OLD
+        template (upstream passes the templates swapped)."""
+        if _generation(new) == _generation(old):
+            return []
+        return get_warnings_for_pod_template("spec.template", as_dict(old.get("spec")).get("template"),
+                                             as_dict(new.get("spec")).get("template"))
 
     def _status_reset_meta(self) -> tuple[str, ...]:
         return REPLICASET_STATUS_RESET_META

@@ -8,7 +8,9 @@ generated from its uid (`batch.kubernetes.io/controller-uid`) and the template g
 controller-uid and job-name labels (both the `batch.kubernetes.io/` and the legacy names).
 Validation follows pkg/apis/batch/validation's ValidateJob: the template as any pod template
 (ValidatePodTemplateSpec), a restartPolicy of OnFailure or Never, the selector matching the
-template's labels, and the completion mode's rules.
+template's labels, and the completion mode's rules. Warnings: a name that is no DNS label and
+WarningsForJobSpec (the pod template, Indexed Jobs past the soft limits) on create, and on an
+update that changed the spec; a CronJob's update also warns while its schedule names TZ.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from minik3s.api.validation import (
 
 from .apps import default_template, selector_template_mismatch, validate_pod_template_spec
 from .base import Strategy, as_dict
+from .pod_warnings import dns_label_name_warning, warnings_for_job_spec
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -371,6 +374,23 @@ class JobStrategy(Strategy):
                 errs.append(invalid("spec.template", new_t, "field is immutable"))
         return errs
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """jobStrategy.WarningsOnCreate: a name that is no DNS label, WarningsForJobSpec."""
+        return dns_label_name_warning(obj, POD_NAMES_AND_HOSTNAMES) + warnings_for_job_spec("spec", obj.get("spec"))
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """jobStrategy.WarningsOnUpdate: WarningsForJobSpec when the spec changed (generation)."""
+        if _generation(new) == _generation(old):
+            return []
+        return warnings_for_job_spec("spec", new.get("spec"), as_dict(old.get("spec")))
+
+
+def _generation(obj: JsonDict) -> Any:
+    return as_dict(obj.get("metadata")).get("generation")
+
+
+POD_NAMES_AND_HOSTNAMES = "this is used in Pod names and hostnames"
+
 
 def _without_scheduling_directives(template: JsonDict) -> JsonDict:
     """A template without what a suspended, never started Job may change: labels, annotations,
@@ -460,3 +480,25 @@ class CronJobStrategy(Strategy):
         if not isinstance(spec, dict):
             return errs + [required("spec")]
         return errs + self._validate_spec(spec, allow_tz=True)
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """cronJobStrategy.WarningsOnCreate: a name that is no DNS label, WarningsForJobSpec of
+        the job template (a TZ in the schedule is a validation error on create)."""
+        job_spec = as_dict(as_dict(obj.get("spec")).get("jobTemplate")).get("spec")
+        return dns_label_name_warning(obj, POD_NAMES_AND_HOSTNAMES) + warnings_for_job_spec(
+            "spec.jobTemplate.spec", job_spec)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        """cronJobStrategy.WarningsOnUpdate: the job template's warnings when the spec changed,
+        and, whatever changed, a schedule still naming TZ / CRON_TZ (allowed on an object that
+        already had it). Upstream's path there reads `spec.spec.schedule`."""
+        spec = as_dict(new.get("spec"))
+        warnings: list[str] = []
+        if _generation(new) != _generation(old):
+            warnings = warnings_for_job_spec("spec.jobTemplate.spec", as_dict(spec.get("jobTemplate")).get("spec"),
+                                             as_dict(as_dict(old.get("spec")).get("jobTemplate")).get("spec"))
+        schedule = spec.get("schedule")
+        if isinstance(schedule, str) and "TZ" in schedule:
+            warnings.append("cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+                            "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
+        return warnings

@@ -1,6 +1,7 @@
 """Strategies for the simpler kinds and for custom resources (layer L4, apiserver).
 
-ConfigMap/Secret (immutable data once `immutable: true`), Lease, core and events.k8s.io Event,
+ConfigMap/Secret (immutable data once `immutable: true`; a TLS Secret whose key pair does not
+load draws a warning, `secret_warnings`), Lease, core and events.k8s.io Event,
 CustomResourceDefinition, the custom-resource strategy (schema validation, defaulting,
 pruning) and the fallback for kinds without a dedicated strategy.
 """
@@ -34,6 +35,7 @@ from .base import Strategy, as_dict, as_list
 from .custom import default_custom, prune_custom, validate_custom
 from .pod_rest import BINDING
 from .rest import FinishFunc, RegistryOps, Subresource
+from .secret_warnings import warnings_for_secret
 
 
 class GenericStrategy(Strategy):
@@ -202,6 +204,14 @@ class SecretStrategy(ConfigMapStrategy):
         if new.get("type") != old.get("type"):
             errs.append(invalid("type", new.get("type"), "field is immutable"))
         return errs
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """warningsForSecret: a kubernetes.io/tls Secret whose key pair does not load (Go's
+        tls.X509KeyPair error text), on create and update."""
+        return warnings_for_secret(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return warnings_for_secret(new)
 
 
 MAX_DATA_BYTES = 1024 * 1024

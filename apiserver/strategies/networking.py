@@ -8,13 +8,17 @@ IngressClass: `spec.controller` is a required, immutable domain-prefixed path; p
 need kind and name, scope Cluster or Namespace (namespace only with Namespace).
 NetworkPolicy: podSelector and peers' selectors are label selectors, a peer is an ipBlock or
 selectors (not both), ports have TCP/UDP/SCTP and numbers 1-65535 (endPort >= port),
-policyTypes are Ingress/Egress (defaulted as upstream: Ingress, plus Egress when rules exist).
+policyTypes are Ingress/Egress (defaulted as upstream: Ingress, plus Egress when rules exist);
+ipBlock CIDRs are parsed as upstream's legacy fields are (IsValidCIDRForLegacyField: leading zeros
+and IPv4-mapped values accepted, `net_warnings`).
+Warnings (v1.33): an Ingress created with the deprecated `kubernetes.io/ingress.class` annotation
+and no spec.ingressClassName (ingressStrategy.WarningsOnCreate; updates warn nothing); a
+NetworkPolicy's non-standard ipBlock CIDRs, on create and update (networkPolicyWarnings).
 Data flow: core create/update -> default -> validate / validate_update -> storage.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any
 
@@ -30,10 +34,12 @@ from minik3s.api.validation import (
 )
 
 from .base import Strategy, as_dict, as_list
+from .net_warnings import CIDR_MSG, get_warnings_for_cidr, parse_cidr_sloppy, parse_ip_sloppy
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 _PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")
+ANNOTATION_INGRESS_CLASS = "kubernetes.io/ingress.class"
 
 
 class GoLiteral:
@@ -47,11 +53,8 @@ class GoLiteral:
 
 
 def _host_errors(host: str, path: str) -> list[JsonDict]:
-    try:
-        ipaddress.ip_address(host)
+    if parse_ip_sloppy(host) is not None:  # netutils.ParseIPSloppy: 010.1.2.3 is an IP too
         return [invalid(path, host, "must be a DNS name, not an IP address")]
-    except ValueError:
-        pass
     if host.startswith("*."):
         msgs = is_dns1123_subdomain(host[2:])
         if msgs:
@@ -175,6 +178,14 @@ class IngressStrategy(Strategy):
             errs.extend(invalid("spec.ingressClassName", cls, m) for m in is_dns1123_subdomain(str(cls)))
         return errs
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """ingressStrategy.WarningsOnCreate: the class annotation without spec.ingressClassName."""
+        annotations = as_dict(as_dict(obj.get("metadata")).get("annotations"))
+        if ANNOTATION_INGRESS_CLASS in annotations and as_dict(obj.get("spec")).get("ingressClassName") is None:
+            return [f'annotation "{ANNOTATION_INGRESS_CLASS}" is deprecated, please use \'spec.ingressClassName\' '
+                    "instead"]
+        return []
+
 
 def _controller_errors(controller: Any, path: str) -> list[JsonDict]:
     if not controller:
@@ -266,24 +277,51 @@ def _validate_peers(peers: Any, path: str) -> list[JsonDict]:
 
 
 def _validate_ip_block(block: JsonDict, path: str) -> list[JsonDict]:
+    """ValidateIPBlock: a legacy-parsed cidr, and each except a legacy-parsed CIDR inside it with a
+    longer prefix."""
     cidr = block.get("cidr") or ""
     if not cidr:
         return [required(f"{path}.cidr")]
-    try:
-        net = ipaddress.ip_network(str(cidr), strict=False)
-    except ValueError:
-        return [invalid(f"{path}.cidr", cidr, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)")]
+    net = parse_cidr_sloppy(str(cidr))
+    if net is None:
+        return [invalid(f"{path}.cidr", cidr, CIDR_MSG)]
     errs: list[JsonDict] = []
     for i, ex in enumerate(as_list(block.get("except"))):
         ep = f"{path}.except[{i}]"
-        try:
-            exn = ipaddress.ip_network(str(ex), strict=False)
-        except ValueError:
-            errs.append(invalid(ep, ex, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+        exn = parse_cidr_sloppy(str(ex))
+        if exn is None:
+            errs.append(invalid(ep, ex, CIDR_MSG))
             continue
-        if exn.version != net.version or not exn.subnet_of(net) or exn == net:  # type: ignore[arg-type]
+        if not net.contains(exn.network) or net.ones >= exn.ones:
             errs.append(invalid(ep, ex, "must be a strict subset of `cidr`"))
     return errs
+
+
+def _peer_warnings(peers: object, path: str) -> list[str]:
+    warnings: list[str] = []
+    for j, peer in enumerate(as_list(peers)):
+        block = as_dict(peer).get("ipBlock")
+        if not isinstance(block, dict):
+            continue
+        bp = f"{path}[{j}].ipBlock"
+        if isinstance(block.get("cidr"), str):
+            warnings.extend(get_warnings_for_cidr(f"{bp}.cidr", block["cidr"]))
+        for k, ex in enumerate(as_list(block.get("except"))):
+            if isinstance(ex, str):
+                warnings.extend(get_warnings_for_cidr(f"{bp}.except[{k}]", ex))
+    return warnings
+
+
+def network_policy_warnings(obj: JsonDict) -> list[str]:
+    """networkPolicyWarnings: GetWarningsForCIDR on every ipBlock cidr and except, ingress rules
+    first."""
+    spec = as_dict(obj.get("spec"))
+    warnings: list[str] = []
+    for i, rule in enumerate(as_list(spec.get("ingress"))):
+        warnings.extend(_peer_warnings(as_dict(rule).get("from"), f"spec.ingress[{i}].from"))
+    for i, rule in enumerate(as_list(spec.get("egress"))):
+        warnings.extend(_peer_warnings(as_dict(rule).get("to"), f"spec.egress[{i}].to"))
+    return warnings
 
 
 class NetworkPolicyStrategy(Strategy):
@@ -325,3 +363,8 @@ class NetworkPolicyStrategy(Strategy):
             errs.append(invalid("spec.policyTypes", types, "may not specify more than two policyTypes"))
         return errs
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return network_policy_warnings(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return network_policy_warnings(new)

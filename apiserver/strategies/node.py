@@ -1,5 +1,10 @@
 """Node strategy (layer L4, apiserver): taints validated, spec/status split, podCIDR and
-providerID immutable once set (pkg/registry/core/node/strategy.go, ValidateNode/ValidateNodeUpdate)."""
+providerID immutable once set (pkg/registry/core/node/strategy.go, ValidateNode/ValidateNodeUpdate).
+
+dropDisabledFields: the removed dynamic kubelet configuration is dropped (spec.configSource and
+status.config on create; spec.configSource on an update unless the stored node has one).
+Warnings (fieldIsDeprecatedWarnings, create and update): a spec.configSource that survived that
+drop, and a non-empty spec.externalID."""
 
 from __future__ import annotations
 
@@ -23,6 +28,25 @@ class NodeStrategy(Strategy):
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         # nodes register with their status (kubelet POSTs a full Node); upstream keeps it
         return None
+
+    def prepare_for_create(self, obj: JsonDict) -> None:
+        super().prepare_for_create(obj)
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            spec.pop("configSource", None)
+        if isinstance(status, dict):
+            status.pop("config", None)
+
+    def _prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
+        spec = new.get("spec")
+        if isinstance(spec, dict) and as_dict(old.get("spec")).get("configSource") is None:
+            spec.pop("configSource", None)
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return field_is_deprecated_warnings(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return field_is_deprecated_warnings(new)
 
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         spec = obj.get("spec")
@@ -65,3 +89,14 @@ class NodeStrategy(Strategy):
                 errs.append(invalid(f"status.conditions[{i}].status", c.get("status"),
                                     "must be one of True, False, Unknown"))
         return errs
+
+
+def field_is_deprecated_warnings(node: JsonDict) -> list[str]:
+    """fieldIsDeprecatedWarnings."""
+    spec = as_dict(node.get("spec"))
+    warnings: list[str] = []
+    if spec.get("configSource") is not None:
+        warnings.append("spec.configSource: the feature is removed")
+    if spec.get("externalID"):
+        warnings.append("spec.externalID: this field is deprecated, and is unused by Kubernetes")
+    return warnings

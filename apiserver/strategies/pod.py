@@ -4,15 +4,18 @@ Why: upstream pkg/registry/core/pod/strategy.go resets status on create (phase P
 class computed from requests/limits), keeps the spec nearly immutable on update
 (ValidatePodUpdate: only images, activeDeadlineSeconds, added tolerations,
 terminationGracePeriodSeconds and removal of scheduling gates may change), and lets the
-status subresource change only status.
+status subresource change only status. A create warns (WarningsOnCreate: a name that is no DNS
+label, pod_warnings.get_warnings_for_pod) and turns deprecated AppArmor annotations into fields
+(applyAppArmorVersionSkew), which warns too; updates never warn.
 
-Data flow: handlers -> PodStrategy -> podspec helpers (defaulting/validation).
+Data flow: handlers -> PodStrategy -> podspec helpers (defaulting/validation), pod_warnings.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -33,6 +36,7 @@ from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
 from .pod_rest import POD_SUBRESOURCES
+from .pod_warnings import dns_label_name_warning, get_warnings_for_pod
 from .podspec import (
     POD_OPTIONS,
     PodSpecOptions,
@@ -43,6 +47,7 @@ from .podspec import (
     validate_tolerations,
 )
 from .rest import Subresource
+from .volume_validation import has_non_local_projected_token_path
 
 # upstream DefaultTerminationGracePeriodSeconds
 POD_DEFAULT_GRACE = 30
@@ -53,6 +58,13 @@ POD_UPDATE_FORBIDDEN = (
     "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
     "(allow it to be set to 1 if it was previously negative)"
 )
+
+
+# the AppArmor deprecation warnings applyAppArmorVersionSkew found while preparing the pod being
+# created (upstream adds them to the request's warnings from PrepareForCreate); the request core
+# prepares, validates and then asks for warnings within one task, so the prepared pod's warnings
+# are still here when `warnings_on_create` runs
+_APPARMOR_SKEW_WARNINGS: ContextVar[tuple[str, ...]] = ContextVar("apparmor_skew_warnings", default=())
 
 
 class PodStrategy(Strategy):
@@ -100,6 +112,21 @@ class PodStrategy(Strategy):
                 "reason": "SchedulingGated",
                 "message": "Scheduling is blocked due to non-empty scheduling gates"}]
 
+    def prepare_for_create(self, obj: JsonDict) -> None:
+        super().prepare_for_create(obj)
+        _APPARMOR_SKEW_WARNINGS.set(tuple(apply_apparmor_version_skew(obj)))
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        """podStrategy.WarningsOnCreate: the AppArmor annotations PrepareForCreate turned into
+        fields, a name that is no DNS label (it becomes the hostname), GetWarningsForPod."""
+        warnings = list(_APPARMOR_SKEW_WARNINGS.get())
+        _APPARMOR_SKEW_WARNINGS.set(())
+        warnings.extend(dns_label_name_warning(obj, "this is used in the Pod's hostname"))
+        warnings.extend(get_warnings_for_pod(obj))
+        return warnings
+
+    # WarningsOnUpdate: none (pods are updated often, mostly by controllers), as upstream
+
     def prepare_for_update(self, new: JsonDict, old: JsonDict) -> None:
         super().prepare_for_update(new, old)
         # qosClass is computed once, at creation
@@ -135,7 +162,8 @@ class PodStrategy(Strategy):
             spec = {}
             default_pod_spec(spec)
         errs = validate_pod_annotations(as_dict(obj.get("metadata")).get("annotations"), as_dict(spec))
-        errs.extend(validate_pod_spec(spec, "spec", opts))
+        name = as_dict(obj.get("metadata")).get("name")
+        errs.extend(validate_pod_spec(spec, "spec", opts, pod_name=name if isinstance(name, str) else ""))
         if isinstance(spec, dict):
             if not spec.get("serviceAccountName"):
                 for vi, volume in enumerate(as_list(spec.get("volumes"))):
@@ -404,6 +432,55 @@ def _apparmor_fields_match_annotations(annotations: JsonDict, spec: JsonDict) ->
     return errs
 
 
+def _apparmor_field_for_annotation(annotation: Any) -> JsonDict | None:
+    """ApparmorFieldForAnnotation: the appArmorProfile a deprecated annotation value names, or
+    None (an unknown value, or "localhost/" without a profile name)."""
+    if annotation == "unconfined":
+        return {"type": "Unconfined"}
+    if annotation == "runtime/default":
+        return {"type": "RuntimeDefault"}
+    if isinstance(annotation, str) and annotation.startswith("localhost/") and annotation != "localhost/":
+        profile = annotation[len("localhost/"):]
+        # ValidateAppArmorProfileField: no surrounding whitespace, at most 4095 bytes
+        if profile.strip() != profile or len(profile.encode()) > 4095:
+            return None
+        return {"type": "Localhost", "localhostProfile": profile}
+    return None
+
+
+def apply_apparmor_version_skew(pod: JsonDict) -> list[str]:
+    """applyAppArmorVersionSkew (PrepareForCreate): each container with a deprecated AppArmor
+    annotation and no appArmorProfile of its own gets the field the annotation names, unless
+    that equals the pod's profile; the annotation then warns (as it does when it names no valid
+    profile). Windows pods are left alone. Returns the warnings."""
+    spec = pod.get("spec")
+    annotations = as_dict(as_dict(pod.get("metadata")).get("annotations"))
+    if not isinstance(spec, dict) or not annotations or as_dict(spec.get("os")).get("name") == "windows":
+        return []
+    pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
+    pod_profile = {k: v for k, v in pod_profile.items() if v is not None} if isinstance(pod_profile, dict) else None
+    warnings: list[str] = []
+    for c, _ in _containers(spec):
+        key = APPARMOR_CONTAINER_PREFIX + str(c.get("name") or "")
+        if key not in annotations:
+            continue
+        sc = c.get("securityContext")
+        if isinstance(sc, dict) and sc.get("appArmorProfile") is not None:
+            continue
+        field = _apparmor_field_for_annotation(annotations[key])
+        warn = field is None
+        if field is not None and field != pod_profile:
+            if not isinstance(sc, dict):
+                sc = {}
+                c["securityContext"] = sc
+            sc["appArmorProfile"] = field
+            warn = True
+        if warn:
+            warnings.append(f'metadata.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" '
+                            "field instead")
+    return warnings
+
+
 def _required_node_affinity_values_invalid(spec: JsonDict) -> bool:
     na = as_dict(as_dict(spec.get("affinity")).get("nodeAffinity"))
     for term in as_list(as_dict(na.get("requiredDuringSchedulingIgnoredDuringExecution")).get("nodeSelectorTerms")):
@@ -444,6 +521,7 @@ def update_options(old: JsonDict) -> PodSpecOptions:
         allow_invalid_node_affinity_values=_required_node_affinity_values_invalid(old),
         allow_invalid_selector_values=_affinity_selector_values_invalid(old),
         allow_namespaced_sysctls=_namespaced_sysctls_with_host_namespaces(old),
+        allow_non_local_projected_token_path=has_non_local_projected_token_path(old.get("spec")),
     )
 
 

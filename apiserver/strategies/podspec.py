@@ -3,7 +3,8 @@
 Why: Deployments and ReplicaSets embed a PodTemplateSpec that upstream defaults and validates
 with the same code as a Pod (pkg/apis/core/v1/defaults.go SetDefaults_PodSpec/Container,
 pkg/apis/core/validation ValidatePodSpec). Hand-written checks on the dict keep a typical pod's
-default+validate in the tens of microseconds; messages and field paths are upstream's.
+default+validate in the tens of microseconds; messages and field paths are upstream's. Volume
+sources are defaulted and validated by `apiserver.strategies.volume_validation`.
 
 Example: `validate_pod_spec({"containers": []}, "spec")` ->
 `[{"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers"}]`.
@@ -25,6 +26,13 @@ from apiserver.strategies.memo import (
     exact_json,
     same_but_token_name,
     without_token_volume_name,
+)
+from apiserver.strategies.volume_validation import (
+    default_volumes,
+    object_field_selector,
+    resource_field_selector,
+    validate_local_descending_path,
+    validate_volumes,
 )
 from minik3s.api.errors import cause
 from minik3s.api.helpers.pods import default_pull_policy
@@ -154,17 +162,7 @@ def default_pod_spec(spec: Any) -> None:
                     for p in c.get("ports") or []:
                         if isinstance(p, dict) and not p.get("hostPort") and p.get("containerPort"):
                             p["hostPort"] = p["containerPort"]
-    for v in spec.get("volumes") or []:
-        if isinstance(v, dict) and len(v) == 1 and "name" in v:
-            v["emptyDir"] = {}  # a volume without a source is an emptyDir (SetDefaults_Volume)
-        elif isinstance(v, dict):
-            for src, defaults in (("configMap", 420), ("secret", 420)):
-                s = v.get(src)
-                if isinstance(s, dict):
-                    s.setdefault("defaultMode", defaults)
-            hp = v.get("hostPath")
-            if isinstance(hp, dict):
-                hp.setdefault("type", "")
+    default_volumes(spec.get("volumes"))  # SetDefaults_Volume and the volume sources' defaults
     for ts in spec.get("topologySpreadConstraints") or []:
         # no defaults on the wire for nodeAffinityPolicy/nodeTaintsPolicy (nil means Honor/Ignore)
         _ = ts
@@ -463,14 +461,8 @@ def _subdomain(value: str, field: str) -> list[JsonDict]:
     return [invalid(field, value, m) for m in is_dns1123_subdomain(value)]
 
 
-def _local_descending_path(target: str, field: str) -> list[JsonDict]:
-    """validateLocalDescendingPath: relative, without a '..' element."""
-    errs: list[JsonDict] = []
-    if target.startswith("/"):
-        errs.append(invalid(field, target, "must be a relative path"))
-    if ".." in target.replace("\\", "/").split("/"):
-        errs.append(invalid(field, target, "must not contain '..'"))
-    return errs
+# validateLocalDescendingPath (subPath, subPathExpr, seccomp's localhostProfile)
+_local_descending_path = validate_local_descending_path
 
 
 def _label_selector(sel: Any, field: str, *, allow_invalid_values: bool = False) -> list[JsonDict]:
@@ -747,85 +739,6 @@ def validate_container_ports(ports: Any, field: str) -> list[JsonDict]:
     return errs
 
 
-_ENV_FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
-                    "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
-_DOWNWARD_LABELS = frozenset({
-    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
-    "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
-    "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
-})
-_ENV_RESOURCE_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu",
-                       "requests.ephemeral-storage", "requests.memory")
-_DIVISORS_CPU = frozenset({"1m", "1"})
-_DIVISORS_BYTES = frozenset({"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"})
-_BYTES_DIVISOR_LIST = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
-
-
-def _split_subscript(path: str) -> tuple[str, str] | None:
-    """fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['key']` -> ("metadata.labels", "key")."""
-    if not path.endswith("']"):
-        return None
-    head, sep, sub = path[:-2].partition("['")
-    if not sep or not head:
-        return None
-    return head, sub
-
-
-def _object_field_selector(ref: JsonDict, field: str) -> list[JsonDict]:
-    """validateObjectFieldSelector for env vars (pods' ConvertDownwardAPIFieldLabel first)."""
-    api_version, path = _str0(ref.get("apiVersion")), _str0(ref.get("fieldPath"))
-    if not api_version:
-        return [required(f"{field}.apiVersion", "")]
-    if not path:
-        return [required(f"{field}.fieldPath", "")]
-    sub = _split_subscript(path)
-    problem = ""
-    if api_version != "v1":
-        problem = f"unsupported pod version: {api_version}"
-    elif sub is not None:
-        if sub[0] not in ("metadata.annotations", "metadata.labels"):
-            problem = f"field label does not support subscript: {path}"
-    elif path not in _DOWNWARD_LABELS and path != "spec.host":
-        problem = f"field label not supported: {path}"
-    if problem:
-        return [invalid(f"{field}.fieldPath", path, f"error converting fieldPath: {problem}")]
-    if sub is not None:
-        key = sub[1].lower() if sub[0] == "metadata.annotations" else sub[1]
-        return _qualified(key, field)
-    path = "spec.nodeName" if path == "spec.host" else path
-    if path not in _ENV_FIELD_PATHS:
-        return [not_supported(f"{field}.fieldPath", path, _ENV_FIELD_PATHS)]
-    return []
-
-
-def _resource_field_selector(ref: JsonDict, field: str) -> list[JsonDict]:
-    """validateContainerResourceFieldSelector (env vars) and its divisor check."""
-    resource = _str0(ref.get("resource"))
-    if not resource:
-        return [required(f"{field}.resource", "")]
-    errs: list[JsonDict] = []
-    hugepages = resource.startswith(("requests.hugepages-", "limits.hugepages-"))
-    if resource not in _ENV_RESOURCE_PATHS and not hugepages:
-        errs.append(not_supported(f"{field}.resource", resource, _ENV_RESOURCE_PATHS))
-    divisor = ref.get("divisor")
-    if divisor in (None, 0, "0"):
-        return errs
-    text = canonical_quantity(divisor)
-    if resource in ("limits.cpu", "requests.cpu") and text not in _DIVISORS_CPU:
-        errs.append(invalid(f"{field}.divisor", resource,
-                            "only divisor's values 1m and 1 are supported with the cpu resource"))
-    elif resource in ("limits.memory", "requests.memory") and text not in _DIVISORS_BYTES:
-        errs.append(invalid(f"{field}.divisor", resource, f"only divisor's values {_BYTES_DIVISOR_LIST} are "
-                            "supported with the memory resource"))
-    elif resource in ("limits.ephemeral-storage", "requests.ephemeral-storage") and text not in _DIVISORS_BYTES:
-        errs.append(invalid(f"{field}.divisor", resource, f"only divisor's values {_BYTES_DIVISOR_LIST} are "
-                            "supported with the local ephemeral storage resource"))
-    if hugepages and text not in _DIVISORS_BYTES:
-        errs.append(invalid(f"{field}.divisor", resource, f"only divisor's values {_BYTES_DIVISOR_LIST} are "
-                            "supported with the hugepages resource"))
-    return errs
-
-
 def _key_selector(ref: JsonDict, field: str) -> list[JsonDict]:
     """validateConfigMapKeySelector / validateSecretKeySelector."""
     name = _str0(ref.get("name"))
@@ -867,7 +780,7 @@ def validate_env(env: Any, field: str, *, relaxed: bool = True) -> list[JsonDict
             errs.append(type_invalid(vp, source, "must be an object"))
             continue
         count = 0
-        for key, check in (("fieldRef", _object_field_selector), ("resourceFieldRef", _resource_field_selector),
+        for key, check in (("fieldRef", object_field_selector), ("resourceFieldRef", resource_field_selector),
                            ("configMapKeyRef", _key_selector), ("secretKeyRef", _key_selector)):
             ref = source.get(key)
             if ref is not None:
@@ -1844,50 +1757,14 @@ def validate_workload_ref(ref: Any, field: str) -> list[JsonDict]:
 
 # ---- the pod spec ----------------------------------------------------------------------------------
 
-# in validateVolumeSource's order: the first one present is the volume's source, every later one
-# is "may not specify more than 1 volume type" at its path (upstream spells two of them its own way)
-_VOLUME_SOURCES = (
-    "emptyDir", "hostPath", "gitRepo", "gcePersistentDisk", "awsElasticBlockStore", "secret", "nfs", "iscsi",
-    "glusterfs", "flocker", "persistentVolumeClaim", "rbd", "cinder", "cephfs", "quobyte", "downwardAPI", "fc",
-    "flexVolume", "configMap", "azureFile", "vsphereVolume", "photonPersistentDisk", "portworxVolume", "azureDisk",
-    "storageos", "projected", "scaleIO", "csi", "ephemeral", "image",
-)
-_EXTRA_SOURCE_PATH = {"cephfs": "cephFS", "downwardAPI": "downwarAPI"}
-
-
-def _validate_volumes(volumes: Any, field: str) -> tuple[list[JsonDict], dict[str, JsonDict]]:
-    """ValidateVolumes (names, a source): the errors and the valid volumes by name."""
-    errs: list[JsonDict] = []
-    valid: dict[str, JsonDict] = {}
-    names: set[str] = set()
-    if not isinstance(volumes, list):
-        return errs, valid
-    for i, v in enumerate(volumes):
-        vp = f"{field}[{i}]"
-        if not isinstance(v, dict):
-            errs.append(type_invalid(vp, v, "must be an object"))
-            continue
-        el: list[JsonDict] = []
-        sources = [s for s in _VOLUME_SOURCES if v.get(s) is not None]
-        for extra in sources[1:]:
-            el.append(forbidden(f"{vp}.{_EXTRA_SOURCE_PATH.get(extra, extra)}", "may not specify more than 1 volume type"))
-        if not sources:
-            el.append(required(vp, "must specify a volume type"))
-        name = v.get("name")
-        if not name:
-            el.append(required(f"{vp}.name", ""))
-        elif not isinstance(name, str):
-            el.append(type_invalid(f"{vp}.name", name, "must be a string"))
-        else:
-            el.extend(_label(name, f"{vp}.name"))
-        if name in names:
-            el.append(duplicate(f"{vp}.name", name))
-        if el:
-            errs.extend(el)
-        elif isinstance(name, str):
-            names.add(name)
-            valid[name] = v
-    return errs, valid
+def _validate_volumes(volumes: Any, field: str, opts: PodSpecOptions | None = None,
+                      pod_name: str = "") -> tuple[list[JsonDict], dict[str, JsonDict]]:
+    """ValidateVolumes (`apiserver.strategies.volume_validation`): the errors and the valid
+    volumes by name. `pod_name`: the pod's (a template has none), for its ephemeral volumes'
+    claim names."""
+    opts = opts or DEFAULT_OPTIONS
+    return validate_volumes(volumes, field, pod_name=pod_name, resource_is_pod=opts.resource_is_pod,
+                            allow_non_local_token_path=opts.allow_non_local_projected_token_path)
 
 
 def _validate_host_aliases(aliases: Any, field: str) -> list[JsonDict]:
@@ -2032,12 +1909,15 @@ class PodSpecOptions(NamedTuple):
     - `allow_invalid_node_affinity_values` / `allow_invalid_selector_values`: an update of a
       pod that already holds invalid label values in required node affinity / pod affinity
       selectors keeps validating;
-    - `allow_namespaced_sysctls`: likewise for namespaced sysctls of hostNetwork/hostIPC pods."""
+    - `allow_namespaced_sysctls`: likewise for namespaced sysctls of hostNetwork/hostIPC pods;
+    - `allow_non_local_projected_token_path`: likewise for a projected token path that is not
+      local (`volume_validation.has_non_local_projected_token_path` of the old spec)."""
 
     resource_is_pod: bool = False
     allow_invalid_node_affinity_values: bool = False
     allow_invalid_selector_values: bool = False
     allow_namespaced_sysctls: bool = False
+    allow_non_local_projected_token_path: bool = False
 
 
 DEFAULT_OPTIONS = PodSpecOptions()
@@ -2100,15 +1980,26 @@ def _walk(spec: Any, field: str, opts: PodSpecOptions) -> list[JsonDict]:
 _MEMO = SpecValidationMemo()
 
 
-def validate_pod_spec(spec: Any, field: str = "spec", opts: PodSpecOptions = DEFAULT_OPTIONS) -> list[JsonDict]:
-    """ValidatePodSpec: containers, policies, scheduling constraints, resources. Memoised
-    (`SpecValidationMemo`): the same causes as the walk, as fresh dicts."""
+def validate_pod_spec(spec: Any, field: str = "spec", opts: PodSpecOptions = DEFAULT_OPTIONS, *,
+                      pod_name: str = "") -> list[JsonDict]:
+    """ValidatePodSpec: volumes, containers, policies, scheduling constraints, resources.
+    Memoised (`SpecValidationMemo`): the same causes as the walk, as fresh dicts. `pod_name`
+    (ValidatePodSpec's podMeta; a Pod's, never a template's) matters only to ephemeral volumes,
+    so a spec with one is walked with it, not memoised."""
+    if pod_name and _has_ephemeral_volume(spec):
+        return _validate_pod_spec(spec, field, opts, pod_name=pod_name)
     if isinstance(spec, dict):
         return _MEMO.causes(spec, field, opts)
     return _walk(spec, field, opts)
 
 
-def _validate_pod_spec(spec: Any, field: str, opts: PodSpecOptions = DEFAULT_OPTIONS) -> list[JsonDict]:
+def _has_ephemeral_volume(spec: Any) -> bool:
+    volumes = spec.get("volumes") if isinstance(spec, dict) else None
+    return isinstance(volumes, list) and any(isinstance(v, dict) and v.get("ephemeral") is not None for v in volumes)
+
+
+def _validate_pod_spec(spec: Any, field: str, opts: PodSpecOptions = DEFAULT_OPTIONS, *,
+                       pod_name: str = "") -> list[JsonDict]:
     """ValidatePodSpec, in upstream's order (and the checks this server adds: types, workloadRef,
     pod-level resources)."""
     if spec is None:
@@ -2121,7 +2012,7 @@ def _validate_pod_spec(spec: Any, field: str, opts: PodSpecOptions = DEFAULT_OPT
         errs.append(type_invalid(f"{field}.terminationGracePeriodSeconds", tgps, "must be an integer"))
     grace = tgps if _is_int(tgps) else None
     restart_policy = _str0(spec.get("restartPolicy"))
-    verrs, volumes = _validate_volumes(spec.get("volumes"), f"{field}.volumes")
+    verrs, volumes = _validate_volumes(spec.get("volumes"), f"{field}.volumes", opts, pod_name)
     errs.extend(verrs)
     claims = frozenset(_str0(c.get("name")) for c in spec.get("resourceClaims") or []
                        if isinstance(c, dict) and c.get("name"))

@@ -1,7 +1,12 @@
 """Service strategy (layer L4, apiserver): defaults (type ClusterIP, sessionAffinity None,
 ports protocol TCP, targetPort = port, internalTrafficPolicy Cluster) and the common checks of
 ValidateService. Service names are DNS-1035 labels. Cluster IP and node port allocation is the
-registry's job: `service_alloc`, called by apiserver.core on create and update."""
+registry's job: `service_alloc`, called by apiserver.core on create and update.
+
+Warnings (GetWarningsForService, pkg/api/service/warnings.go, v1.33), on create and update: the
+deprecated topology-aware-hints annotation, non-standard or non-canonical IPs in clusterIPs (when
+set), externalIPs and loadBalancerIP and CIDRs in loadBalancerSourceRanges (`net_warnings`), and
+externalIPs / externalName set where the type ignores them."""
 
 from __future__ import annotations
 
@@ -22,12 +27,16 @@ from minik3s.api.validation import (
 
 from . import service_alloc
 from .base import Strategy, as_dict, as_list
+from .net_warnings import get_warnings_for_cidr, get_warnings_for_ip
 from .podspec import PROTOCOLS
 from .rest import FinishFunc, RegistryOps
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 SESSION_AFFINITIES = ("ClientIP", "None")
 TRAFFIC_POLICIES = ("Cluster", "Local")
+# api.DeprecatedAnnotationTopologyAwareHints and the annotation that replaces it
+DEPRECATED_TOPOLOGY_HINTS = "service.kubernetes.io/topology-aware-hints"
+TOPOLOGY_MODE = "service.kubernetes.io/topology-mode"
 
 
 @dataclass(slots=True)
@@ -181,5 +190,38 @@ class ServiceStrategy(Strategy):
                 if key in os_ and not ns.get(key):
                     ns[key] = os_[key]
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return get_warnings_for_service(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return get_warnings_for_service(new)
 
 
+def _ip_list_warnings(values: object, path: str) -> list[str]:
+    return [w for i, ip in enumerate(values if isinstance(values, list) else [])
+            if isinstance(ip, str) for w in get_warnings_for_ip(f"{path}[{i}]", ip)]
+
+
+def get_warnings_for_service(svc: JsonDict) -> list[str]:
+    """GetWarningsForService, in upstream's order."""
+    warnings: list[str] = []
+    annotations = as_dict(as_dict(svc.get("metadata")).get("annotations"))
+    if DEPRECATED_TOPOLOGY_HINTS in annotations:
+        warnings.append(f"annotation {DEPRECATED_TOPOLOGY_HINTS} is deprecated, please use {TOPOLOGY_MODE} instead")
+    spec = as_dict(svc.get("spec"))
+    cluster_ip = spec.get("clusterIP")
+    if isinstance(cluster_ip, str) and cluster_ip not in ("", "None"):  # helper.IsServiceIPSet
+        warnings.extend(_ip_list_warnings(spec.get("clusterIPs"), "spec.clusterIPs"))
+    warnings.extend(_ip_list_warnings(spec.get("externalIPs"), "spec.externalIPs"))
+    lb_ip = spec.get("loadBalancerIP")
+    if isinstance(lb_ip, str) and lb_ip:
+        warnings.extend(get_warnings_for_ip("spec.loadBalancerIP", lb_ip))
+    for i, cidr in enumerate(as_list(spec.get("loadBalancerSourceRanges"))):
+        if isinstance(cidr, str):
+            warnings.extend(get_warnings_for_cidr(f"spec.loadBalancerSourceRanges[{i}]", cidr))
+    stype = spec.get("type")
+    if stype == "ExternalName" and as_list(spec.get("externalIPs")):
+        warnings.append('spec.externalIPs is ignored when spec.type is "ExternalName"')
+    if stype != "ExternalName" and spec.get("externalName"):
+        warnings.append('spec.externalName is ignored when spec.type is not "ExternalName"')
+    return warnings

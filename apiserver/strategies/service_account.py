@@ -2,7 +2,9 @@
 service-account token authenticator (layer L4, apiserver; upstream
 pkg/registry/core/serviceaccount/storage/token.go, pkg/serviceaccount/{jwt,claims}.go).
 
-DELETE answers the deleted ServiceAccount (ReturnDeletedObject). POST .../token takes an
+DELETE answers the deleted ServiceAccount (ReturnDeletedObject). A create or update that newly
+sets the `kubernetes.io/enforce-mountable-secrets` annotation draws upstream's deprecation
+warning (warnIfHasEnforceMountableSecretsAnnotation, v1.32+). POST .../token takes an
 authentication.k8s.io/v1 TokenRequest: `spec.expirationSeconds` defaults to 3600 and must be
 at least 600 (10 minutes) and at most 2^32; empty `spec.audiences` become the server's own
 (`https://kubernetes.default.svc.cluster.local`, `k3s`); a boundObjectRef must name an existing
@@ -232,10 +234,32 @@ class TokenREST(Subresource):
         return out
 
 
+ENFORCE_MOUNTABLE_SECRETS = "kubernetes.io/enforce-mountable-secrets"
+
+
+def _has_enforce_annotation(sa: JsonDict) -> bool:
+    annotations = (sa.get("metadata") or {}).get("annotations")
+    return isinstance(annotations, dict) and ENFORCE_MOUNTABLE_SECRETS in annotations
+
+
+def enforce_mountable_secrets_warnings(new: JsonDict, old: JsonDict | None) -> list[str]:
+    """warnIfHasEnforceMountableSecretsAnnotation: only when the request newly sets it."""
+    if (old is not None and _has_enforce_annotation(old)) or not _has_enforce_annotation(new):
+        return []
+    return [f"metadata.annotations[{ENFORCE_MOUNTABLE_SECRETS}]: deprecated in v1.32+; prefer separate namespaces "
+            "to isolate access to mounted secrets"]
+
+
 class ServiceAccountStrategy(Strategy):
     kind = "ServiceAccount"
     return_deleted_object = True
     subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType({"token": TokenREST()})
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return enforce_mountable_secrets_warnings(obj, None)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return enforce_mountable_secrets_warnings(new, old)
 
 
 LEEWAY = 60  # go-jose's jwt.DefaultLeeway: exp/nbf/iat and deletions are judged with a minute's slack

@@ -12,6 +12,11 @@ CSINode: each driver has a valid unique name and a nodeID, topology keys are qua
 CSIStorageCapacity: storageClassName required (DNS subdomain), capacity a non-negative quantity.
 VolumeAttachment: attacher and nodeName required, exactly one source; the spec is immutable,
 the status subresource carries attach results.
+Warnings (create and update alike, of the new object): a StorageClass's deprecated node labels in
+allowedTopologies, a CSIStorageCapacity's in nodeTopology (pkg/api/storage); a PersistentVolume's
+deprecated annotations, Recycle policy, node labels and volume plugins
+(pkg/api/persistentvolume); a claim's beta storage-class annotation and fractional storage
+(pkg/api/persistentvolumeclaim).
 Data flow: core create/update -> default -> validate / validate_update -> storage.
 """
 
@@ -35,6 +40,12 @@ from minik3s.api.validation import (
 from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
+from .pod_warnings import (
+    node_label_deprecated_message,
+    warnings_for_node_selector,
+    warnings_for_node_selector_term,
+    warnings_for_pvc_spec,
+)
 
 GROUP = "storage.k8s.io"
 RECLAIM_POLICIES = ("Delete", "Retain")
@@ -42,6 +53,75 @@ BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
 LIFECYCLE_MODES = ("Ephemeral", "Persistent")
 CSI_NAME_MAX = 63
+
+
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
+_STORAGE_CLASS_ANNOTATION_MSG = 'deprecated since v1.8; use "storageClassName" attribute instead'
+# pkg/api/persistentvolume deprecatedAnnotations, in order
+_PV_DEPRECATED_ANNOTATIONS = (
+    (BETA_STORAGE_CLASS_ANNOTATION, _STORAGE_CLASS_ANNOTATION_MSG),
+    (MOUNT_OPTIONS_ANNOTATION, 'deprecated since v1.31; use "mountOptions" attribute instead'),
+)
+# deprecated in-tree volume plugins a PersistentVolume may name, in upstream's order
+_PV_DEPRECATED_PLUGINS = (
+    ("cephfs", "cephfs", "deprecated in v1.28, non-functional in v1.31+"),
+    ("photonPersistentDisk", "photonPersistentDisk", "deprecated in v1.11, non-functional in v1.16+"),
+    ("scaleIO", "scaleIO", "deprecated in v1.16, non-functional in v1.22+"),
+    ("storageos", "storageOS", "deprecated in v1.22, non-functional in v1.25+"),
+    ("glusterfs", "glusterfs", "deprecated in v1.25, non-functional in v1.26+"),
+    ("rbd", "rbd", "deprecated in v1.28, non-functional in v1.31+"),
+)
+
+
+def get_warnings_for_storage_class(sc: JsonDict | None) -> list[str]:
+    """GetWarningsForStorageClass (pkg/api/storage): deprecated node labels as
+    allowedTopologies' matchLabelExpressions keys."""
+    warnings: list[str] = []
+    for i, topo in enumerate(as_list(as_dict(sc).get("allowedTopologies"))):
+        for j, expr in enumerate(as_list(as_dict(topo).get("matchLabelExpressions"))):
+            msg = node_label_deprecated_message(as_dict(expr).get("key"))
+            if msg is not None:
+                warnings.append(f"allowedTopologies[{i}].matchLabelExpressions[{j}].key: {msg}")
+    return warnings
+
+
+def get_warnings_for_csi_storage_capacity(csc: JsonDict | None) -> list[str]:
+    """GetWarningsForCSIStorageCapacity: deprecated node labels in nodeTopology."""
+    return warnings_for_node_selector(as_dict(csc).get("nodeTopology"), "nodeTopology")
+
+
+def get_warnings_for_persistent_volume(pv: JsonDict | None) -> list[str]:
+    """GetWarningsForPersistentVolume (pkg/api/persistentvolume): deprecated annotations, the
+    Recycle reclaim policy, deprecated node labels in nodeAffinity, deprecated plugins."""
+    if pv is None:
+        return []
+    annotations = as_dict(as_dict(pv.get("metadata")).get("annotations"))
+    spec = as_dict(pv.get("spec"))
+    warnings = [f"metadata.annotations[{key}]: {msg}" for key, msg in _PV_DEPRECATED_ANNOTATIONS
+                if key in annotations]
+    if spec.get("persistentVolumeReclaimPolicy") == "Recycle":
+        warnings.append("spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the "
+                        "recommended approach is to use dynamic provisioning.")
+    required_terms = as_dict(as_dict(spec.get("nodeAffinity")).get("required"))
+    for i, term in enumerate(as_list(required_terms.get("nodeSelectorTerms"))):
+        warnings.extend(warnings_for_node_selector_term(term, False, f"spec.nodeAffinity.required.nodeSelectorTerms[{i}]"))
+    for key, segment, msg in _PV_DEPRECATED_PLUGINS:
+        if spec.get(key) is not None:
+            warnings.append(f"spec.{segment}: {msg}")
+    return warnings
+
+
+def get_warnings_for_persistent_volume_claim(pvc: JsonDict | None) -> list[str]:
+    """GetWarningsForPersistentVolumeClaim (pkg/api/persistentvolumeclaim): the deprecated
+    beta storage-class annotation, fractional storage requests and limits."""
+    if pvc is None:
+        return []
+    warnings: list[str] = []
+    if BETA_STORAGE_CLASS_ANNOTATION in as_dict(as_dict(pvc.get("metadata")).get("annotations")):
+        warnings.append(f"metadata.annotations[{BETA_STORAGE_CLASS_ANNOTATION}]: {_STORAGE_CLASS_ANNOTATION_MSG}")
+    warnings.extend(warnings_for_pvc_spec("spec", pvc.get("spec")))
+    return warnings
 
 
 def csi_driver_name_errors(name: Any, path: str) -> list[JsonDict]:
@@ -93,6 +173,12 @@ class StorageClassStrategy(Strategy):
         if new.get("volumeBindingMode") != old.get("volumeBindingMode"):
             errs.append(invalid("volumeBindingMode", new.get("volumeBindingMode"), "field is immutable"))
         return errs
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return get_warnings_for_storage_class(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return get_warnings_for_storage_class(new)
 
 
 class CSIDriverStrategy(Strategy):
@@ -211,6 +297,12 @@ class CSIStorageCapacityStrategy(Strategy):
                 errs.append(invalid(f, new.get(f), "field is immutable"))
         return errs
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return get_warnings_for_csi_storage_capacity(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return get_warnings_for_csi_storage_capacity(new)
+
 
 class VolumeAttachmentStrategy(Strategy):
     kind = "VolumeAttachment"
@@ -323,6 +415,12 @@ class PersistentVolumeStrategy(Strategy):
         elif changed and (stamp is None or stamp == old_status.get("lastPhaseTransitionTime")):
             new_status["lastPhaseTransitionTime"] = _now()
 
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return get_warnings_for_persistent_volume(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return get_warnings_for_persistent_volume(new)
+
 
 def _now() -> str:
     return rfc3339(datetime.now(UTC))
@@ -381,3 +479,9 @@ class PersistentVolumeClaimStrategy(Strategy):
         except (QuantityError, TypeError):
             pass
         return errs
+
+    def warnings_on_create(self, obj: JsonDict) -> list[str]:
+        return get_warnings_for_persistent_volume_claim(obj)
+
+    def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
+        return get_warnings_for_persistent_volume_claim(new)

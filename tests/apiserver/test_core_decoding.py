@@ -5,10 +5,12 @@ quantities are stored in resource.Quantity's canonical form. Through the real `A
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from apiserver.core import ApiCore
-from minik3s.api.errors import BadRequestError, InvalidError, NotFoundError
+from minik3s.api.errors import ApiError, BadRequestError, InvalidError, NotFoundError
 from minik3s.api.options import WriteOptions
 from minik3s.api.quantity import QuantityError, canonical_quantity
 
@@ -173,7 +175,8 @@ async def test_unknown_fields_are_refused_under_strict(core: ApiCore) -> None:
     with pytest.raises(BadRequestError) as e:
         await core.create(cms, "default", {"metadata": {"name": "s"}, "bogus": 1, "other": 2},
                           WriteOptions(field_validation="Strict"))
-    assert e.value.message == 'strict decoding error: unknown field "bogus", unknown field "other"'
+    assert e.value.message == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+                               'strict decoding error: unknown field "bogus", unknown field "other"')
     with pytest.raises(NotFoundError):
         core.get(cms, "default", "s")
 
@@ -185,6 +188,56 @@ async def test_unknown_fields_are_dropped_from_patched_objects(core: ApiCore) ->
     out = await core.patch(cms, "default", "p", "merge", {"bogus": {"deep": 1}, "data": {"c": "d"}}, opts)
     assert "bogus" not in out and out["data"] == {"a": "b", "c": "d"}
     assert opts.warnings == ['unknown field "bogus"']
+
+
+@pytest.mark.parametrize(("patch_type", "body", "shown"), [
+    pytest.param("merge", {"bogus": 1}, '{"apiVersion":"v1","data":{"a":"b"},"kind":"ConfigMap",', id="merge"),
+    pytest.param("json", [{"op": "add", "path": "/bogus", "value": 1}],
+                 '{"apiVersion":"v1","data":{"a":"b"},"kind":"ConfigMap",', id="json"),
+    pytest.param("strategic", {"bogus": 1}, "map[bogus:1]", id="strategic"),
+])
+async def test_unknown_fields_in_a_patch_under_strict_are_a_422_on_field_patch(
+        core: ApiCore, patch_type: str, body: object, shown: str) -> None:
+    """The patchers' strict decode (jsonPatcher / applyPatchToObject): 422 Invalid on field
+    "patch", whose value is the patched object's JSON (json/merge) or the patch as Go prints a
+    map (strategic); nothing is written."""
+    cms = res(core, "", "v1", "configmaps")
+    await core.create(cms, "default", {"metadata": {"name": "p"}, "data": {"a": "b"}})
+    with pytest.raises(InvalidError) as e:
+        await core.patch(cms, "default", "p", patch_type, body, WriteOptions(field_validation="Strict"))
+    (cause,) = e.value.details["causes"]
+    assert cause["field"] == "patch" and cause["reason"] == "FieldValueInvalid"
+    assert cause["message"].startswith("Invalid value: ")
+    assert shown.replace('"', '\\"') in cause["message"]
+    assert cause["message"].endswith(': strict decoding error: unknown field "bogus"')
+    assert "bogus" not in core.get(cms, "default", "p")
+
+
+async def test_server_side_apply_of_an_undeclared_field_is_upstreams_typed_patch_500(core: ApiCore) -> None:
+    """fieldmanager cannot build the typed patch object of an apply configuration with a field
+    the kind's schema does not declare: a reason-less 500 naming the object, its kind and the
+    field as structured-merge-diff prints it, whatever fieldValidation says (kubernetes#122480)."""
+    deployments = res(core, "apps", "v1", "deployments")
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx", "bogus": 1}]}}}}
+    for validation in ("Strict", "Ignore"):
+        with pytest.raises(ApiError) as e:
+            await core.patch(deployments, "default", "d", "apply", copy.deepcopy(body),
+                             WriteOptions(field_manager="kubectl", field_validation=validation))
+        assert e.value.code == 500 and e.value.reason == ""
+        assert e.value.message == ('failed to create typed patch object (default/d; apps/v1, Kind=Deployment): '
+                                   '.spec.template.spec.containers[name="web"].bogus: field not declared in schema')
+    with pytest.raises(NotFoundError):
+        core.get(deployments, "default", "d")
+    nodes = res(core, "", "v1", "nodes")
+    with pytest.raises(ApiError) as e:
+        await core.patch(nodes, None, "n", "apply", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                                                      "spec": {"x": 1}, "y": 2},
+                         WriteOptions(field_manager="kubectl"))
+    assert e.value.message == ("failed to create typed patch object (/n; /v1, Kind=Node): errors:\n"
+                               "  .spec.x: field not declared in schema\n  .y: field not declared in schema")
 
 
 async def test_metadata_keeps_its_known_fields_and_drops_unknown_ones(core: ApiCore) -> None:
@@ -227,23 +280,24 @@ async def test_custom_resources_are_pruned_by_their_structural_schema(core: ApiC
         await core.create(widgets, "default", {"apiVersion": "example.com/v1", "kind": "Widget",
                                                "metadata": {"name": "w2"}, "spec": {"nope": 1}},
                           WriteOptions(field_validation="Strict"))
-    assert e.value.message == 'strict decoding error: unknown field "spec.nope"'
+    assert e.value.message == 'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.nope"'
 
 
-async def test_server_side_apply_never_manages_unknown_fields(core: ApiCore) -> None:
+async def test_server_side_apply_of_a_known_configmap_manages_only_what_it_sets(core: ApiCore) -> None:
     cms = res(core, "", "v1", "configmaps")
     for value in ("1", "2"):  # the create, then an update through apply
         opts = WriteOptions(field_manager="me")
         out = await core.patch(cms, "default", "a", "apply", {
-            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": value},
-            "bogus": {"y": 1}}, opts)
-        assert opts.warnings == ['unknown field "bogus"']
-        assert "bogus" not in out and out["data"] == {"x": value}
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": value}}, opts)
+        assert opts.warnings == [] and out["data"] == {"x": value}
         assert [m["fieldsV1"] for m in out["metadata"]["managedFields"]] == [{"f:data": {"f:x": {}}}]
-    with pytest.raises(BadRequestError):
+    with pytest.raises(ApiError) as e:  # a field ConfigMap does not declare: no typed patch object
         await core.patch(cms, "default", "a", "apply", {"apiVersion": "v1", "kind": "ConfigMap",
-                                                        "metadata": {"name": "a"}, "bogus": 1},
-                         WriteOptions(field_manager="me", field_validation="Strict"))
+                                                        "metadata": {"name": "a"}, "bogus": {"y": 1}},
+                         WriteOptions(field_manager="me"))
+    assert e.value.code == 500
+    assert e.value.message.endswith("(default/a; /v1, Kind=ConfigMap): .bogus: field not declared in schema")
+    assert core.get(cms, "default", "a")["data"] == {"x": "2"}
 
 
 async def test_a_templates_null_creation_timestamp_is_no_creation_timestamp(core: ApiCore) -> None:
@@ -281,7 +335,7 @@ _IN_TREE_SOURCES = {
     "azureDisk": {"diskName": "d", "diskURI": "https://example.blob.core.windows.net/vhds/d.vhd"},
     "photonPersistentDisk": {"pdID": "pd-1"},
     "portworxVolume": {"volumeID": "vol-1"},
-    "scaleIO": {"gateway": "https://gateway", "system": "sys", "secretRef": {"name": "s"}},
+    "scaleIO": {"gateway": "https://gateway", "system": "sys", "secretRef": {"name": "s"}, "volumeName": "v"},
     "storageos": {"volumeName": "v"},
 }
 

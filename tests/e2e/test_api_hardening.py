@@ -5,13 +5,13 @@ over HTTP against a real server; nothing bad is stored and /readyz stays up."""
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 
 import httpx
 import pytest
 
 from minik3s.testing.server import ServerProcess
+from tests.e2e.warning_headers import warnings_of
 
 
 @pytest.fixture(scope="module")
@@ -391,12 +391,6 @@ DUP_DEPLOYMENT = b"""{"apiVersion": "apps/v1", "kind": "Deployment", "metadata":
                                                 "imagePullPolicy": "Always", "imagePullPolicy": "Never"}]}}}}"""
 
 
-def warnings_of(r: httpx.Response) -> list[str]:
-    """The texts of the `299 - "text"` entries of the Warning headers."""
-    text = ", ".join(r.headers.get_list("Warning"))
-    return [m.replace('\\"', '"') for m in re.findall(r'299 - "((?:[^"\\]|\\.)*)"', text)]
-
-
 def test_unknown_and_duplicate_fields_warned_and_dropped(http, ns):
     r = http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", content=DUP_DEPLOYMENT % b"dup",
                   headers={"Content-Type": "application/json"})
@@ -414,7 +408,8 @@ def test_unknown_and_duplicate_fields_refused_under_strict(http, ns):
     r = http.post(f"/apis/apps/v1/namespaces/{ns}/deployments?fieldValidation=Strict",
                   content=DUP_DEPLOYMENT % b"strict", headers={"Content-Type": "application/json"})
     st = status_of(r, 400, "BadRequest")
-    assert st["message"] == ('strict decoding error: duplicate field "paused", duplicate field "imagePullPolicy", '
+    assert st["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: '
+                             'strict decoding error: duplicate field "paused", duplicate field "imagePullPolicy", '
                              'unknown field "spec.template.spec.containers[0].unknownNested", '
                              'unknown field "spec.unknown1"')
     assert http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/strict").status_code == 404
@@ -425,7 +420,8 @@ def test_yaml_duplicate_keys_named_by_line(http, ns):
     r = http.post(f"/api/v1/namespaces/{ns}/configmaps?fieldValidation=Strict", content=body,
                   headers={"Content-Type": "application/yaml"})
     st = status_of(r, 400, "BadRequest")
-    assert st["message"] == 'strict decoding error: line 7: key "a" already set in map, unknown field "bogus"'
+    assert st["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+                             'strict decoding error: line 7: key "a" already set in map, unknown field "bogus"')
     r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=body, headers={"Content-Type": "application/yaml"})
     assert r.status_code == 201
     assert warnings_of(r) == ['line 7: key "a" already set in map', 'unknown field "bogus"']

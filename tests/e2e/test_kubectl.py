@@ -668,7 +668,8 @@ def test_create_from_file_with_default_validation(kubectl, tmp_path):
     bad = pod_manifest("p2")
     bad["spec"]["bogusField"] = 1
     r = kubectl("create", "-n", ns, "-f", "-", stdin=dump(bad), ok=False)
-    assert 'strict decoding error: unknown field "spec.bogusField"' in r.stderr
+    assert ('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.bogusField"'
+            in r.stderr)
     assert kubectl("create", "-n", ns, "-f", "-", "--validate=false", stdin=dump(bad)).stdout == "pod/p2 created\n"
 
 

@@ -96,8 +96,8 @@ def test_entry_on_second_sighting_and_bounded():
 def token_spec(name, **kw):
     """A spec as the ServiceAccount plugin leaves it: a kube-api-access-<5> volume mounted."""
     s = spec(**kw)
-    s["volumes"] = [{"name": name, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}],
-                                                 "defaultMode": 420}}]
+    token = {"expirationSeconds": 3607, "path": "token"}  # the plugin's (an unset lifetime is 0 when validated)
+    s["volumes"] = [{"name": name, "projected": {"sources": [{"serviceAccountToken": token}], "defaultMode": 420}}]
     s["containers"][0]["volumeMounts"] = [{"name": name, "readOnly": True,
                                            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
     return s
