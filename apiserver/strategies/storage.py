@@ -22,6 +22,7 @@ Data flow: core create/update -> default -> validate / validate_update -> storag
 
 from __future__ import annotations
 
+import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +47,7 @@ from .pod_warnings import (
     warnings_for_node_selector_term,
     warnings_for_pvc_spec,
 )
+from .volume_validation import default_persistent_volume_source, validate_persistent_volume_source
 
 GROUP = "storage.k8s.io"
 RECLAIM_POLICIES = ("Delete", "Retain")
@@ -396,6 +398,26 @@ class PersistentVolumeStrategy(Strategy):
                 spec["persistentVolumeReclaimPolicy"] = "Retain"
             if spec.get("volumeMode") is None:
                 spec["volumeMode"] = "Filesystem"
+            default_persistent_volume_source(spec)
+
+    def _validate(self, obj: JsonDict) -> list[JsonDict]:
+        name = as_dict(obj.get("metadata")).get("name")
+        return validate_persistent_volume_spec(as_dict(obj.get("spec")), name if isinstance(name, str) else "")
+
+    def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        """ValidatePersistentVolumeUpdate: the source and volumeMode are immutable (upstream's
+        message then carries a go-cmp diff of the two sources, which is not reproduced)."""
+        errs: list[JsonDict] = []
+        new_spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
+        new_src, old_src = _pv_source(new_spec), _pv_source(old_spec)
+        new_csi, old_csi = new_src.get("csi"), old_src.get("csi")
+        if isinstance(new_csi, dict) and isinstance(old_csi, dict) and old_csi.get("controllerExpandSecretRef") is None:
+            new_src["csi"] = {k: v for k, v in new_csi.items() if k != "controllerExpandSecretRef"}
+        if new_src != old_src:
+            errs.append(forbidden("spec.persistentvolumesource", "spec.persistentvolumesource is immutable after creation"))
+        if new_spec.get("volumeMode") != old_spec.get("volumeMode"):
+            errs.append(invalid("volumeMode", new_spec.get("volumeMode"), "field is immutable"))
+        return errs
 
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         # the request core stamps creationTimestamp just before this, from its clock
@@ -424,6 +446,71 @@ class PersistentVolumeStrategy(Strategy):
 
 def _now() -> str:
     return rfc3339(datetime.now(UTC))
+
+
+_PV_ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+_PV_RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
+_PV_VOLUME_MODES = ("Block", "Filesystem")
+# PersistentVolumeSpec's fields outside its inlined PersistentVolumeSource
+_PV_SPEC_FIELDS = frozenset({"capacity", "accessModes", "claimRef", "persistentVolumeReclaimPolicy",
+                             "storageClassName", "mountOptions", "volumeMode", "nodeAffinity",
+                             "volumeAttributesClassName"})
+
+
+def _pv_source(spec: JsonDict) -> JsonDict:
+    return {k: v for k, v in spec.items() if k not in _PV_SPEC_FIELDS}
+
+
+def validate_persistent_volume_spec(spec: JsonDict, pv_name: str) -> list[JsonDict]:
+    """ValidatePersistentVolumeSpec for a PersistentVolume (not an inline spec; the
+    VolumeAttributesClass gate off, as v1.33 ships it): access modes, a positive `storage`
+    capacity and nothing else, the reclaim policy, exactly one valid source, the class name
+    and the volume mode."""
+    errs: list[JsonDict] = []
+    modes = as_list(spec.get("accessModes"))
+    if not modes:
+        errs.append(required("spec.accessModes"))
+    rwop = other = False
+    for mode in modes:
+        if mode not in _PV_ACCESS_MODES:
+            errs.append(not_supported("spec.accessModes", mode, _PV_ACCESS_MODES))
+        elif mode == "ReadWriteOncePod":
+            rwop = True
+        else:
+            other = True
+    if rwop and other:
+        errs.append(forbidden("spec.accessModes", "may not use ReadWriteOncePod with other access modes"))
+    capacity = as_dict(spec.get("capacity"))
+    if not capacity:
+        errs.append(required("spec.capacity"))
+    if "storage" not in capacity or len(capacity) > 1:
+        errs.append(not_supported("spec.capacity", capacity, ("storage",)))
+    for resource, qty in capacity.items():
+        path = f"spec.capacity[{resource}]"
+        try:
+            value = parse_quantity(qty)
+        except (QuantityError, TypeError):
+            errs.append(invalid(path, qty, "must be a valid quantity"))
+            continue
+        if value <= 0:
+            errs.append(invalid(path, qty, "must be greater than zero"))
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy and policy not in _PV_RECLAIM_POLICIES:
+        errs.append(not_supported("spec.persistentVolumeReclaimPolicy", policy, _PV_RECLAIM_POLICIES))
+    affinity = spec.get("nodeAffinity")
+    specified = isinstance(affinity, dict) and affinity.get("required") is not None
+    errs.extend(validate_persistent_volume_source(spec, "spec", pv_name=pv_name, node_affinity_specified=specified))
+    host_path = spec.get("hostPath")
+    if (isinstance(host_path, dict) and posixpath.normpath(str(host_path.get("path") or "")) == "/"
+            and policy == "Recycle"):
+        errs.append(forbidden("spec.persistentVolumeReclaimPolicy", "may not be 'recycle' for a hostPath mount of '/'"))
+    cls = spec.get("storageClassName")
+    if isinstance(cls, str) and cls:
+        errs.extend(invalid("spec.storageClassName", cls, m) for m in is_dns1123_subdomain(cls))
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in _PV_VOLUME_MODES:
+        errs.append(not_supported("spec.volumeMode", mode, _PV_VOLUME_MODES))
+    return errs
 
 
 class PersistentVolumeClaimStrategy(Strategy):
