@@ -13,8 +13,9 @@ Data flow: request -> error middleware -> authentication -> impersonation -> dis
 from __future__ import annotations
 
 import asyncio
+import os
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from apiserver.core import ApiCore
 from apiserver.handlers.authn import authn_middleware
@@ -52,6 +53,31 @@ async def _close_authorizer(app: web.Application) -> None:
     app[AUTHORIZER].close()  # its store watchers
 
 
+def _new_audit_id() -> str:
+    """A random (version 4) UUID as uuid.New().String() writes it; about twice as fast as
+    str(uuid.uuid4()) (~1.4 µs against ~3 µs), which matters once per response."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+async def _filter_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """The headers kube-apiserver's handler chain puts on every response, set just before
+    aiohttp writes them (so watch streams, errors and aiohttp's own answers get them too).
+
+    WithAuditInit: `Audit-Id` echoes the request's `Audit-ID` or is a new UUID; WithCacheControl:
+    `Cache-Control: no-cache, private` unless the handler set one. Go's http.Server writes no
+    `Server` header, so aiohttp's is dropped."""
+    headers = response.headers
+    headers.popall(hdrs.SERVER, None)
+    if "Audit-Id" not in headers:
+        headers["Audit-Id"] = request.headers.get("Audit-Id") or _new_audit_id()
+    if hdrs.CACHE_CONTROL not in headers:
+        headers[hdrs.CACHE_CONTROL] = "no-cache, private"
+
+
 def create_app(
     core: ApiCore, *, explain: ExplainProvider | None = None, metrics: MetricsProvider | None = None,
     usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
@@ -86,6 +112,7 @@ def create_app(
     core.crd_listeners.append(app[OPENAPI_CACHE].clear)
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
+    app.on_response_prepare.append(_filter_headers)
     app.on_shutdown.append(close_watches)
     app.on_cleanup.append(_close_authorizer)
     return app

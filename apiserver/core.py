@@ -1030,11 +1030,19 @@ class ApiCore:
     async def delete(self, info: ResourceInfo, namespace: str | None, name: str,
                      options: DeleteOptions | None = None) -> tuple[JsonDict, bool]:
         """Returns (object or Status, finished). `finished` False means the object still exists
-        (graceful deletion or finalizers pending)."""
+        (graceful deletion or finalizers pending). The kind's REST.Delete override refuses
+        first (`Strategy.refuse_delete`: system PriorityClasses), before any lookup."""
+        self.strategy(info).refuse_delete(name)
+        return await self._store_delete(info, namespace, name, options)
+
+    async def _store_delete(self, info: ResourceInfo, namespace: str | None, name: str,
+                            options: DeleteOptions | None = None) -> tuple[JsonDict, bool]:
+        """The generic Store.Delete (what DeleteCollection calls per item, past the kind's
+        REST.Delete override)."""
         options = options or DeleteOptions()
         stored = self._stored_info(info)
         if stored is not None:
-            res, finished = await self.delete(stored, namespace, name, options)
+            res, finished = await self._store_delete(stored, namespace, name, options)
             return self._from_storage(info, res), finished
         key = info.key(namespace if info.namespaced else None, name)
         for _ in range(MAX_UPDATE_RETRIES):
@@ -1154,7 +1162,7 @@ class ApiCore:
         for obj in lst["items"]:
             m = obj["metadata"]
             try:
-                res, _ = await self.delete(info, m.get("namespace"), m["name"], options)
+                res, _ = await self._store_delete(info, m.get("namespace"), m["name"], options)
             except errors.NotFoundError:
                 continue
             items.append(res if res.get("kind") != "Status" else obj)

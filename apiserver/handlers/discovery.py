@@ -7,6 +7,7 @@ verbs, short names, categories and subresources such as pods/eviction and deploy
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
@@ -15,6 +16,13 @@ from minik3s.api.types import JsonDict
 VERSION_INFO: JsonDict = {
     "major": "1",
     "minor": "33",
+    # version.Info (apimachinery/pkg/version/types.go) in v1.33: the emulation and
+    # minimum-compatibility versions follow minor; a 1.33 binary emulates 1.33 and stays
+    # compatible with 1.32
+    "emulationMajor": "1",
+    "emulationMinor": "33",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "32",
     "gitVersion": "v1.33.0+minik3s",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
@@ -23,6 +31,18 @@ VERSION_INFO: JsonDict = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
+
+
+
+def version_body() -> bytes:
+    """The /version body as responsewriters.WriteRawJSON writes it: json.MarshalIndent with a
+    two-space indent, fields in struct order, and no trailing newline (served as
+    `Content-Type: application/json`, no charset)."""
+    return json.dumps(VERSION_INFO, indent=2, ensure_ascii=False).encode()
+
+
+VERSION_BODY = version_body()
+
 
 SUBRESOURCE_VERBS = {
     "status": ["get", "patch", "update"],

@@ -201,7 +201,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return health(request, head, parts[1:])
     if head == "version":
         _get_only(method)
-        return codec.json_response(discovery.VERSION_INFO)
+        return web.Response(body=discovery.VERSION_BODY, content_type=codec.JSON_CT)
     if head == "openapi":
         return serve_openapi(request, parts)
     if head == "debug" and len(parts) >= 2 and parts[1] == "minik3s":

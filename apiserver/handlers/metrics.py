@@ -26,12 +26,16 @@ resource="pods",subresource="",scope="namespace",code="200"`.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 from apiserver.handlers.authz import authorize_request, parsed_request_attributes
 from apiserver.keys import CORE, METRICS
@@ -50,12 +54,125 @@ _APPLY_PATCH = "application/apply-patch+yaml"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+# component-base's stability prefix of HELP ("[STABLE] ", "[ALPHA] "...) for the families we
+# serve whose upstream registration declares a StabilityLevel
+# (k8s.io/apiserver/pkg/endpoints/metrics, pkg/scheduler/metrics/metrics.go)
+STABILITY: dict[str, str] = {
+    "apiserver_request_total": "STABLE",
+    "apiserver_request_duration_seconds": "STABLE",
+    "scheduler_schedule_attempts_total": "STABLE",
+    "scheduler_scheduling_attempt_duration_seconds": "STABLE",
+    "scheduler_preemption_victims": "STABLE",
+    "scheduler_preemption_attempts_total": "STABLE",
+    "scheduler_pending_pods": "STABLE",
+    "scheduler_pod_scheduling_sli_duration_seconds": "BETA",
+    "scheduler_pod_scheduling_attempts": "STABLE",
+    "scheduler_framework_extension_point_duration_seconds": "STABLE",
+    "scheduler_queue_incoming_pods_total": "STABLE",
+    "scheduler_permit_wait_duration_seconds": "ALPHA",
+}
+
 
 async def serve_metrics(request: web.Request) -> web.Response:
     authorize_request(request)  # `get` on the non-resource path /metrics (system:monitoring has it)
     provider = request.app[METRICS]
-    body = provider() if provider is not None else b""
+    body = go_text(provider()) if provider is not None else b""
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+def go_float(v: float) -> str:
+    """A sample value as expfmt's writeFloat writes it: strconv.FormatFloat(v, 'g', -1, 64), the
+    shortest digits that round-trip, in %e form (two exponent digits at least) when the decimal
+    exponent is below -4 or at least 6: `3`, `0.005`, `1.5e+06`, `1.796e+09`, `+Inf`."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if v == 0:
+        return "0"
+    sign = "-" if v < 0 else ""
+    tup = Decimal(repr(abs(v))).normalize().as_tuple()
+    digits = "".join(map(str, tup.digits))
+    dp = len(digits) + int(tup.exponent)  # where the decimal point goes
+    exp = dp - 1
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{sign}0.{'0' * -dp}{digits}"
+    if dp >= len(digits):
+        return f"{sign}{digits}{'0' * (dp - len(digits))}"
+    return f"{sign}{digits[:dp]}.{digits[dp:]}"
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _escape_value(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _sample_line(sample: Sample, bound: str | None = None) -> str:
+    """One sample as expfmt writes it: labels sorted by name (client_golang's MakeLabelPairs),
+    `le`/`quantile` last, values in Go's float format."""
+    pairs = sorted((k, v) for k, v in sample.labels.items() if k not in ("le", "quantile"))
+    body = [f'{k}="{_escape_value(v)}"' for k, v in pairs]
+    if bound is not None:
+        body.append(f'{bound}="{go_float(float(sample.labels[bound]))}"')
+    labels = "{" + ",".join(body) + "}" if body else ""
+    return f"{sample.name}{labels} {go_float(sample.value)}"
+
+
+def _series_key(sample: Sample) -> tuple[str, ...]:
+    """NormalizeMetricFamilies' order of a family's metrics: their label values, by label name."""
+    return tuple(v for _, v in sorted((k, v) for k, v in sample.labels.items() if k not in ("le", "quantile")))
+
+
+def _family_lines(name: str, typ: str, samples: Iterable[Sample]) -> list[str]:
+    """A family's series in label order; a histogram's (summary's) buckets (quantiles), then
+    `_sum`, then `_count`, as client_golang writes them."""
+    series: dict[tuple[str, ...], list[Sample]] = {}
+    for sample in samples:
+        series.setdefault(_series_key(sample), []).append(sample)
+    lines: list[str] = []
+    for key in sorted(series):
+        group = series[key]
+        if typ in ("histogram", "summary"):
+            bound = "le" if typ == "histogram" else "quantile"
+            lines += [_sample_line(x, bound) for x in group if bound in x.labels]
+            for suffix in ("_sum", "_count"):
+                lines += [_sample_line(x) for x in group if x.name == name + suffix]
+        else:
+            lines += [_sample_line(x) for x in group]
+    return lines
+
+
+def go_text(text: bytes) -> bytes:
+    """prometheus_client's text exposition rewritten as client_golang's expfmt writes it
+    (kube-apiserver's /metrics): families sorted by name, no `_created` series, Go float
+    formatting, sorted labels, HELP with upstream's stability prefix. (prometheus_client's
+    `disable_created_metrics()` is process-wide, so the `_created` gauges are dropped here.)"""
+    parsed = list(text_string_to_metric_families(text.decode()))
+    # the creation-time gauges prometheus_client adds beside counters, histograms and summaries
+    created = {f"{f.name}_created" for f in parsed if f.type in ("counter", "histogram", "summary")}
+    families = []
+    for fam in parsed:
+        if fam.name in created and fam.type == "gauge":
+            continue
+        counter_total = fam.type == "counter" and any(x.name == fam.name + "_total" for x in fam.samples)
+        families.append((fam.name + "_total" if counter_total else fam.name, fam))
+    out: list[str] = []
+    for name, fam in sorted(families, key=lambda f: f[0]):
+        doc = fam.documentation
+        level = STABILITY.get(name)
+        if level and not doc.startswith("["):
+            doc = f"[{level}] {doc}"
+        out.append(f"# HELP {name} {_escape_help(doc)}")
+        out.append(f"# TYPE {name} {'untyped' if fam.type == 'unknown' else fam.type}")
+        out += _family_lines(fam.name, fam.type, fam.samples)
+    return ("\n".join(out) + "\n").encode() if out else b""
+
 
 
 # RequestInfo verbs as kube-apiserver's metrics report them (the route's verb: POST for create...)

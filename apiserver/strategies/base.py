@@ -131,6 +131,10 @@ class Strategy:
         """On create, after `prepare_for_create`: kinds that record who asked (upstream reads
         the request's user from its context) write it into the object. Default: nothing."""
 
+    def refuse_delete(self, name: str) -> None:
+        """A kind's REST.Delete override that refuses some names outright (raises an ApiError),
+        before the object is looked up; DeleteCollection does not ask. Default: nothing."""
+
     def graceful_delete_seconds(self, obj: JsonDict, options: DeleteOptions) -> int | None:
         """CheckGracefulDelete: the grace period a DELETE gives this object, or None (no
         graceful deletion: gone at once unless finalizers hold it)."""

@@ -7,6 +7,7 @@ defaults to PreemptLowerPriority. The only-one-globalDefault rule is admission (
 
 from __future__ import annotations
 
+from minik3s.api import errors
 from minik3s.api.scheduling import (
     HIGHEST_USER_DEFINABLE_PRIORITY,
     SYSTEM_PRIORITY_CLASS_PREFIX,
@@ -35,6 +36,13 @@ class PriorityClassStrategy(Strategy):
     kind = "PriorityClass"
     group = "scheduling.k8s.io"
     tracks_generation = False
+
+    def refuse_delete(self, name: str) -> None:
+        """REST.Delete (pkg/registry/scheduling/priorityclass/storage/storage.go): the system
+        classes cannot be deleted, whether or not they exist (a 403 before any lookup)."""
+        if name in SYSTEM_PRIORITY_CLASSES:
+            raise errors.forbidden("priorityclasses", self.group, name,
+                                   "this is a system priority class and cannot be deleted")
 
     def _default(self, obj: JsonDict) -> None:
         if obj.get("value") is None:

@@ -206,7 +206,9 @@ def builtin_resources() -> list[ResourceInfo]:
         R("", "v1", "configmaps", "ConfigMap", True, ("cm",), has_spec=False),
         R("", "v1", "secrets", "Secret", True, has_spec=False,
           field_labels={"type": path_getter("type")}),
-        R("", "v1", "services", "Service", True, ("svc",), ("all",), subresources=("status",)),
+        # service SelectableFields (pkg/registry/core/service/strategy.go)
+        R("", "v1", "services", "Service", True, ("svc",), ("all",), subresources=("status",),
+          field_labels={"spec.clusterIP": path_getter("spec.clusterIP"), "spec.type": path_getter("spec.type")}),
         R("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), has_spec=False),
         R("", "v1", "endpoints", "Endpoints", True, ("ep",), has_spec=False),
         R("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), subresources=("status",)),

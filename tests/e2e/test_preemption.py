@@ -165,9 +165,9 @@ def test_high_priority_pod_preempts_the_lowest_priority_pods(cluster_factory):
     assert nominated == "n1"
     # /metrics: one preemption carried out, with its two victims (upstream's histogram)
     metrics = c.http.get("/metrics").text
-    assert "scheduler_preemption_victims_count 1.0" in metrics
-    assert "scheduler_preemption_victims_sum 2.0" in metrics
-    assert 'scheduler_preemption_victims_bucket{le="2.0"} 1.0' in metrics
+    assert "scheduler_preemption_victims_count 1\n" in metrics  # Go's number format (expfmt)
+    assert "scheduler_preemption_victims_sum 2\n" in metrics
+    assert 'scheduler_preemption_victims_bucket{le="2"} 1\n' in metrics
     # while the victims terminate (they still hold n1's cpu) the preemptor is not bound; the
     # simulated kubelet kills them at the end of the grace period, then the preemptor binds
     seen_unbound_while_terminating = False
