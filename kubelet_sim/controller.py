@@ -408,10 +408,6 @@ class KubeletFleet:
         self.options = options or FleetOptions()
         self._has_nodes = bool(nodes)
         node_informer = informers.informer(NODES) if nodes else None
-        self.agent = NodeAgent(nodes, client=client, node_informer=node_informer, clock=self._clock,
-                               rng=self._rng, options=self.options)
-        self.controller: StageController | None = None
-        self.usage: UsageSource | None = None
         # the kubelets' Events (source.host: the node); one queue for the fleet, as deep as one
         # kubelet's broadcaster queue (1,000) per node up to 100 nodes, and one correlator whose
         # caches (keyed by source.host among the rest, so nodes never share an entry) hold a
@@ -419,6 +415,10 @@ class KubeletFleet:
         fleet = max(1, len(nodes))
         self.recorder = EventRecorder(client, "kubelet", clock=self._clock, max_pending=1000 * min(fleet, 100),
                                       cache_size=LRU_CACHE_ENTRIES * min(fleet, 16))
+        self.agent = NodeAgent(nodes, client=client, node_informer=node_informer, clock=self._clock,
+                               rng=self._rng, options=self.options, recorder=self.recorder)
+        self.controller: StageController | None = None
+        self.usage: UsageSource | None = None
         if nodes:
             # simulated usage (metrics.k8s.io's source): read from the same informer caches
             self.usage = UsageSource(pods=informers.informer(PODS), services=informers.informer(SERVICES),

@@ -18,6 +18,16 @@ container's `fieldPath` (`spec.containers{web}`, `spec.initContainers{setup}`):
   `BackOff` (Warning) "Back-off restarting failed container web in pod web_default(<uid>)";
 * when the pod is deleted, per running container: `Killing` "Stopping container web".
 
+And about its Node (involvedObject kind Node, name and uid the node's name, as the kubelet's
+nodeRef), from the node agent (kubelet_sim.node_agent):
+
+* when the kubelet starts: `Starting` "Starting kubelet.", then per condition the node did not
+  already report healthy `NodeHasSufficientMemory`, `NodeHasNoDiskPressure`,
+  `NodeHasSufficientPID` ("Node node-1 status is now: NodeHasSufficientMemory"),
+  `NodeAllocatableEnforced` "Updated Node Allocatable limit across pods", and `NodeReady`;
+* when its `spec.unschedulable` changes (kubelet's recordNodeSchedulableEvent):
+  `NodeNotSchedulable` / `NodeSchedulable`.
+
 Pure functions of the pod and the statuses (the controller supplies what the node knows about
 images); the controller hands the result to its EventRecorder.
 """
@@ -33,7 +43,7 @@ from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.types import JsonDict
 from minik3s.utils.duration import format_duration
 
-__all__ = ["ContainerEvent", "backoff_events", "container_statuses", "containers_created", "killing_events",
+__all__ = ["ContainerEvent", "backoff_events", "node_ref", "node_schedulable_event", "node_startup_events", "container_statuses", "containers_created", "killing_events",
            "pulling_events", "started_events"]
 
 NORMAL = "Normal"
@@ -147,3 +157,39 @@ def killing_events(pod: JsonDict) -> list[ContainerEvent]:
                if "running" in (cs.get("state") or {})}
     return [ContainerEvent(path, "Killing", f"Stopping container {c.get('name', '')}")
             for path, c in _containers(pod) if path in running]
+
+
+# (condition type, healthy status, the event recordNodeStatusEvent reports on reaching it)
+_NODE_CONDITION_EVENTS: tuple[tuple[str, str, str], ...] = (
+    ("MemoryPressure", "False", "NodeHasSufficientMemory"),
+    ("DiskPressure", "False", "NodeHasNoDiskPressure"),
+    ("PIDPressure", "False", "NodeHasSufficientPID"),
+)
+
+
+def node_ref(name: str) -> JsonDict:
+    """The kubelet's nodeRef (kind Node, uid = the node's name), as an object for the recorder."""
+    return {"kind": "Node", "metadata": {"name": name, "uid": name}}
+
+
+def _status_event(name: str, event: str) -> tuple[str, str]:
+    """recordNodeStatusEvent: "Node <name> status is now: <event>"."""
+    return event, f"Node {name} status is now: {event}"
+
+
+def node_startup_events(name: str, reported: dict[str, str]) -> list[tuple[str, str]]:
+    """(reason, message) of a starting kubelet's Node Events, in its order; `reported`: the
+    conditions (type -> status) the Node already had (a restart over a healthy Node reports no
+    transition, as the condition setters only report a change)."""
+    out = [("Starting", "Starting kubelet.")]
+    out += [_status_event(name, event) for ctype, healthy, event in _NODE_CONDITION_EVENTS
+            if reported.get(ctype) != healthy]
+    out.append(("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"))
+    if reported.get("Ready") != "True":
+        out.append(_status_event(name, "NodeReady"))
+    return out
+
+
+def node_schedulable_event(name: str, unschedulable: bool) -> tuple[str, str]:
+    """recordNodeSchedulableEvent: the Event when the Node's spec.unschedulable changes."""
+    return _status_event(name, "NodeNotSchedulable" if unschedulable else "NodeSchedulable")

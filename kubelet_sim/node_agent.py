@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelet_sim.events import NORMAL, node_ref, node_schedulable_event, node_startup_events
 from kubelet_sim.ipam import IpPool, node_host_ips, node_internal_ip, node_pod_cidr
 from kubelet_sim.keyqueue import sleep_or_wake
 from kubelet_sim.stages.lifecycle import image_id, normalize_image
@@ -39,11 +40,13 @@ from minik3s.api.quantity import QuantityError, int_value
 from minik3s.api.resources import LEASES, NAMESPACES, NODES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
+from minik3s.client.record import EventRecorder
 from minik3s.utils.clock import Clock, rfc3339, rfc3339_micro
 
 logger = logging.getLogger(__name__)
 
 ANNOTATION_FAILED = "sim.minik3s.io/failed"
+ANNOTATION_CONTROLLER_MANAGED_ATTACH = "volumes.kubernetes.io/controller-managed-attach-detach"
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.33.0"
 CONTAINER_RUNTIME_VERSION = "containerd://1.7.24"
@@ -102,6 +105,7 @@ class NodeState:
     renewals: int = 0
     lease: JsonDict | None = None  # the Lease as last written (read-only: the store's object)
     host_ips: tuple[str, ...] = ()  # the node IPs pods report as hostIPs (internal_ip first)
+    unschedulable: bool = False  # spec.unschedulable as the kubelet last saw it (lastNodeUnschedulable)
 
 
 def _node_owner(st: NodeState) -> list[JsonDict]:
@@ -117,8 +121,9 @@ def _boot_id(name: str, salt: str) -> str:
 class NodeAgent:
     def __init__(self, nodes: list[JsonDict], *, client: Client, node_informer: Any | None = None,
                  clock: Clock | None = None, rng: random.Random | None = None,
-                 options: FleetOptions | None = None) -> None:
+                 options: FleetOptions | None = None, recorder: EventRecorder | None = None) -> None:
         self._client = client
+        self._recorder = recorder  # the kubelets' Events about their Nodes; None: none
         self._clock = clock or Clock()
         self._rng = rng or random.Random()
         self.options = options or FleetOptions()
@@ -250,6 +255,10 @@ class NodeAgent:
 
     def _node_object(self, st: NodeState) -> JsonDict:
         obj = copy.deepcopy(st.manifest)
+        # initialNode: the kubelet (--enable-controller-attach-detach, default true) lets the
+        # attach/detach controller manage the node's volumes
+        md = obj.setdefault("metadata", {})
+        md["annotations"] = {ANNOTATION_CONTROLLER_MANAGED_ATTACH: "true", **(md.get("annotations") or {})}
         obj.setdefault("spec", {})
         obj["spec"].setdefault("podCIDR", st.pod_cidr)
         obj["spec"].setdefault("podCIDRs", [st.pod_cidr])
@@ -301,6 +310,7 @@ class NodeAgent:
 
     async def _register(self, st: NodeState) -> None:
         body = self._node_object(st)
+        reported: dict[str, str] = {}  # the conditions a Node taken over already had
         try:
             node = await self._client.create(NODES, body)
             if not (node.get("status") or {}).get("conditions"):
@@ -309,12 +319,30 @@ class NodeAgent:
                 node = await self._client.update_status(NODES, node)
         except AlreadyExistsError:
             node = await self._take_over(st, body)
+            reported = dict(st.server_conditions)
         st.uid = (node.get("metadata") or {}).get("uid", "")
         st.failed = ((node.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_FAILED) == "true"
         st.registered = True
         st.last_report = self._clock.monotonic()
         if not st.failed:
+            self._startup_events(st, reported, bool((node.get("spec") or {}).get("unschedulable")))
             await self._write_lease(st, create=True)
+
+    def _event(self, st: NodeState, reason: str, message: str) -> None:
+        if self._recorder is not None:
+            self._recorder.event(node_ref(st.name), NORMAL, reason, message, host=st.name)
+
+    def _startup_events(self, st: NodeState, reported: dict[str, str], unschedulable: bool) -> None:
+        """A starting kubelet's Node Events (once per registration, never per heartbeat); a Node
+        registered cordoned also gets NodeNotSchedulable (lastNodeUnschedulable starts false)."""
+        for reason, message in node_startup_events(st.name, reported):
+            self._event(st, reason, message)
+        self._note_unschedulable(st, unschedulable)
+
+    def _note_unschedulable(self, st: NodeState, unschedulable: bool) -> None:
+        if unschedulable != st.unschedulable:
+            st.unschedulable = unschedulable
+            self._event(st, *node_schedulable_event(st.name, unschedulable))
 
     async def _take_over(self, st: NodeState, body: JsonDict) -> JsonDict:
         """A Node of that name exists (a previous run, or made by hand): report our status on it,
@@ -443,6 +471,8 @@ class NodeAgent:
         for c in (node.get("status") or {}).get("conditions") or []:
             st.server_conditions[c.get("type", "")] = c.get("status", "")
         failed = (meta.get("annotations") or {}).get(ANNOTATION_FAILED) == "true"
+        if st.registered and not failed:
+            self._note_unschedulable(st, bool((node.get("spec") or {}).get("unschedulable")))
         if failed == st.failed:
             if not failed and st.server_conditions.get("Ready", "True") != "True":
                 st.dirty = True  # someone (node lifecycle controller) disagrees: report at the next tick

@@ -63,6 +63,7 @@ from minik3s.client.kubeconfig import kubeconfig_document
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
+from minik3s.controllers.apiserver_endpoints import advertised_ip, reconcile_apiserver_endpoints
 from minik3s.pki import (
     PRIVATE_FILE,
     CsrSigner,
@@ -212,6 +213,8 @@ async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_sto
         # as the `local-storage` component, see build_components)
         await _create_missing(client, STORAGECLASSES, local_path_storage_class())
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
+    # (its Endpoints/EndpointSlice follow in `start` once the listening port is known:
+    # minik3s.controllers.apiserver_endpoints)
     try:
         await client.get(SERVICES, "kubernetes", "default")
         return
@@ -335,6 +338,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         await store.close()
         raise
     port = site.port
+    # the `kubernetes` Service's Endpoints/EndpointSlice: the listening address and port
+    await reconcile_apiserver_endpoints(client, advertised_ip(config.bind), port)
     host = config.bind if config.bind not in ("0.0.0.0", "::") else "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"

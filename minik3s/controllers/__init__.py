@@ -27,7 +27,7 @@ ALL_CONTROLLER_NAMES = (
     "podgc", "disruption", "namespace", "serviceaccount", "job", "endpoint", "podgroup-status",
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
     "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
-    "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume", "csrsigning",
+    "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume", "csrsigning", "ttl",
 )
 
 
@@ -98,6 +98,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.storage_protection import StorageProtectionController
     from minik3s.controllers.taint_eviction import TaintEvictionController
+    from minik3s.controllers.ttl import TTLController
 
     c = config
     clock = c.clock
@@ -135,6 +136,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
                                      node_monitor_grace_period=c.node_monitor_grace_period,
                                      node_startup_grace_period=c.node_startup_grace_period)
         out.append(("nodelifecycle", lambda: nl.run()))
+    if on("ttl"):
+        ttl = TTLController(client, informers)
+        out.append(("ttl", lambda: ttl.run()))
     if on("taint-eviction-controller"):
         te = TaintEvictionController(client, informers, clock=clock)
         out.append(("taint-eviction-controller", lambda: te.run()))

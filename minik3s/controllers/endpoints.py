@@ -5,7 +5,8 @@ For every Service with a selector (not `type: ExternalName`) this keeps
 - a core/v1 `Endpoints` of the Service's name: one subset per distinct port list, ready pod
   IPs in `addresses`, not-ready ones in `notReadyAddresses` (terminating pods are left out
   unless `publishNotReadyAddresses`), labels copied from the Service (+ the
-  `service.kubernetes.io/headless` label for headless Services), the
+  `service.kubernetes.io/headless` label for headless Services and
+  `endpoints.kubernetes.io/managed-by: endpoint-controller`), the
   `endpoints.kubernetes.io/last-change-trigger-time` annotation, truncation to 1000 addresses
   with `endpoints.kubernetes.io/over-capacity: truncated`; deleted with the Service;
 - discovery.k8s.io/v1 `EndpointSlice`s (generateName `<svc>-`, owned by the Service, labels
@@ -57,6 +58,9 @@ LABEL_SERVICE_NAME = "kubernetes.io/service-name"
 LABEL_MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 CONTROLLER_NAME = "endpointslice-controller.k8s.io"
 LABEL_HEADLESS = "service.kubernetes.io/headless"
+# the Endpoints controller's own label (LabelManagedBy / ControllerName, v1.33+)
+LABEL_ENDPOINTS_MANAGED_BY = "endpoints.kubernetes.io/managed-by"
+ENDPOINTS_CONTROLLER_NAME = "endpoint-controller"
 LABEL_ZONE = "topology.kubernetes.io/zone"
 ANNOTATION_TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 ANNOTATION_OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
@@ -293,6 +297,20 @@ def _normalise_subsets(subsets: list[JsonDict] | None) -> list[JsonDict]:
 def subsets_equal(a: list[JsonDict] | None, b: list[JsonDict] | None) -> bool:
     """endpointSubsetsEqualIgnoreResourceVersion."""
     return _normalise_subsets(a) == _normalise_subsets(b)
+
+
+def labels_correct_for_endpoints(ep_labels: dict[str, str], svc_labels: dict[str, str]) -> bool:
+    """labelsCorrectForEndpoints: the Endpoints carry the controller's managed-by label and,
+    that and the headless label aside, exactly the Service's labels."""
+    if ep_labels.get(LABEL_ENDPOINTS_MANAGED_BY) != ENDPOINTS_CONTROLLER_NAME:
+        return False
+    skipped = 0
+    for k, v in ep_labels.items():
+        if k in (LABEL_HEADLESS, LABEL_ENDPOINTS_MANAGED_BY):
+            skipped += 1
+        elif svc_labels.get(k) != v:
+            return False
+    return len(ep_labels) == len(svc_labels) + skipped
 
 
 def endpoint_slice_prefix(service_name: str) -> str:
@@ -628,8 +646,8 @@ class EndpointsController:
                 del self._ep_written[key]
         svc_labels = dict(meta(svc).get("labels") or {})
         if current is not None:
-            cur_labels = {k: v for k, v in (meta(current).get("labels") or {}).items() if k != LABEL_HEADLESS}
-            if (subsets_equal(current.get("subsets"), subsets) and cur_labels == svc_labels
+            if (subsets_equal(current.get("subsets"), subsets)
+                    and labels_correct_for_endpoints(meta(current).get("labels") or {}, svc_labels)
                     and _capacity_annotation_ok(current)):
                 return
             body = copy.deepcopy(current)
@@ -647,6 +665,7 @@ class EndpointsController:
         else:
             annotations.pop(ANNOTATION_OVER_CAPACITY, None)
         labels = dict(svc_labels)
+        labels[LABEL_ENDPOINTS_MANAGED_BY] = ENDPOINTS_CONTROLLER_NAME
         if _is_headless(svc):
             labels[LABEL_HEADLESS] = ""
         m["labels"] = labels or None

@@ -11,6 +11,10 @@
 - NoExecute taints: Ready=False -> `node.kubernetes.io/not-ready:NoExecute`, Ready=Unknown ->
   `node.kubernetes.io/unreachable:NoExecute`, Ready=True -> neither. (Upstream rate-limits
   this per zone; here every node is tainted at once.)
+- Events (source `node-controller`, as upstream's recorder): `RegisteredNode` "Node n1 event:
+  Registered Node n1 in Controller" for every node a monitor pass sees first (so for every node
+  again after a restart, as upstream), `RemovingNode` when one is gone, and the NodeNotReady /
+  NodeReady status changes.
 - NoSchedule taints (TaintNodesByCondition): not-ready / unreachable from Ready, memory-,
   disk-, pid-pressure and network-unavailable from their conditions, `unschedulable` from
   `spec.unschedulable`.
@@ -154,8 +158,15 @@ class NodeHealth:
     lease_renew: str | None
 
 
+def node_ref(name: str, uid: str) -> JsonDict:
+    """The ObjectReference RecordNodeEvent / RecordNodeStatusChange report about (no
+    namespace, no resourceVersion), as an object for the EventRecorder."""
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": uid}}
+
+
 class NodeLifecycleController:
     NAME = "node-lifecycle-controller"
+    EVENT_SOURCE = "node-controller"  # the event source component upstream's recorder uses
 
     def __init__(self, client: Client, informers: SharedInformerFactory, *, clock: Clock | None = None,
                  node_monitor_period: float = 5.0, node_monitor_grace_period: float = 50.0,
@@ -171,7 +182,8 @@ class NodeLifecycleController:
         self._pods.add_index(NODE_NAME_INDEX, node_name_index)
         self.health: dict[str, NodeHealth] = {}
         self.queue = WorkQueue()
-        self.recorder = EventRecorder(client, self.NAME, clock=self._clock)
+        self.recorder = EventRecorder(client, self.EVENT_SOURCE, clock=self._clock)
+        self._known: dict[str, str] = {}  # knownNodeSet: name -> uid of the nodes seen by a pass
         self._nodes.add_handler(on_add=self._node_changed, on_update=lambda _o, n: self._node_changed(n),
                                 on_delete=self._node_deleted)
 
@@ -221,7 +233,9 @@ class NodeLifecycleController:
 
     async def monitor_node_health(self) -> None:
         """One monitorNodeHealth pass over every node."""
-        for node in self._nodes.store.list():
+        nodes = self._nodes.store.list()
+        self._record_added_and_deleted(nodes)
+        for node in nodes:
             h, grace = self._observe(node)
             if self._clock.monotonic() - h.probe <= grace:
                 continue
@@ -229,6 +243,23 @@ class NodeLifecycleController:
             if ready is not None and ready.get("status") == "Unknown":
                 continue
             await self._mark_unknown(str(meta(node).get("name")))
+
+    def _record_added_and_deleted(self, nodes: list[JsonDict]) -> None:
+        """classifyNodes' added / deleted nodes: `RegisteredNode` / `RemovingNode` Events."""
+        seen: dict[str, str] = {}
+        for node in nodes:
+            name, uid = str(meta(node).get("name")), str(meta(node).get("uid") or "")
+            seen[name] = uid
+            if name not in self._known:
+                self._node_event(name, uid, "RegisteredNode", f"Registered Node {name} in Controller")
+        for name, uid in self._known.items():
+            if name not in seen:
+                self._node_event(name, uid, "RemovingNode", f"Removing Node {name} from Controller")
+        self._known = seen
+
+    def _node_event(self, name: str, uid: str, reason: str, event: str) -> None:
+        """RecordNodeEvent: "Node <name> event: <event>"."""
+        self.recorder.event(node_ref(name, uid), "Normal", reason, f"Node {name} event: {event}")
 
     async def _mark_unknown(self, name: str) -> None:
         for _ in range(3):
@@ -245,7 +276,8 @@ class NodeLifecycleController:
             except ConflictError:
                 continue
             logger.info("%s: node=%s stopped posting status; Ready=Unknown", self.NAME, name)
-            self.recorder.event(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
+            self.recorder.event(node_ref(name, str(meta(node).get("uid") or "")), "Normal", "NodeNotReady",
+                                f"Node {name} status is now: NodeNotReady")
             if was_ready:
                 await self._mark_pods_not_ready(name)
             return
@@ -288,4 +320,5 @@ class NodeLifecycleController:
         if node_condition(node, "Ready") and (node_condition(node, "Ready") or {}).get("status") == "True":
             had = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
             if had & NO_EXECUTE_KEYS:
-                self.recorder.event(node, "Normal", "NodeReady", f"Node {name} status is now: NodeReady")
+                self.recorder.event(node_ref(name, str(meta(node).get("uid") or "")), "Normal", "NodeReady",
+                                    f"Node {name} status is now: NodeReady")

@@ -14,13 +14,15 @@ import pytest
 
 from kubelet_sim.config import parse_fleet
 from kubelet_sim.node_agent import (
+    ANNOTATION_CONTROLLER_MANAGED_ATTACH,
     ANNOTATION_FAILED,
     FleetOptions,
     NodeAgent,
     fail_node,
     recover_node,
 )
-from minik3s.api.resources import LEASES, NODES
+from minik3s.api.resources import EVENTS, LEASES, NODES
+from minik3s.client.record import EventRecorder
 from minik3s.utils.clock import FakeClock
 
 
@@ -161,7 +163,8 @@ async def test_failed_node_stops_renewing_and_recovers(agent: NodeAgent, cluster
     agent.on_recover = recovered.append
     await advance(cluster, clock, 10.5)
     await fail_node(cluster, "node-3")
-    assert node(cluster, "node-3")["metadata"]["annotations"] == {ANNOTATION_FAILED: "true"}
+    assert node(cluster, "node-3")["metadata"]["annotations"] == {ANNOTATION_CONTROLLER_MANAGED_ATTACH: "true",
+                                                                  ANNOTATION_FAILED: "true"}
     before = lease_renewals(cluster, "node-3")
     await advance(cluster, clock, 60, step=1)
     assert lease_renewals(cluster, "node-3") == before
@@ -210,3 +213,85 @@ async def test_ready_is_restored_when_someone_else_marks_the_node_unknown(agent:
     await advance(cluster, clock, 10.5)
     ready = next(c for c in node(cluster, "node-4")["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")
+
+
+# ---- the kubelet's Events about its Node
+
+def node_events(cluster: Any, name: str) -> list[tuple[str, str]]:
+    evs = [e for e in cluster.objects(EVENTS).values()
+           if e["involvedObject"].get("kind") == "Node" and e["involvedObject"].get("name") == name]
+    evs.sort(key=lambda e: e["metadata"]["name"])  # <node>.<hex nanoseconds + sequence>: write order
+    return [(e["reason"], e["message"]) for e in evs]
+
+
+STARTUP = [
+    ("Starting", "Starting kubelet."),
+    ("NodeHasSufficientMemory", "Node node-1 status is now: NodeHasSufficientMemory"),
+    ("NodeHasNoDiskPressure", "Node node-1 status is now: NodeHasNoDiskPressure"),
+    ("NodeHasSufficientPID", "Node node-1 status is now: NodeHasSufficientPID"),
+    ("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"),
+    ("NodeReady", "Node node-1 status is now: NodeReady"),
+]
+
+
+@pytest.fixture
+async def with_events(cluster: Any, clock: FakeClock) -> AsyncIterator[tuple[NodeAgent, EventRecorder]]:
+    recorder = EventRecorder(cluster, "kubelet", clock=clock)
+    cluster.idle_checks.append(lambda: recorder.pending() == 0)
+    cluster.spawn(recorder.run(), "test-kubelet-events")
+    a = NodeAgent(parse_fleet(1), client=cluster, node_informer=cluster.informer(NODES), clock=clock,
+                  rng=random.Random(1), options=FleetOptions(), recorder=recorder)
+    yield a, recorder
+
+
+async def test_starting_kubelet_records_node_events_once(with_events: tuple[NodeAgent, EventRecorder],
+                                                         cluster: Any, clock: FakeClock) -> None:
+    a, _ = with_events
+    await a.register_all()
+    cluster.spawn(a.run(), "test-heartbeats")
+    await cluster.settle()
+    assert node_events(cluster, "node-1") == STARTUP
+    ev = next(e for e in cluster.objects(EVENTS).values() if e["reason"] == "Starting")
+    assert ev["involvedObject"] == {"kind": "Node", "name": "node-1", "uid": "node-1"}
+    assert ev["metadata"]["namespace"] == "default"
+    assert ev["source"] == {"component": "kubelet", "host": "node-1"} and ev["type"] == "Normal"
+    # heartbeats and status reports record nothing more
+    await advance(cluster, clock, 320, step=5)
+    assert node_events(cluster, "node-1") == STARTUP
+
+
+async def test_take_over_of_a_healthy_node_reports_no_condition_transitions(
+        with_events: tuple[NodeAgent, EventRecorder], cluster: Any) -> None:
+    conds = [{"type": t, "status": s} for t, s in
+             (("MemoryPressure", "False"), ("DiskPressure", "False"), ("PIDPressure", "Unknown"), ("Ready", "True"))]
+    await cluster.create(NODES, {"metadata": {"name": "node-1"}, "status": {"conditions": conds}})
+    a, _ = with_events
+    await a.register_all()
+    await cluster.settle()
+    assert node_events(cluster, "node-1") == [
+        ("Starting", "Starting kubelet."),
+        ("NodeHasSufficientPID", "Node node-1 status is now: NodeHasSufficientPID"),
+        ("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"),
+    ]
+
+
+async def test_cordon_and_uncordon_record_schedulable_events(with_events: tuple[NodeAgent, EventRecorder],
+                                                             cluster: Any, clock: FakeClock) -> None:
+    a, _ = with_events
+    await a.register_all()
+    cluster.spawn(a.run(), "test-heartbeats")
+    await cluster.settle()
+    for unschedulable in (True, True, False):
+        await cluster.patch(NODES, "node-1", {"spec": {"unschedulable": unschedulable}})
+        await cluster.settle()
+    assert node_events(cluster, "node-1")[len(STARTUP):] == [
+        ("NodeNotSchedulable", "Node node-1 status is now: NodeNotSchedulable"),
+        ("NodeSchedulable", "Node node-1 status is now: NodeSchedulable"),
+    ]
+
+
+async def test_registered_node_lets_the_controller_manage_attach_detach(agent: NodeAgent, cluster: Any) -> None:
+    """initialNode with --enable-controller-attach-detach (default true)."""
+    for name in ("node-1", "node-4"):
+        assert node(cluster, name)["metadata"]["annotations"] == {
+            "volumes.kubernetes.io/controller-managed-attach-detach": "true"}

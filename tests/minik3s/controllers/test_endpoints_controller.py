@@ -15,6 +15,7 @@ from minik3s.controllers.endpoints import (
     ANNOTATION_TRIGGER_TIME,
     EndpointsController,
     find_port,
+    labels_correct_for_endpoints,
     repack_subsets,
     truncate_subsets,
 )
@@ -100,7 +101,7 @@ async def test_ready_and_not_ready_pods_fill_endpoints_and_slice(harness, start)
             and addr_names(ep, "notReadyAddresses") == ["not-ready"] else None
 
     ep = await h.eventually(endpoints_ready, what="endpoints with 2 ready, 1 not ready")
-    assert ep["metadata"]["labels"] == {"tier": "front"}
+    assert ep["metadata"]["labels"] == {"tier": "front", "endpoints.kubernetes.io/managed-by": "endpoint-controller"}
     assert ep["metadata"]["annotations"][ANNOTATION_TRIGGER_TIME]
     [subset] = ep["subsets"]
     assert subset["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
@@ -347,3 +348,59 @@ def test_which_pod_updates_wake_its_services(change, want):
     """upstream podEndpointsChanged (endpointslice util): (endpoint changed, membership changed)."""
     from minik3s.controllers.endpoints import _pod_endpoints_changed
     assert _pod_endpoints_changed(_pod_for_change(), _pod_for_change(**change)) == want
+
+
+MANAGED = {"endpoints.kubernetes.io/managed-by": "endpoint-controller"}
+HEADLESS = {"service.kubernetes.io/headless": ""}
+
+
+@pytest.mark.parametrize(("ep_labels", "svc_labels", "want"), [
+    pytest.param({**MANAGED, "tier": "front"}, {"tier": "front"}, True, id="service-labels-plus-managed-by"),
+    pytest.param({**MANAGED, **HEADLESS}, {}, True, id="headless-label-ignored"),
+    pytest.param({"tier": "front"}, {"tier": "front"}, False, id="missing-managed-by"),
+    pytest.param({"endpoints.kubernetes.io/managed-by": "someone-else"}, {}, False, id="other-manager"),
+    pytest.param({**MANAGED, "tier": "back"}, {"tier": "front"}, False, id="label-value-changed"),
+    pytest.param({**MANAGED}, {"tier": "front"}, False, id="service-label-added"),
+    pytest.param({**MANAGED, "tier": "front"}, {}, False, id="service-label-removed"),
+])
+def test_labels_correct_for_endpoints(ep_labels, svc_labels, want):
+    """labelsCorrectForEndpoints (v1.33, kubernetes#130564)."""
+    assert labels_correct_for_endpoints(ep_labels, svc_labels) is want
+
+
+async def test_endpoints_without_managed_by_label_are_relabelled_once(harness, start):
+    """Endpoints written before the label existed (or stripped by a user) get it back; the
+    write after that is the last one."""
+    h = harness
+    await add_nodes(h)
+    await make_pod(h, "a", ip="10.0.0.1")
+    c = start()
+    await h.client.create(SERVICES, service("web", selector={"app": "web"}), "default")
+
+    async def written():
+        ep = await get_or_none(h, ENDPOINTS, "web")
+        return ep if ep and addr_names(ep, "addresses") == ["a"] else None
+
+    ep = await h.eventually(written, what="endpoints written")
+    assert ep["metadata"]["labels"] == {"tier": "front", **MANAGED}
+    await h.eventually(lambda: _async(len(c.queue) == 0), what="queue drained")
+    stripped = await h.mutate(ENDPOINTS, "web", lambda e: e["metadata"].update(labels={"tier": "front"}))
+    await _cached(h, c, stripped)
+    await c.sync("default/web")
+    again = await h.client.get(ENDPOINTS, "web", "default")
+    assert again["metadata"]["labels"] == {"tier": "front", **MANAGED}
+    assert int(again["metadata"]["resourceVersion"]) > int(stripped["metadata"]["resourceVersion"])
+    await _cached(h, c, again)
+    await c.sync("default/web")  # steady state: no further write
+    assert (await h.client.get(ENDPOINTS, "web", "default"))["metadata"]["resourceVersion"] \
+        == again["metadata"]["resourceVersion"]
+
+
+async def _cached(h, c: EndpointsController, obj: dict) -> None:
+    rv = obj["metadata"]["resourceVersion"]
+
+    async def seen():
+        cur = c._ep_inf.store.get("default/web")
+        return cur is not None and cur["metadata"]["resourceVersion"] == rv
+
+    await h.eventually(seen, what=f"informer at {rv}")

@@ -130,3 +130,40 @@ async def test_cordon_and_pressure_conditions_map_to_noschedule_taints(harness):
         return await node_taints(harness) == {"node.kubernetes.io/memory-pressure:NoSchedule"}
 
     await harness.eventually(uncordoned, what="uncordoned")
+
+
+async def _node_events(harness, reason: str) -> list[dict]:
+    from minik3s.api.resources import EVENTS
+    items = (await harness.client.list(EVENTS, "default"))["items"]
+    return [e for e in items if e["reason"] == reason and e["involvedObject"].get("kind") == "Node"]
+
+
+async def test_registered_and_removing_node_events(harness):
+    """monitorNodeHealth's classifyNodes: RecordNodeEvent "RegisteredNode" for a node seen for
+    the first time, "RemovingNode" once it is gone; source node-controller, once each."""
+    clock = FakeClock()
+    nl, _ = await setup(harness, clock)
+    node = await harness.client.get(NODES, "n1")
+    harness.start(nl.run)
+
+    [ev] = await harness.eventually(lambda: _node_events(harness, "RegisteredNode"), what="RegisteredNode")
+    assert ev["message"] == "Node n1 event: Registered Node n1 in Controller"
+    assert ev["type"] == "Normal" and ev["source"] == {"component": "node-controller"}
+    assert ev["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": "n1",
+                                    "uid": node["metadata"]["uid"]}
+    # further passes record nothing new
+    await nl.monitor_node_health()
+    await nl.monitor_node_health()
+    await harness.client.delete(NODES, "n1")
+
+    async def gone():
+        return nl._nodes.store.get("n1") is None
+
+    await harness.eventually(gone, what="informer saw the delete")
+    await nl.monitor_node_health()
+    [rm] = await harness.eventually(lambda: _node_events(harness, "RemovingNode"), what="RemovingNode")
+    assert rm["message"] == "Node n1 event: Removing Node n1 from Controller"
+    assert rm["involvedObject"]["uid"] == node["metadata"]["uid"]
+    assert len(await _node_events(harness, "RegisteredNode")) == 1
+    [reg] = await _node_events(harness, "RegisteredNode")
+    assert reg["count"] == 1
