@@ -67,6 +67,8 @@ _MODULE_PACKAGES = {
 _RENAMES = {
     ("minik3s.api.core", "EventsV1Event"): "io.k8s.api.events.v1.Event",
     ("minik3s.api.apps", "Scale"): "io.k8s.api.autoscaling.v1.Scale",
+    ("minik3s.api.apps", "ScaleSpec"): "io.k8s.api.autoscaling.v1.ScaleSpec",
+    ("minik3s.api.apps", "ScaleStatus"): "io.k8s.api.autoscaling.v1.ScaleStatus",
     ("minik3s.api.apps", "AppsCondition"): "io.k8s.api.apps.v1.DeploymentCondition",
     **{("minik3s.api.scheduling", n): f"io.k8s.api.scheduling.v1alpha1.{n}" for n in (
         "Workload", "WorkloadSpec", "WorkloadPodGroup", "PodGroupPolicy", "GangSchedulingPolicy",

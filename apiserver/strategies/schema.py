@@ -291,21 +291,139 @@ _INT64_FIELDS = frozenset({
     "generation", "deletionGracePeriodSeconds", "terminationGracePeriodSeconds", "activeDeadlineSeconds",
     "tolerationSeconds", "observedGeneration", "runAsUser", "runAsGroup", "fsGroup", "gracePeriodSeconds",
     "startingDeadlineSeconds", "seconds", "supplementalGroups", "sizeBytes", "remainingItemCount",
-    "expirationSeconds",
+    "expirationSeconds", "uid", "gid", "capacity", "revision",
 })
 
 
-def _go_type(node: Node, field_name: str) -> str:
-    """Example: a list of Container models -> `[]v1.Container`; `replicas` -> `int32`."""
-    if node.kind == "model":
+def _named(table: str) -> dict[tuple[str, str], str]:
+    """`Go type: Struct.field ...` lines -> {(struct, json field): Go type}."""
+    out: dict[tuple[str, str], str] = {}
+    for line in table.strip().splitlines():
+        go, fields = line.split(":", 1)
+        for f in fields.split():
+            struct, name = f.split(".")
+            out[(struct, name)] = go.strip()
+    return out
+
+
+# Fields whose Go type is a named string type (`type HostPathType string`): the decoder's error
+# names it (`of type v1.HostPathType`; a list's elements `[]v1.PersistentVolumeAccessMode`).
+# core/v1, meta/v1, apps/v1 and policy/v1 of the kinds with a wire model (k8s.io/api v1.33).
+_NAMED_STRINGS = _named("""
+v1.Protocol: ContainerPort.protocol ServicePort.protocol EndpointPort.protocol PortStatus.protocol
+v1.PullPolicy: Container.imagePullPolicy EphemeralContainer.imagePullPolicy ImageVolumeSource.pullPolicy
+v1.TerminationMessagePolicy: Container.terminationMessagePolicy EphemeralContainer.terminationMessagePolicy
+v1.ContainerRestartPolicy: Container.restartPolicy EphemeralContainer.restartPolicy
+v1.RestartPolicy: PodSpec.restartPolicy
+v1.DNSPolicy: PodSpec.dnsPolicy
+v1.PreemptionPolicy: PodSpec.preemptionPolicy
+v1.URIScheme: HTTPGetAction.scheme
+v1.Signal: Lifecycle.stopSignal ContainerStatus.stopSignal
+v1.ResourceName: ContainerResizePolicy.resourceName ResourceStatus.name
+v1.ResourceResizeRestartPolicy: ContainerResizePolicy.restartPolicy
+v1.MountPropagationMode: VolumeMount.mountPropagation
+v1.RecursiveReadOnlyMode: VolumeMount.recursiveReadOnly VolumeMountStatus.recursiveReadOnly
+v1.Capability: Capabilities.add Capabilities.drop
+v1.ProcMountType: SecurityContext.procMount
+v1.SeccompProfileType: SeccompProfile.type
+v1.AppArmorProfileType: AppArmorProfile.type
+v1.PodFSGroupChangePolicy: PodSecurityContext.fsGroupChangePolicy
+v1.SupplementalGroupsPolicy: PodSecurityContext.supplementalGroupsPolicy
+v1.PodSELinuxChangePolicy: PodSecurityContext.seLinuxChangePolicy
+v1.HostPathType: HostPathVolumeSource.type
+v1.StorageMedium: EmptyDirVolumeSource.medium
+v1.AzureDataDiskCachingMode: AzureDiskVolumeSource.cachingMode
+v1.AzureDataDiskKind: AzureDiskVolumeSource.kind
+v1.PersistentVolumeAccessMode: PersistentVolumeClaimSpec.accessModes PersistentVolumeSpec.accessModes
+  PersistentVolumeClaimStatus.accessModes
+v1.PersistentVolumeMode: PersistentVolumeClaimSpec.volumeMode PersistentVolumeSpec.volumeMode
+v1.PersistentVolumeReclaimPolicy: PersistentVolumeSpec.persistentVolumeReclaimPolicy
+v1.PersistentVolumePhase: PersistentVolumeStatus.phase
+v1.PersistentVolumeClaimPhase: PersistentVolumeClaimStatus.phase
+v1.PersistentVolumeClaimConditionType: PersistentVolumeClaimCondition.type
+v1.PersistentVolumeClaimModifyVolumeStatus: ModifyVolumeStatus.status
+v1.ClaimResourceStatus: PersistentVolumeClaimStatus.allocatedResourceStatuses
+v1.ConditionStatus: PodCondition.status NodeCondition.status NamespaceCondition.status ComponentCondition.status
+  PersistentVolumeClaimCondition.status ReplicationControllerCondition.status DeploymentCondition.status
+  ReplicaSetCondition.status StatefulSetCondition.status DaemonSetCondition.status Condition.status
+v1.PodConditionType: PodCondition.type
+v1.PodPhase: PodStatus.phase
+v1.PodQOSClass: PodStatus.qosClass
+v1.PodResizeStatus: PodStatus.resize
+v1.NodeConditionType: NodeCondition.type
+v1.NodeAddressType: NodeAddress.type
+v1.NodePhase: NodeStatus.phase
+v1.UniqueVolumeName: NodeStatus.volumesInUse AttachedVolume.name
+v1.TaintEffect: Taint.effect Toleration.effect
+v1.TolerationOperator: Toleration.operator
+v1.NodeSelectorOperator: NodeSelectorRequirement.operator
+v1.UnsatisfiableConstraintAction: TopologySpreadConstraint.whenUnsatisfiable
+v1.NodeInclusionPolicy: TopologySpreadConstraint.nodeAffinityPolicy TopologySpreadConstraint.nodeTaintsPolicy
+v1.OSName: PodOS.name
+v1.ServiceType: ServiceSpec.type
+v1.ServiceAffinity: ServiceSpec.sessionAffinity
+v1.ServiceExternalTrafficPolicy: ServiceSpec.externalTrafficPolicy
+v1.ServiceInternalTrafficPolicy: ServiceSpec.internalTrafficPolicy
+v1.IPFamily: ServiceSpec.ipFamilies
+v1.IPFamilyPolicy: ServiceSpec.ipFamilyPolicy
+v1.LoadBalancerIPMode: LoadBalancerIngress.ipMode
+v1.FinalizerName: NamespaceSpec.finalizers
+v1.NamespacePhase: NamespaceStatus.phase
+v1.NamespaceConditionType: NamespaceCondition.type
+v1.SecretType: Secret.type
+v1.ResourceQuotaScope: ResourceQuotaSpec.scopes ScopedResourceSelectorRequirement.scopeName
+v1.ScopeSelectorOperator: ScopedResourceSelectorRequirement.operator
+v1.LimitType: LimitRangeItem.type
+v1.ComponentConditionType: ComponentCondition.type
+v1.ReplicationControllerConditionType: ReplicationControllerCondition.type
+v1.ResourceID: ResourceHealth.resourceID
+v1.ResourceHealthStatus: ResourceHealth.health
+types.UID: ObjectMeta.uid OwnerReference.uid ObjectReference.uid Preconditions.uid ConfigMapNodeConfigSource.uid
+v1.LabelSelectorOperator: LabelSelectorRequirement.operator
+v1.ManagedFieldsOperationType: ManagedFieldsEntry.operation
+v1.DeletionPropagation: DeleteOptions.propagationPolicy
+v1.DeploymentStrategyType: DeploymentStrategy.type
+v1.DeploymentConditionType: DeploymentCondition.type
+v1.ReplicaSetConditionType: ReplicaSetCondition.type
+v1.PodManagementPolicyType: StatefulSetSpec.podManagementPolicy
+v1.StatefulSetUpdateStrategyType: StatefulSetUpdateStrategy.type
+v1.PersistentVolumeClaimRetentionPolicyType: StatefulSetPersistentVolumeClaimRetentionPolicy.whenDeleted
+  StatefulSetPersistentVolumeClaimRetentionPolicy.whenScaled
+v1.StatefulSetConditionType: StatefulSetCondition.type
+v1.DaemonSetUpdateStrategyType: DaemonSetUpdateStrategy.type
+v1.DaemonSetConditionType: DaemonSetCondition.type
+v1.UnhealthyPodEvictionPolicyType: PodDisruptionBudgetSpec.unhealthyPodEvictionPolicy
+[]uint8: Secret.data ConfigMap.binaryData
+""".replace("\n  ", " "))
+# a map field's own Go type where it is not map[string]<element> (a ResourceList is named below)
+_NAMED_MAPS = {
+    ("PersistentVolumeClaimStatus", "allocatedResourceStatuses"): "map[v1.ResourceName]v1.ClaimResourceStatus",
+    ("Secret", "data"): "map[string][]uint8",
+    ("ConfigMap", "binaryData"): "map[string][]uint8",
+}
+
+
+def _go_type(node: Node, field_name: str, struct: str = "") -> str:
+    """The Go type of field `field_name` of Go struct `struct`, as the decoder names it.
+    Example: a list of Container models -> `[]v1.Container`; `replicas` -> `int32`;
+    HostPathVolumeSource's `type` -> `v1.HostPathType`; a map of quantities -> `v1.ResourceList`."""
+    kind = node.kind
+    if kind == "model":
         return f"v1.{node.name}"
-    if node.kind == "list":
-        return "[]" + (_go_type(node.elem, field_name) if node.elem else "interface {}")
-    if node.kind == "map":
-        return "map[string]" + (_go_type(node.elem, field_name) if node.elem else "interface {}")
-    if node.kind == "int":
+    if kind == "list":
+        return "[]" + (_go_type(node.elem, field_name, struct) if node.elem else "interface {}")
+    if kind == "map":
+        whole = _NAMED_MAPS.get((struct, field_name))
+        if whole is not None:
+            return whole
+        if node.elem is not None and node.elem.kind == "quantity":
+            return "v1.ResourceList"
+        return "map[string]" + (_go_type(node.elem, field_name, struct) if node.elem else "interface {}")
+    if kind == "int":
         return "int64" if field_name in _INT64_FIELDS else "int32"
-    return {"string": "string", "float": "float64", "bool": "bool"}.get(node.kind, "interface {}")
+    if kind == "string":
+        return _NAMED_STRINGS.get((struct, field_name), "string")
+    return {"float": "float64", "bool": "bool"}.get(kind, "interface {}")
 
 
 def _json_kind(v: Any) -> str:
@@ -350,6 +468,10 @@ def _mismatch(v: Any, node: Node, field_name: str = "") -> str | None:
     return None
 
 
+# scalar kinds every value of exactly this Python type decodes into (first_type_error's fast path)
+_PLAIN: dict[str, type] = {"string": str, "bool": bool}
+
+
 def first_type_error(obj: Any, root: Node) -> str | None:
     """The error Go's JSON decoder reports for the first value of the wrong JSON type, e.g.
     `json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string`
@@ -359,18 +481,26 @@ def first_type_error(obj: Any, root: Node) -> str | None:
         bad = _mismatch(v, node, field_name)
         if bad is not None:
             return (f"json: cannot unmarshal {bad} into Go struct field {struct}.{path} of type "
-                    f"{_go_type(node, field_name)}")
+                    f"{_go_type(node, field_name, struct)}")
         if node.kind == "model" and isinstance(v, dict):
+            fields = node.fields
             for k, child_v in v.items():
-                child = node.fields.get(k)
-                if child is None or child.kind == "any":
+                child = fields.get(k)
+                # null decodes into anything; a plain string or bool value of a string or bool
+                # field (most leaves) is fine without a call
+                if child is None or child_v is None or type(child_v) is _PLAIN.get(child.kind):
+                    continue
+                if child.kind == "any":
                     continue
                 err = walk(child_v, child, node.name, f"{path}.{k}" if path else k, k)
                 if err:
                     return err
         elif node.kind in ("list", "map") and node.elem is not None and node.elem.kind != "any":
             items = v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
+            plain = _PLAIN.get(node.elem.kind)
             for item in items:
+                if item is None or type(item) is plain:
+                    continue
                 err = walk(item, node.elem, struct, path, field_name)
                 if err:
                     return err
@@ -412,9 +542,15 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("", "ServiceAccount"): core.ServiceAccount,
         ("", "Event"): core.Event,
         ("", "Binding"): core.Binding,
+        **{("", k): getattr(core, k) for k in ("PersistentVolume", "PersistentVolumeClaim", "Endpoints",
+                                               "ReplicationController", "PodTemplate", "ResourceQuota",
+                                               "LimitRange")},
         ("events.k8s.io", "Event"): core.EventsV1Event,
         ("apps", "Deployment"): apps.Deployment,
         ("apps", "ReplicaSet"): apps.ReplicaSet,
+        ("apps", "StatefulSet"): apps.StatefulSet,
+        ("apps", "DaemonSet"): apps.DaemonSet,
+        ("apps", "ControllerRevision"): apps.ControllerRevision,
         ("policy", "PodDisruptionBudget"): policy.PodDisruptionBudget,
         ("policy", "Eviction"): policy.Eviction,
         ("scheduling.k8s.io", "PriorityClass"): scheduling.PriorityClass,
@@ -446,9 +582,9 @@ def _ints(struct: str, names: str, **children: Node) -> Node:
 
 
 def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
-    """Decode-time type trees for built-in kinds without a full wire model: their integer fields
-    (int32/int64 ranges, upstream's batch/v1 and apps/v1 types) and the pod template. Only type
-    errors are read from these trees, never unknown fields (they are partial)."""
+    """Decode-time type trees for built-in kinds without a full wire model (batch/v1): their
+    integer fields (int32/int64 ranges, upstream's types) and the pod template. Only type errors
+    and quantities are read from these trees, never unknown fields (they are partial)."""
     from minik3s.api import core
 
     tmpl = model_node(core.PodTemplateSpec, cache)
@@ -462,34 +598,7 @@ def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
         ("batch", "CronJob"): _ints("CronJob", "", **top, spec=_ints(
             "CronJobSpec", "startingDeadlineSeconds successfulJobsHistoryLimit failedJobsHistoryLimit",
             jobTemplate=job_tmpl)),
-        ("apps", "StatefulSet"): _ints("StatefulSet", "", **top, spec=_ints(
-            "StatefulSetSpec", "replicas revisionHistoryLimit minReadySeconds", template=tmpl),
-            status=_ints("StatefulSetStatus", "observedGeneration replicas readyReplicas currentReplicas "
-                         "updatedReplicas collisionCount availableReplicas")),
-        ("apps", "DaemonSet"): _ints("DaemonSet", "", **top, spec=_ints(
-            "DaemonSetSpec", "minReadySeconds revisionHistoryLimit", template=tmpl),
-            status=_ints("DaemonSetStatus", "currentNumberScheduled numberMisscheduled desiredNumberScheduled "
-                         "numberReady observedGeneration updatedNumberScheduled numberAvailable "
-                         "numberUnavailable collisionCount")),
-        ("", "ReplicationController"): _ints("ReplicationController", "", **top, spec=_ints(
-            "ReplicationControllerSpec", "replicas minReadySeconds", template=tmpl)),
-        ("", "PodTemplate"): _ints("PodTemplate", "", **top, template=tmpl),
-        # resource lists of kinds without a wire model (quantities only)
-        ("", "ResourceQuota"): _ints("ResourceQuota", "", **top, spec=_ints("ResourceQuotaSpec", "", hard=_RL),
-                                     status=_ints("ResourceQuotaStatus", "", hard=_RL, used=_RL)),
-        ("", "LimitRange"): _ints("LimitRange", "", **top, spec=_ints("LimitRangeSpec", "", limits=Node(
-            "list", elem=_ints("LimitRangeItem", "", max=_RL, min=_RL, default=_RL, defaultRequest=_RL,
-                               maxLimitRequestRatio=_RL)))),
-        ("", "PersistentVolumeClaim"): _ints("PersistentVolumeClaim", "", **top, spec=_ints(
-            "PersistentVolumeClaimSpec", "", resources=_ints("VolumeResourceRequirements", "", requests=_RL,
-                                                              limits=_RL)),
-            status=_ints("PersistentVolumeClaimStatus", "", capacity=_RL, allocatedResources=_RL)),
-        ("", "PersistentVolume"): _ints("PersistentVolume", "", **top, spec=_ints("PersistentVolumeSpec", "",
-                                                                                   capacity=_RL)),
     }
-
-
-_RL = Node("map", elem=_QUANTITY)  # a ResourceList
 
 
 _SCALE = _ints("Scale", "", metadata=_ANY, spec=_ints("ScaleSpec", "replicas"))

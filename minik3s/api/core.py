@@ -1,19 +1,23 @@
-"""core/v1 wire types: Pod, Node, Namespace, Service, ConfigMap, Secret, Event, Binding (layer L2).
+"""core/v1 wire types: Pod, Node, Namespace, Service, ConfigMap, Secret, Event, Binding,
+PersistentVolume(Claim), Endpoints, ReplicationController, PodTemplate, ResourceQuota, LimitRange (layer L2).
 
 Why: the schema of the served core kinds, for the unknown-field walk (fieldValidation), OpenAPI
 generation and typed access in tests. Enumerated strings are `Literal`s so the generated schema
 lists them; the request path validates dicts by hand (apiserver/strategies) with upstream's
 messages, so these models are not constructed per request.
 
-Volume sources and a few rarely used nested structs are typed `dict[str, Any]`: accepted as-is,
-never reported as unknown.
+Every nested struct is a model named as its Go struct (`SecretVolumeSource`, `KeyToPath`, ...):
+the decoder reports a wrongly typed value with the innermost struct's name and an unknown field
+with its full path (`spec.volumes[0].secret.bogus`). Fields free-form upstream stay maps
+(`map[string]string` such as a CSI volume's `volumeAttributes`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from minik3s.api.meta import (
+    Condition,
     IntOrString,
     K8sModel,
     LabelSelector,
@@ -58,9 +62,15 @@ class ContainerPort(K8sModel):
     hostIP: str | None = None
 
 
-class KeySelector(K8sModel):
-    key: str
+class ConfigMapKeySelector(K8sModel):
     name: str | None = None
+    key: str
+    optional: bool | None = None
+
+
+class SecretKeySelector(K8sModel):
+    name: str | None = None
+    key: str
     optional: bool | None = None
 
 
@@ -78,8 +88,8 @@ class ResourceFieldSelector(K8sModel):
 class EnvVarSource(K8sModel):
     fieldRef: ObjectFieldSelector | None = None
     resourceFieldRef: ResourceFieldSelector | None = None
-    configMapKeyRef: KeySelector | None = None
-    secretKeyRef: KeySelector | None = None
+    configMapKeyRef: ConfigMapKeySelector | None = None
+    secretKeyRef: SecretKeySelector | None = None
 
 
 class EnvVar(K8sModel):
@@ -88,10 +98,20 @@ class EnvVar(K8sModel):
     valueFrom: EnvVarSource | None = None
 
 
+class ConfigMapEnvSource(K8sModel):
+    name: str | None = None
+    optional: bool | None = None
+
+
+class SecretEnvSource(K8sModel):
+    name: str | None = None
+    optional: bool | None = None
+
+
 class EnvFromSource(K8sModel):
     prefix: str | None = None
-    configMapRef: dict[str, Any] | None = None
-    secretRef: dict[str, Any] | None = None
+    configMapRef: ConfigMapEnvSource | None = None
+    secretRef: SecretEnvSource | None = None
 
 
 class ResourceClaim(K8sModel):
@@ -165,11 +185,15 @@ class Probe(K8sModel):
     terminationGracePeriodSeconds: int | None = None
 
 
+class SleepAction(K8sModel):
+    seconds: int
+
+
 class LifecycleHandler(K8sModel):
     exec: ExecAction | None = None
     httpGet: HTTPGetAction | None = None
     tcpSocket: TCPSocketAction | None = None
-    sleep: dict[str, Any] | None = None
+    sleep: SleepAction | None = None
 
 
 class Lifecycle(K8sModel):
@@ -178,19 +202,48 @@ class Lifecycle(K8sModel):
     stopSignal: str | None = None
 
 
+class Capabilities(K8sModel):
+    add: list[str] | None = None
+    drop: list[str] | None = None
+
+
+class SELinuxOptions(K8sModel):
+    user: str | None = None
+    role: str | None = None
+    type: str | None = None
+    level: str | None = None
+
+
+class WindowsSecurityContextOptions(K8sModel):
+    gmsaCredentialSpecName: str | None = None
+    gmsaCredentialSpec: str | None = None
+    runAsUserName: str | None = None
+    hostProcess: bool | None = None
+
+
+class SeccompProfile(K8sModel):
+    type: str
+    localhostProfile: str | None = None
+
+
+class AppArmorProfile(K8sModel):
+    type: str
+    localhostProfile: str | None = None
+
+
 class SecurityContext(K8sModel):
-    capabilities: dict[str, Any] | None = None
+    capabilities: Capabilities | None = None
     privileged: bool | None = None
-    seLinuxOptions: dict[str, Any] | None = None
-    windowsOptions: dict[str, Any] | None = None
+    seLinuxOptions: SELinuxOptions | None = None
+    windowsOptions: WindowsSecurityContextOptions | None = None
     runAsUser: int | None = None
     runAsGroup: int | None = None
     runAsNonRoot: bool | None = None
     readOnlyRootFilesystem: bool | None = None
     allowPrivilegeEscalation: bool | None = None
     procMount: str | None = None
-    seccompProfile: dict[str, Any] | None = None
-    appArmorProfile: dict[str, Any] | None = None
+    seccompProfile: SeccompProfile | None = None
+    appArmorProfile: AppArmorProfile | None = None
 
 
 class Container(K8sModel):
@@ -271,10 +324,15 @@ class PodAffinity(K8sModel):
     preferredDuringSchedulingIgnoredDuringExecution: list[WeightedPodAffinityTerm] | None = None
 
 
+class PodAntiAffinity(K8sModel):
+    requiredDuringSchedulingIgnoredDuringExecution: list[PodAffinityTerm] | None = None
+    preferredDuringSchedulingIgnoredDuringExecution: list[WeightedPodAffinityTerm] | None = None
+
+
 class Affinity(K8sModel):
     nodeAffinity: NodeAffinity | None = None
     podAffinity: PodAffinity | None = None
-    podAntiAffinity: PodAffinity | None = None
+    podAntiAffinity: PodAntiAffinity | None = None
 
 
 class Toleration(K8sModel):
@@ -304,9 +362,14 @@ class PodReadinessGate(K8sModel):
     conditionType: str
 
 
+class Sysctl(K8sModel):
+    name: str
+    value: str
+
+
 class PodSecurityContext(K8sModel):
-    seLinuxOptions: dict[str, Any] | None = None
-    windowsOptions: dict[str, Any] | None = None
+    seLinuxOptions: SELinuxOptions | None = None
+    windowsOptions: WindowsSecurityContextOptions | None = None
     runAsUser: int | None = None
     runAsGroup: int | None = None
     runAsNonRoot: bool | None = None
@@ -314,16 +377,21 @@ class PodSecurityContext(K8sModel):
     supplementalGroupsPolicy: str | None = None
     fsGroup: int | None = None
     fsGroupChangePolicy: str | None = None
-    sysctls: list[dict[str, Any]] | None = None
-    seccompProfile: dict[str, Any] | None = None
-    appArmorProfile: dict[str, Any] | None = None
+    sysctls: list[Sysctl] | None = None
+    seccompProfile: SeccompProfile | None = None
+    appArmorProfile: AppArmorProfile | None = None
     seLinuxChangePolicy: str | None = None
+
+
+class PodDNSConfigOption(K8sModel):
+    name: str | None = None
+    value: str | None = None
 
 
 class PodDNSConfig(K8sModel):
     nameservers: list[str] | None = None
     searches: list[str] | None = None
-    options: list[dict[str, Any]] | None = None
+    options: list[PodDNSConfigOption] | None = None
 
 
 class HostAlias(K8sModel):
@@ -331,43 +399,343 @@ class HostAlias(K8sModel):
     hostnames: list[str] | None = None
 
 
+# --- volume sources -----------------------------------------------------------------------------
+
+
+class HostPathVolumeSource(K8sModel):
+    path: str
+    type: str | None = None
+
+
+class EmptyDirVolumeSource(K8sModel):
+    medium: str | None = None
+    sizeLimit: Quantity | None = None
+
+
+class GCEPersistentDiskVolumeSource(K8sModel):
+    pdName: str
+    fsType: str | None = None
+    partition: int | None = None
+    readOnly: bool | None = None
+
+
+class AWSElasticBlockStoreVolumeSource(K8sModel):
+    volumeID: str
+    fsType: str | None = None
+    partition: int | None = None
+    readOnly: bool | None = None
+
+
+class GitRepoVolumeSource(K8sModel):
+    repository: str
+    revision: str | None = None
+    directory: str | None = None
+
+
+class KeyToPath(K8sModel):
+    key: str
+    path: str
+    mode: int | None = None
+
+
+class SecretVolumeSource(K8sModel):
+    secretName: str | None = None
+    items: list[KeyToPath] | None = None
+    defaultMode: int | None = None
+    optional: bool | None = None
+
+
+class NFSVolumeSource(K8sModel):
+    server: str
+    path: str
+    readOnly: bool | None = None
+
+
+class ISCSIVolumeSource(K8sModel):
+    targetPortal: str
+    iqn: str
+    lun: int
+    iscsiInterface: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    portals: list[str] | None = None
+    chapAuthDiscovery: bool | None = None
+    chapAuthSession: bool | None = None
+    secretRef: LocalObjectReference | None = None
+    initiatorName: str | None = None
+
+
+class GlusterfsVolumeSource(K8sModel):
+    endpoints: str
+    path: str
+    readOnly: bool | None = None
+
+
+class PersistentVolumeClaimVolumeSource(K8sModel):
+    claimName: str
+    readOnly: bool | None = None
+
+
+class RBDVolumeSource(K8sModel):
+    monitors: list[str]
+    image: str
+    fsType: str | None = None
+    pool: str | None = None
+    user: str | None = None
+    keyring: str | None = None
+    secretRef: LocalObjectReference | None = None
+    readOnly: bool | None = None
+
+
+class FlexVolumeSource(K8sModel):
+    driver: str
+    fsType: str | None = None
+    secretRef: LocalObjectReference | None = None
+    readOnly: bool | None = None
+    options: dict[str, str] | None = None
+
+
+class CinderVolumeSource(K8sModel):
+    volumeID: str
+    fsType: str | None = None
+    readOnly: bool | None = None
+    secretRef: LocalObjectReference | None = None
+
+
+class CephFSVolumeSource(K8sModel):
+    monitors: list[str]
+    path: str | None = None
+    user: str | None = None
+    secretFile: str | None = None
+    secretRef: LocalObjectReference | None = None
+    readOnly: bool | None = None
+
+
+class FlockerVolumeSource(K8sModel):
+    datasetName: str | None = None
+    datasetUUID: str | None = None
+
+
+class DownwardAPIVolumeFile(K8sModel):
+    path: str
+    fieldRef: ObjectFieldSelector | None = None
+    resourceFieldRef: ResourceFieldSelector | None = None
+    mode: int | None = None
+
+
+class DownwardAPIVolumeSource(K8sModel):
+    items: list[DownwardAPIVolumeFile] | None = None
+    defaultMode: int | None = None
+
+
+class FCVolumeSource(K8sModel):
+    targetWWNs: list[str] | None = None
+    lun: int | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    wwids: list[str] | None = None
+
+
+class AzureFileVolumeSource(K8sModel):
+    secretName: str
+    shareName: str
+    readOnly: bool | None = None
+
+
+class ConfigMapVolumeSource(K8sModel):
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    defaultMode: int | None = None
+    optional: bool | None = None
+
+
+class VsphereVirtualDiskVolumeSource(K8sModel):
+    volumePath: str
+    fsType: str | None = None
+    storagePolicyName: str | None = None
+    storagePolicyID: str | None = None
+
+
+class QuobyteVolumeSource(K8sModel):
+    registry: str
+    volume: str
+    readOnly: bool | None = None
+    user: str | None = None
+    group: str | None = None
+    tenant: str | None = None
+
+
+class AzureDiskVolumeSource(K8sModel):
+    diskName: str
+    diskURI: str
+    cachingMode: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    kind: str | None = None
+
+
+class PhotonPersistentDiskVolumeSource(K8sModel):
+    pdID: str
+    fsType: str | None = None
+
+
+class SecretProjection(K8sModel):
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    optional: bool | None = None
+
+
+class DownwardAPIProjection(K8sModel):
+    items: list[DownwardAPIVolumeFile] | None = None
+
+
+class ConfigMapProjection(K8sModel):
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    optional: bool | None = None
+
+
+class ServiceAccountTokenProjection(K8sModel):
+    audience: str | None = None
+    expirationSeconds: int | None = None
+    path: str
+
+
+class ClusterTrustBundleProjection(K8sModel):
+    name: str | None = None
+    signerName: str | None = None
+    labelSelector: LabelSelector | None = None
+    optional: bool | None = None
+    path: str
+
+
+class VolumeProjection(K8sModel):
+    secret: SecretProjection | None = None
+    downwardAPI: DownwardAPIProjection | None = None
+    configMap: ConfigMapProjection | None = None
+    serviceAccountToken: ServiceAccountTokenProjection | None = None
+    clusterTrustBundle: ClusterTrustBundleProjection | None = None
+
+
+class ProjectedVolumeSource(K8sModel):
+    sources: list[VolumeProjection] | None = None
+    defaultMode: int | None = None
+
+
+class PortworxVolumeSource(K8sModel):
+    volumeID: str
+    fsType: str | None = None
+    readOnly: bool | None = None
+
+
+class ScaleIOVolumeSource(K8sModel):
+    gateway: str
+    system: str
+    secretRef: LocalObjectReference
+    sslEnabled: bool | None = None
+    protectionDomain: str | None = None
+    storagePool: str | None = None
+    storageMode: str | None = None
+    volumeName: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+
+
+class StorageOSVolumeSource(K8sModel):
+    volumeName: str | None = None
+    volumeNamespace: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    secretRef: LocalObjectReference | None = None
+
+
+class CSIVolumeSource(K8sModel):
+    driver: str
+    readOnly: bool | None = None
+    fsType: str | None = None
+    volumeAttributes: dict[str, str] | None = None
+    nodePublishSecretRef: LocalObjectReference | None = None
+
+
+class TypedLocalObjectReference(K8sModel):
+    apiGroup: str | None = None
+    kind: str
+    name: str
+
+
+class TypedObjectReference(K8sModel):
+    apiGroup: str | None = None
+    kind: str
+    name: str
+    namespace: str | None = None
+
+
+class VolumeResourceRequirements(K8sModel):
+    limits: ResourceList | None = None
+    requests: ResourceList | None = None
+
+
+class PersistentVolumeClaimSpec(K8sModel):
+    accessModes: list[str] | None = None
+    selector: LabelSelector | None = None
+    resources: VolumeResourceRequirements | None = None
+    volumeName: str | None = None
+    storageClassName: str | None = None
+    volumeMode: str | None = None
+    dataSource: TypedLocalObjectReference | None = None
+    dataSourceRef: TypedObjectReference | None = None
+    volumeAttributesClassName: str | None = None
+
+
+class PersistentVolumeClaimTemplate(K8sModel):
+    metadata: ObjectMeta | None = None
+    spec: PersistentVolumeClaimSpec
+
+
+class EphemeralVolumeSource(K8sModel):
+    volumeClaimTemplate: PersistentVolumeClaimTemplate | None = None
+
+
+class ImageVolumeSource(K8sModel):
+    reference: str | None = None
+    pullPolicy: str | None = None
+
+
 class Volume(K8sModel):
-    """A named volume; the source (emptyDir, configMap, secret, hostPath, persistentVolumeClaim,
-    projected, downwardAPI, csi, ephemeral, ...) is kept as given."""
+    """A named volume and its source (upstream inlines VolumeSource into Volume, so a source's
+    decoding errors name `Volume` for the source itself and the source's struct below it)."""
 
     name: str
-    emptyDir: dict[str, Any] | None = None
-    hostPath: dict[str, Any] | None = None
-    configMap: dict[str, Any] | None = None
-    secret: dict[str, Any] | None = None
-    persistentVolumeClaim: dict[str, Any] | None = None
-    projected: dict[str, Any] | None = None
-    downwardAPI: dict[str, Any] | None = None
-    csi: dict[str, Any] | None = None
-    ephemeral: dict[str, Any] | None = None
-    nfs: dict[str, Any] | None = None
-    image: dict[str, Any] | None = None
-    # the in-tree sources v1.33 still serves (most deprecated, some non-functional): kept so a
-    # manifest that names one is stored as written, not refused by strict decoding or pruned
-    gitRepo: dict[str, Any] | None = None
-    gcePersistentDisk: dict[str, Any] | None = None
-    awsElasticBlockStore: dict[str, Any] | None = None
-    iscsi: dict[str, Any] | None = None
-    glusterfs: dict[str, Any] | None = None
-    rbd: dict[str, Any] | None = None
-    flexVolume: dict[str, Any] | None = None
-    cinder: dict[str, Any] | None = None
-    cephfs: dict[str, Any] | None = None
-    flocker: dict[str, Any] | None = None
-    fc: dict[str, Any] | None = None
-    azureFile: dict[str, Any] | None = None
-    vsphereVolume: dict[str, Any] | None = None
-    quobyte: dict[str, Any] | None = None
-    azureDisk: dict[str, Any] | None = None
-    photonPersistentDisk: dict[str, Any] | None = None
-    portworxVolume: dict[str, Any] | None = None
-    scaleIO: dict[str, Any] | None = None
-    storageos: dict[str, Any] | None = None
+    hostPath: HostPathVolumeSource | None = None
+    emptyDir: EmptyDirVolumeSource | None = None
+    gcePersistentDisk: GCEPersistentDiskVolumeSource | None = None
+    awsElasticBlockStore: AWSElasticBlockStoreVolumeSource | None = None
+    gitRepo: GitRepoVolumeSource | None = None
+    secret: SecretVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
+    iscsi: ISCSIVolumeSource | None = None
+    glusterfs: GlusterfsVolumeSource | None = None
+    persistentVolumeClaim: PersistentVolumeClaimVolumeSource | None = None
+    rbd: RBDVolumeSource | None = None
+    flexVolume: FlexVolumeSource | None = None
+    cinder: CinderVolumeSource | None = None
+    cephfs: CephFSVolumeSource | None = None
+    flocker: FlockerVolumeSource | None = None
+    downwardAPI: DownwardAPIVolumeSource | None = None
+    fc: FCVolumeSource | None = None
+    azureFile: AzureFileVolumeSource | None = None
+    configMap: ConfigMapVolumeSource | None = None
+    vsphereVolume: VsphereVirtualDiskVolumeSource | None = None
+    quobyte: QuobyteVolumeSource | None = None
+    azureDisk: AzureDiskVolumeSource | None = None
+    photonPersistentDisk: PhotonPersistentDiskVolumeSource | None = None
+    projected: ProjectedVolumeSource | None = None
+    portworxVolume: PortworxVolumeSource | None = None
+    scaleIO: ScaleIOVolumeSource | None = None
+    storageos: StorageOSVolumeSource | None = None
+    csi: CSIVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
+    image: ImageVolumeSource | None = None
 
 
 class PodResourceClaim(K8sModel):
@@ -443,10 +811,56 @@ class PodCondition(K8sModel):
     message: str | None = None
 
 
+class ContainerStateWaiting(K8sModel):
+    reason: str | None = None
+    message: str | None = None
+
+
+class ContainerStateRunning(K8sModel):
+    startedAt: str | None = None
+
+
+class ContainerStateTerminated(K8sModel):
+    exitCode: int
+    signal: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    startedAt: str | None = None
+    finishedAt: str | None = None
+    containerID: str | None = None
+
+
 class ContainerState(K8sModel):
-    waiting: dict[str, Any] | None = None
-    running: dict[str, Any] | None = None
-    terminated: dict[str, Any] | None = None
+    waiting: ContainerStateWaiting | None = None
+    running: ContainerStateRunning | None = None
+    terminated: ContainerStateTerminated | None = None
+
+
+class VolumeMountStatus(K8sModel):
+    name: str
+    mountPath: str
+    readOnly: bool | None = None
+    recursiveReadOnly: str | None = None
+
+
+class LinuxContainerUser(K8sModel):
+    uid: int
+    gid: int
+    supplementalGroups: list[int] | None = None
+
+
+class ContainerUser(K8sModel):
+    linux: LinuxContainerUser | None = None
+
+
+class ResourceHealth(K8sModel):
+    resourceID: str
+    health: str | None = None
+
+
+class ResourceStatus(K8sModel):
+    name: str
+    resources: list[ResourceHealth] | None = None
 
 
 class ContainerStatus(K8sModel):
@@ -461,14 +875,23 @@ class ContainerStatus(K8sModel):
     started: bool | None = None
     allocatedResources: ResourceList | None = None
     resources: ResourceRequirements | None = None
-    volumeMounts: list[dict[str, Any]] | None = None
-    user: dict[str, Any] | None = None
-    allocatedResourcesStatus: list[dict[str, Any]] | None = None
+    volumeMounts: list[VolumeMountStatus] | None = None
+    user: ContainerUser | None = None
+    allocatedResourcesStatus: list[ResourceStatus] | None = None
     stopSignal: str | None = None
 
 
 class HostIP(K8sModel):
     ip: str
+
+
+class PodIP(K8sModel):
+    ip: str
+
+
+class PodResourceClaimStatus(K8sModel):
+    name: str
+    resourceClaimName: str | None = None
 
 
 class PodStatus(K8sModel):
@@ -481,14 +904,14 @@ class PodStatus(K8sModel):
     hostIP: str | None = None
     hostIPs: list[HostIP] | None = None
     podIP: str | None = None
-    podIPs: list[HostIP] | None = None
+    podIPs: list[PodIP] | None = None
     startTime: str | None = None
     initContainerStatuses: list[ContainerStatus] | None = None
     containerStatuses: list[ContainerStatus] | None = None
     qosClass: Literal["Guaranteed", "Burstable", "BestEffort"] | None = None
     ephemeralContainerStatuses: list[ContainerStatus] | None = None
     resize: str | None = None
-    resourceClaimStatuses: list[dict[str, Any]] | None = None
+    resourceClaimStatuses: list[PodResourceClaimStatus] | None = None
 
 
 class Pod(TypedObject):
@@ -534,13 +957,25 @@ class Taint(K8sModel):
     timeAdded: str | None = None
 
 
+class ConfigMapNodeConfigSource(K8sModel):
+    namespace: str
+    name: str
+    uid: str | None = None
+    resourceVersion: str | None = None
+    kubeletConfigKey: str
+
+
+class NodeConfigSource(K8sModel):
+    configMap: ConfigMapNodeConfigSource | None = None
+
+
 class NodeSpec(K8sModel):
     podCIDR: str | None = None
     podCIDRs: list[str] | None = None
     providerID: str | None = None
     unschedulable: bool | None = None
     taints: list[Taint] | None = None
-    configSource: dict[str, Any] | None = None
+    configSource: NodeConfigSource | None = None
     externalID: str | None = None
 
 
@@ -558,6 +993,10 @@ class NodeAddress(K8sModel):
     address: str
 
 
+class NodeSwapStatus(K8sModel):
+    capacity: int | None = None
+
+
 class NodeSystemInfo(K8sModel):
     machineID: str = ""
     systemUUID: str = ""
@@ -569,12 +1008,46 @@ class NodeSystemInfo(K8sModel):
     kubeProxyVersion: str = ""
     operatingSystem: str = ""
     architecture: str = ""
-    swap: dict[str, Any] | None = None
+    swap: NodeSwapStatus | None = None
 
 
 class ContainerImage(K8sModel):
     names: list[str] | None = None
     sizeBytes: int | None = None
+
+
+class DaemonEndpoint(K8sModel):
+    Port: int
+
+
+class NodeDaemonEndpoints(K8sModel):
+    kubeletEndpoint: DaemonEndpoint | None = None
+
+
+class AttachedVolume(K8sModel):
+    name: str
+    devicePath: str
+
+
+class NodeConfigStatus(K8sModel):
+    assigned: NodeConfigSource | None = None
+    active: NodeConfigSource | None = None
+    lastKnownGood: NodeConfigSource | None = None
+    error: str | None = None
+
+
+class NodeRuntimeHandlerFeatures(K8sModel):
+    recursiveReadOnlyMounts: bool | None = None
+    userNamespaces: bool | None = None
+
+
+class NodeRuntimeHandler(K8sModel):
+    name: str | None = None
+    features: NodeRuntimeHandlerFeatures | None = None
+
+
+class NodeFeatures(K8sModel):
+    supplementalGroupsPolicy: bool | None = None
 
 
 class NodeStatus(K8sModel):
@@ -583,14 +1056,14 @@ class NodeStatus(K8sModel):
     phase: str | None = None
     conditions: list[NodeCondition] | None = None
     addresses: list[NodeAddress] | None = None
-    daemonEndpoints: dict[str, Any] | None = None
+    daemonEndpoints: NodeDaemonEndpoints | None = None
     nodeInfo: NodeSystemInfo | None = None
     images: list[ContainerImage] | None = None
     volumesInUse: list[str] | None = None
-    volumesAttached: list[dict[str, Any]] | None = None
-    config: dict[str, Any] | None = None
-    runtimeHandlers: list[dict[str, Any]] | None = None
-    features: dict[str, Any] | None = None
+    volumesAttached: list[AttachedVolume] | None = None
+    config: NodeConfigStatus | None = None
+    runtimeHandlers: list[NodeRuntimeHandler] | None = None
+    features: NodeFeatures | None = None
 
 
 class Node(TypedObject):
@@ -605,9 +1078,17 @@ class NamespaceSpec(K8sModel):
     finalizers: list[str] | None = None
 
 
+class NamespaceCondition(K8sModel):
+    type: str
+    status: str
+    lastTransitionTime: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
 class NamespaceStatus(K8sModel):
     phase: Literal["Active", "Terminating"] | None = None
-    conditions: list[dict[str, Any]] | None = None
+    conditions: list[NamespaceCondition] | None = None
 
 
 class Namespace(TypedObject):
@@ -637,6 +1118,14 @@ class ServicePort(K8sModel):
     nodePort: int | None = None
 
 
+class ClientIPConfig(K8sModel):
+    timeoutSeconds: int | None = None
+
+
+class SessionAffinityConfig(K8sModel):
+    clientIP: ClientIPConfig | None = None
+
+
 class ServiceSpec(K8sModel):
     ports: list[ServicePort] | None = None
     selector: dict[str, str] | None = None
@@ -651,7 +1140,7 @@ class ServiceSpec(K8sModel):
     externalTrafficPolicy: Literal["Cluster", "Local"] | None = None
     healthCheckNodePort: int | None = None
     publishNotReadyAddresses: bool | None = None
-    sessionAffinityConfig: dict[str, Any] | None = None
+    sessionAffinityConfig: SessionAffinityConfig | None = None
     ipFamilies: list[str] | None = None
     ipFamilyPolicy: str | None = None
     allocateLoadBalancerNodePorts: bool | None = None
@@ -660,9 +1149,26 @@ class ServiceSpec(K8sModel):
     trafficDistribution: str | None = None
 
 
+class PortStatus(K8sModel):
+    port: int
+    protocol: str
+    error: str | None = None
+
+
+class LoadBalancerIngress(K8sModel):
+    ip: str | None = None
+    hostname: str | None = None
+    ipMode: str | None = None
+    ports: list[PortStatus] | None = None
+
+
+class LoadBalancerStatus(K8sModel):
+    ingress: list[LoadBalancerIngress] | None = None
+
+
 class ServiceStatus(K8sModel):
-    loadBalancer: dict[str, Any] | None = None
-    conditions: list[dict[str, Any]] | None = None
+    loadBalancer: LoadBalancerStatus | None = None
+    conditions: list[Condition] | None = None
 
 
 class Service(TypedObject):
@@ -722,3 +1228,294 @@ class ServiceAccount(TypedObject):
     secrets: list[ObjectReference] | None = None
     imagePullSecrets: list[LocalObjectReference] | None = None
     automountServiceAccountToken: bool | None = None
+
+
+# --- persistent volumes and claims --------------------------------------------------------------
+
+
+class SecretReference(K8sModel):
+    name: str | None = None
+    namespace: str | None = None
+
+
+class ISCSIPersistentVolumeSource(K8sModel):
+    targetPortal: str
+    iqn: str
+    lun: int
+    iscsiInterface: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    portals: list[str] | None = None
+    chapAuthDiscovery: bool | None = None
+    chapAuthSession: bool | None = None
+    secretRef: SecretReference | None = None
+    initiatorName: str | None = None
+
+
+class GlusterfsPersistentVolumeSource(K8sModel):
+    endpoints: str
+    path: str
+    readOnly: bool | None = None
+    endpointsNamespace: str | None = None
+
+
+class RBDPersistentVolumeSource(K8sModel):
+    monitors: list[str]
+    image: str
+    fsType: str | None = None
+    pool: str | None = None
+    user: str | None = None
+    keyring: str | None = None
+    secretRef: SecretReference | None = None
+    readOnly: bool | None = None
+
+
+class FlexPersistentVolumeSource(K8sModel):
+    driver: str
+    fsType: str | None = None
+    secretRef: SecretReference | None = None
+    readOnly: bool | None = None
+    options: dict[str, str] | None = None
+
+
+class CinderPersistentVolumeSource(K8sModel):
+    volumeID: str
+    fsType: str | None = None
+    readOnly: bool | None = None
+    secretRef: SecretReference | None = None
+
+
+class CephFSPersistentVolumeSource(K8sModel):
+    monitors: list[str]
+    path: str | None = None
+    user: str | None = None
+    secretFile: str | None = None
+    secretRef: SecretReference | None = None
+    readOnly: bool | None = None
+
+
+class AzureFilePersistentVolumeSource(K8sModel):
+    secretName: str
+    shareName: str
+    readOnly: bool | None = None
+    secretNamespace: str | None = None
+
+
+class ScaleIOPersistentVolumeSource(K8sModel):
+    gateway: str
+    system: str
+    secretRef: SecretReference
+    sslEnabled: bool | None = None
+    protectionDomain: str | None = None
+    storagePool: str | None = None
+    storageMode: str | None = None
+    volumeName: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+
+
+class LocalVolumeSource(K8sModel):
+    path: str
+    fsType: str | None = None
+
+
+class StorageOSPersistentVolumeSource(K8sModel):
+    volumeName: str | None = None
+    volumeNamespace: str | None = None
+    fsType: str | None = None
+    readOnly: bool | None = None
+    secretRef: ObjectReference | None = None
+
+
+class CSIPersistentVolumeSource(K8sModel):
+    driver: str
+    volumeHandle: str
+    readOnly: bool | None = None
+    fsType: str | None = None
+    volumeAttributes: dict[str, str] | None = None
+    controllerPublishSecretRef: SecretReference | None = None
+    nodeStageSecretRef: SecretReference | None = None
+    nodePublishSecretRef: SecretReference | None = None
+    controllerExpandSecretRef: SecretReference | None = None
+    nodeExpandSecretRef: SecretReference | None = None
+
+
+class VolumeNodeAffinity(K8sModel):
+    required: NodeSelector | None = None
+
+
+class PersistentVolumeSpec(K8sModel):
+    """Upstream inlines PersistentVolumeSource (the `hostPath` ... `csi` fields) into the spec."""
+
+    capacity: ResourceList | None = None
+    gcePersistentDisk: GCEPersistentDiskVolumeSource | None = None
+    awsElasticBlockStore: AWSElasticBlockStoreVolumeSource | None = None
+    hostPath: HostPathVolumeSource | None = None
+    glusterfs: GlusterfsPersistentVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
+    rbd: RBDPersistentVolumeSource | None = None
+    iscsi: ISCSIPersistentVolumeSource | None = None
+    cinder: CinderPersistentVolumeSource | None = None
+    cephfs: CephFSPersistentVolumeSource | None = None
+    fc: FCVolumeSource | None = None
+    flocker: FlockerVolumeSource | None = None
+    flexVolume: FlexPersistentVolumeSource | None = None
+    azureFile: AzureFilePersistentVolumeSource | None = None
+    vsphereVolume: VsphereVirtualDiskVolumeSource | None = None
+    quobyte: QuobyteVolumeSource | None = None
+    azureDisk: AzureDiskVolumeSource | None = None
+    photonPersistentDisk: PhotonPersistentDiskVolumeSource | None = None
+    portworxVolume: PortworxVolumeSource | None = None
+    scaleIO: ScaleIOPersistentVolumeSource | None = None
+    local: LocalVolumeSource | None = None
+    storageos: StorageOSPersistentVolumeSource | None = None
+    csi: CSIPersistentVolumeSource | None = None
+    accessModes: list[str] | None = None
+    claimRef: ObjectReference | None = None
+    persistentVolumeReclaimPolicy: str | None = None
+    storageClassName: str | None = None
+    mountOptions: list[str] | None = None
+    volumeMode: str | None = None
+    nodeAffinity: VolumeNodeAffinity | None = None
+    volumeAttributesClassName: str | None = None
+
+
+class PersistentVolumeStatus(K8sModel):
+    phase: str | None = None
+    message: str | None = None
+    reason: str | None = None
+    lastPhaseTransitionTime: str | None = None
+
+
+class PersistentVolume(TypedObject):
+    spec: PersistentVolumeSpec | None = None
+    status: PersistentVolumeStatus | None = None
+
+
+class PersistentVolumeClaimCondition(K8sModel):
+    type: str
+    status: str
+    lastProbeTime: str | None = None
+    lastTransitionTime: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class ModifyVolumeStatus(K8sModel):
+    targetVolumeAttributesClassName: str | None = None
+    status: str
+
+
+class PersistentVolumeClaimStatus(K8sModel):
+    phase: str | None = None
+    accessModes: list[str] | None = None
+    capacity: ResourceList | None = None
+    conditions: list[PersistentVolumeClaimCondition] | None = None
+    allocatedResources: ResourceList | None = None
+    allocatedResourceStatuses: dict[str, str] | None = None
+    currentVolumeAttributesClassName: str | None = None
+    modifyVolumeStatus: ModifyVolumeStatus | None = None
+
+
+class PersistentVolumeClaim(TypedObject):
+    spec: PersistentVolumeClaimSpec | None = None
+    status: PersistentVolumeClaimStatus | None = None
+
+
+# --- endpoints, replication controllers, quotas, limit ranges ------------------------------------
+
+
+class EndpointAddress(K8sModel):
+    ip: str
+    hostname: str | None = None
+    nodeName: str | None = None
+    targetRef: ObjectReference | None = None
+
+
+class EndpointPort(K8sModel):
+    name: str | None = None
+    port: int
+    protocol: str | None = None
+    appProtocol: str | None = None
+
+
+class EndpointSubset(K8sModel):
+    addresses: list[EndpointAddress] | None = None
+    notReadyAddresses: list[EndpointAddress] | None = None
+    ports: list[EndpointPort] | None = None
+
+
+class Endpoints(TypedObject):
+    subsets: list[EndpointSubset] | None = None
+
+
+class ReplicationControllerSpec(K8sModel):
+    replicas: int | None = None
+    minReadySeconds: int | None = None
+    selector: dict[str, str] | None = None
+    template: PodTemplateSpec | None = None
+
+
+class ReplicationControllerCondition(K8sModel):
+    type: str
+    status: str
+    lastTransitionTime: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class ReplicationControllerStatus(K8sModel):
+    replicas: int
+    fullyLabeledReplicas: int | None = None
+    readyReplicas: int | None = None
+    availableReplicas: int | None = None
+    observedGeneration: int | None = None
+    conditions: list[ReplicationControllerCondition] | None = None
+
+
+class ReplicationController(TypedObject):
+    spec: ReplicationControllerSpec | None = None
+    status: ReplicationControllerStatus | None = None
+
+
+class ScopedResourceSelectorRequirement(K8sModel):
+    scopeName: str
+    operator: str
+    values: list[str] | None = None
+
+
+class ScopeSelector(K8sModel):
+    matchExpressions: list[ScopedResourceSelectorRequirement] | None = None
+
+
+class ResourceQuotaSpec(K8sModel):
+    hard: ResourceList | None = None
+    scopes: list[str] | None = None
+    scopeSelector: ScopeSelector | None = None
+
+
+class ResourceQuotaStatus(K8sModel):
+    hard: ResourceList | None = None
+    used: ResourceList | None = None
+
+
+class ResourceQuota(TypedObject):
+    spec: ResourceQuotaSpec | None = None
+    status: ResourceQuotaStatus | None = None
+
+
+class LimitRangeItem(K8sModel):
+    type: str
+    max: ResourceList | None = None
+    min: ResourceList | None = None
+    default: ResourceList | None = None
+    defaultRequest: ResourceList | None = None
+    maxLimitRequestRatio: ResourceList | None = None
+
+
+class LimitRangeSpec(K8sModel):
+    limits: list[LimitRangeItem]
+
+
+class LimitRange(TypedObject):
+    spec: LimitRangeSpec | None = None

@@ -92,6 +92,24 @@ class Condition(K8sModel):
     message: str | None = None
 
 
+class Preconditions(K8sModel):
+    uid: str | None = None
+    resourceVersion: str | None = None
+
+
+class DeleteOptions(K8sModel):
+    """meta/v1 DeleteOptions, as a body field (policy/v1 Eviction.deleteOptions)."""
+
+    kind: str | None = None
+    apiVersion: str | None = None
+    gracePeriodSeconds: int | None = None
+    preconditions: Preconditions | None = None
+    orphanDependents: bool | None = None
+    propagationPolicy: str | None = None
+    dryRun: list[str] | None = None
+    ignoreStoreReadErrorWithClusterBreakingPotential: bool | None = None
+
+
 class TypedObject(K8sModel):
     """Every top-level object: apiVersion, kind, metadata."""
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from minik3s.api.meta import Condition, IntOrString, K8sModel, LabelSelector, TypedObject
+from minik3s.api.meta import Condition, DeleteOptions, IntOrString, K8sModel, LabelSelector, TypedObject
 
 
 class PodDisruptionBudgetSpec(K8sModel):
@@ -30,4 +30,4 @@ class PodDisruptionBudget(TypedObject):
 
 
 class Eviction(TypedObject):
-    deleteOptions: dict[str, Any] | None = None
+    deleteOptions: DeleteOptions | None = None

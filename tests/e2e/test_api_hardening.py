@@ -96,7 +96,7 @@ def test_patch_and_scale_cannot_overflow_replicas(http, ns):
     ({"gracePeriodSeconds": "soon"},
      "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
     ({"preconditions": {"uid": 5}},
-     "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type string"),
+     "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID"),
     ({"dryRun": "All"}, "json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string"),
 ])
 def test_malformed_delete_options_are_400(http, ns, body, message):
