@@ -46,18 +46,17 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from apiserver.core import ApiCore
+from apiserver.handlers.metrics import go_float
 from apiserver.keys import USAGE
 from apiserver.strategies.pod_rest import LogREST
 from minik3s.api import errors
@@ -447,35 +446,6 @@ def go_indent_json(doc: Any) -> bytes:
 
 
 # ---- /metrics/resource -------------------------------------------------------------------------
-
-
-def go_float(value: float) -> str:
-    """strconv.FormatFloat(v, 'g', -1, 64), as Prometheus' text format writes a sample value:
-    the shortest digits that round-trip, in exponent form when the exponent is below -4 or at
-    least 6, with two exponent digits at least: 134217728 -> 1.34217728e+08, 0.5, 1e-05, 10."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(str(d) for d in digit_tuple)
-    stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)
-    digits = stripped
-    point = len(digits) + exponent  # where the decimal point falls, counted from the left of `digits`
-    exp = point - 1
-    prefix = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{prefix}{digits}{'0' * (point - len(digits))}"
-    return f"{prefix}{digits[:point]}.{digits[point:]}"
 
 
 def _label_value(v: str) -> str:
