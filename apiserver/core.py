@@ -376,12 +376,16 @@ class ApiCore:
         return obj
 
     def _decode_fields(self, info: ResourceInfo, obj: JsonDict, opts: WriteOptions, *, body: bool = False,
-                       patched: Callable[[], str] | None = None) -> None:
+                       patched: Callable[[], str] | None = None,
+                       undeclared: Callable[[list[str]], None] | None = None) -> None:
         """What decoding into upstream's Go types does to a request's object: drop what the
         schema does not specify and write quantities canonically (always); then
         fieldValidation: Ignore says nothing, Warn warns, Strict refuses. Duplicate fields the
-        body's decoder found come first, as upstream lists them."""
+        body's decoder found come first, as upstream lists them. `undeclared` sees the dropped
+        fields first, whatever fieldValidation says (server-side apply's typed patch)."""
         fields = decode_fields_for(info, obj)
+        if fields and undeclared is not None:
+            undeclared(fields)
         if opts.field_validation == "Ignore" or not (fields or opts.duplicate_fields):
             return
         dups = opts.duplicate_fields
@@ -981,16 +985,15 @@ class ApiCore:
         if stored is None:
             # the apply configuration is decoded as upstream decodes it into the typed object
             # before merging: unknown fields never reach the merge or managedFields
-            if info.builtin:
-                unknown = decode_fields_for(info, body)
-                if unknown:
-                    # a built-in kind's schema has no place for them: the typed patch object
-                    # cannot be built, whatever fieldValidation says
-                    ns_name = f"{namespace or ''}/{name}"
-                    raise typed_patch_error(ns_name, f"{info.api_version if info.group else '/v1'}, Kind={info.kind}",
-                                            sorted(f"{field_path_to_smd(body, f, schema)}: field not declared in schema"
-                                                   for f in unknown)).to_api_error()
-            self._decode_fields(info, body, opts)
+            def undeclared(fields: list[str]) -> None:
+                # a built-in kind's schema has no place for them: the typed patch object cannot be
+                # built, whatever fieldValidation says (a custom resource's are pruned instead)
+                gvk = f"{info.api_version if info.group else '/v1'}, Kind={info.kind}"
+                raise typed_patch_error(f"{namespace or ''}/{name}", gvk, sorted(
+                    f"{field_path_to_smd(body, f, schema)}: field not declared in schema" for f in fields)
+                ).to_api_error()
+
+            self._decode_fields(info, body, opts, undeclared=undeclared if info.builtin else None)
         key = target.key(namespace if info.namespaced else None, name)
         for _ in range(MAX_UPDATE_RETRIES):
             live = self.store.get(key)

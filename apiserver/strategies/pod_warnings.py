@@ -25,7 +25,6 @@ get_warnings_for_pod / get_warnings_for_pod_template -> the request core's Warni
 from __future__ import annotations
 
 import functools
-import ipaddress
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -34,6 +33,8 @@ from minik3s.api.errors import go_quote
 from minik3s.api.quantity import QuantityError, canonical_quantity, parse_quantity
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import is_dns1123_label, is_valid_label_value
+
+from .net_warnings import get_warnings_for_ip
 
 # features.GitRepoVolumeDriver: deprecated and off by default in v1.33 (KEP-5040)
 GIT_REPO_VOLUME_DRIVER = False
@@ -176,51 +177,6 @@ def warnings_for_node_selector(selector: Any, path: str) -> list[str]:
     return warnings
 
 
-def _parse_ip_sloppy(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """netutils.ParseIPSloppy: Go 1.16's parser, which also takes IPv4 octets with leading
-    zeros (as decimal), and no IPv6 zone."""
-    if "%" in value:
-        return None
-    if ":" not in value:
-        parts = value.split(".")
-        if len(parts) != 4 or not all(p.isdigit() and p.isascii() and int(p) <= 255 for p in parts):
-            return None
-        return ipaddress.IPv4Address(".".join(str(int(p)) for p in parts))
-    try:
-        return ipaddress.IPv6Address(value)
-    except ValueError:
-        return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _ip_warning(value: str) -> tuple[str, str] | None:
-    """(template, preferred form) of GetWarningsForIP's warning for `value`, or None."""
-    ip = _parse_ip_sloppy(value)
-    if ip is None:
-        return None  # not an IP at all: validation's business
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    strict = isinstance(ip, ipaddress.IPv6Address) or str(ip) == value  # netip.ParseAddr: no leading zeros
-    if not strict or mapped is not None:
-        preferred = str(mapped if mapped is not None else ip)
-        return ("non-standard IP address {value} will be considered invalid in a future Kubernetes "
-                "release: use {preferred}", preferred)
-    if isinstance(ip, ipaddress.IPv6Address) and str(ip) != value:
-        return "IPv6 address {value} should be in RFC 5952 canonical format ({preferred})", str(ip)
-    return None
-
-
-def warnings_for_ip(path: str, value: Any) -> list[str]:
-    """validation.GetWarningsForIP: an IPv4 address with leading zeros or an IPv4-mapped IPv6
-    address (to be invalid in a future release), or an IPv6 address not in RFC 5952 form."""
-    if not isinstance(value, str):
-        return []
-    hit = _ip_warning(value)
-    if hit is None:
-        return []
-    template, preferred = hit
-    return [f"{path}: " + template.format(value=go_quote(value), preferred=go_quote(preferred))]
-
-
 def warnings_for_pvc_spec(path: str, spec: Any) -> list[str]:
     """GetWarningsForPersistentVolumeClaimSpec: fractional storage requests and limits."""
     resources = _d(_d(spec).get("resources"))
@@ -309,9 +265,12 @@ def _warnings_for_spec_and_meta(field_path: str | None, spec: JsonDict, meta: Js
     dns = spec.get("dnsConfig")
     if isinstance(dns, dict):
         for i, ns in enumerate(_l(dns.get("nameservers"))):
-            warnings.extend(warnings_for_ip(f"{p}spec.dnsConfig.nameservers[{i}]", ns))
+            if isinstance(ns, str):
+                warnings.extend(get_warnings_for_ip(f"{p}spec.dnsConfig.nameservers[{i}]", ns))
     for i, alias in enumerate(host_aliases):
-        warnings.extend(warnings_for_ip(f"{p}spec.hostAliases[{i}].ip", _d(alias).get("ip")))
+        ip = _d(alias).get("ip")
+        if isinstance(ip, str):
+            warnings.extend(get_warnings_for_ip(f"{p}spec.hostAliases[{i}].ip", ip))
     return warnings
 
 

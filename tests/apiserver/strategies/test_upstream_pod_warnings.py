@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from apiserver.strategies import strategy_for
+from apiserver.strategies.net_warnings import get_warnings_for_ip
 from apiserver.strategies.pod import apply_apparmor_version_skew
 from apiserver.strategies.pod_warnings import (
     check_for_overlap,
     get_warnings_for_pod,
     get_warnings_for_pod_template,
-    warnings_for_ip,
     warnings_for_job_spec,
 )
 from minik3s.api.types import JsonDict
@@ -541,7 +541,7 @@ def test_kube_api_access_volume_warns_nothing() -> None:
 ])
 def test_ip_warnings(value: str, expected: list[str]) -> None:
     """validation.GetWarningsForIP (apimachinery ip_test.go's TestGetWarningsForIP forms)."""
-    assert warnings_for_ip("f", value) == expected
+    assert get_warnings_for_ip("f", value) == expected
 
 
 def test_fractional_values_print_canonically() -> None:
