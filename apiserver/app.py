@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import OrderedDict
 
 from aiohttp import hdrs, web
 
@@ -28,6 +29,7 @@ from apiserver.keys import (
     AUTHORIZER,
     COMPONENT_HEALTH,
     CORE,
+    EXEC_OVERLAYS,
     EXPLAIN,
     METRICS,
     OPENAPI_CACHE,
@@ -100,6 +102,7 @@ def create_app(
     core.write_guards.append(EscalationCheck(app[AUTHORIZER]))
     app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
+    app[EXEC_OVERLAYS] = OrderedDict()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}

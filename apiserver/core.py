@@ -76,7 +76,7 @@ from minik3s.api.options import DeleteOptions, ListOptions, WatchOptions, WriteO
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.selectors import parse_field_selector, parse_label_selector
 from minik3s.api.types import JsonDict
-from minik3s.api.user import APISERVER
+from minik3s.api.user import APISERVER, UserInfo
 from minik3s.utils.clock import Clock, rfc3339
 
 logger = logging.getLogger(__name__)
@@ -1239,6 +1239,19 @@ class ApiCore:
         await self.webhooks.mutate(attrs)
         await self.webhooks.validate(attrs)
         return attrs.obj if attrs.obj is not None else body
+
+    async def admit_connect(self, info: ResourceInfo, namespace: str | None, name: str, sub: str, obj: JsonDict,
+                            user: UserInfo | None) -> None:
+        """CONNECT admission (pods/exec): webhooks and policies see the connect options object
+        (a v1 PodExecOptions) with operation CONNECT and null options, as upstream's
+        ConnectResource admits before proxying; a denial is the request's answer."""
+        if not self.webhooks.active():
+            return
+        group, _, version = str(obj["apiVersion"]).rpartition("/")
+        attrs = Attributes(info, "CONNECT", name, namespace or "", obj, None, None, subresource=sub, user=user,
+                           object_kind={"group": group, "version": version, "kind": str(obj["kind"])})
+        await self.webhooks.mutate(attrs)
+        await self.webhooks.validate(attrs)
 
     async def admit_subresource_update(self, info: ResourceInfo, namespace: str | None, name: str, sub: str,
                                        obj: JsonDict, old: JsonDict, opts: WriteOptions) -> JsonDict:

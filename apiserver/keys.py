@@ -12,6 +12,7 @@ in `WATCHES`, which `on_shutdown` ends.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -81,6 +82,8 @@ class ServingLimits:
 CORE = web.AppKey("core", ApiCore)
 SERVING = web.AppKey("serving", ServingLimits)
 WATCHES = web.AppKey("watches", set[WatchStream])
+# pods/exec: each container run's writable layer, (pod uid, container, restartCount) -> files
+EXEC_OVERLAYS = web.AppKey("exec_overlays", OrderedDict[tuple[str, str, int], dict[str, bytes]])
 EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
 READY = web.AppKey("ready", asyncio.Event)
 # "v2", "v3", "v3/<group>/<version>" -> the encoded document (cleared when CRDs change)

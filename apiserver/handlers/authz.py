@@ -50,6 +50,7 @@ _METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
                  "DELETE": "delete"}
 _SPECIAL_VERBS = ("proxy", "watch")
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
+_WEBSOCKET_SUBRESOURCES = ("exec", "attach", "portforward")
 _SANITIZE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _NAME_SELECTOR = re.compile(r"^metadata\.name(==?)(.*)$")
 
@@ -118,6 +119,11 @@ def _parse_attributes(request: web.Request, user: UserInfo) -> Attributes:
             name = _name_from_field_selector(q.get("fieldSelector") or "")
     if not name and verb == "delete":
         verb = "deletecollection"
+    if (verb == "get" and not group and resource == "pods" and subresource in _WEBSOCKET_SUBRESOURCES
+            and request.headers.get("Upgrade", "").lower() == "websocket"):
+        # AuthorizePodWebsocketUpgradeCreatePermission (on since v1.31): a WebSocket upgrade of
+        # pods/exec, attach or portforward needs `create`, as the SPDY POST always did
+        verb = "create"
     return Attributes(user=user, verb=verb, resource_request=True, api_group=group, api_version=version,
                       resource=resource, subresource=subresource, name=name, namespace=namespace, path=path)
 

@@ -35,7 +35,7 @@ class Attributes:
     namespace: str
     obj: JsonDict | None
     old: JsonDict | None
-    options: JsonDict
+    options: JsonDict | None  # None: CONNECT (the review's `options` is null)
     dry_run: bool = False
     subresource: str = ""
     user: UserInfo | None = None

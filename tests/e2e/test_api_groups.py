@@ -4,7 +4,7 @@ certificates.k8s.io, admissionregistration.k8s.io, apiregistration.k8s.io (creat
 watch, delete, a validation error with its field path, the `kubectl get` table), the bootstrap
 ClusterRoles and local APIServices, TokenRequest (`kubectl create token`), and the wire
 defects of issue 12: Status field order and trailing newline, DELETE answers, /openapi/v2 with
-the protobuf Accept, pods/exec|attach|portforward answering a clear Status.
+the protobuf Accept, pods/exec|attach|portforward answering a clear Status before a node is reached.
 """
 
 from __future__ import annotations
@@ -408,11 +408,17 @@ def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerP
     pod("two", {"nodeName": "somewhere", "initContainers": [{"name": "init", "image": "busybox"}],
                 "containers": [{"name": "a", "image": "busybox"}, {"name": "b", "image": "busybox"}]})
     pod("unsched", {"schedulerName": "nobody", "containers": [{"name": "c", "image": "busybox"}]})
+    # exec reaches the node (GetConnectionInfo): this one does not exist
     r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "-n", ns, "exec", "p", "--", "ls", ok=False)
     assert r.returncode != 0
-    assert "exec is not supported by simulated kubelets" in r.stderr
+    assert r.stderr == 'Error from server (NotFound): nodes "somewhere" not found\n'
+    for method in ("GET", "POST"):
+        resp = http.request(method, f"/api/v1/namespaces/{ns}/pods/p/exec", params={"command": "ls", "stdout": "1"})
+        assert (resp.status_code, resp.json()["message"]) == (404, 'nodes "somewhere" not found')
     for sub in ("exec", "attach", "portforward"):
         for method in ("GET", "POST"):
+            if sub == "exec":
+                continue
             resp = http.request(method, f"/api/v1/namespaces/{ns}/pods/p/{sub}")
             assert resp.status_code == 400, (sub, method, resp.text)
             assert resp.json()["reason"] == "BadRequest"
@@ -429,7 +435,10 @@ def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerP
         resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "nope"})
         assert (resp.status_code, resp.json()["message"]) == (400, "container nope is not valid for pod two")
         resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "init"})
-        assert f"{sub} is not supported by simulated kubelets" in resp.json()["message"]
+        if sub == "exec":
+            assert (resp.status_code, resp.json()["message"]) == (404, 'nodes "somewhere" not found')
+        else:
+            assert f"{sub} is not supported by simulated kubelets" in resp.json()["message"]
     r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "-n", ns, "exec", "two", "-c", "nope", "--", "ls", ok=False)
     assert "container nope is not valid for pod two" in r.stderr
     subs = {r["name"]: r for r in http.get("/api/v1").json()["resources"]}

@@ -1,0 +1,500 @@
+"""`pods/{name}/exec` over WebSocket: kube-apiserver's exec proxy and the kubelet's remote
+command server, answered by the simulated container (layer L4, apiserver handlers).
+
+Why: `kubectl exec` (WebSocket `v5.channel.k8s.io` since kubectl 1.30), the official Python
+client's `stream()` (v5, then v4) and every operator test that checks what a container sees
+(`cat /etc/config/key`, `env`, `ls /var/run/secrets/...`) need exec. Simulated kubelets run no
+processes, so the command is played by the simulated shell (`minik3s.api.helpers.shell`) over
+what the kubelet would have set up for the container (`minik3s.api.helpers.container_view`:
+its environment, the files of its volume mounts, /etc/hosts, /etc/resolv.conf, a real bound
+ServiceAccount token). Files a command writes stay for the life of the container run (one
+overlay per pod uid, container and restart count), as a container's writable layer does.
+
+Data flow: `subresources.subresource` (after RBAC on `pods/exec`, `create` for the WebSocket
+GET as AuthorizePodWebsocketUpgradeCreatePermission asks) -> `serve`:
+  1. CONNECT admission (webhooks and policies see a v1 PodExecOptions, before any lookup, as
+     ConnectResource admits), then upstream's checks in upstream's order: the pod (404), the container (streamLocation's
+     400s), the node (400 "does not have a host assigned", 404 for a Node that does not
+     exist), the node's kubelet (a dead or
+     missing simulated kubelet: the proxy's dial error, 500 `error dialing backend: ...`), the
+     kubelet's own: at least one stream (400 text), the container running (500 text
+     `container not found ("c")`, which kubectl prints as `unable to upgrade connection: ...`);
+  2. a request that is not a WebSocket upgrade (kubectl's SPDY fallback, a plain GET) gets a
+     400 Status saying only WebSocket is served;
+  3. the WebSocket handshake with the channel subprotocols the two upstream servers offer:
+     `v5.channel.k8s.io` (the apiserver's stream translator: CLOSE frames on channel 255),
+     `v4.channel.k8s.io`, `v4.base64.channel.k8s.io`, `channel.k8s.io`, `base64.channel.k8s.io`
+     and none (the kubelet's); the client's first listed one that is served wins, as
+     x/net/websocket's handshake picks; none served: 403;
+  4. wsstream's framing: each message starts with the channel (a byte, or an ASCII digit for
+     base64 protocols whose payload is base64); an empty message on the lowest writable
+     channel first (stdout, else stderr, else the error channel) tells the client the streams
+     are open; stdin frames feed the command, resize frames (channel 4) are read and dropped,
+     frames for channels not opened are ignored;
+  5. the end: the error channel carries the result, as remotecommand's writeStatus does: v4
+     and v5 a metav1.Status (`{"metadata":{},"status":"Success"}`, or `NonZeroExitCode` with an
+     `ExitCode` cause, or an InternalError for a program the image lacks); the pre-v4
+     protocols only an error's text. Then the socket is closed (code 1000).
+With `tty=true` the simulated terminal does what a pty's line discipline does: it echoes
+what is typed, edits the line (backspace, ^U), hands complete lines to the command, ends
+input on ^D at the start of a line, and turns output newlines into CRLF; stderr is merged
+into stdout (kubelet NewOptions drops stderr with a tty).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import WSMsgType, web
+
+from apiserver.core import ApiCore
+from apiserver.handlers.common import write_options
+from apiserver.handlers.node_proxy import kubelet_port, preferred_address
+from apiserver.keys import EXEC_OVERLAYS, USAGE, WATCHES, WatchStream
+from apiserver.strategies.pod_rest import stream_container
+from minik3s.api import errors
+from minik3s.api.helpers.container_view import ContainerViewError, container_view
+from minik3s.api.helpers.shell import ExecContext, ExecNotFound, run_exec
+from minik3s.api.metrics import KubeletProvider
+from minik3s.api.options import WriteOptions
+from minik3s.api.resources import CONFIGMAPS, NODES, PODS, SECRETS, SERVICEACCOUNTS, SERVICES, ResourceInfo
+from minik3s.api.types import JsonDict
+from minik3s.utils.clock import parse_time
+
+logger = logging.getLogger(__name__)
+
+STDIN, STDOUT, STDERR, ERROR, RESIZE = range(5)
+CLOSE = 255  # v5: [255, channel] closes that channel (the client's stdin EOF)
+V5 = "v5.channel.k8s.io"
+V4 = "v4.channel.k8s.io"
+V4_BASE64 = "v4.base64.channel.k8s.io"
+V1 = "channel.k8s.io"
+V1_BASE64 = "base64.channel.k8s.io"
+PROTOCOLS = (V5, V4, V4_BASE64, V1, V1_BASE64)
+_BASE64 = frozenset({V4_BASE64, V1_BASE64})
+_STATUS_JSON = frozenset({V5, V4, V4_BASE64})
+# cluster DNS: K3s' default (the `kube-dns` Service address in 10.43.0.0/16)
+CLUSTER_DNS = "10.43.0.10"
+CLUSTER_DOMAIN = "cluster.local"
+# the kubelet requests a projected token for this long (kube-api-access-*: 3607 s)
+_TOKEN_SECONDS = 3607
+_OVERLAY_LIMIT = 4096
+_FALSE = frozenset({"0", "f", "false"})
+
+
+@dataclass(frozen=True, slots=True)
+class ExecParams:
+    """PodExecOptions from the query (runtime.Convert_Slice_string_To_bool for the flags)."""
+
+    command: tuple[str, ...]
+    container: str
+    stdin: bool
+    stdout: bool
+    stderr: bool
+    tty: bool
+
+
+def _flag(values: list[str]) -> bool:
+    """Convert_Slice_string_To_bool: absent -> false; "0", "f", "false" (any case) -> false;
+    anything else, the empty string included, -> true."""
+    return bool(values) and values[0].lower() not in _FALSE
+
+
+def exec_params(query: Any) -> ExecParams:
+    stderr, tty = _flag(query.getall("stderr", [])), _flag(query.getall("tty", []))
+    return ExecParams(command=tuple(query.getall("command", [])), container=query.get("container") or "",
+                      stdin=_flag(query.getall("stdin", [])), stdout=_flag(query.getall("stdout", [])),
+                      stderr=stderr and not tty,  # kubelet NewOptions: a tty has no separate stderr
+                      tty=tty)
+
+
+def _exec_options(params: ExecParams) -> JsonDict:
+    """The v1 PodExecOptions admission sees (Go's field order; false flags omitted)."""
+    out: JsonDict = {"kind": "PodExecOptions", "apiVersion": "v1"}
+    for key in ("stdin", "stdout", "stderr", "tty"):
+        if getattr(params, key):
+            out[key] = True
+    if params.container:
+        out["container"] = params.container
+    out["command"] = list(params.command)
+    return out
+
+
+def is_websocket_request(request: web.Request) -> bool:
+    """wsstream.IsWebSocketRequest: `Upgrade: websocket` and a Connection header naming upgrade."""
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        return False
+    return any(p.strip() == "upgrade" for p in request.headers.get("Connection", "").lower().split(","))
+
+
+def _text(status: int, body: str) -> web.Response:
+    """An answer relayed from the kubelet: Go's http.Error (text, a trailing newline)."""
+    return web.Response(status=status, text=body + "\n", content_type="text/plain", charset="utf-8",
+                        headers={"X-Content-Type-Options": "nosniff"})
+
+
+def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
+    """The container's own process as `ps` shows it: command + args, else the image's name
+    (its entrypoint is not known to the simulation)."""
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict) and c.get("name") == container:
+                argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+                if argv:
+                    return tuple(argv)
+                image = str(c.get("image") or "").rsplit("/", 1)[-1]
+                return (image.split("@", 1)[0].split(":", 1)[0] or "sh",)
+    return ()
+
+
+def _running(pod: JsonDict, container: str) -> JsonDict | None:
+    status = pod.get("status") or {}
+    for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(key) or []:
+            if isinstance(cs, dict) and cs.get("name") == container:
+                running = (cs.get("state") or {}).get("running")
+                return cs if isinstance(running, dict) else None
+    return None
+
+
+class _StoreLookup:
+    """container_view's Lookup over the API's store (the kubelet's informers and GETs)."""
+
+    def __init__(self, core: ApiCore) -> None:
+        self.core = core
+
+    def get(self, resource: str, namespace: str, name: str) -> JsonDict | None:
+        info = {"configmaps": CONFIGMAPS, "secrets": SECRETS}.get(resource)
+        return None if info is None else self.core.store.get(info.key(namespace, name))
+
+    def services(self, namespace: str) -> list[JsonDict]:
+        items, _rv = self.core.store.list(SERVICES.list_prefix(namespace))
+        return items
+
+
+async def _token(core: ApiCore, pod: JsonDict) -> str | None:
+    """A bound token for the pod's ServiceAccount, as the kubelet's token manager requests one
+    for the projected `kube-api-access-*` volume (TokenRequest bound to the pod)."""
+    meta = pod.get("metadata") or {}
+    sa = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": _TOKEN_SECONDS,
+                     "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"),
+                                        "uid": meta.get("uid")}}}
+    try:
+        out = await core.subresource_create(SERVICEACCOUNTS, meta.get("namespace"), sa, "token", body, WriteOptions())
+    except errors.ApiError:
+        return None  # no such ServiceAccount (any more): the token file is left out
+    return str((out.get("status") or {}).get("token") or "") or None
+
+
+def _overlay(request: web.Request, pod: JsonDict, container: str, cs: JsonDict) -> MutableMapping[str, bytes]:
+    """The container run's writable layer: what commands wrote, kept while the run lasts."""
+    overlays = request.app[EXEC_OVERLAYS]
+    key = (str((pod.get("metadata") or {}).get("uid") or ""), container, int(cs.get("restartCount") or 0))
+    layer = overlays.get(key)
+    if layer is None:
+        layer = overlays[key] = {}
+        while len(overlays) > _OVERLAY_LIMIT:
+            overlays.popitem(last=False)
+    else:
+        overlays.move_to_end(key)
+    return layer
+
+
+class _Layered(MutableMapping[str, bytes]):
+    """The container's files: its writable layer over what the kubelet mounted. A removed file
+    is masked (a whiteout), a written one shadows the mount's."""
+
+    _GONE = b"\x00minik3s-whiteout\x00"
+
+    def __init__(self, upper: MutableMapping[str, bytes], lower: Mapping[str, bytes]) -> None:
+        self.upper, self.lower = upper, lower
+
+    def __getitem__(self, key: str) -> bytes:
+        value = self.upper[key] if key in self.upper else self.lower[key]
+        if value is self._GONE or value == self._GONE:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self.upper[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self.upper[key] = self._GONE
+
+    def __iter__(self) -> Any:
+        seen = set()
+        for k, v in self.upper.items():
+            seen.add(k)
+            if v != self._GONE:
+                yield k
+        for k in self.lower:
+            if k not in seen:
+                yield k
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.upper:
+            return self.upper[key] != self._GONE  # type: ignore[index]
+        return key in self.lower
+
+
+class _Channels:
+    """wsstream.Conn's writer side: one message per write, the channel first."""
+
+    def __init__(self, ws: web.WebSocketResponse, protocol: str) -> None:
+        self.ws, self.base64 = ws, protocol in _BASE64
+
+    async def write(self, channel: int, data: bytes) -> None:
+        if self.ws.closed:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            if self.base64:
+                await self.ws.send_str(chr(ord("0") + channel) + base64.b64encode(data).decode("ascii"))
+            else:
+                await self.ws.send_bytes(bytes((channel,)) + data)
+
+
+class _Stdin:
+    """The command's stdin: what the client sent on channel 0, b"" once it is closed (v5 CLOSE,
+    or the socket ends)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.eof = False
+
+    def feed(self, data: bytes) -> None:
+        if not self.eof and data:
+            self.queue.put_nowait(data)
+
+    def close(self) -> None:
+        if not self.eof:
+            self.eof = True
+            self.queue.put_nowait(b"")
+
+    async def read(self) -> bytes:
+        data = await self.queue.get()
+        if not data:
+            self.queue.put_nowait(b"")  # EOF stays EOF for every later read
+        return data
+
+
+class _Terminal:
+    """A pty's line discipline (ICANON, ECHO, ONLCR) between the client and the command."""
+
+    def __init__(self, stdin: _Stdin, echo: Callable[[bytes], Awaitable[None]]) -> None:
+        self.stdin, self.echo, self.line = stdin, echo, bytearray()
+
+    async def feed(self, data: bytes) -> None:
+        out = bytearray()
+        for b in data:
+            if b in (0x0D, 0x0A):  # Enter (ICRNL): the line goes to the command; its echo, a
+                out += b"\n"      # newline, becomes CRLF on the way out (ONLCR)
+                self.stdin.feed(bytes(self.line) + b"\n")
+                self.line.clear()
+            elif b in (0x7F, 0x08):  # VERASE
+                if self.line:
+                    self.line.pop()
+                    out += b"\b \b"
+            elif b == 0x15:  # VKILL (^U)
+                out += b"\b \b" * len(self.line)
+                self.line.clear()
+            elif b == 0x03:  # VINTR (^C): the line is dropped
+                out += b"^C\n"
+                self.line.clear()
+            elif b == 0x04:  # VEOF (^D): end of input at the start of a line, else flush it
+                if self.line:
+                    self.stdin.feed(bytes(self.line))
+                    self.line.clear()
+                else:
+                    self.stdin.close()
+            else:
+                self.line.append(b)
+                out.append(b)
+        if out:
+            await self.echo(bytes(out))
+
+
+def _status(code: int, argv: tuple[str, ...]) -> JsonDict:
+    """remotecommand's ServeExec result as a metav1.Status (Go's json.Marshal field order)."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {"metadata": {}, "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], "
+                       f"exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+
+
+def _runtime_error(err: ExecNotFound) -> JsonDict:
+    """containerd's answer for a program the image does not have, wrapped as the kubelet's
+    InternalError (apierrors.NewInternalError)."""
+    exec_id = secrets.token_hex(32)
+    inner = (f"error executing command in container: failed to exec in container: failed to start exec "
+             f"{errors.go_quote(exec_id)}: OCI runtime exec failed: exec failed: unable to start container "
+             f"process: {err}: unknown")
+    return {"metadata": {}, "status": "Failure", "message": f"Internal error occurred: {inner}",
+            "reason": "InternalError", "details": {"causes": [{"message": inner}]}, "code": 500}
+
+
+async def _receive(ws: web.WebSocketResponse, protocol: str, params: ExecParams, stdin: _Stdin,
+                   terminal: _Terminal | None) -> None:
+    """wsstream.Conn.handle: the client's frames to their channels until the socket ends."""
+    b64 = protocol in _BASE64
+    try:
+        async for msg in ws:
+            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
+                continue
+            raw = msg.data.encode("latin-1") if isinstance(msg.data, str) else bytes(msg.data)
+            if not raw:
+                continue
+            channel = raw[0] - (0x30 if b64 else 0)
+            data = raw[1:]
+            if protocol == V5 and raw[0] == CLOSE:
+                if data and data[0] == STDIN:
+                    stdin.close()
+                continue
+            if b64:
+                try:
+                    data = base64.b64decode(data, validate=True)
+                except ValueError:
+                    continue  # upstream logs "Unable to write frame" and goes on
+            if channel == STDIN and params.stdin:
+                if terminal is not None:
+                    await terminal.feed(data)
+                else:
+                    stdin.feed(data)
+            # RESIZE frames are read and dropped (the simulated terminal has no size); others ignored
+    finally:
+        stdin.close()
+
+
+async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespace: str | None,
+                name: str) -> web.StreamResponse:
+    """Answer GET/POST `pods/{name}/exec`."""
+    params = exec_params(request.query)
+    # ConnectResource admits before the REST's Connect looks anything up
+    await core.admit_connect(info, namespace, name, "exec", _exec_options(params), write_options(request).user)
+    pod = core.store.get(PODS.key(namespace, name))
+    if pod is None:
+        raise errors.not_found("pods", "", name)
+    container = stream_container(pod, params.container)
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise errors.BadRequestError(f"pod {name} does not have a host assigned")
+    node = core.store.get(NODES.key(None, str(node_name)))
+    if node is None:  # the node getter of GetConnectionInfo
+        raise errors.not_found("nodes", "", str(node_name))
+    provider = request.app[USAGE]
+    if not isinstance(provider, KubeletProvider) or provider.kubelet_stats(str(node_name)) is None:
+        host, port = preferred_address(node), kubelet_port(node)
+        raise errors.ApiError(f"error dialing backend: dial tcp {host}:{port}: connect: connection refused",
+                              code=500, reason="")
+    if not (params.stdin or params.stdout or params.stderr):
+        return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
+    if not is_websocket_request(request):
+        raise errors.BadRequestError(
+            "exec is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io, ...): "
+            "simulated kubelets do not speak SPDY; kubectl 1.30+ uses WebSocket unless "
+            "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
+    cs = _running(pod, container)
+    if cs is None:
+        return _text(500, f"container not found ({errors.go_quote(container)})")
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    if offered and not any(p in PROTOCOLS for p in offered):
+        return web.Response(status=403)
+    try:
+        view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
+                              cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
+                              node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
+    except ContainerViewError as e:
+        return _text(500, str(e))
+    started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
+    now = core.clock.now()
+    ctx = ExecContext(env=dict(view.env), files=_Layered(_overlay(request, pod, container, cs), view.files),
+                      hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
+                      started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
+                      uid=view.uid, dirs=set(view.dirs), tty=params.tty, command=_main_command(pod, container))
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
+    await ws.prepare(request)
+    protocol = ws.ws_protocol or ""
+    await _session(request, ws, protocol, params, ctx)
+    return ws
+
+
+async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: str, params: ExecParams,
+                   ctx: ExecContext) -> None:
+    out = _Channels(ws, protocol)
+    first = STDOUT if params.stdout else STDERR if params.stderr else ERROR
+    await out.write(first, b"")  # the streams are open
+
+    async def stdout(data: bytes) -> None:
+        if params.stdout and data:
+            await out.write(STDOUT, data.replace(b"\n", b"\r\n") if params.tty else data)
+
+    async def stderr(data: bytes) -> None:
+        if data:
+            if params.tty:
+                await stdout(data)
+            elif params.stderr:
+                await out.write(STDERR, data)
+
+    stdin = _Stdin()
+    if not params.stdin:
+        stdin.close()
+    terminal = _Terminal(stdin, stdout) if params.tty and params.stdin else None
+    receiver = asyncio.ensure_future(_receive(ws, protocol, params, stdin, terminal))
+    command = asyncio.ensure_future(run_exec(list(params.command), ctx, stdin if params.stdin else None,
+                                             stdout, stderr))
+    watches = request.app[WATCHES]
+    stream: WatchStream | None = None
+    try:
+        async with asyncio.timeout(None) as deadline:  # server shutdown ends the session
+            stream = WatchStream(ws, deadline)
+            watches.add(stream)
+            done, _ = await asyncio.wait({command, receiver}, return_when=asyncio.FIRST_COMPLETED)
+            if command not in done:
+                # the client went away: the command loses its streams (SIGPIPE on its next write)
+                command.cancel()
+                return
+        status: JsonDict | None
+        try:
+            code = command.result()
+            status = _status(code, params.command)
+        except ExecNotFound as e:
+            status = _runtime_error(e)
+        except Exception as e:  # a fault of the simulation: the kubelet's InternalError, not a hang
+            logger.exception("exec %s failed", params.command)
+            inner = f"error executing command in container: {e}"
+            status = {"metadata": {}, "status": "Failure", "message": f"Internal error occurred: {inner}",
+                      "reason": "InternalError", "details": {"causes": [{"message": inner}]}, "code": 500}
+        if protocol in _STATUS_JSON:
+            await out.write(ERROR, orjson.dumps(status))
+        elif status.get("status") != "Success":
+            await out.write(ERROR, str(status.get("message") or "").encode())
+    except TimeoutError:
+        pass
+    finally:
+        if stream is not None:
+            watches.discard(stream)
+        for task in (command, receiver):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await ws.close()
+        for task in (command, receiver):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -1,0 +1,372 @@
+"""`pods/exec` on a real cluster (scheduler + simulated kubelets): the official Python client's
+own exec cases (kubernetes/e2e_test/test_client.py: test_pod_apis, test_exit_code,
+test_pod_exec_close_channel), the real kubectl 1.33 (`kubectl exec`, WebSocket v5), and the
+raw channel protocols and refusals over plain WebSockets (aiohttp)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import pytest
+
+from minik3s.embed import Cluster
+from minik3s.pytest_plugin import cluster_fixture
+from minik3s.testing.wait import wait_for
+
+kubernetes = pytest.importorskip("kubernetes")
+from kubernetes import client, config  # noqa: E402
+from kubernetes.stream import stream  # noqa: E402
+from kubernetes.stream.ws_client import ERROR_CHANNEL  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("kubectl_bin")
+
+minik3s_cluster = cluster_fixture(scope="module", name="minik3s_cluster", nodes=2)
+
+
+def kubectl(bin_: Path, cluster: Cluster, *args: str, stdin: str | None = None,
+            timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(bin_), "--kubeconfig", str(cluster.kubeconfig_path), *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def core_api(minik3s_cluster: Cluster) -> Any:
+    api_client = config.new_client_from_config(config_file=str(minik3s_cluster.kubeconfig_path))
+    yield client.CoreV1Api(api_client)
+    api_client.close()
+
+
+def busybox(name: str, command: str = "while true;do date;sleep 5; done", **spec: Any) -> dict[str, Any]:
+    """The Python client's manifest_with_command."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"image": "busybox", "name": "sleep", "args": ["/bin/sh", "-c", command]}],
+                     **spec}}
+
+
+def running(http: httpx.Client, ns: str, name: str) -> dict[str, Any]:
+    def ready() -> dict[str, Any] | None:
+        pod = http.get(f"/api/v1/namespaces/{ns}/pods/{name}").json()
+        return pod if pod.get("status", {}).get("phase") == "Running" else None
+    return wait_for(ready, timeout=30)
+
+
+def make_running(http: httpx.Client, ns: str, body: dict[str, Any]) -> dict[str, Any]:
+    http.post(f"/api/v1/namespaces/{ns}/pods", json=body).raise_for_status()
+    return running(http, ns, body["metadata"]["name"])
+
+
+# ---- the Python client's own e2e cases -----------------------------------------------------
+
+
+def test_pod_apis(core_api: Any, http: httpx.Client, ns: str) -> None:
+    name = "busybox-test-" + uuid.uuid4().hex[:8]
+    make_running(http, ns, busybox(name))
+
+    resp = stream(core_api.connect_get_namespaced_pod_exec, name, ns,
+                  command=["/bin/sh", "-c", "for i in $(seq 1 3); do date; done"],
+                  stderr=False, stdin=False, stdout=True, tty=False)
+    assert isinstance(resp, str)
+    assert len(resp.splitlines()) == 3
+
+    resp = stream(core_api.connect_get_namespaced_pod_exec, name, ns,
+                  command=["/bin/sh", "-c", 'echo -n "This is a test string" | gzip'],
+                  stderr=False, stdin=False, stdout=True, tty=False, binary=True)
+    assert isinstance(resp, bytes)
+    assert gzip.decompress(resp).decode() == "This is a test string"
+
+    resp = stream(core_api.connect_post_namespaced_pod_exec, name, ns, command=["uptime"],
+                  stderr=False, stdin=False, stdout=True, tty=False)
+    assert len(resp.splitlines()) == 1
+
+    for binary in (False, True):
+        def b(text: str) -> Any:
+            return text.encode() if binary else text  # noqa: B023
+        ws = stream(core_api.connect_post_namespaced_pod_exec, name, ns, command=["/bin/sh"],
+                    stderr=True, stdin=True, stdout=True, tty=False, binary=binary, _preload_content=False)
+        ws.write_stdin(b("echo test string 1\n"))
+        assert ws.readline_stdout(timeout=5) == b("test string 1")
+        assert not ws.peek_stderr()
+        ws.write_stdin(b("echo test string 2 >&2\n"))
+        assert ws.readline_stderr(timeout=5) == b("test string 2")
+        assert not ws.peek_stdout()
+        ws.write_stdin(b("exit\n"))
+        ws.update(timeout=5)
+        deadline = time.monotonic() + 10
+        line = ws.read_channel(ERROR_CHANNEL)
+        while not line and time.monotonic() < deadline:
+            ws.update(timeout=1)
+            line = ws.read_channel(ERROR_CHANNEL)
+        assert json.loads(line)["status"] == "Success"
+        ws.update(timeout=5)
+        assert not ws.is_open()
+
+
+def test_exit_code(core_api: Any, http: httpx.Client, ns: str) -> None:
+    name = "busybox-test-" + uuid.uuid4().hex[:8]
+    make_running(http, ns, busybox(name))
+    for command, value in ((["false"], 1), (["/bin/sh", "-c", "sleep 1; exit 3"], 3), (["true"], 0),
+                           (["/bin/sh", "-c", "ls /"], 0)):
+        ws = stream(core_api.connect_get_namespaced_pod_exec, name, ns, command=command,
+                    stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+        assert ws.returncode is None
+        ws.run_forever(timeout=10)
+        assert ws.returncode == value, command
+        assert ws.returncode == value  # idempotent
+
+
+def test_pod_exec_close_channel(core_api: Any, http: httpx.Client, ns: str) -> None:
+    """v5: closing stdin (CLOSE on channel 255) ends `cat`, which ends the command."""
+    name = "busybox-test-" + uuid.uuid4().hex[:8]
+    make_running(http, ns, busybox(name))
+    ws = stream(core_api.connect_post_namespaced_pod_exec, name, ns, command=["/bin/sh", "-c", "cat"],
+                stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False)
+    assert ws.subprotocol == "v5.channel.k8s.io"
+    try:
+        ws.write_stdin("test-close\n")
+        assert ws.readline_stdout(timeout=5) == "test-close"
+        ws.close_channel(0)
+        ws.run_forever(timeout=15)
+        assert not ws.is_open()
+        assert ws.returncode == 0
+    finally:
+        if ws.is_open():
+            ws.close()
+
+
+# ---- what the container sees ----------------------------------------------------------------
+
+
+def test_exec_sees_env_mounts_token_and_hostname(core_api: Any, http: httpx.Client, ns: str) -> None:
+    http.post(f"/api/v1/namespaces/{ns}/configmaps",
+              json={"metadata": {"name": "cfg"}, "data": {"greeting": "hello", "mode": "fast"}}).raise_for_status()
+    body = busybox("seer")
+    body["spec"]["containers"][0].update(
+        env=[{"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "greeting"}}},
+             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+             {"name": "MSG", "value": "$(GREETING) world"}],
+        volumeMounts=[{"name": "cfg", "mountPath": "/etc/cfg"}])
+    body["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "cfg"}}]
+    make_running(http, ns, body)
+
+    def run(*command: str) -> str:
+        out: str = stream(core_api.connect_get_namespaced_pod_exec, "seer", ns, command=list(command),
+                          stderr=True, stdin=False, stdout=True, tty=False)
+        return out
+
+    assert run("printenv", "GREETING") == "hello\n"
+    assert run("printenv", "POD_NAME") == "seer\n"
+    assert run("sh", "-c", "echo $MSG") == "hello world\n"
+    assert run("cat", "/etc/cfg/mode") == "fast"
+    assert run("hostname") == "seer\n"
+    assert run("cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace") == ns
+    token = run("cat", "/var/run/secrets/kubernetes.io/serviceaccount/token")
+    review = http.post("/apis/authentication.k8s.io/v1/tokenreviews",
+                       json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                             "spec": {"token": token}}).json()
+    assert review["status"]["authenticated"] is True
+    assert review["status"]["user"]["username"] == f"system:serviceaccount:{ns}:default"
+    # the container's writable layer keeps what a command wrote, for the next exec
+    assert run("sh", "-c", "echo kept > /tmp/note") == ""
+    assert run("cat", "/tmp/note") == "kept\n"
+
+
+# ---- kubectl 1.33 -----------------------------------------------------------------------------
+
+
+def test_kubectl_exec(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("box"))
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "box", "--", "echo", "hi there")
+    assert (r.returncode, r.stdout) == (0, "hi there\n"), r.stderr
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "box", "--", "sh", "-c", "echo oops >&2; exit 7")
+    assert r.returncode == 7
+    assert r.stderr == "oops\ncommand terminated with exit code 7\n"
+    # stdin through -i, closed at EOF (v5 CLOSE)
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "-i", "box", "--", "cat", stdin="one\ntwo\n")
+    assert (r.returncode, r.stdout) == (0, "one\ntwo\n"), r.stderr
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "box", "--", "nosuchprogram")
+    assert r.returncode == 1
+    assert 'exec: "nosuchprogram": executable file not found in $PATH: unknown' in r.stderr
+    assert r.stderr.startswith("error: Internal error occurred: error executing command in container: ")
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "box", "-c", "nope", "--", "true")
+    assert r.returncode == 1
+    assert "container nope is not valid for pod box" in r.stderr
+
+
+def test_kubectl_exec_completed_pod_and_missing_pod(kubectl_bin: Path, minik3s_cluster: Cluster,
+                                                    http: httpx.Client, ns: str) -> None:
+    http.post(f"/api/v1/namespaces/{ns}/pods", json=busybox("done", "echo bye", restartPolicy="Never")
+              ).raise_for_status()
+    wait_for(lambda: http.get(f"/api/v1/namespaces/{ns}/pods/done").json()["status"].get("phase") == "Succeeded",
+             timeout=30)
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "done", "--", "true")
+    assert r.returncode == 1
+    assert r.stderr == "error: cannot exec into a container in a completed pod; current phase is Succeeded\n"
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "ghost", "--", "true")
+    assert r.returncode == 1
+    assert r.stderr == 'Error from server (NotFound): pods "ghost" not found\n'
+
+
+# ---- the wire: channel protocols and refusals ----------------------------------------------
+
+
+def exec_url(cluster: Cluster, ns: str, name: str, **query: Any) -> str:
+    parts = []
+    for k, v in query.items():
+        for item in (v if isinstance(v, list) else [v]):
+            parts.append(f"{k}={item}")
+    return f"{cluster.url}/api/v1/namespaces/{ns}/pods/{name}/exec?" + "&".join(parts)
+
+
+async def _session(url: str, protocols: tuple[str, ...], send: tuple[bytes | str, ...] = (),
+                   until: Any = None) -> tuple[str | None, list[Any]]:
+    """The frames the server sends until it closes (or until a frame equals `until`, when the
+    client closes)."""
+    frames: list[Any] = []
+    async with aiohttp.ClientSession() as s, s.ws_connect(url, protocols=protocols) as ws:
+        for item in send:
+            if isinstance(item, str):
+                await ws.send_str(item)
+            else:
+                await ws.send_bytes(item)
+        async with asyncio.timeout(20):
+            async for msg in ws:
+                if msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
+                    frames.append(msg.data)
+                    if until is not None and msg.data == until:
+                        break
+        return ws.protocol, frames
+
+
+def test_v4_binary_frames_and_status(minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("wire"))
+    url = exec_url(minik3s_cluster, ns, "wire", command=["sh", "-c", "echo%20out;%20echo%20err%20>%262;%20exit%202"],
+                   stdout="true", stderr="true")
+    proto, frames = asyncio.run(_session(url, ("v4.channel.k8s.io",)))
+    assert proto == "v4.channel.k8s.io"
+    assert frames[0] == b"\x01"  # the empty message on stdout: the streams are open
+    assert b"\x01out\n" in frames and b"\x02err\n" in frames
+    status = frames[-1]
+    assert status[0] == 3
+    assert json.loads(status[1:]) == {
+        "metadata": {}, "status": "Failure",
+        "message": "command terminated with non-zero exit code: error executing command "
+                   "[sh -c echo out; echo err >&2; exit 2], exit code 2",
+        "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", "message": "2"}]}}
+
+
+def test_base64_protocol_and_pre_v4_error_text(minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("b64"))
+    url = exec_url(minik3s_cluster, ns, "b64", command="cat", stdin="1", stdout="1")
+    echo = "1" + base64.b64encode(b"ping\n").decode()
+    proto, frames = asyncio.run(_session(url, ("base64.channel.k8s.io",),
+                                         ("0" + base64.b64encode(b"ping\n").decode(),), until=echo))
+    assert proto == "base64.channel.k8s.io"
+    # stdin stays open until the client goes, so the client ends this one after the echo
+    assert frames == ["1", echo]
+    url = exec_url(minik3s_cluster, ns, "b64", command="false", stdout="1")
+    _proto, frames = asyncio.run(_session(url, ("channel.k8s.io",)))
+    assert frames[-1] == b"\x03command terminated with non-zero exit code: error executing command [false], exit code 1"
+    url = exec_url(minik3s_cluster, ns, "b64", command="true", stdout="1")
+    _proto, frames = asyncio.run(_session(url, ("channel.k8s.io",)))
+    assert frames == [b"\x01"]  # success: nothing on the error channel before pre-v4 protocols
+
+
+def test_refusals(minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("ref"))
+    base = f"/api/v1/namespaces/{ns}/pods"
+    # not a WebSocket upgrade (kubectl's SPDY fallback, a plain GET): a 400 Status
+    r = http.post(f"{base}/ref/exec?command=true&stdout=1")
+    assert r.status_code == 400 and r.json()["reason"] == "BadRequest"
+    assert "WebSocket" in r.json()["message"]
+    # no stream asked for: the kubelet's 400 text
+    ws_headers = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                  "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode()}
+    r = http.get(f"{base}/ref/exec?command=true", headers=ws_headers)
+    assert (r.status_code, r.text) == (400, "you must specify at least 1 of stdin, stdout, stderr\n")
+    # no such pod; no such container
+    r = http.get(f"{base}/ghost/exec?command=true&stdout=1", headers=ws_headers)
+    assert r.status_code == 404 and r.json()["message"] == 'pods "ghost" not found'
+    r = http.get(f"{base}/ref/exec?command=true&stdout=1&container=x", headers=ws_headers)
+    assert r.status_code == 400 and r.json()["message"] == "container x is not valid for pod ref"
+    # a subprotocol the servers do not speak
+    r = http.get(f"{base}/ref/exec?command=true&stdout=1",
+                 headers={**ws_headers, "Sec-WebSocket-Protocol": "v9.channel.k8s.io"})
+    assert r.status_code == 403
+    # a pod not yet on a node
+    http.post(f"{base}", json={"metadata": {"name": "unbound"}, "spec": {
+        "nodeSelector": {"nowhere": "x"}, "containers": [{"name": "c", "image": "busybox"}]}}).raise_for_status()
+    r = http.get(f"{base}/unbound/exec?command=true&stdout=1", headers=ws_headers)
+    assert r.status_code == 400 and r.json()["message"] == "pod unbound does not have a host assigned"
+
+
+def test_exec_needs_create_on_pods_exec(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client,
+                                       ns: str) -> None:
+    """AuthorizePodWebsocketUpgradeCreatePermission: `get pods/exec` is not enough."""
+    make_running(http, ns, busybox("guarded"))
+    http.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "viewer"}}).raise_for_status()
+    http.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", json={
+        "metadata": {"name": "get-exec"},
+        "rules": [{"apiGroups": [""], "resources": ["pods", "pods/exec"], "verbs": ["get"]}]}).raise_for_status()
+    http.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings", json={
+        "metadata": {"name": "get-exec"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                      "name": "get-exec"},
+        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns}]}).raise_for_status()
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "--as", f"system:serviceaccount:{ns}:viewer",
+                "exec", "guarded", "--", "true")
+    assert r.returncode == 1
+    assert 'cannot create resource "pods/exec"' in r.stderr, r.stderr
+
+
+def test_kubectl_exec_it_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client,
+                                              ns: str) -> None:
+    """`kubectl exec -it POD -- sh` on a real terminal: the prompt, the echo of what is typed
+    (the simulated pty's line discipline), output with CRLF, `exit` ends kubectl with 0."""
+    import os
+    import pty
+    import select
+
+    make_running(http, ns, busybox("tty"))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
+                             "exec", "-it", "tty", "--", "sh"], stdin=slave, stdout=slave, stderr=slave,
+                            close_fds=True)
+    os.close(slave)
+    screen = bytearray()
+
+    def read_until(marker: bytes, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while marker not in screen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{marker!r} not seen in {bytes(screen)!r}"
+            ready, _, _ = select.select([master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                screen.extend(chunk)
+        assert marker in screen, bytes(screen)
+
+    try:
+        read_until(b"/ # ")
+        os.write(master, b"echo hi\r")
+        read_until(b"echo hi\r\nhi\r\n/ # ")
+        os.write(master, b"exit\r")
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
