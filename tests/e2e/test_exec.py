@@ -370,3 +370,55 @@ def test_kubectl_exec_it_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster:
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+CONNECT_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-rm-NS}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CONNECT]
+      resources: [pods/exec]
+  validations:
+  - expression: "object.command[0] != 'rm'"
+    message: no rm in exec
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-rm-NS}
+spec:
+  policyName: no-rm-NS
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: NS}
+"""
+
+
+def test_connect_admission_sees_pod_exec_options(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client,
+                                                 ns: str) -> None:
+    """A policy on CONNECT pods/exec (as policy engines block exec) refuses before anything runs."""
+    make_running(http, ns, busybox("guarded"))
+    r = kubectl(kubectl_bin, minik3s_cluster, "apply", "-f", "-", stdin=CONNECT_POLICY.replace("NS", ns))
+    assert r.returncode == 0, r.stderr
+
+    def refused() -> str | None:
+        out = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "guarded", "--", "rm", "-rf", "/tmp")
+        return out.stderr if out.returncode != 0 else None
+
+    stderr = wait_for(refused, timeout=15)  # the policy takes effect once its informer has it
+    # the policy's default reason Invalid (422) on admission.NewForbidden's Status, as kubectl
+    # prints an Invalid error with a cause that names no field
+    assert stderr == (f"The pods \"guarded\" is invalid: : ValidatingAdmissionPolicy 'no-rm-{ns}' with binding "
+                      f"'no-rm-{ns}' denied request: no rm in exec\n")
+    r = http.get(f"/api/v1/namespaces/{ns}/pods/guarded/exec", params={"command": "rm", "stdout": "1"})
+    assert (r.status_code, r.json()["reason"]) == (422, "Invalid")
+    assert r.json()["message"] == (f"pods \"guarded\" is forbidden: ValidatingAdmissionPolicy 'no-rm-{ns}' with "
+                                   f"binding 'no-rm-{ns}' denied request: no rm in exec")
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "guarded", "--", "echo", "fine")
+    assert (r.returncode, r.stdout) == (0, "fine\n"), r.stderr
