@@ -513,3 +513,42 @@ async def test_ps_lists_the_container_command_as_pid_1_and_the_exec() -> None:
     assert [ln.split(None, 3)[3] for ln in via_shell[1:]] == ["sleep 3600", "/bin/sh", "ps aux"]
     pids = [int(ln.split()[0]) for ln in via_shell[1:]]
     assert pids[0] == 1 and pids[1] < pids[2]
+
+
+async def test_a_file_or_substitution_past_the_limit_fails_as_a_full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`yes > /tmp/f` must not fill the server's memory: the write fails with ENOSPC."""
+    import minik3s.api.helpers.shell as shell_mod
+    monkeypatch.setattr(shell_mod, "FILE_LIMIT", 4096)
+    files: dict[str, bytes] = {}
+    r = await run(sh("yes > /tmp/big; echo status $?"), make_ctx(FakeClock(), files))
+    assert r.err == b"yes: write error: No space left on device\n"
+    assert r.out == b"status 1\n"
+    assert 0 < len(files["/tmp/big"]) <= 4096
+    r = await run(sh('x=$(yes); echo "${#x}"'), make_ctx(FakeClock(), files))
+    assert r.err == b"yes: write error: No space left on device\n"
+    assert int(r.out) <= 4096
+
+
+async def test_a_busy_loop_is_throttled_and_leaves_the_event_loop_most_of_the_time() -> None:
+    """`while :; do :; done` is paced like a CPU limit: other tasks keep getting the loop."""
+    import time as _time
+    ticks = 0
+
+    async def other() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    spinner = asyncio.ensure_future(run(sh("while :; do :; done"), make_ctx(FakeClock())))
+    ticker = asyncio.ensure_future(other())
+    start = _time.process_time()
+    await asyncio.sleep(0.5)
+    used = _time.process_time() - start
+    spinner.cancel()
+    ticker.cancel()
+    for t in (spinner, ticker):
+        with pytest.raises(asyncio.CancelledError):
+            await t
+    assert ticks > 100  # a 1 ms ticker got its turns
+    assert used < 0.4  # the spinning exec took well under the whole half second of CPU

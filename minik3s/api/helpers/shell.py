@@ -104,6 +104,13 @@ KERNEL_RELEASE = "6.8.0-49-generic"
 KERNEL_VERSION = "#49-Ubuntu SMP PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024"
 MACHINE = "x86_64"
 SIGPIPE_STATUS = 141
+# bounds that keep an exec from taking the server with it: one file's (and one command
+# substitution's) size, and the share of the event loop a command that never waits may take
+# (after BUSY_SLICE seconds of work without a real wait it pauses BUSY_PAUSE seconds, as a
+# container's CPU limit throttles it)
+FILE_LIMIT = 16 * 1024 * 1024
+BUSY_SLICE = 0.002
+BUSY_PAUSE = 0.008
 _pids = itertools.count(7)
 
 
@@ -142,6 +149,11 @@ class _Return(Exception):
     def __init__(self, status: int) -> None:
         super().__init__(status)
         self.status = status
+
+
+class _NoSpace(Exception):
+    """A write past the simulation's bounds (a file or a command substitution larger than
+    FILE_LIMIT): the writer fails as on a full disk, instead of the server's memory filling."""
 
 
 class _BrokenPipe(Exception):
@@ -306,6 +318,8 @@ class _BufferSink(_Sink):
         self.data = bytearray()
 
     async def write(self, data: bytes) -> None:
+        if len(self.data) + len(data) > FILE_LIMIT:
+            raise _NoSpace()
         self.data += data
         await asyncio.sleep(0)
 
@@ -325,7 +339,10 @@ class _FileSink(_Sink):
         self._path = path
 
     async def write(self, data: bytes) -> None:
-        self._files[self._path] = self._files.get(self._path, b"") + data
+        current = self._files.get(self._path, b"")
+        if len(current) + len(data) > FILE_LIMIT:
+            raise _NoSpace()
+        self._files[self._path] = current + data
 
 
 _Fd = _Reader | _Sink
@@ -373,6 +390,23 @@ class _Fs:
     def __init__(self, ctx: ExecContext) -> None:
         self.files = ctx.files
         self.extra_dirs = ctx.dirs
+        self._busy_since = self._last_step = time.monotonic()
+
+    async def pace(self) -> None:
+        """Between commands: yield to the event loop, and throttle a command that never waits
+        (`while :; do :; done`): after BUSY_SLICE seconds of back-to-back steps, pause for
+        BUSY_PAUSE seconds. A gap longer than a slice since the last step (a sleep, a read of
+        stdin) starts a new slice, so interactive use is not slowed."""
+        now = time.monotonic()
+        if now - self._last_step > BUSY_SLICE:
+            self._busy_since = now
+        elif now - self._busy_since > BUSY_SLICE:
+            await asyncio.sleep(BUSY_PAUSE)
+            self._busy_since = now = time.monotonic()
+            self._last_step = now
+            return
+        self._last_step = now
+        await asyncio.sleep(0)
 
     def dirs(self) -> set[str]:
         out = {"/", "/usr/bin", "/usr/sbin"} | {"/" + d for d in ROOT_DIRS}
@@ -1626,7 +1660,7 @@ class _Shell:
         return statuses[-1]
 
     async def run_command(self, node: _Node, io: _IO) -> int:
-        await asyncio.sleep(0)
+        await self.fs.pace()
         if isinstance(node, _Simple):
             status = await self.run_simple(node, io)
         elif isinstance(node, _FuncDef):
@@ -1687,7 +1721,7 @@ class _Shell:
     async def run_while(self, node: _While, io: _IO) -> int:
         status = 0
         while True:
-            await asyncio.sleep(0)
+            await self.fs.pace()
             if (await self.run_condition(node.cond, io) == 0) == node.until:
                 break
             status, stop = await self.run_body(node.body, io)
@@ -1704,7 +1738,7 @@ class _Shell:
                 values.extend(await self.expand_fields(w, io))
         status = 0
         for value in values:
-            await asyncio.sleep(0)
+            await self.fs.pace()
             self.setvar(node.var, value)
             status, stop = await self.run_body(node.body, io)
             if stop:
@@ -1759,7 +1793,11 @@ class _Shell:
         if program is None:
             await self.msg(io, f"{name}: not found")
             return 127
-        return await program(_Proc(self, argv, io, env))
+        try:
+            return await program(_Proc(self, argv, io, env))
+        except _NoSpace:
+            await io.err(f"{posixpath.basename(name)}: write error: No space left on device\n")
+            return 1
 
     async def call_function(self, name: str, argv: list[str], assigns: list[tuple[str, str]],
                             io: _IO) -> int:
