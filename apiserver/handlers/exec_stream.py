@@ -156,6 +156,28 @@ def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
     return ()
 
 
+_READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
+
+
+def _read_only_mounts(pod: JsonDict, container: str) -> tuple[str, ...]:
+    """The container's read-only mount points: the kubelet mounts ConfigMap, Secret, downward
+    API and projected volumes read-only whatever the mount says, and any `readOnly` mount."""
+    spec = pod.get("spec") or {}
+    sources = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    out: list[str] = []
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if not isinstance(c, dict) or c.get("name") != container:
+                continue
+            for m in c.get("volumeMounts") or []:
+                if not isinstance(m, dict) or not m.get("mountPath"):
+                    continue
+                volume = sources.get(str(m.get("name"))) or {}
+                if m.get("readOnly") or any(k in volume for k in _READ_ONLY_SOURCES):
+                    out.append("/" + str(m["mountPath"]).strip("/"))
+    return tuple(out)
+
+
 def _running(pod: JsonDict, container: str) -> JsonDict | None:
     status = pod.get("status") or {}
     for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
@@ -428,7 +450,8 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     ctx = ExecContext(env=dict(view.env), files=_Layered(_overlay(request, pod, container, cs), view.files),
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
-                      uid=view.uid, dirs=set(view.dirs), tty=params.tty, command=_main_command(pod, container))
+                      uid=view.uid, dirs=set(view.dirs), tty=params.tty, command=_main_command(pod, container),
+                      readonly=_read_only_mounts(pod, container))
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     protocol = ws.ws_protocol or ""

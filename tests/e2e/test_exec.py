@@ -175,6 +175,12 @@ def test_exec_sees_env_mounts_token_and_hostname(core_api: Any, http: httpx.Clie
                              "spec": {"token": token}}).json()
     assert review["status"]["authenticated"] is True
     assert review["status"]["user"]["username"] == f"system:serviceaccount:{ns}:default"
+    # ConfigMap volumes are mounted read-only
+    ws = stream(core_api.connect_get_namespaced_pod_exec, "seer", ns, command=["sh", "-c", "echo x > /etc/cfg/mode"],
+                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    ws.run_forever(timeout=10)
+    assert ws.returncode == 1
+    assert ws.read_stderr() == "sh: can't create /etc/cfg/mode: Read-only file system\n"
     # the container's writable layer keeps what a command wrote, for the next exec
     assert run("sh", "-c", "echo kept > /tmp/note") == ""
     assert run("cat", "/tmp/note") == "kept\n"

@@ -552,3 +552,21 @@ async def test_a_busy_loop_is_throttled_and_leaves_the_event_loop_most_of_the_ti
             await t
     assert ticks > 100  # a 1 ms ticker got its turns
     assert used < 0.4  # the spinning exec took well under the whole half second of CPU
+
+
+@pytest.mark.parametrize(("script", "err"), [
+    ("echo x > /etc/cfg/new", b"/bin/sh: can't create /etc/cfg/new: Read-only file system\n"),
+    ("touch /etc/cfg/new", b"touch: /etc/cfg/new: Read-only file system\n"),
+    ("rm /etc/cfg/key", b"rm: can't remove '/etc/cfg/key': Read-only file system\n"),
+    ("mkdir /etc/cfg/d", b"mkdir: can't create directory '/etc/cfg/d': Read-only file system\n"),
+    ("echo x | tee /etc/cfg/t >/dev/null", b"tee: can't open '/etc/cfg/t': Read-only file system\n"),
+], ids=["redirect", "touch", "rm", "mkdir", "tee"])
+async def test_writes_under_a_read_only_mount_fail_with_erofs(script: str, err: bytes) -> None:
+    files = {"/etc/cfg/key": b"v"}
+    ctx = make_ctx(FakeClock(), files)
+    ctx.readonly = ("/etc/cfg",)
+    r = await run(sh(script), ctx)
+    assert (r.err, r.code) == (err, 1)
+    assert files == {"/etc/cfg/key": b"v"}
+    ok = await run(sh("echo x > /tmp/new && cat /etc/cfg/key"), ctx)  # elsewhere writes work
+    assert (ok.out, ok.code) == (b"v", 0)

@@ -92,6 +92,9 @@ class ExecContext:
     dirs: set[str] = field(default_factory=set)
     tty: bool = False  # stdin is a terminal: a shell reading it prompts (PS1 `\w \$ `, PS2 `> `)
     command: tuple[str, ...] = ()  # the container's own process (PID 1), as `ps` lists it
+    # read-only mount points (ConfigMap, Secret, downward API and projected volumes, and
+    # `readOnly` mounts): writing under them fails with EROFS
+    readonly: tuple[str, ...] = ()
 
 
 Writer = Callable[[bytes], Awaitable[None]]
@@ -390,6 +393,7 @@ class _Fs:
     def __init__(self, ctx: ExecContext) -> None:
         self.files = ctx.files
         self.extra_dirs = ctx.dirs
+        self.readonly = ctx.readonly
         self._busy_since = self._last_step = time.monotonic()
 
     async def pace(self) -> None:
@@ -442,6 +446,10 @@ class _Fs:
 
     def mkdir(self, path: str) -> None:
         self.extra_dirs.add(path)
+
+    def read_only(self, path: str) -> bool:
+        """Whether `path` is on a read-only mount (EROFS for any write there)."""
+        return any(path == m or path.startswith(m.rstrip("/") + "/") for m in self.readonly)
 
     def remove(self, path: str) -> None:
         for p in [p for p in self.files if p == path or p.startswith(path.rstrip("/") + "/")]:
@@ -1872,6 +1880,8 @@ class _Shell:
             raise _RedirError(f"can't create {target}: Is a directory")
         if posixpath.dirname(path) not in self.fs.dirs():
             raise _RedirError(f"can't create {target}: nonexistent directory")
+        if self.fs.read_only(path):
+            raise _RedirError(f"can't create {target}: Read-only file system")
         if not append or path not in self.fs.files:
             self.fs.files[path] = b""
         return _FileSink(self.fs.files, path)
@@ -2924,6 +2934,9 @@ async def _gzip(p: _Proc) -> int:
             continue
         path = p.path(name)
         target = (path[:-3] if path.endswith(".gz") else path + ".out") if decompress else path + ".gz"
+        if p.fs.read_only(target):
+            status = await p.fail(f"can't open '{posixpath.basename(target)}': Read-only file system")
+            continue
         p.fs.files[target] = result
         if "k" not in flags:
             del p.fs.files[path]
@@ -2968,6 +2981,9 @@ async def _mkdir(p: _Proc) -> int:
         if "p" not in flags and not p.fs.is_dir(posixpath.dirname(path)):
             status = await p.fail(f"can't create directory '{name}': No such file or directory")
             continue
+        if p.fs.read_only(path):
+            status = await p.fail(f"can't create directory '{name}': Read-only file system")
+            continue
         p.fs.mkdir(path)
     return status
 
@@ -2981,6 +2997,9 @@ async def _touch(p: _Proc) -> int:
             continue
         if not p.fs.is_dir(posixpath.dirname(path)):
             status = await p.fail(f"{name}: No such file or directory")
+            continue
+        if p.fs.read_only(path):
+            status = await p.fail(f"{name}: Read-only file system")
             continue
         p.fs.files[path] = b""
     return status
@@ -2998,6 +3017,9 @@ async def _rm(p: _Proc) -> int:
         if p.fs.is_dir(path) and not ({"r", "R"} & flags):
             status = await p.fail(f"'{name}' is a directory")
             continue
+        if p.fs.read_only(path):
+            status = await p.fail(f"can't remove '{name}': Read-only file system")
+            continue
         p.fs.remove(path)
     return status
 
@@ -3009,8 +3031,9 @@ async def _tee(p: _Proc) -> int:
     for name in operands:
         try:
             sinks.append(p.sh.open_write(name, "a" in flags, p.io.fds))
-        except _RedirError:
-            status = await p.fail(f"can't open '{name}': No such file or directory")
+        except _RedirError as e:
+            why = "Read-only file system" if "Read-only" in str(e) else "No such file or directory"
+            status = await p.fail(f"can't open '{name}': {why}")
     while chunk := await p.io.stdin.read():
         await p.out(chunk)
         for sink in sinks:
@@ -3205,6 +3228,9 @@ async def _tar_extract(p: _Proc, flags: set[str], base: str, data: bytes, operan
                 await p.out(member.name + ("/" if member.isdir() else "") + "\n")
             if "t" in flags:
                 continue
+            if p.fs.read_only(target):
+                await p.io.err(f"tar: can't open '{name}': Read-only file system\n")
+                return 1
             if member.isdir():
                 p.fs.mkdir(target)
             elif member.isfile():
@@ -3229,6 +3255,8 @@ async def _tar(p: _Proc) -> int:
         data, status = await _tar_create(p, flags, base, operands)
         if archive == "-":
             await p.out(data)
+        elif p.fs.read_only(p.path(archive)):
+            return await p.fail(f"can't open '{archive}': Read-only file system")
         else:
             p.fs.files[p.path(archive)] = data
         return status
