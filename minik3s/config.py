@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from minik3s.utils.net import is_ip_or_dns_name, is_loopback
 
 # `local-storage`: K3s' component of that name, the `local-path` StorageClass (created at server
-# start) and the local-path provisioner that serves it
-COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler", "local-storage")
+# start) and the local-path provisioner that serves it; `coredns` and `metrics-server`: K3s'
+# packaged add-ons, Deployments in kube-system (minik3s.api.addons)
+COMPONENTS = ("scheduler", "controllers", "kubelet", "descheduler", "local-storage", "coredns", "metrics-server")
 # admission plugins --disable-admission-plugins may turn off (the others are always on)
 OPTIONAL_ADMISSION_PLUGINS = ("PersistentVolumeClaimResize", "ResourceQuota", "ServiceAccount",
                               "StorageObjectInUseProtection")

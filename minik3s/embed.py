@@ -45,6 +45,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 
 from minik3s import server as server_mod
+from minik3s.api.addons import ADDONS
 from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import NODES, ResourceInfo
 from minik3s.api.types import JsonDict
@@ -105,6 +106,10 @@ class Cluster:
     `fsync=False` starts it with `--unsafe-no-fsync` (writes survive the process, not a machine
     crash); clusters built without `fsync=` follow `Cluster.fsync_by_default`, which a test
     suite's conftest may set to False for all of them.
+
+    `addons=True` deploys K3s' packaged add-ons as `minik3s server` does (the `coredns` and
+    `metrics-server` Deployments in kube-system, and the `kube-dns` Service); without it a test
+    cluster's kube-system has no pods and its nodes' resources are all the test's.
     """
 
     fsync_by_default: bool = True
@@ -128,6 +133,7 @@ class Cluster:
         user_agent: str = "minik3s-embed",
         tls: bool = False,
         tls_san: Sequence[str] = (),
+        addons: bool = False,
     ) -> None:
         unknown = sorted(set(disable) - set(COMPONENTS))
         if unknown:
@@ -143,7 +149,9 @@ class Cluster:
         self._grace = node_monitor_grace_period
         self._monitor_period = node_monitor_period
         self._fsync = self.fsync_by_default if fsync is None else fsync
-        self._disable = set(disable)
+        # K3s' packaged add-ons (coredns, metrics-server Deployments in kube-system) only when
+        # asked for: a test cluster's kube-system stays empty and its nodes' resources free
+        self._disable = set(disable) | (set() if addons else set(ADDONS))
         self._ready_timeout = ready_timeout
         self._user_agent = user_agent
         self._tls = tls

@@ -38,6 +38,7 @@ from apiserver.storage.sqlite_store import SqliteStore
 from apiserver.strategies.admission import ServiceAccountAdmission
 from apiserver.strategies.crd_lifecycle import sync_api_services
 from apiserver.strategies.service_account import ServiceAccountKeys
+from minik3s.api.addons import ADDONS, COREDNS, coredns_objects, metrics_server_objects
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
@@ -47,9 +48,12 @@ from minik3s.api.resources import (
     APISERVICES,
     CLUSTERROLEBINDINGS,
     CLUSTERROLES,
+    CONFIGMAPS,
     CRDS,
+    DEPLOYMENTS,
     NAMESPACES,
     PRIORITYCLASSES,
+    SERVICEACCOUNTS,
     SERVICES,
     STORAGECLASSES,
     ResourceInfo,
@@ -194,6 +198,17 @@ class FleetUsage:
         return usage.kubelet_stats(node) if usage is not None else None
 
 
+async def _bootstrap_addons(client: LocalClient, addons: list[str]) -> None:
+    """K3s' packaged add-ons (minik3s.api.addons), deployed as K3s' deploy controller applies
+    its manifests at start: each object created unless one of its name exists."""
+    infos = {"serviceaccounts": SERVICEACCOUNTS, "configmaps": CONFIGMAPS, "deployments.apps": DEPLOYMENTS,
+             "services": SERVICES}
+    for addon in addons:
+        objects = coredns_objects() if addon == COREDNS else metrics_server_objects()
+        for resource, obj in objects:
+            await _create_missing(client, infos[resource], obj)
+
+
 async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_storage: bool = True) -> None:
     for ns in SYSTEM_NAMESPACES:
         await _create_missing(client, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -302,6 +317,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     # informers' reads: kube-apiserver's identity
     client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
     await _bootstrap(client, core, config.port or 6443, local_storage=config.enabled("local-storage"))
+    await _bootstrap_addons(client, [a for a in ADDONS if config.enabled(a)])
     holder: dict[str, Any] = {}
 
     def explain(namespace: str, name: str) -> Any:

@@ -232,6 +232,8 @@ def _local_address(ip: str) -> bool:
     return True
 
 
+HOST_ALIAS = "host.k3d.internal"
+
 def resolve(hook: Webhook, services: ServiceLookup) -> Target:
     """clientConfig.url as is; clientConfig.service as https://<name>.<ns>.svc:<port><path>,
     connected at the first of the Service's ready endpoint addresses on this machine (there is
@@ -240,6 +242,13 @@ def resolve(hook: Webhook, services: ServiceLookup) -> Target:
     timeout = hook.timeout_seconds
     if cc.get("url"):
         url = _with_timeout(str(cc["url"]), timeout)
+        parts = urlsplit(url)
+        if parts.hostname == HOST_ALIAS:
+            # k3d's name for the machine the cluster runs on, which a K3s API server resolves
+            # (kopf and other operator tools register their local webhook servers under it):
+            # here that machine is this one
+            netloc = "127.0.0.1" + (f":{parts.port}" if parts.port else "")
+            return Target(url, urlunsplit(parts._replace(netloc=netloc)), server_hostname=HOST_ALIAS)
         return Target(url, url)
     raw_ref = cc.get("service")
     ref: JsonDict = raw_ref if isinstance(raw_ref, dict) else {}

@@ -38,8 +38,11 @@ class ServerProcess:
         log_level: str = "WARNING",
         tls: bool = False,
         fsync: bool | None = None,
+        addons: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir)
+        # K3s' packaged add-ons (coredns, metrics-server) only when asked for, as `Cluster`
+        self.addons = addons
         self.fsync = self.fsync_by_default if fsync is None else fsync
         self.tls = tls
         self.nodes = str(nodes)
@@ -89,6 +92,7 @@ class ServerProcess:
             self.nodes,
             *(["--tls"] if self.tls else []),
             *([] if self.fsync else ["--unsafe-no-fsync"]),
+            *([] if self.addons else ["--disable", "coredns", "--disable", "metrics-server"]),
             *self.args,
         ]
         env = dict(os.environ)

@@ -515,3 +515,15 @@ async def test_spec_mutation_on_update_bumps_generation(core: ApiCore, server: W
     # a label-only change by the user; the webhook changes the spec
     out = await core.patch(deps, "default", "d", "merge", {"metadata": {"labels": {"x": "y"}}})
     assert (out["spec"]["replicas"], out["metadata"]["generation"]) == (5, 2)
+
+
+async def test_k3d_host_alias_reaches_a_webhook_server_on_this_machine(core: ApiCore) -> None:
+    """kopf's WebhookAutoServer on a K3s-named cluster registers `https://host.k3d.internal:PORT`
+    with a certificate for that name: the API server reaches it on this machine, verifying the
+    certificate against the name, as a k3d cluster's API server reaches its host."""
+    with WebhookServer(dns_names=["host.k3d.internal"]) as s:
+        hook = _hook("alias.example.com", s, "/v", [_rule(["pods"], ops=["CREATE"])])
+        hook["clientConfig"]["url"] = f"https://host.k3d.internal:{s.port}/v"
+        await _configure(core, "validating", "alias", hook)
+        await _pod(core, "aliased")
+        assert [r["name"] for r in s.requests("/v")] == ["aliased"]
