@@ -39,8 +39,12 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import logging
 import re
+import socket
+import ssl
+from collections.abc import Callable
 from ssl import SSLContext
 from typing import Any
 
@@ -224,21 +228,89 @@ class _HeaderDeadline(asyncio.Protocol):
         self._inner.resume_writing()
 
 
+class _SniffingListener:
+    """The listening socket of a site that serves plain HTTP and TLS on one port: each accepted
+    connection's first byte is peeked (MSG_PEEK, nothing consumed) and the connection handed to
+    the HTTP protocol with TLS when it is a TLS handshake record (0x16), as is otherwise. Has
+    the `close()` / `sockets` an `asyncio.Server` offers BaseSite."""
+
+    def __init__(self, sock: socket.socket, factory: Callable[[], asyncio.Protocol], tls: SSLContext,
+                 first_byte_timeout: float) -> None:
+        self.sockets = [sock]
+        self._factory, self._tls, self._timeout = factory, tls, first_byte_timeout
+        self._pending: set[asyncio.Task[None]] = set()
+        self._task = asyncio.ensure_future(self._accept())
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        sock = self.sockets[0]
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(sock)
+            except OSError as e:  # EMFILE and the like: as asyncio's own accept loop, go on
+                logger.warning("accept failed: %s", e)
+                await asyncio.sleep(0.1)
+                continue
+            task = asyncio.ensure_future(self._hand_over(conn))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def _hand_over(self, conn: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        conn.setblocking(False)
+        readable: asyncio.Future[None] = loop.create_future()
+        fd = conn.fileno()
+
+        def ready() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(fd, ready)
+        try:
+            async with asyncio.timeout(self._timeout):
+                await readable
+            first = conn.recv(1, socket.MSG_PEEK)
+        except (TimeoutError, OSError):
+            conn.close()  # nothing sent within the header timeout, or gone: as the deadline does
+            return
+        finally:
+            loop.remove_reader(fd)
+        try:
+            await loop.connect_accepted_socket(self._factory, conn, ssl=self._tls if first == b"\x16" else None,
+                                               ssl_handshake_timeout=self._timeout if first == b"\x16" else None)
+        except (OSError, ssl.SSLError, TimeoutError) as e:
+            logger.debug("connection dropped before its first request: %s", e)
+            conn.close()
+
+    def close(self) -> None:
+        self._task.cancel()
+        for task in list(self._pending):
+            task.cancel()
+        self.sockets[0].close()
+
+    async def wait_closed(self) -> None:
+        for task in (self._task, *self._pending):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
 class HeaderTimeoutSite(web.BaseSite):
     """A TCP site (as `web.TCPSite`) whose connections must send their first request's headers
-    within `header_timeout` seconds."""
+    within `header_timeout` seconds. With `loopback_tls` (a plain-HTTP site), a client that
+    opens with a TLS handshake on the same port is answered over TLS with that context."""
 
-    __slots__ = ("_host", "_port", "_reuse_address", "_header_timeout", "_listener")
+    __slots__ = ("_host", "_port", "_reuse_address", "_header_timeout", "_listener", "_loopback_tls")
 
     def __init__(self, runner: web.BaseRunner, host: str, port: int, *,
                  header_timeout: float = READ_HEADER_TIMEOUT, ssl_context: SSLContext | None = None,
-                 reuse_address: bool = True) -> None:
+                 reuse_address: bool = True, loopback_tls: SSLContext | None = None) -> None:
         super().__init__(runner, ssl_context=ssl_context)
         self._host = host
         self._port = port
         self._reuse_address = reuse_address
         self._header_timeout = header_timeout
-        self._listener: asyncio.Server | None = None
+        self._listener: asyncio.Server | _SniffingListener | None = None
+        self._loopback_tls = loopback_tls if ssl_context is None else None
 
     @property
     def name(self) -> str:
@@ -258,7 +330,25 @@ class HeaderTimeoutSite(web.BaseSite):
         server = self._runner.server
         assert server is not None  # BaseSite's constructor checked it
         timeout = self._header_timeout
-        self._listener = await asyncio.get_running_loop().create_server(
-            lambda: _HeaderDeadline(_with_status_errors(server()), timeout), self._host, self._port,
-            ssl=self._ssl_context, backlog=self._backlog, reuse_address=self._reuse_address)
-        self._server = self._listener  # BaseSite.stop closes it
+
+        def factory() -> asyncio.Protocol:
+            return _HeaderDeadline(_with_status_errors(server()), timeout)
+
+        if self._loopback_tls is not None:
+            family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                if self._reuse_address:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((self._host, self._port))
+                sock.listen(self._backlog)
+                sock.setblocking(False)
+            except OSError:
+                sock.close()
+                raise
+            self._listener = _SniffingListener(sock, factory, self._loopback_tls, timeout)
+        else:
+            self._listener = await asyncio.get_running_loop().create_server(
+                factory, self._host, self._port,
+                ssl=self._ssl_context, backlog=self._backlog, reuse_address=self._reuse_address)
+        self._server = self._listener  # type: ignore[assignment]  # BaseSite.stop closes it

@@ -249,6 +249,30 @@ def _ensure_ca(cert_path: Path, key_path: Path, cn: str, now: datetime) -> tuple
     return pair
 
 
+def loopback_tls_context(data_dir: Path, *, sans: list[str], clock: Clock | None = None) -> ssl.SSLContext:
+    """The context of the plain-HTTP loopback listener's TLS side (apiserver.serving): the server
+    CA and a serving certificate, made once per data dir as `ensure_pki` makes them (K3s' CA
+    name), nothing else; no client certificates are asked for (the listener authenticates no
+    one). A TLS client (a tool that reads the API server's certificate, such as kopf's webhook
+    server guessing the cluster's flavour, or `curl -k https://...`) gets an answer instead of a
+    handshake error."""
+    now = (clock or Clock()).now()
+    pki = Pki.under(data_dir)
+    private_dir(data_dir)
+    private_dir(pki.dir.parent)
+    private_dir(pki.dir)
+    server_ca = _ensure_ca(pki.server_ca_cert, pki.server_ca_key, f"k3s-server-ca@{int(now.timestamp())}", now)
+    serving = _load_pair(pki.serving_cert, pki.serving_key)
+    if serving is None or not {_canonical(n) for n in sans} <= cert_sans(serving[0]) or \
+            not _fresh(serving[0], server_ca[0], now):
+        _write_pair(pki.serving_cert, pki.serving_key,
+                    *issue(server_ca, cn="kube-apiserver", sans=sans, now=now, client=False))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(pki.serving_cert, pki.serving_key)
+    return ctx
+
+
 def ensure_pki(data_dir: Path, *, sans: list[str], clock: Clock | None = None) -> Pki:
     """Generate what is missing (or stale) under `data_dir/server`, reuse the rest; returns the
     paths. The serving certificate is reissued when its SANs differ from `sans` or it expires

@@ -73,6 +73,7 @@ from minik3s.pki import (
     CsrSigner,
     Pki,
     ensure_pki,
+    loopback_tls_context,
     private_dir,
     touch_private,
     wanted_sans,
@@ -345,8 +346,13 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=config.idle_timeout,
                            lingering_time=LINGERING_TIME)
     await runner.setup()
+    # plain HTTP on loopback answers a TLS handshake on the same port too (K3s serves only HTTPS:
+    # tools that read the API server's certificate get one)
+    loopback_tls = (loopback_tls_context(config.data_dir, sans=wanted_sans(config.bind, []))
+                    if pki is None else None)
     site = HeaderTimeoutSite(runner, config.bind, config.port, header_timeout=config.read_header_timeout,
-                             reuse_address=True, ssl_context=pki.server_context() if pki is not None else None)
+                             reuse_address=True, ssl_context=pki.server_context() if pki is not None else None,
+                             loopback_tls=loopback_tls)
     try:
         await site.start()
     except BaseException:

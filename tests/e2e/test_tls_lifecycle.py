@@ -78,7 +78,13 @@ def test_loopback_default_is_plain_http_with_private_files(minik3s_server_factor
     assert httpx.get(srv.url + "/api/v1/namespaces", timeout=10).status_code == 200
     doc = yaml.safe_load(srv.kubeconfig.read_text())
     assert doc["users"][0]["user"] == {} and "certificate-authority-data" not in doc["clusters"][0]["cluster"]
-    assert not (srv.data_dir / "server").exists()
+    # only what the listener's TLS side needs (a handshake on the plain port is answered):
+    # the server CA and the serving pair, private as every key
+    tls_dir = srv.data_dir / "server" / "tls"
+    assert sorted(p.name for p in tls_dir.iterdir()) == [
+        "server-ca.crt", "server-ca.key", "serving-kube-apiserver.crt", "serving-kube-apiserver.key"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in tls_dir.iterdir()} == {0o600}
+    assert stat.S_IMODE(tls_dir.stat().st_mode) == 0o700
     assert stat.S_IMODE(srv.data_dir.stat().st_mode) == 0o700
     for name in ("state.db", "state.db-wal", "state.db-shm", "kubeconfig.yaml"):
         assert stat.S_IMODE((srv.data_dir / name).stat().st_mode) == 0o600, name
