@@ -19,6 +19,7 @@ from collections import OrderedDict
 from aiohttp import hdrs, web
 
 from apiserver.core import ApiCore
+from apiserver.handlers import exec_stream
 from apiserver.handlers.authn import authn_middleware
 from apiserver.handlers.authz import impersonation_middleware
 from apiserver.handlers.dispatch import dispatch, error_middleware
@@ -30,6 +31,7 @@ from apiserver.keys import (
     COMPONENT_HEALTH,
     CORE,
     EXEC_OVERLAYS,
+    EXEC_PROCESSES,
     EXPLAIN,
     METRICS,
     OPENAPI_CACHE,
@@ -103,6 +105,7 @@ def create_app(
     app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
     app[EXEC_OVERLAYS] = OrderedDict()
+    app[EXEC_PROCESSES] = OrderedDict()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
     app[OPENAPI_CACHE] = {}
@@ -117,5 +120,6 @@ def create_app(
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_response_prepare.append(_filter_headers)
     app.on_shutdown.append(close_watches)
+    app.on_shutdown.append(exec_stream.stop_processes)
     app.on_cleanup.append(_close_authorizer)
     return app

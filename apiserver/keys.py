@@ -84,6 +84,8 @@ SERVING = web.AppKey("serving", ServingLimits)
 WATCHES = web.AppKey("watches", set[WatchStream])
 # pods/exec: each container run's writable layer, (pod uid, container, restartCount) -> files
 EXEC_OVERLAYS = web.AppKey("exec_overlays", OrderedDict[tuple[str, str, int], dict[str, bytes]])
+# pods/attach: each container run's simulated main process (handlers.exec_stream._MainProcess)
+EXEC_PROCESSES = web.AppKey("exec_processes", OrderedDict[tuple[str, str, int], object])
 EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
 READY = web.AppKey("ready", asyncio.Event)
 # "v2", "v3", "v3/<group>/<version>" -> the encoded document (cleared when CRDs change)

@@ -46,7 +46,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import logging
+import posixpath
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -58,11 +60,11 @@ from aiohttp import WSMsgType, web
 from apiserver.core import ApiCore
 from apiserver.handlers.common import write_options
 from apiserver.handlers.node_proxy import kubelet_port, preferred_address
-from apiserver.keys import EXEC_OVERLAYS, USAGE, WATCHES, WatchStream
+from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchStream
 from apiserver.strategies.pod_rest import stream_container
 from minik3s.api import errors
 from minik3s.api.helpers.container_view import ContainerViewError, container_view
-from minik3s.api.helpers.shell import ExecContext, ExecNotFound, run_exec
+from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import CONFIGMAPS, NODES, PODS, SECRETS, SERVICEACCOUNTS, SERVICES, ResourceInfo
@@ -116,15 +118,17 @@ def exec_params(query: Any) -> ExecParams:
                       tty=tty)
 
 
-def _exec_options(params: ExecParams) -> JsonDict:
-    """The v1 PodExecOptions admission sees (Go's field order; false flags omitted)."""
-    out: JsonDict = {"kind": "PodExecOptions", "apiVersion": "v1"}
+def _exec_options(params: ExecParams, sub: str = "exec") -> JsonDict:
+    """The v1 PodExecOptions / PodAttachOptions admission sees (Go's field order; false flags
+    omitted)."""
+    out: JsonDict = {"kind": "PodAttachOptions" if sub == "attach" else "PodExecOptions", "apiVersion": "v1"}
     for key in ("stdin", "stdout", "stderr", "tty"):
         if getattr(params, key):
             out[key] = True
     if params.container:
         out["container"] = params.container
-    out["command"] = list(params.command)
+    if sub != "attach":
+        out["command"] = list(params.command)
     return out
 
 
@@ -406,11 +410,13 @@ async def _receive(ws: web.WebSocketResponse, protocol: str, params: ExecParams,
 
 
 async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespace: str | None,
-                name: str) -> web.StreamResponse:
-    """Answer GET/POST `pods/{name}/exec`."""
+                name: str, sub: str = "exec") -> web.StreamResponse:
+    """Answer GET/POST `pods/{name}/exec` and `pods/{name}/attach`."""
     params = exec_params(request.query)
+    if sub == "attach":
+        params = dataclasses.replace(params, command=())
     # ConnectResource admits before the REST's Connect looks anything up
-    await core.admit_connect(info, namespace, name, "exec", _exec_options(params), write_options(request).user)
+    await core.admit_connect(info, namespace, name, sub, _exec_options(params, sub), write_options(request).user)
     pod = core.store.get(PODS.key(namespace, name))
     if pod is None:
         raise errors.not_found("pods", "", name)
@@ -430,7 +436,7 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
         return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
     if not is_websocket_request(request):
         raise errors.BadRequestError(
-            "exec is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io, ...): "
+            f"{sub} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io, ...): "
             "simulated kubelets do not speak SPDY; kubectl 1.30+ uses WebSocket unless "
             "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
     cs = _running(pod, container)
@@ -455,12 +461,121 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     protocol = ws.ws_protocol or ""
-    await _session(request, ws, protocol, params, ctx)
+    if sub == "attach":
+        spec = _container_spec(pod, container)
+        proc = _main_process(request, pod, container, cs, ctx, spec)
+        await _session(request, ws, protocol, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
+                       lambda _code: {"metadata": {}, "status": "Success"})
+    else:
+        argv = list(params.command)
+        await _session(request, ws, protocol, params,
+                       lambda stdin, out, err: run_exec(argv, ctx, stdin, out, err),
+                       lambda code: _status(code, params.command))
     return ws
 
 
+Runner = Callable[[_Stdin | None, Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]],
+                  Awaitable[int]]
+
+
+class _MainProcess:
+    """A container's own process as `attach` reaches it: for a container that keeps stdin open
+    (`stdin: true`) and runs a shell with no script, the simulated shell reading that stdin,
+    started when first attached to and shared by every attach of the container run; output
+    goes to whoever is attached. Any other container's process is not simulated: an attach
+    gets no output and ends when the client leaves."""
+
+    def __init__(self, argv: list[str] | None, ctx: ExecContext) -> None:
+        self.argv, self.ctx = argv, ctx
+        self.stdin = _Stdin()
+        self.listeners: list[tuple[Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]]] = []
+        self.task: asyncio.Task[int] | None = None
+
+    def start(self) -> asyncio.Future[int]:
+        if self.argv is None:
+            return asyncio.get_running_loop().create_future()  # never ends by itself
+        if self.task is None or self.task.done():  # the kubelet restarts an ended container
+            self.stdin = _Stdin()
+            self.task = asyncio.ensure_future(run_exec(self.argv, self.ctx, self.stdin, self._out, self._err))
+        return self.task
+
+    async def _out(self, data: bytes) -> None:
+        for out, _err in list(self.listeners):
+            await out(data)
+
+    async def _err(self, data: bytes) -> None:
+        for _out, err in list(self.listeners):
+            await err(data)
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+
+def _container_spec(pod: JsonDict, container: str) -> JsonDict:
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict) and c.get("name") == container:
+                return c
+    return {}
+
+
+def _interactive_argv(spec: JsonDict) -> list[str] | None:
+    """The container's argv when its process is a shell reading stdin: `stdin: true` and a
+    shell with no `-c` script (`kubectl run -it --image=busybox x -- sh`)."""
+    argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
+    if not spec.get("stdin") or not argv or posixpath.basename(argv[0]) not in SHELL_NAMES:
+        return None
+    return argv if all(a in ("-i", "-l", "-", "--login") for a in argv[1:]) else None
+
+
+def _main_process(request: web.Request, pod: JsonDict, container: str, cs: JsonDict, ctx: ExecContext,
+                  spec: JsonDict) -> _MainProcess:
+    procs = request.app[EXEC_PROCESSES]
+    key = (str((pod.get("metadata") or {}).get("uid") or ""), container, int(cs.get("restartCount") or 0))
+    proc = procs.get(key)
+    if proc is None or not isinstance(proc, _MainProcess):
+        proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx)
+        while len(procs) > _OVERLAY_LIMIT:
+            _key, old = procs.popitem(last=False)
+            if isinstance(old, _MainProcess):
+                old.stop()
+    return proc
+
+
+def _attach_runner(proc: _MainProcess, stdin_once: bool) -> Runner:
+    """One attach: the client's stdin into the process's (closed when the client's ends, with
+    `stdinOnce`), the process's output to the client, until the process ends (0, as ServeAttach
+    reports Success) or the client leaves (the session is cancelled; the process goes on)."""
+    async def run(stdin: _Stdin | None, out: Callable[[bytes], Awaitable[None]],
+                  err: Callable[[bytes], Awaitable[None]]) -> int:
+        listener = (out, err)
+        proc.listeners.append(listener)
+        ended = proc.start()
+
+        async def pump() -> None:
+            if stdin is None:
+                return
+            while data := await stdin.read():
+                proc.stdin.feed(data)
+            if stdin_once:
+                proc.stdin.close()
+
+        pumping = asyncio.ensure_future(pump())
+        try:
+            await asyncio.shield(ended)
+            return 0
+        finally:
+            pumping.cancel()
+            proc.listeners.remove(listener)
+            if stdin_once and stdin is not None and not ended.done():
+                proc.stdin.close()  # the first attach with stdin closes it as it ends (StdinOnce)
+    return run
+
+
 async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: str, params: ExecParams,
-                   ctx: ExecContext) -> None:
+                   run: Runner, status_of: Callable[[int], JsonDict]) -> None:
     out = _Channels(ws, protocol)
     first = STDOUT if params.stdout else STDERR if params.stderr else ERROR
     await out.write(first, b"")  # the streams are open
@@ -481,8 +596,7 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
         stdin.close()
     terminal = _Terminal(stdin, stdout) if params.tty and params.stdin else None
     receiver = asyncio.ensure_future(_receive(ws, protocol, params, stdin, terminal))
-    command = asyncio.ensure_future(run_exec(list(params.command), ctx, stdin if params.stdin else None,
-                                             stdout, stderr))
+    command = asyncio.ensure_future(run(stdin if params.stdin else None, stdout, stderr))
     watches = request.app[WATCHES]
     stream: WatchStream | None = None
     try:
@@ -496,8 +610,7 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
                 return
         status: JsonDict | None
         try:
-            code = command.result()
-            status = _status(code, params.command)
+            status = status_of(command.result())
         except ExecNotFound as e:
             status = _runtime_error(e)
         except Exception as e:  # a fault of the simulation: the kubelet's InternalError, not a hang
@@ -521,3 +634,11 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
         for task in (command, receiver):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def stop_processes(app: web.Application) -> None:
+    """Server shutdown: the simulated main processes end with it."""
+    for proc in app[EXEC_PROCESSES].values():
+        if isinstance(proc, _MainProcess):
+            proc.stop()
+    app[EXEC_PROCESSES].clear()

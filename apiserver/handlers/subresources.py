@@ -45,8 +45,8 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if m == "GET" and isinstance(rest, LogREST):
         return await stream_log(request, core, t, rest)
     if isinstance(rest, StreamREST):  # exec, attach, portforward: the query names the container
-        if rest.name == "exec":
-            return await exec_stream.serve(request, core, info, t.namespace, name)
+        if rest.name in ("exec", "attach"):
+            return await exec_stream.serve(request, core, info, t.namespace, name, rest.name)
         raise rest.refusal(core, info, t.namespace, name, request.query)
     if m == "GET":
         out = rest.get(core, info, t.namespace, name)

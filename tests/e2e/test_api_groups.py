@@ -412,12 +412,13 @@ def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerP
     r = kubectl(kubectl_bin, minik3s_api, tmp_path / "c", "-n", ns, "exec", "p", "--", "ls", ok=False)
     assert r.returncode != 0
     assert r.stderr == 'Error from server (NotFound): nodes "somewhere" not found\n'
-    for method in ("GET", "POST"):
-        resp = http.request(method, f"/api/v1/namespaces/{ns}/pods/p/exec", params={"command": "ls", "stdout": "1"})
-        assert (resp.status_code, resp.json()["message"]) == (404, 'nodes "somewhere" not found')
+    for sub in ("exec", "attach"):
+        for method in ("GET", "POST"):
+            resp = http.request(method, f"/api/v1/namespaces/{ns}/pods/p/{sub}", params={"command": "ls", "stdout": "1"})
+            assert (resp.status_code, resp.json()["message"]) == (404, 'nodes "somewhere" not found')
     for sub in ("exec", "attach", "portforward"):
         for method in ("GET", "POST"):
-            if sub == "exec":
+            if sub != "portforward":
                 continue
             resp = http.request(method, f"/api/v1/namespaces/{ns}/pods/p/{sub}")
             assert resp.status_code == 400, (sub, method, resp.text)
@@ -435,7 +436,7 @@ def test_kubectl_exec_gets_a_clear_error(kubectl_bin: Path, minik3s_api: ServerP
         resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "nope"})
         assert (resp.status_code, resp.json()["message"]) == (400, "container nope is not valid for pod two")
         resp = http.post(f"/api/v1/namespaces/{ns}/pods/two/{sub}", params={"container": "init"})
-        if sub == "exec":
+        if sub in ("exec", "attach"):
             assert (resp.status_code, resp.json()["message"]) == (404, 'nodes "somewhere" not found')
         else:
             assert f"{sub} is not supported by simulated kubelets" in resp.json()["message"]

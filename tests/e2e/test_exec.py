@@ -428,3 +428,84 @@ def test_connect_admission_sees_pod_exec_options(kubectl_bin: Path, minik3s_clus
                                    f"binding 'no-rm-{ns}' denied request: no rm in exec")
     r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "guarded", "--", "echo", "fine")
     assert (r.returncode, r.stdout) == (0, "fine\n"), r.stderr
+
+
+# ---- attach -------------------------------------------------------------------------------------
+
+
+def test_attach_reaches_the_containers_shell_and_keeps_its_state(core_api: Any, http: httpx.Client,
+                                                                  ns: str) -> None:
+    """A container with `stdin: true` running `sh`: each attach talks to the same shell."""
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "interactive"},
+            "spec": {"containers": [{"name": "c", "image": "busybox", "args": ["sh"], "stdin": True}]}}
+    make_running(http, ns, body)
+    for line, expected in (("x=kept; echo first $x\n", "first kept"), ("echo second $x\n", "second kept")):
+        ws = stream(core_api.connect_get_namespaced_pod_attach, "interactive", ns, stdin=True, stdout=True,
+                    stderr=True, tty=False, _preload_content=False)
+        ws.write_stdin(line)
+        assert ws.readline_stdout(timeout=5) == expected
+        ws.close()
+
+
+def test_attach_to_a_process_that_reads_nothing_holds_until_the_client_leaves(minik3s_cluster: Cluster,
+                                                                              http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("quiet"))
+    url = exec_url(minik3s_cluster, ns, "quiet", stdout="1").replace("/exec?", "/attach?")
+
+    async def attach() -> list[Any]:
+        frames: list[Any] = []
+        async with aiohttp.ClientSession() as s, s.ws_connect(url, protocols=("v5.channel.k8s.io",)) as ws:
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(1):
+                    async for msg in ws:
+                        frames.append(msg.data)
+        return frames
+
+    assert asyncio.run(attach()) == [b"\x01"]  # the streams are open; nothing else, still attached
+
+
+def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, ns: str) -> None:
+    """`kubectl run -it --rm dbg --image=busybox -- sh`: the shell answers, `exit` ends the
+    session and kubectl deletes the pod."""
+    import os
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
+                             "run", "-it", "--rm", "dbg", "--image=busybox", "--", "sh"],
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    screen = bytearray()
+
+    def read_until(marker: bytes, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while marker not in screen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{marker!r} not seen in {bytes(screen)!r}"
+            ready, _, _ = select.select([master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                screen.extend(chunk)
+        assert marker in screen, bytes(screen)
+
+    try:
+        read_until(b"If you don't see a command prompt, try pressing enter.")
+        os.write(master, b"\r")
+        read_until(b"/ # ")
+        os.write(master, b"echo hello from attach\r")
+        read_until(b"hello from attach\r\n/ # ")
+        os.write(master, b"exit\r")
+        read_until(b"Session ended, resume using 'kubectl attach dbg -c dbg -i -t' command when the pod is running")
+        assert proc.wait(timeout=30) == 0
+        read_until(b'pod "dbg" deleted')
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
