@@ -521,10 +521,35 @@ def _container_spec(pod: JsonDict, container: str) -> JsonDict:
     return {}
 
 
+# images whose default command is a shell (their CMD), by repository name: `kubectl debug -it
+# POD --image=busybox` and `kubectl run -it x --image=alpine` give no command
+_SHELL_IMAGES = {"busybox": "sh", "alpine": "/bin/sh", "ubuntu": "/bin/bash", "debian": "bash",
+                 "fedora": "/bin/bash", "centos": "/bin/bash", "rockylinux": "/bin/bash", "almalinux": "/bin/bash",
+                 "amazonlinux": "/bin/bash", "bash": "bash", "opensuse/leap": "/bin/bash"}
+
+
+def _image_repository(image: str) -> str:
+    """`docker.io/library/busybox:1.36@sha256:...` -> `busybox`, `registry:5000/a/b:t` -> `a/b`."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name = name[: len(name) - len(last)] + last.split(":", 1)[0]
+    parts = name.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    if parts[:1] == ["library"]:
+        parts = parts[1:]
+    return "/".join(parts)
+
+
 def _interactive_argv(spec: JsonDict) -> list[str] | None:
     """The container's argv when its process is a shell reading stdin: `stdin: true` and a
-    shell with no `-c` script (`kubectl run -it --image=busybox x -- sh`)."""
+    shell with no `-c` script (`kubectl run -it --image=busybox x -- sh`), or no command at all
+    in an image whose default command is a shell."""
     argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
+    if not argv and spec.get("stdin"):
+        shell = _SHELL_IMAGES.get(_image_repository(str(spec.get("image") or "")))
+        argv = [shell] if shell else []
     if not spec.get("stdin") or not argv or posixpath.basename(argv[0]) not in SHELL_NAMES:
         return None
     return argv if all(a in ("-i", "-l", "-", "--login") for a in argv[1:]) else None
