@@ -61,6 +61,7 @@ from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
 from kubelet_sim.usage import UsageSource
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
+from minik3s.api.helpers import process_exits
 from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
@@ -139,6 +140,13 @@ class StageController:
         self._by_node: dict[str, set[str]] = {}
         pod_informer.add_handler(on_add=self._on_pod, on_update=lambda _old, new: self._on_pod(new),
                                  on_delete=self._on_pod_delete)
+        self._unsubscribe = process_exits.subscribe(self._on_process_exit)
+
+    def _on_process_exit(self, namespace: str, name: str) -> None:
+        """The runtime saw a container process end (minik3s.api.helpers.process_exits)."""
+        key = f"{namespace}/{name}"
+        if key in self.records:
+            self.queue.add(key)
 
     # -- informer handlers (sync, fast) -----------------------------------------------------
 
@@ -166,10 +174,13 @@ class StageController:
         wait = getattr(self._informer, "wait_for_sync", None)
         if wait is not None:
             await wait()
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(self.queue.run_timers(), name="kubelet-sim-stage-timers")
-            for i in range(self._workers):
-                tg.create_task(self._worker(), name=f"kubelet-sim-stage-worker-{i}")
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.queue.run_timers(), name="kubelet-sim-stage-timers")
+                for i in range(self._workers):
+                    tg.create_task(self._worker(), name=f"kubelet-sim-stage-worker-{i}")
+        finally:
+            self._unsubscribe()
 
     async def _worker(self) -> None:
         while True:

@@ -63,6 +63,7 @@ from apiserver.handlers.node_proxy import kubelet_port, preferred_address
 from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchStream
 from apiserver.strategies.pod_rest import stream_container
 from minik3s.api import errors
+from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerViewError, container_view
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
@@ -485,8 +486,8 @@ class _MainProcess:
     goes to whoever is attached. Any other container's process is not simulated: an attach
     gets no output and ends when the client leaves."""
 
-    def __init__(self, argv: list[str] | None, ctx: ExecContext) -> None:
-        self.argv, self.ctx = argv, ctx
+    def __init__(self, argv: list[str] | None, ctx: ExecContext, on_exit: Callable[[int], None]) -> None:
+        self.argv, self.ctx, self.on_exit = argv, ctx, on_exit
         self.stdin = _Stdin()
         self.listeners: list[tuple[Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]]] = []
         self.task: asyncio.Task[int] | None = None
@@ -494,10 +495,14 @@ class _MainProcess:
     def start(self) -> asyncio.Future[int]:
         if self.argv is None:
             return asyncio.get_running_loop().create_future()  # never ends by itself
-        if self.task is None or self.task.done():  # the kubelet restarts an ended container
-            self.stdin = _Stdin()
+        if self.task is None:  # an ended one stays ended: the kubelet starts the next run
             self.task = asyncio.ensure_future(run_exec(self.argv, self.ctx, self.stdin, self._out, self._err))
+            self.task.add_done_callback(self._ended)
         return self.task
+
+    def _ended(self, task: asyncio.Task[int]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self.on_exit(task.result())  # the runtime tells the kubelet
 
     async def _out(self, data: bytes) -> None:
         for out, _err in list(self.listeners):
@@ -558,10 +563,14 @@ def _interactive_argv(spec: JsonDict) -> list[str] | None:
 def _main_process(request: web.Request, pod: JsonDict, container: str, cs: JsonDict, ctx: ExecContext,
                   spec: JsonDict) -> _MainProcess:
     procs = request.app[EXEC_PROCESSES]
-    key = (str((pod.get("metadata") or {}).get("uid") or ""), container, int(cs.get("restartCount") or 0))
+    meta = pod.get("metadata") or {}
+    key = (str(meta.get("uid") or ""), container, int(cs.get("restartCount") or 0))
     proc = procs.get(key)
     if proc is None or not isinstance(proc, _MainProcess):
-        proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx)
+        def on_exit(code: int) -> None:
+            process_exits.record(key[0], str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                                 container, key[2], code)
+        proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx, on_exit)
         while len(procs) > _OVERLAY_LIMIT:
             _key, old = procs.popitem(last=False)
             if isinstance(old, _MainProcess):

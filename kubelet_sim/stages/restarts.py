@@ -56,6 +56,7 @@ from kubelet_sim.stages.lifecycle import (
 from kubelet_sim.stages.podstatus import restarts_after_exit
 from kubelet_sim.stages.timing import ANNOTATION_RUN_SECONDS, parse_seconds
 from minik3s.api.helpers.pods import is_sidecar
+from minik3s.api.helpers.process_exits import exit_code
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
@@ -81,8 +82,16 @@ def container_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
     run = parse_seconds((meta.get("annotations") or {}).get(ANNOTATION_RUN_SECONDS))
     code = annotation_exit_code(pod)
     out: dict[str, Lifetime] = {}
+    uid = str(meta.get("uid") or "")
+    runs = {str(cs.get("name") or ""): int(cs.get("restartCount") or 0)
+            for cs in (pod.get("status") or {}).get("containerStatuses") or () if isinstance(cs, dict)}
     for c in (pod.get("spec") or {}).get("containers") or ():
         if not isinstance(c, dict):
+            continue
+        name = str(c.get("name") or "")
+        ended = exit_code(uid, name, runs.get(name, 0)) if name in runs else None
+        if ended is not None:  # its process ended outside the plan (an attached shell's `exit`)
+            out[name] = Lifetime(0.0, ended)
             continue
         script = container_script(c)
         finite = script is not None and math.isfinite(script.seconds)

@@ -464,16 +464,19 @@ def test_attach_to_a_process_that_reads_nothing_holds_until_the_client_leaves(mi
     assert asyncio.run(attach()) == [b"\x01"]  # the streams are open; nothing else, still attached
 
 
-def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, ns: str) -> None:
+@pytest.mark.parametrize("restart", ["Always", "Never"])
+def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, ns: str,
+                                               restart: str) -> None:
     """`kubectl run -it --rm dbg --image=busybox -- sh`: the shell answers, `exit` ends the
-    session and kubectl deletes the pod."""
+    session and kubectl deletes the pod. The kubelet learns of the exit: under `--restart=Never`
+    the pod ends with the shell's code, which kubectl returns."""
     import os
     import pty
     import select
 
     master, slave = pty.openpty()
     proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
-                             "run", "-it", "--rm", "dbg", "--image=busybox", "--", "sh"],
+                             "run", "-it", "--rm", "dbg", "--image=busybox", f"--restart={restart}", "--", "sh"],
                             stdin=slave, stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
     screen = bytearray()
@@ -500,10 +503,15 @@ def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluste
         read_until(b"/ # ")
         os.write(master, b"echo hello from attach\r")
         read_until(b"hello from attach\r\n/ # ")
-        os.write(master, b"exit\r")
-        read_until(b"Session ended, resume using 'kubectl attach dbg -c dbg -i -t' command when the pod is running")
-        assert proc.wait(timeout=30) == 0
-        read_until(b'pod "dbg" deleted')
+        os.write(master, b"exit 3\r")
+        if restart == "Always":
+            read_until(b"Session ended, resume using 'kubectl attach dbg -c dbg -i -t' command when the pod is "
+                       b"running")
+            assert proc.wait(timeout=30) == 0
+            read_until(b'pod "dbg" deleted')
+        else:
+            read_until(f"pod {ns}/dbg terminated (Error)".encode())
+            assert proc.wait(timeout=30) == 3
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -116,3 +116,25 @@ def test_the_plan_follows_the_status_and_a_forgetful_kubelet_restarts_at_once() 
     assert actions == {} and due == pytest.approx(1001.0)
     actions, _ = plan(p, memory, 1001.0, wall + timedelta(seconds=1), BackoffPolicy())
     assert actions["c0"].kind == "exit" and actions["c0"].exit_code == 3
+
+
+def test_a_recorded_process_exit_ends_that_run_only() -> None:
+    """An attached shell's `exit` (minik3s.api.helpers.process_exits) ends the run it belongs to:
+    the container's current restartCount; the next run runs on as planned."""
+    from minik3s.api.helpers import process_exits
+
+    p = pod("Always", ["sh"], None)
+    p["metadata"]["uid"] = "u-exit-test"
+    p["status"] = {"containerStatuses": [{"name": "c0", "restartCount": 2}, {"name": "c1", "restartCount": 0}]}
+    woken: list[tuple[str, str]] = []
+    unsubscribe = process_exits.subscribe(lambda ns, name: woken.append((ns, name)))
+    try:
+        assert container_lifetimes(p) == {}
+        process_exits.record("u-exit-test", "ns", "p", "c0", 2, 5)
+        assert woken == [("ns", "p")]
+        assert container_lifetimes(p) == {"c0": Lifetime(0.0, 5)}
+        assert restarts_containers(p) is True
+        p["status"]["containerStatuses"][0]["restartCount"] = 3  # restarted: a new run
+        assert container_lifetimes(p) == {}
+    finally:
+        unsubscribe()
