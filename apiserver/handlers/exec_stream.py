@@ -462,16 +462,25 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     protocol = ws.ws_protocol or ""
+    uid, run = (pod.get("metadata") or {}).get("uid"), cs.get("restartCount")
+
+    def alive() -> bool:
+        cur = core.store.get(PODS.key(namespace, name))
+        if cur is None or (cur.get("metadata") or {}).get("uid") != uid:
+            return False
+        now_cs = _running(cur, container)
+        return now_cs is not None and now_cs.get("restartCount") == run
+
     if sub == "attach":
         spec = _container_spec(pod, container)
         proc = _main_process(request, pod, container, cs, ctx, spec)
         await _session(request, ws, protocol, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
-                       lambda _code: {"metadata": {}, "status": "Success"})
+                       lambda _code: {"metadata": {}, "status": "Success"}, alive, core.clock.sleep)
     else:
         argv = list(params.command)
         await _session(request, ws, protocol, params,
                        lambda stdin, out, err: run_exec(argv, ctx, stdin, out, err),
-                       lambda code: _status(code, params.command))
+                       lambda code: _status(code, params.command), alive, core.clock.sleep)
     return ws
 
 
@@ -608,8 +617,16 @@ def _attach_runner(proc: _MainProcess, stdin_once: bool) -> Runner:
     return run
 
 
+async def _until_stopped(alive: Callable[[], bool], sleep: Callable[[float], Awaitable[None]]) -> None:
+    """Returns once the container run the session belongs to has stopped (the pod deleted, the
+    container terminated or restarted), checked every second on the API's clock."""
+    while alive():
+        await sleep(1.0)
+
+
 async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: str, params: ExecParams,
-                   run: Runner, status_of: Callable[[int], JsonDict]) -> None:
+                   run: Runner, status_of: Callable[[int], JsonDict], alive: Callable[[], bool],
+                   sleep: Callable[[float], Awaitable[None]]) -> None:
     out = _Channels(ws, protocol)
     first = STDOUT if params.stdout else STDERR if params.stderr else ERROR
     await out.write(first, b"")  # the streams are open
@@ -631,20 +648,22 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
     terminal = _Terminal(stdin, stdout) if params.tty and params.stdin else None
     receiver = asyncio.ensure_future(_receive(ws, protocol, params, stdin, terminal))
     command = asyncio.ensure_future(run(stdin if params.stdin else None, stdout, stderr))
+    stopped = asyncio.ensure_future(_until_stopped(alive, sleep))
     watches = request.app[WATCHES]
     stream: WatchStream | None = None
     try:
         async with asyncio.timeout(None) as deadline:  # server shutdown ends the session
             stream = WatchStream(ws, deadline)
             watches.add(stream)
-            done, _ = await asyncio.wait({command, receiver}, return_when=asyncio.FIRST_COMPLETED)
-            if command not in done:
+            done, _ = await asyncio.wait({command, receiver, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if command not in done and stopped not in done:
                 # the client went away: the command loses its streams (SIGPIPE on its next write)
                 command.cancel()
                 return
         status: JsonDict | None
         try:
-            status = status_of(command.result())
+            # the container stopped under the command: the runtime killed it (SIGKILL, 137)
+            status = status_of(137) if command not in done else status_of(command.result())
         except ExecNotFound as e:
             status = _runtime_error(e)
         except Exception as e:  # a fault of the simulation: the kubelet's InternalError, not a hang
@@ -661,11 +680,11 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
     finally:
         if stream is not None:
             watches.discard(stream)
-        for task in (command, receiver):
+        for task in (command, receiver, stopped):
             task.cancel()
         with contextlib.suppress(Exception):
             await ws.close()
-        for task in (command, receiver):
+        for task in (command, receiver, stopped):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 

@@ -517,3 +517,37 @@ def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluste
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+def test_an_exec_ends_with_137_when_its_container_stops(core_api: Any, http: httpx.Client, ns: str) -> None:
+    """The pod is deleted under a running command: the runtime kills it, as SIGKILL's 137."""
+    make_running(http, ns, busybox("doomed"))
+    ws = stream(core_api.connect_get_namespaced_pod_exec, "doomed", ns, command=["sh", "-c", "sleep 3600"],
+                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    ws.update(timeout=1)
+    assert ws.is_open()
+    http.request("DELETE", f"/api/v1/namespaces/{ns}/pods/doomed", json={"gracePeriodSeconds": 1}).raise_for_status()
+    ws.run_forever(timeout=30)
+    assert not ws.is_open()
+    assert ws.returncode == 137
+
+
+def test_exec_on_a_failed_node_is_the_proxys_dial_error(http: httpx.Client, ns: str) -> None:
+    pod = make_running(http, ns, busybox("stranded"))
+    node = pod["spec"]["nodeName"]
+    ip = next(a["address"] for a in http.get(f"/api/v1/nodes/{node}").json()["status"]["addresses"]
+              if a["type"] == "InternalIP")
+    patch = {"metadata": {"annotations": {"sim.minik3s.io/failed": "true"}}}
+    http.patch(f"/api/v1/nodes/{node}", json=patch,
+               headers={"Content-Type": "application/merge-patch+json"}).raise_for_status()
+    try:
+        def refused() -> dict[str, Any] | None:
+            r = http.get(f"/api/v1/namespaces/{ns}/pods/stranded/exec", params={"command": "true", "stdout": "1"})
+            return r.json() if r.status_code == 500 else None
+        status = wait_for(refused, timeout=15)
+        assert status["message"] == f"error dialing backend: dial tcp {ip}:10250: connect: connection refused"
+        assert "reason" not in status
+    finally:
+        patch["metadata"]["annotations"]["sim.minik3s.io/failed"] = None  # type: ignore[index]
+        http.patch(f"/api/v1/nodes/{node}", json=patch,
+                   headers={"Content-Type": "application/merge-patch+json"}).raise_for_status()
