@@ -9,6 +9,8 @@ import asyncio
 import base64
 import gzip
 import json
+import os
+import select
 import subprocess
 import time
 import uuid
@@ -333,49 +335,58 @@ def test_exec_needs_create_on_pods_exec(kubectl_bin: Path, minik3s_cluster: Clus
     assert 'cannot create resource "pods/exec"' in r.stderr, r.stderr
 
 
-def test_kubectl_exec_it_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client,
-                                              ns: str) -> None:
-    """`kubectl exec -it POD -- sh` on a real terminal: the prompt, the echo of what is typed
-    (the simulated pty's line discipline), output with CRLF, `exit` ends kubectl with 0."""
-    import os
-    import pty
-    import select
+class PtyKubectl:
+    """kubectl on a real terminal (a pty): what it draws, and keystrokes."""
 
-    make_running(http, ns, busybox("tty"))
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
-                             "exec", "-it", "tty", "--", "sh"], stdin=slave, stdout=slave, stderr=slave,
-                            close_fds=True)
-    os.close(slave)
-    screen = bytearray()
+    def __init__(self, kubectl_bin: Path, cluster: Cluster, *args: str) -> None:
+        import pty
 
-    def read_until(marker: bytes, timeout: float = 15) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(cluster.kubeconfig_path), *args],
+                                     stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        self.screen = bytearray()
+
+    def read_until(self, marker: bytes, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
-        while marker not in screen:
+        while marker not in self.screen:
             left = deadline - time.monotonic()
-            assert left > 0, f"{marker!r} not seen in {bytes(screen)!r}"
-            ready, _, _ = select.select([master], [], [], left)
+            assert left > 0, f"{marker!r} not seen in {bytes(self.screen)!r}"
+            ready, _, _ = select.select([self.master], [], [], left)
             if ready:
                 try:
-                    chunk = os.read(master, 4096)
+                    chunk = os.read(self.master, 4096)
                 except OSError:
                     break
                 if not chunk:
                     break
-                screen.extend(chunk)
-        assert marker in screen, bytes(screen)
+                self.screen.extend(chunk)
+        assert marker in self.screen, bytes(self.screen)
 
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def test_kubectl_exec_it_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluster: Cluster, http: httpx.Client,
+                                              ns: str) -> None:
+    """`kubectl exec -it POD -- sh` on a real terminal: the prompt, the echo of what is typed
+    (the simulated pty's line discipline), output with CRLF, `exit` ends kubectl with 0."""
+    make_running(http, ns, busybox("tty"))
+    term = PtyKubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "-it", "tty", "--", "sh")
     try:
-        read_until(b"/ # ")
-        os.write(master, b"echo hi\r")
-        read_until(b"echo hi\r\nhi\r\n/ # ")
-        os.write(master, b"exit\r")
-        assert proc.wait(timeout=15) == 0
+        term.read_until(b"/ # ")
+        term.type(b"echo hi\r")
+        term.read_until(b"echo hi\r\nhi\r\n/ # ")
+        term.type(b"exit\r")
+        assert term.proc.wait(timeout=15) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        term.close()
 
 
 CONNECT_POLICY = """
@@ -470,53 +481,25 @@ def test_kubectl_run_it_rm_shell_on_a_terminal(kubectl_bin: Path, minik3s_cluste
     """`kubectl run -it --rm dbg --image=busybox -- sh`: the shell answers, `exit` ends the
     session and kubectl deletes the pod. The kubelet learns of the exit: under `--restart=Never`
     the pod ends with the shell's code, which kubectl returns."""
-    import os
-    import pty
-    import select
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
-                             "run", "-it", "--rm", "dbg", "--image=busybox", f"--restart={restart}", "--", "sh"],
-                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-    os.close(slave)
-    screen = bytearray()
-
-    def read_until(marker: bytes, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while marker not in screen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{marker!r} not seen in {bytes(screen)!r}"
-            ready, _, _ = select.select([master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                screen.extend(chunk)
-        assert marker in screen, bytes(screen)
-
+    term = PtyKubectl(kubectl_bin, minik3s_cluster, "-n", ns, "run", "-it", "--rm", "dbg", "--image=busybox",
+                      f"--restart={restart}", "--", "sh")
     try:
-        read_until(b"If you don't see a command prompt, try pressing enter.")
-        os.write(master, b"\r")
-        read_until(b"/ # ")
-        os.write(master, b"echo hello from attach\r")
-        read_until(b"hello from attach\r\n/ # ")
-        os.write(master, b"exit 3\r")
+        term.read_until(b"If you don't see a command prompt, try pressing enter.")
+        term.type(b"\r")
+        term.read_until(b"/ # ")
+        term.type(b"echo hello from attach\r")
+        term.read_until(b"hello from attach\r\n/ # ")
+        term.type(b"exit 3\r")
         if restart == "Always":
-            read_until(b"Session ended, resume using 'kubectl attach dbg -c dbg -i -t' command when the pod is "
-                       b"running")
-            assert proc.wait(timeout=30) == 0
-            read_until(b'pod "dbg" deleted')
+            term.read_until(b"Session ended, resume using 'kubectl attach dbg -c dbg -i -t' command when the pod is "
+                            b"running")
+            assert term.proc.wait(timeout=30) == 0
+            term.read_until(b'pod "dbg" deleted')
         else:
-            read_until(f"pod {ns}/dbg terminated (Error)".encode())
-            assert proc.wait(timeout=30) == 3
+            term.read_until(f"pod {ns}/dbg terminated (Error)".encode())
+            assert term.proc.wait(timeout=30) == 3
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        term.close()
 
 
 def test_an_exec_ends_with_137_when_its_container_stops(core_api: Any, http: httpx.Client, ns: str) -> None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
+from minik3s.api.errors import go_quote
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.types import JsonDict
 
@@ -218,28 +219,6 @@ def service_env_map(namespace: str, enable_service_links: bool, lookup: Lookup) 
 
 
 # ---- downward API (fieldpath, resource) -------------------------------------------------------
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """strconv.Quote (`%q`): Go escapes, printable runes kept. Example: 'a"b\\n' -> '"a\\"b\\\\n"'."""
-    out = ['"']
-    for ch in text:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch == " " or ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
 
 def format_map(values: Mapping[str, Any]) -> str:
     """FormatMap: `key="value"` lines in key order, no trailing newline."""
