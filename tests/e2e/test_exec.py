@@ -10,6 +10,7 @@ import base64
 import gzip
 import json
 import os
+import pty
 import select
 import subprocess
 import time
@@ -339,8 +340,6 @@ class PtyKubectl:
     """kubectl on a real terminal (a pty): what it draws, and keystrokes."""
 
     def __init__(self, kubectl_bin: Path, cluster: Cluster, *args: str) -> None:
-        import pty
-
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen([str(kubectl_bin), "--kubeconfig", str(cluster.kubeconfig_path), *args],
                                      stdin=slave, stdout=slave, stderr=slave, close_fds=True)

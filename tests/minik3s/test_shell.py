@@ -570,3 +570,8 @@ async def test_writes_under_a_read_only_mount_fail_with_erofs(script: str, err: 
     assert files == {"/etc/cfg/key": b"v"}
     ok = await run(sh("echo x > /tmp/new && cat /etc/cfg/key"), ctx)  # elsewhere writes work
     assert (ok.out, ok.code) == (b"v", 0)
+
+
+async def test_endless_recursion_dies_as_a_stack_overflow() -> None:
+    r = await run(sh("f() { f; }; f"), make_ctx(FakeClock()))
+    assert r.code == 139

@@ -107,6 +107,7 @@ KERNEL_RELEASE = "6.8.0-49-generic"
 KERNEL_VERSION = "#49-Ubuntu SMP PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024"
 MACHINE = "x86_64"
 SIGPIPE_STATUS = 141
+SEGV_STATUS = 139  # 128 + SIGSEGV
 # bounds that keep an exec from taking the server with it: one file's (and one command
 # substitution's) size, and the share of the event loop a command that never waits may take
 # (after BUSY_SLICE seconds of work without a real wait it pauses BUSY_PAUSE seconds, as a
@@ -3324,5 +3325,7 @@ async def run_exec(argv: Sequence[str], ctx: ExecContext, stdin: Stdin | None,
         return e.status
     except _BrokenPipe:
         return SIGPIPE_STATUS
+    except RecursionError:  # endless recursion (`f() { f; }; f`): the process dies of its stack
+        return SEGV_STATUS
     except (_LoopControl, _Return):
         return 0
