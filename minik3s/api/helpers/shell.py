@@ -3327,5 +3327,8 @@ async def run_exec(argv: Sequence[str], ctx: ExecContext, stdin: Stdin | None,
         return SIGPIPE_STATUS
     except RecursionError:  # endless recursion (`f() { f; }; f`): the process dies of its stack
         return SEGV_STATUS
+    except (_Incomplete, _SyntaxError, _ShellError) as e:  # met while expanding, not parsing
+        await stderr(f"{posixpath.basename(argv[0]) if argv else 'sh'}: {e.message}\n".encode())
+        return 2
     except (_LoopControl, _Return):
         return 0
