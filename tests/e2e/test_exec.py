@@ -533,3 +533,23 @@ def test_exec_on_a_failed_node_is_the_proxys_dial_error(http: httpx.Client, ns: 
         patch["metadata"]["annotations"]["sim.minik3s.io/failed"] = None  # type: ignore[index]
         http.patch(f"/api/v1/nodes/{node}", json=patch,
                    headers={"Content-Type": "application/merge-patch+json"}).raise_for_status()
+
+
+def test_the_exec_example_shows_what_its_comments_say(kubectl_bin: Path, minik3s_cluster: Cluster,
+                                                      http: httpx.Client, ns: str) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "exec" / "app.yaml"
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "apply", "-f", str(example))
+    assert r.returncode == 0, r.stderr
+    pod = running(http, ns, "web")
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "printenv", "LOG_LEVEL", "DB_PASSWORD",
+                "POD_IP")
+    assert r.stdout == f"debug\ns3cr3t\n{pod['status']['podIP']}\n", r.stderr
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "cat", "/etc/app/app.properties")
+    assert r.stdout == "mode=fast\nreplicas=3\n"
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "touch", "/etc/app/x")
+    assert (r.returncode, r.stderr) == (1, "touch: /etc/app/x: Read-only file system\n"
+                                           "command terminated with exit code 1\n")
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "cp", str(example), "web:/tmp/app.yaml")
+    assert r.returncode == 0, r.stderr
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "wc", "-l", "/tmp/app.yaml")
+    assert r.stdout == f"{len(example.read_text().splitlines())} /tmp/app.yaml\n"
