@@ -164,12 +164,14 @@ def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
 _READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
 
 
-def _read_only_mounts(pod: JsonDict, container: str) -> tuple[str, ...]:
-    """The container's read-only mount points: the kubelet mounts ConfigMap, Secret, downward
-    API and projected volumes read-only whatever the mount says, and any `readOnly` mount."""
+def _mounts_by_access(pod: JsonDict, container: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The container's (read-only, writable) mount points: the kubelet mounts ConfigMap,
+    Secret, downward API and projected volumes read-only whatever the mount says, and any
+    `readOnly` mount; `securityContext.readOnlyRootFilesystem` makes `/` read-only."""
     spec = pod.get("spec") or {}
     sources = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
     out: list[str] = []
+    writable: list[str] = []
     for key in ("containers", "initContainers", "ephemeralContainers"):
         for c in spec.get(key) or []:
             if not isinstance(c, dict) or c.get("name") != container:
@@ -178,9 +180,14 @@ def _read_only_mounts(pod: JsonDict, container: str) -> tuple[str, ...]:
                 if not isinstance(m, dict) or not m.get("mountPath"):
                     continue
                 volume = sources.get(str(m.get("name"))) or {}
+                path = "/" + str(m["mountPath"]).strip("/")
                 if m.get("readOnly") or any(k in volume for k in _READ_ONLY_SOURCES):
-                    out.append("/" + str(m["mountPath"]).strip("/"))
-    return tuple(out)
+                    out.append(path)
+                else:
+                    writable.append(path)
+            if (c.get("securityContext") or {}).get("readOnlyRootFilesystem"):
+                out.append("/")
+    return tuple(out), tuple(writable)
 
 
 def _running(pod: JsonDict, container: str) -> JsonDict | None:
@@ -453,12 +460,13 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     except ContainerViewError as e:
         return _text(500, str(e))
     started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
+    readonly, writable = _mounts_by_access(pod, container)
     now = core.clock.now()
     ctx = ExecContext(env=dict(view.env), files=_Layered(_overlay(request, pod, container, cs), view.files),
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
                       uid=view.uid, dirs=set(view.dirs), tty=params.tty, command=_main_command(pod, container),
-                      readonly=_read_only_mounts(pod, container))
+                      readonly=readonly, writable=writable)
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     protocol = ws.ws_protocol or ""

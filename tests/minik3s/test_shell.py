@@ -575,3 +575,12 @@ async def test_writes_under_a_read_only_mount_fail_with_erofs(script: str, err: 
 async def test_endless_recursion_dies_as_a_stack_overflow() -> None:
     r = await run(sh("f() { f; }; f"), make_ctx(FakeClock()))
     assert r.code == 139
+
+
+async def test_a_read_only_root_keeps_its_writable_mounts_writable() -> None:
+    """readOnlyRootFilesystem with an emptyDir at /tmp: the deepest mount decides."""
+    ctx = make_ctx(FakeClock(), {})
+    ctx.readonly, ctx.writable = ("/",), ("/tmp",)
+    r = await run(sh("echo x > /tmp/ok && echo y > /var/no"), ctx)
+    assert (r.err, r.code) == (b"/bin/sh: can't create /var/no: Read-only file system\n", 1)
+    assert ctx.files == {"/tmp/ok": b"x\n"}

@@ -95,6 +95,9 @@ class ExecContext:
     # read-only mount points (ConfigMap, Secret, downward API and projected volumes, and
     # `readOnly` mounts): writing under them fails with EROFS
     readonly: tuple[str, ...] = ()
+    # writable mount points under a read-only one (an emptyDir at /tmp of a container whose root
+    # filesystem is read-only): the deepest mount point containing a path decides
+    writable: tuple[str, ...] = ()
 
 
 Writer = Callable[[bytes], Awaitable[None]]
@@ -395,6 +398,7 @@ class _Fs:
         self.files = ctx.files
         self.extra_dirs = ctx.dirs
         self.readonly = ctx.readonly
+        self.writable = ctx.writable
         self._busy_since = self._last_step = time.monotonic()
 
     async def pace(self) -> None:
@@ -449,8 +453,11 @@ class _Fs:
         self.extra_dirs.add(path)
 
     def read_only(self, path: str) -> bool:
-        """Whether `path` is on a read-only mount (EROFS for any write there)."""
-        return any(path == m or path.startswith(m.rstrip("/") + "/") for m in self.readonly)
+        """Whether `path` is on a read-only mount (EROFS for any write there): the deepest mount
+        point that contains it decides."""
+        def depth(mounts: tuple[str, ...]) -> int:
+            return max((len(m) for m in mounts if path == m or path.startswith(m.rstrip("/") + "/")), default=-1)
+        return depth(self.readonly) > depth(self.writable)
 
     def remove(self, path: str) -> None:
         for p in [p for p in self.files if p == path or p.startswith(path.rstrip("/") + "/")]:
