@@ -32,6 +32,10 @@ class ServerConfig(BaseModel):
     descheduler_dry_run: bool = False
     descheduler_loop_avoidance: bool = True
     disable: set[str] = Field(default_factory=set)
+    # K3s' packaged add-ons (minik3s.api.addons) less those in `disable`: `minik3s server`
+    # deploys them, as K3s does; servers built in code (tests, benchmarks, minik3s.Cluster
+    # unless asked) start without them
+    addons: bool = False
     # kube-apiserver --disable-admission-plugins (only OPTIONAL_ADMISSION_PLUGINS)
     disable_admission_plugins: set[str] = Field(default_factory=set)
     node_monitor_grace_period: float = Field(50.0, gt=0)

@@ -45,7 +45,6 @@ from typing import Any, Literal, TypeVar
 import yaml
 
 from minik3s import server as server_mod
-from minik3s.api.addons import ADDONS
 from minik3s.api.errors import NotFoundError
 from minik3s.api.resources import NODES, ResourceInfo
 from minik3s.api.types import JsonDict
@@ -149,9 +148,10 @@ class Cluster:
         self._grace = node_monitor_grace_period
         self._monitor_period = node_monitor_period
         self._fsync = self.fsync_by_default if fsync is None else fsync
+        self._disable = set(disable)
         # K3s' packaged add-ons (coredns, metrics-server Deployments in kube-system) only when
         # asked for: a test cluster's kube-system stays empty and its nodes' resources free
-        self._disable = set(disable) | (set() if addons else set(ADDONS))
+        self._addons = addons
         self._ready_timeout = ready_timeout
         self._user_agent = user_agent
         self._tls = tls
@@ -240,7 +240,7 @@ class Cluster:
             descheduling_interval=self._descheduling_interval,
             node_monitor_grace_period=self._grace, node_monitor_period=self._monitor_period,
             unsafe_no_fsync=not self._fsync,
-            disable=self._disable,
+            disable=self._disable, addons=self._addons,
             tls=self._tls or None, tls_san=self._tls_san)
         # invalid configuration fails here, naming the field, as `minik3s server` does
         if config.enabled("scheduler") and config.scheduler_config is not None:

@@ -318,7 +318,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     # informers' reads: kube-apiserver's identity
     client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
     await _bootstrap(client, core, config.port or 6443, local_storage=config.enabled("local-storage"))
-    await _bootstrap_addons(client, [a for a in ADDONS if config.enabled(a)])
+    await _bootstrap_addons(client, [a for a in ADDONS if config.addons and config.enabled(a)])
     holder: dict[str, Any] = {}
 
     def explain(namespace: str, name: str) -> Any:

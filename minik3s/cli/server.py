@@ -103,7 +103,7 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduling_interval=args.descheduling_interval,
                            descheduler_dry_run=args.descheduler_dry_run,
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
-                           disable=disable,
+                           disable=disable, addons=True,
                            disable_admission_plugins={p.strip() for p in args.disable_admission_plugins.split(",")
                                                       if p.strip()},
                            node_monitor_grace_period=args.node_monitor_grace_period,
