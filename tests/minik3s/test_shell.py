@@ -584,3 +584,29 @@ async def test_a_read_only_root_keeps_its_writable_mounts_writable() -> None:
     r = await run(sh("echo x > /tmp/ok && echo y > /var/no"), ctx)
     assert (r.err, r.code) == (b"/bin/sh: can't create /var/no: Read-only file system\n", 1)
     assert ctx.files == {"/tmp/ok": b"x\n"}
+
+
+@pytest.mark.parametrize(("argv", "err"), [
+    (["date", "foo"], b"date: invalid date 'foo'\n"),
+    (["date", "12312359"], b"date: can't set date: Operation not permitted\n"),
+    (["date", "2026-12-03 10:00"], b"date: can't set date: Operation not permitted\n"),
+], ids=["unparsable", "MMDDhhmm", "iso"])
+async def test_date_operands_fail_as_busybox(argv: list[str], err: bytes) -> None:
+    r = await run(argv, make_ctx(FakeClock()))
+    assert (r.out, r.err, r.code) == (b"", err, 1)
+
+
+async def test_dd_writes_blocks_and_reports_on_stderr() -> None:
+    """What kr8s' nginx fixture runs: dd if=/dev/random of=FILE bs=4M count=10."""
+    files: dict[str, bytes] = {}
+    ctx = make_ctx(FakeClock(), files)
+    r = await run(["dd", "if=/dev/random", "of=/tmp/foo.dat", "bs=4M", "count=10"], ctx)
+    assert r.code == 0 and r.out == b""
+    assert len(files["/tmp/foo.dat"]) == 40 * 1024 * 1024
+    lines = r.err.decode().splitlines()
+    assert lines[:2] == ["10+0 records in", "10+0 records out"]
+    assert re.fullmatch(r"41943040 bytes \(40\.0MB\) copied, \d+\.\d{6} seconds, [\d.]+[KMG]?B/s", lines[2])
+    r = await run(sh("printf abcdefghij | dd bs=3 skip=1 count=2 status=none"), ctx)
+    assert (r.out, r.err, r.code) == (b"defghi", b"", 0)
+    r = await run(["dd", "if=/tmp/foo.dat", "of=/tmp/part", "bs=1000", "count=1", "status=noxfer"], ctx)
+    assert (r.err, len(files["/tmp/part"])) == (b"1+0 records in\n1+0 records out\n", 1000)

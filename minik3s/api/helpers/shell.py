@@ -115,7 +115,7 @@ SEGV_STATUS = 139  # 128 + SIGSEGV
 # substitution's) size, and the share of the event loop a command that never waits may take
 # (after BUSY_SLICE seconds of work without a real wait it pauses BUSY_PAUSE seconds, as a
 # container's CPU limit throttles it)
-FILE_LIMIT = 16 * 1024 * 1024
+FILE_LIMIT = 64 * 1024 * 1024
 BUSY_SLICE = 0.002
 BUSY_PAUSE = 0.008
 _pids = itertools.count(7)
@@ -2588,6 +2588,12 @@ def _strftime(fmt: str, when: float) -> str:
     return re.sub(r"%([a-zA-Z%])", one, fmt)
 
 
+# the operand forms busybox date accepts for setting the clock: MMDDhhmm[[CC]YY][.ss],
+# hh:mm[:ss], [YYYY-]MM-DD hh:mm[:ss], YYYY-MM-DD, @SECONDS
+_SETTABLE_DATE = re.compile(r"\d{8}(\d{2}){0,2}(\.\d{2})?|\d{1,2}:\d{2}(:\d{2})?|"
+                            r"(\d{4}-)?\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2})?)?|@-?\d+")
+
+
 async def _date(p: _Proc) -> int:
     """date [-u] [-R] [-I] [-d @SECONDS] [+FORMAT]: busybox's default is `%a %b %e %H:%M:%S %Z %Y`."""
     flags, values, operands = _split_opts(p.argv[1:], with_value="d")
@@ -2605,9 +2611,90 @@ async def _date(p: _Proc) -> int:
     for op in operands:
         if op.startswith("+"):
             fmt = op[1:]
-        else:
+        elif _SETTABLE_DATE.fullmatch(op):  # a date busybox parses; setting it needs CAP_SYS_TIME
             return await p.fail("can't set date: Operation not permitted")
+        else:  # parse_datestr gives up first
+            return await p.fail(f"invalid date '{op}'")
     await p.out(_strftime(fmt, int(when) if "%N" not in fmt else when) + "\n")
+    return 0
+
+
+_DD_SUFFIXES = {"c": 1, "w": 2, "b": 512, "kB": 1000, "k": 1024, "K": 1024, "MB": 1000 ** 2, "M": 1024 ** 2,
+                "GB": 1000 ** 3, "G": 1024 ** 3}
+
+
+def _dd_number(text: str) -> int | None:
+    m = re.fullmatch(r"(\d+)(c|w|b|kB|k|K|MB|M|GB|G)?", text)
+    return int(m[1]) * _DD_SUFFIXES.get(m[2] or "c", 1) if m else None
+
+
+def _human(n: float) -> str:
+    """busybox make_human_readable_str with one decimal: 41943040 -> 40.0M."""
+    for unit in ("", "K", "M", "G", "T"):
+        if n < 1024 or unit == "T":
+            return f"{n:.1f}{unit}" if unit else f"{int(n)}"
+        n /= 1024
+    return str(n)
+
+
+async def _dd(p: _Proc) -> int:
+    """busybox dd if= of= bs= ibs= obs= count= skip= seek= status=: copies blocks, then reports
+    records and bytes on stderr. /dev/zero gives zeros, /dev/random and /dev/urandom random
+    bytes (as many as asked for: count bounds them)."""
+    opts: dict[str, str] = {}
+    for arg in p.argv[1:]:
+        key, eq, value = arg.partition("=")
+        if not eq or key not in ("if", "of", "bs", "ibs", "obs", "count", "skip", "seek", "status", "conv",
+                                 "iflag", "oflag"):
+            return await p.fail(f"invalid argument '{arg}'")  # busybox: unknown operand
+        opts[key] = value
+    sizes = {k: _dd_number(opts[k]) for k in ("bs", "ibs", "count", "skip") if k in opts}
+    for k, v in sizes.items():
+        if v is None:
+            return await p.fail(f"invalid number '{opts[k]}'")
+    bs = sizes.get("bs") or sizes.get("ibs") or 512
+    count = sizes.get("count")
+    skip = (sizes.get("skip") or 0) * bs
+    source = opts.get("if", "-")
+    started = time.perf_counter()
+    if source in ("/dev/zero", "/dev/random", "/dev/urandom"):
+        if count is None:
+            return await p.fail(f"{source}: unbounded read (give count=)")  # a real one runs until killed
+        want = bs * count
+        if want > FILE_LIMIT:
+            raise _NoSpace()
+        data = bytes(want) if source == "/dev/zero" else os.urandom(want)
+    else:
+        if source == "-":
+            data = await p.io.stdin.read_all()
+        elif p.fs.is_file(p.path(source)):
+            data = p.fs.read(p.path(source))
+        else:
+            return await p.fail(f"can't open '{source}': No such file or directory")
+        data = data[skip:]
+        if count is not None:
+            data = data[: bs * count]
+    full, part = divmod(len(data), bs)
+    records = f"{full}+{1 if part else 0}"
+    target = opts.get("of")
+    if target is None:
+        await p.out(data)
+    else:
+        path = p.path(target)
+        if p.fs.read_only(path):
+            return await p.fail(f"can't open '{target}': Read-only file system")
+        if not p.fs.is_dir(posixpath.dirname(path)):
+            return await p.fail(f"can't open '{target}': No such file or directory")
+        if len(data) > FILE_LIMIT:
+            raise _NoSpace()
+        p.fs.files[path] = data
+    if opts.get("status") != "none":
+        seconds = max(time.perf_counter() - started, 1e-6)
+        report = f"{records} records in\n{records} records out\n"
+        if opts.get("status") != "noxfer":
+            report += (f"{len(data)} bytes ({_human(len(data))}B) copied, {seconds:f} seconds, "
+                       f"{_human(len(data) / seconds)}B/s\n")
+        await p.io.err(report)
     return 0
 
 
@@ -3293,7 +3380,7 @@ APPLETS: dict[str, Program] = {
     "sh": _sh, "ash": _sh, "bash": _sh, "echo": _echo, "printf": _printf, "test": _test, "[": _test,
     "true": _colon, "false": _false, "pwd": _pwd, "kill": _kill, "cat": _cat, "ls": _ls,
     "date": _date, "uptime": _uptime, "ps": _ps, "hostname": _hostname, "seq": _seq, "whoami": _whoami,
-    "id": _id, "uname": _uname, "head": _head, "tail": _tail, "wc": _wc, "grep": _grep,
+    "id": _id, "uname": _uname, "head": _head, "dd": _dd, "tail": _tail, "wc": _wc, "grep": _grep,
     "egrep": _grep, "gzip": _gzip, "gunzip": _gzip, "zcat": _gzip, "base64": _base64,
     "mkdir": _mkdir, "touch": _touch, "rm": _rm, "tee": _tee, "env": _env, "printenv": _printenv,
     "sleep": _sleep, "nproc": _nproc, "xargs": _xargs, "basename": _basename,
