@@ -193,6 +193,57 @@ def bootstrap_cluster_roles() -> list[dict[str, object]]:
             _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
             _rule(["list", "watch"], ["*"], ["*"]),
             _rule(["create"], [""], ["serviceaccounts/token"])]),
+        *_component_roles(),
+    ]
+
+
+def _events_rule() -> dict[str, list[str]]:
+    """bootstrappolicy's eventsRule: write Events in both groups."""
+    return _rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"])
+
+
+def _component_roles() -> list[dict[str, object]]:
+    """The rest of bootstrappolicy.ClusterRoles() that operators and add-ons bind to by name
+    (`system:auth-delegator` for delegated authentication, the CSR approver roles, kube-proxy's,
+    kube-dns', a provisioner's, ...), with upstream's rules."""
+    signer_approvers = [("legacy-unknown-approver", "kubernetes.io/legacy-unknown"),
+                        ("kubelet-serving-approver", "kubernetes.io/kubelet-serving"),
+                        ("kube-apiserver-client-approver", "kubernetes.io/kube-apiserver-client"),
+                        ("kube-apiserver-client-kubelet-approver", "kubernetes.io/kube-apiserver-client-kubelet")]
+    return [
+        _cluster_role("system:heapster", [_rule(_READ, [""], ["events", "pods", "nodes", "namespaces"]),
+                                          _rule(_READ, ["extensions"], ["deployments"])]),
+        _cluster_role("system:node-problem-detector", [_rule(["get"], [""], ["nodes"]),
+                                                       _rule(["patch"], [""], ["nodes/status"]), _events_rule()]),
+        _cluster_role("system:kubelet-api-admin", [
+            _rule(["get", "list", "watch"], [""], ["nodes"]), _rule(["proxy"], [""], ["nodes"]),
+            _rule(["*"], [""], ["nodes/proxy", "nodes/metrics", "nodes/spec", "nodes/stats", "nodes/log"])]),
+        _cluster_role("system:node-bootstrapper", [
+            _rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"])]),
+        _cluster_role("system:auth-delegator", [_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+                                                _rule(["create"], ["authorization.k8s.io"],
+                                                      ["subjectaccessreviews"])]),
+        _cluster_role("system:kube-aggregator", [_rule(_READ, [""], ["services", "endpoints"])]),
+        _cluster_role("system:kube-dns", [_rule(["list", "watch"], [""], ["endpoints", "services"])]),
+        _cluster_role("system:persistent-volume-provisioner", [
+            _rule(["get", "list", "watch", "create", "delete"], [""], ["persistentvolumes"]),
+            _rule(["get", "list", "watch", "update"], [""], ["persistentvolumeclaims"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule(["watch"], [""], ["events"]), _events_rule()]),
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
+            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])]),
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
+            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])]),
+        *(_cluster_role(f"system:certificates.k8s.io:{name}",
+                        [_named(["approve"], ["certificates.k8s.io"], ["signers"], [signer])])
+          for name, signer in signer_approvers),
+        _cluster_role("system:service-account-issuer-discovery", [
+            {"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                                 "/openid/v1/jwks", "/openid/v1/jwks/"], "verbs": ["get"]}]),
+        _cluster_role("system:node-proxier", [
+            _rule(["list", "watch"], [""], ["services", "endpoints"]),
+            _rule(["get", "list", "watch"], [""], ["nodes"]), _events_rule(),
+            _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]),
     ]
 
 
@@ -218,6 +269,12 @@ def bootstrap_cluster_role_bindings() -> list[dict[str, object]]:
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-controller-manager"}]},
         crb("system:volume-scheduler", "system:volume-scheduler", []) | {"subjects": [
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-scheduler"}]},
+        crb("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+            ["system:serviceaccounts"]),
+        crb("system:node-proxier", "system:node-proxier", []) | {"subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-proxy"}]},
+        crb("system:kube-dns", "system:kube-dns", []) | {"subjects": [
+            {"kind": "ServiceAccount", "name": "kube-dns", "namespace": "kube-system"}]},
         # kept without subjects since v1.8: nodes are authorized by the Node authorizer upstream
         {k: v for k, v in crb("system:node", "system:node", []).items() if k != "subjects"},
     ]

@@ -90,6 +90,26 @@ def test_can_i_as_a_service_account_answers_from_rbac(kubectl, ns: str) -> None:
     assert "No resources found" in kubectl("get", "pods", "-n", ns, "--as", sa).stderr
 
 
+def test_bootstrap_component_roles_can_be_bound(kubectl, ns: str) -> None:
+    """Operators bind their service accounts to upstream's bootstrap roles by name:
+    system:auth-delegator (delegated authentication), a provisioner's, a CSR approver's."""
+    sa = SA_USER.format(ns=ns)
+    assert kubectl("auth", "can-i", "--as", sa, "create", "tokenreviews", ok=False).stdout.strip() == "no"
+    kubectl("create", "clusterrolebinding", f"{ns}-delegator", "--clusterrole=system:auth-delegator",
+            f"--serviceaccount={ns}:sa")
+    assert kubectl("auth", "can-i", "--as", sa, "create", "tokenreviews").stdout.strip() == "yes"
+    assert kubectl("auth", "can-i", "--as", sa, "create", "subjectaccessreviews").stdout.strip() == "yes"
+    assert kubectl("auth", "can-i", "--as", sa, "create", "localsubjectaccessreviews", "-n", ns,
+                   ok=False).stdout.strip() == "no"
+    names = kubectl("get", "clusterroles", "-o", "name").stdout.split()
+    for role in ("system:persistent-volume-provisioner", "system:node-proxier", "system:kube-dns",
+                 "system:certificates.k8s.io:kube-apiserver-client-approver", "system:service-account-issuer-discovery"):
+        assert f"clusterrole.rbac.authorization.k8s.io/{role}" in names
+    # kube-proxy's identity gets its role, as on every cluster
+    assert kubectl("auth", "can-i", "--as", "system:kube-proxy", "watch", "endpointslices.discovery.k8s.io",
+                   "-A").stdout.strip() == "yes"
+
+
 def test_can_i_for_the_embedded_components(kubectl) -> None:
     sched = "system:kube-scheduler"
     assert kubectl("auth", "can-i", "--as", sched, "create", "pods", "--subresource=binding").stdout.strip() == "yes"
