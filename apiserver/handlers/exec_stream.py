@@ -1,5 +1,6 @@
-"""`pods/{name}/exec` over WebSocket: kube-apiserver's exec proxy and the kubelet's remote
-command server, answered by the simulated container (layer L4, apiserver handlers).
+"""`pods/{name}/exec` and `pods/{name}/attach` over WebSocket: kube-apiserver's proxy and the
+kubelet's remote command server, answered by the simulated container (layer L4, apiserver
+handlers).
 
 Why: `kubectl exec` (WebSocket `v5.channel.k8s.io` since kubectl 1.30), the official Python
 client's `stream()` (v5, then v4) and every operator test that checks what a container sees
@@ -35,6 +36,11 @@ GET as AuthorizePodWebsocketUpgradeCreatePermission asks) -> `serve`:
      and v5 a metav1.Status (`{"metadata":{},"status":"Success"}`, or `NonZeroExitCode` with an
      `ExitCode` cause, or an InternalError for a program the image lacks); the pre-v4
      protocols only an error's text. Then the socket is closed (code 1000).
+Attach (`_MainProcess`) reaches the container's own process instead of starting one: for a
+container that keeps stdin open and runs a shell, the simulated shell, started by the first
+attach and shared by all of the run's; its exit is recorded for the kubelet
+(minik3s.api.helpers.process_exits), which ends the run. Either session ends with exit 137
+(exec) or Success (attach) when the container run stops under it.
 With `tty=true` the simulated terminal does what a pty's line discipline does: it echoes
 what is typed, edits the line (backspace, ^U), hands complete lines to the command, ends
 input on ^D at the start of a line, and turns output newlines into CRLF; stderr is merged
