@@ -471,7 +471,7 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     ctx = ExecContext(env=dict(view.env), files=_Layered(_overlay(request, pod, container, cs), view.files),
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
-                      uid=view.uid, dirs=set(view.dirs), tty=params.tty, command=_main_command(pod, container),
+                      uid=view.uid, dirs=set(view.dirs) | _image_dirs(pod, container), tty=params.tty, command=_main_command(pod, container),
                       readonly=readonly, writable=writable)
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
@@ -568,6 +568,17 @@ def _image_repository(image: str) -> str:
     if parts[:1] == ["library"]:
         parts = parts[1:]
     return "/".join(parts)
+
+
+# directories well-known images ship beyond the standard root (the simulated filesystem has no
+# image layers; these are where their users write: `dd of=/usr/share/nginx/html/f`)
+_IMAGE_DIRS = {"nginx": ("/usr/share/nginx/html", "/etc/nginx/conf.d", "/var/cache/nginx", "/var/log/nginx"),
+               "httpd": ("/usr/local/apache2/htdocs", "/usr/local/apache2/conf"),
+               "redis": ("/data",), "postgres": ("/var/lib/postgresql/data",), "mysql": ("/var/lib/mysql",)}
+
+
+def _image_dirs(pod: JsonDict, container: str) -> set[str]:
+    return set(_IMAGE_DIRS.get(_image_repository(str(_container_spec(pod, container).get("image") or "")), ()))
 
 
 def _interactive_argv(spec: JsonDict) -> list[str] | None:

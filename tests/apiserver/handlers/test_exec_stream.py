@@ -10,6 +10,7 @@ import pytest
 from multidict import MultiDict
 
 from apiserver.handlers.exec_stream import (
+    _image_dirs,
     _image_repository,
     _interactive_argv,
     _Stdin,
@@ -66,3 +67,10 @@ async def test_terminal_echoes_edits_and_hands_over_lines() -> None:
     await term.feed(b"\x04")  # ^D at the start of a line: end of input
     assert await stdin.read() == b""
     assert echoed.endswith(b"junk^C\n")
+
+
+def test_well_known_images_have_their_directories() -> None:
+    pod = {"spec": {"containers": [{"name": "web", "image": "docker.io/library/nginx:1.27"},
+                                   {"name": "side", "image": "busybox"}]}}
+    assert "/usr/share/nginx/html" in _image_dirs(pod, "web")
+    assert _image_dirs(pod, "side") == set()
