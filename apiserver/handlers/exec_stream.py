@@ -1,6 +1,6 @@
-"""`pods/{name}/exec` and `pods/{name}/attach` over WebSocket: kube-apiserver's proxy and the
-kubelet's remote command server, answered by the simulated container (layer L4, apiserver
-handlers).
+"""`pods/{name}/exec`, `pods/{name}/attach` and `pods/{name}/portforward` over WebSocket:
+kube-apiserver's proxy and the kubelet's streaming server, answered by the simulated container
+(layer L4, apiserver handlers).
 
 Why: `kubectl exec` (WebSocket `v5.channel.k8s.io` since kubectl 1.30), the official Python
 client's `stream()` (v5, then v4) and every operator test that checks what a container sees
@@ -53,6 +53,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import posixpath
 import secrets
@@ -70,7 +71,8 @@ from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchS
 from apiserver.strategies.pod_rest import stream_container
 from minik3s.api import errors
 from minik3s.api.helpers import process_exits
-from minik3s.api.helpers.container_view import ContainerViewError, container_view
+from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
+from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
 from minik3s.api.options import WriteOptions
@@ -460,15 +462,13 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     if offered and not any(p in PROTOCOLS for p in offered):
         return web.Response(status=403)
     try:
-        view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
-                              cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
-                              node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
+        view, files = await _files_of(request, core, pod, container, cs, node)
     except ContainerViewError as e:
         return _text(500, str(e))
     started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
     readonly, writable = _mounts_by_access(pod, container)
     now = core.clock.now()
-    ctx = ExecContext(env=dict(view.env), files=_Layered(_overlay(request, pod, container, cs), view.files),
+    ctx = ExecContext(env=dict(view.env), files=files,
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
                       uid=view.uid, dirs=set(view.dirs) | _image_dirs(pod, container), tty=params.tty, command=_main_command(pod, container),
@@ -496,6 +496,17 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
                        lambda stdin, out, err: run_exec(argv, ctx, stdin, out, err),
                        lambda code: _status(code, params.command), alive, core.clock.sleep)
     return ws
+
+
+async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, container: str, cs: JsonDict,
+                    node: JsonDict | None) -> tuple[ContainerView, _Layered]:
+    """What the container sees (raises ContainerViewError) and its files: the run's writable
+    layer over the mounts, over what the image itself ships."""
+    view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
+                          cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
+                          node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
+    image = IMAGE_FILES.get(_image_repository(str(_container_spec(pod, container).get("image") or "")), {})
+    return view, _Layered(_overlay(request, pod, container, cs), {**image, **view.files})
 
 
 Runner = Callable[[_Stdin | None, Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]],
@@ -720,3 +731,151 @@ async def stop_processes(app: web.Application) -> None:
         if isinstance(proc, _MainProcess):
             proc.stop()
     app[EXEC_PROCESSES].clear()
+
+
+# ---- pods/portforward --------------------------------------------------------------------------
+
+# the kubelet's WebSocket port-forward protocols (pkg/kubelet/cri/streaming/portforward)
+_COPY_BUFFER = 32 * 1024
+PORTFORWARD_PROTOCOLS = ("v4.channel.k8s.io", "portforward.k8s.io", "v4.base64.channel.k8s.io", V1, V1_BASE64)
+
+
+def _ports(query: Any) -> list[int] | str:
+    """The `ports` query values (repeated or comma-separated), or the kubelet's error text."""
+    out: list[int] = []
+    for value in query.getall("ports", []):
+        for item in str(value).split(","):
+            item = item.strip()
+            if not item.isdigit() or not 0 < int(item) < 65536:
+                return f"unable to parse {errors.go_quote(item)} as a port: invalid port"
+            out.append(int(item))
+    return out or 'query parameter "port" is required'
+
+
+def _refused(pod: JsonDict, port: int) -> str:
+    """containerd's answer for a port nothing listens on, as the kubelet relays it."""
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    sandbox = hashlib.sha256(f"sandbox:{uid}".encode()).hexdigest()
+    netns = hashlib.sha256(f"netns:{uid}".encode()).hexdigest()
+    netns_id = f"{netns[:8]}-{netns[8:12]}-{netns[12:16]}-{netns[16:20]}-{netns[20:32]}"
+    return (f"error forwarding port {port} to pod {sandbox}, uid : failed to execute portforward in network "
+            f"namespace \"/var/run/netns/cni-{netns_id}\": failed to connect to localhost:{port} inside namespace "
+            f"\"{sandbox}\", IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused IPv6 dial tcp6 "
+            f"[::1]:{port}: connect: connection refused ")
+
+
+async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceInfo, namespace: str | None,
+                            name: str) -> web.StreamResponse:
+    """Answer `pods/{name}/portforward` over WebSocket (the clients' channel protocol: per port a
+    data and an error channel, each opened with the port as two little-endian bytes). A port
+    reaches the simulated server of the container image that serves it
+    (minik3s.api.helpers.image_servers); nothing else listens, as in a container whose program
+    does not run."""
+    pod = core.store.get(PODS.key(namespace, name))
+    if pod is None:
+        raise errors.not_found("pods", "", name)
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise errors.BadRequestError(f"pod {name} does not have a host assigned")
+    node = core.store.get(NODES.key(None, str(node_name)))
+    if node is None:
+        raise errors.not_found("nodes", "", str(node_name))
+    provider = request.app[USAGE]
+    if not isinstance(provider, KubeletProvider) or provider.kubelet_stats(str(node_name)) is None:
+        raise errors.ApiError(f"error dialing backend: dial tcp {preferred_address(node)}:{kubelet_port(node)}: "
+                              "connect: connection refused", code=500, reason="")
+    if not is_websocket_request(request):
+        raise errors.BadRequestError(
+            "portforward is served over WebSocket only (subprotocols v4.channel.k8s.io, portforward.k8s.io): "
+            "simulated kubelets do not speak SPDY")
+    ports = _ports(request.query)
+    if isinstance(ports, str):
+        return _text(400, ports)
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    if offered and not any(p in PORTFORWARD_PROTOCOLS for p in offered):
+        return web.Response(status=403)
+    servers: list[tuple[Any, Any] | None] = []
+    for port in ports:
+        found: tuple[Any, Any] | None = None
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            if not isinstance(c, dict):
+                continue
+            server = listener(_image_repository(str(c.get("image") or "")), port)
+            cs = _running(pod, str(c.get("name") or ""))
+            if server is not None and cs is not None:
+                try:
+                    _view, files = await _files_of(request, core, pod, str(c.get("name")), cs, node)
+                except ContainerViewError:
+                    continue
+                found = (server, files)
+                break
+        servers.append(found)
+    ws = web.WebSocketResponse(protocols=PORTFORWARD_PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
+    await ws.prepare(request)
+    out = _Channels(ws, ws.ws_protocol or "")
+    b64 = (ws.ws_protocol or "") in _BASE64
+    inputs = [_Stdin() for _ in ports]
+    for i, port in enumerate(ports):  # each channel opens with its port
+        await out.write(2 * i, port.to_bytes(2, "little"))
+        await out.write(2 * i + 1, port.to_bytes(2, "little"))
+
+    def writer(i: int) -> Callable[[bytes], Awaitable[None]]:
+        async def write(data: bytes) -> None:
+            for k in range(0, len(data), _COPY_BUFFER):  # io.Copy's 32 KiB: one frame each
+                await out.write(2 * i, data[k:k + _COPY_BUFFER])
+        return write
+
+    tasks: list[asyncio.Future[None]] = []
+    for i, port in enumerate(ports):
+        entry = servers[i]
+        if entry is None:
+            await out.write(2 * i + 1, _refused(pod, port).encode())
+            continue
+        server, files = entry
+        tasks.append(asyncio.ensure_future(server(inputs[i].read, writer(i), files,
+                                                  lambda: core.clock.now().timestamp())))
+
+    async def receive() -> None:
+        try:
+            async for msg in ws:
+                if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
+                    continue
+                raw = msg.data.encode("latin-1") if isinstance(msg.data, str) else bytes(msg.data)
+                if not raw:
+                    continue
+                channel, data = raw[0] - (0x30 if b64 else 0), raw[1:]
+                if b64:
+                    try:
+                        data = base64.b64decode(data, validate=True)
+                    except ValueError:
+                        continue
+                if channel % 2 == 0 and channel // 2 < len(inputs):
+                    inputs[channel // 2].feed(data)
+        finally:
+            for stdin in inputs:
+                stdin.close()
+
+    receiver = asyncio.ensure_future(receive())
+    watches = request.app[WATCHES]
+    stream: WatchStream | None = None
+    try:
+        async with asyncio.timeout(None) as deadline:  # server shutdown ends the session
+            stream = WatchStream(ws, deadline)
+            watches.add(stream)
+            if tasks:
+                # the forward ends when every connection has (the kubelet closes the socket then)
+                await asyncio.wait({receiver, asyncio.gather(*tasks, return_exceptions=True)},
+                                   return_when=asyncio.FIRST_COMPLETED)
+    except TimeoutError:
+        pass
+    finally:
+        if stream is not None:
+            watches.discard(stream)
+        for task in (*tasks, receiver):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await ws.close()
+        for task in (*tasks, receiver):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    return ws

@@ -47,7 +47,7 @@ async def subresource(request: web.Request, core: ApiCore, t: Target) -> web.Str
     if isinstance(rest, StreamREST):  # exec, attach, portforward: the query names the container
         if rest.name in ("exec", "attach"):
             return await exec_stream.serve(request, core, info, t.namespace, name, rest.name)
-        raise rest.refusal(core, info, t.namespace, name, request.query)
+        return await exec_stream.serve_portforward(request, core, info, t.namespace, name)
     if m == "GET":
         out = rest.get(core, info, t.namespace, name)
         if isinstance(out, str):

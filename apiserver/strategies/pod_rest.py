@@ -474,9 +474,9 @@ class LogREST(Subresource):
 
 class StreamREST(Subresource):
     """pods/exec, pods/attach, pods/portforward: upstream proxies these to the kubelet's
-    streaming server. Simulated kubelets run no container runtime, so after the pod lookup (404
-    for a missing pod, as upstream) the answer is a 400 Status saying so, on both the WebSocket
-    GET and the SPDY POST kubectl tries, instead of a 404 that reads as "pod not found"."""
+    streaming server. They are served over WebSocket by apiserver.handlers.exec_stream (the
+    simulated container); this entry gives them their verbs and discovery. Called in process
+    (no connection to stream over), they answer a 400 saying so."""
 
     verbs = frozenset({"GET", "POST"})
     takes_body = False
@@ -484,25 +484,17 @@ class StreamREST(Subresource):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def refusal(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str,
-                query: Mapping[str, str] | None = None) -> errors.ApiError:
-        """The error for a request: upstream's own checks first (streamLocation for exec and
-        attach: the container, then the node; portForwardLocation: the node), then the
-        simulated kubelet's 400."""
-        pod = ops.get(info, namespace, name)
-        if self.name != "portforward":
-            stream_container(pod, (query or {}).get("container") or "")
-        if not (pod.get("spec") or {}).get("nodeName"):
-            return errors.BadRequestError(f"pod {name} does not have a host assigned")
-        return errors.BadRequestError(
-            f"{self.name} is not supported by simulated kubelets: pod {namespace}/{name} has no container runtime")
+    def _no_stream(self) -> errors.ApiError:
+        return errors.BadRequestError(f"{self.name} needs a streaming connection (a WebSocket upgrade over HTTP)")
 
     def get(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str) -> JsonDict | str:
-        raise self.refusal(ops, info, namespace, name)
+        ops.get(info, namespace, name)  # 404 for a missing pod first
+        raise self._no_stream()
 
     async def create(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:
-        raise self.refusal(ops, info, namespace, name)
+        ops.get(info, namespace, name)
+        raise self._no_stream()
 
 
 class EphemeralContainersREST(UpdateSubresource):

@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import select
+import socket
 import subprocess
 import time
 import uuid
@@ -553,3 +554,71 @@ def test_the_exec_example_shows_what_its_comments_say(kubectl_bin: Path, minik3s
     assert r.returncode == 0, r.stderr
     r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "wc", "-l", "/tmp/app.yaml")
     assert r.stdout == f"{len(example.read_text().splitlines())} /tmp/app.yaml\n"
+
+
+# ---- port-forward ---------------------------------------------------------------------------------
+
+
+def test_portforward_reaches_the_nginx_images_server(core_api: Any, http: httpx.Client, ns: str) -> None:
+    """The Python client's own test_portforward_http (nginx's page through a forwarded socket),
+    plus a file an exec wrote served by that server, a 404, and a port nothing listens on."""
+    import urllib.request
+
+    from kubernetes.stream import portforward
+
+    make_running(http, ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                            "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    stream(core_api.connect_get_namespaced_pod_exec, "web", ns,
+           command=["sh", "-c", "echo hello > /usr/share/nginx/html/hi.txt"],
+           stderr=True, stdin=False, stdout=True, tty=False)
+
+    def get(path: str) -> tuple[int, str, str]:
+        pf = portforward(core_api.connect_get_namespaced_pod_portforward, "web", ns, ports="80")
+        sock = pf.socket(80)
+        sock.setblocking(True)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n".encode())
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+        head, _, body = raw.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        ctype = next(ln.split(": ", 1)[1] for ln in lines if ln.startswith("Content-Type: "))
+        return int(lines[0].split()[1]), ctype, body.decode()
+
+    code, ctype, body = get("/")
+    assert (code, ctype) == (200, "text/html") and "<h1>Welcome to nginx!</h1>" in body
+    assert get("/hi.txt") == (200, "text/plain", "hello\n")
+    assert get("/nope")[0] == 404
+
+    # the client's urllib path, as the upstream test runs it
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        pf = portforward(core_api.connect_get_namespaced_pod_portforward, "web", ns, ports=str(address[1]))
+        return pf.socket(address[1])
+
+    original = socket.create_connection
+    socket.create_connection = create_connection
+    try:
+        with urllib.request.urlopen(f"http://web.{ns}.kubernetes/") as resp:
+            assert resp.status == 200 and "<h1>Welcome to nginx!</h1>" in resp.read().decode()
+    finally:
+        socket.create_connection = original
+
+    pf = portforward(core_api.connect_get_namespaced_pod_portforward, "web", ns, ports="8080")
+    sock = pf.socket(8080)
+    sock.setblocking(True)
+    assert sock.recv(1024) == b""
+    error = pf.error(8080)
+    assert error is not None and error.startswith("error forwarding port 8080 to pod ")
+    assert "dial tcp4 127.0.0.1:8080: connect: connection refused" in error
+
+
+def test_portforward_refusals(http: httpx.Client, ns: str) -> None:
+    make_running(http, ns, busybox("pfr"))
+    r = http.post(f"/api/v1/namespaces/{ns}/pods/pfr/portforward?ports=80")
+    assert r.status_code == 400 and "WebSocket" in r.json()["message"]
+    ws_headers = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                  "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode()}
+    r = http.get(f"/api/v1/namespaces/{ns}/pods/pfr/portforward", headers=ws_headers)
+    assert (r.status_code, r.text) == (400, 'query parameter "port" is required\n')
+    r = http.get(f"/api/v1/namespaces/{ns}/pods/pfr/portforward?ports=http", headers=ws_headers)
+    assert r.status_code == 400 and r.text.startswith('unable to parse "http" as a port')
