@@ -57,7 +57,7 @@ import hashlib
 import logging
 import posixpath
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -393,29 +393,38 @@ def _runtime_error(err: ExecNotFound) -> JsonDict:
             "reason": "InternalError", "details": {"causes": [{"message": inner}]}, "code": 500}
 
 
+async def _frames(ws: web.WebSocketResponse, protocol: str) -> AsyncIterator[tuple[int, bytes]]:
+    """wsstream.Conn.handle's read side: (channel, payload) per client frame, the base64 codec
+    undone; a v5 CLOSE comes as (CLOSE, [channel]). Empty and undecodable frames are skipped, as
+    upstream logs and goes on."""
+    b64 = protocol in _BASE64
+    async for msg in ws:
+        if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
+            continue
+        raw = msg.data.encode("latin-1") if isinstance(msg.data, str) else bytes(msg.data)
+        if not raw:
+            continue
+        if protocol == V5 and raw[0] == CLOSE:
+            yield CLOSE, raw[1:]
+            continue
+        data = raw[1:]
+        if b64:
+            try:
+                data = base64.b64decode(data, validate=True)
+            except ValueError:
+                continue
+        yield raw[0] - (0x30 if b64 else 0), data
+
+
 async def _receive(ws: web.WebSocketResponse, protocol: str, params: ExecParams, stdin: _Stdin,
                    terminal: _Terminal | None) -> None:
-    """wsstream.Conn.handle: the client's frames to their channels until the socket ends."""
-    b64 = protocol in _BASE64
+    """The client's frames to their channels until the socket ends."""
     try:
-        async for msg in ws:
-            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
-                continue
-            raw = msg.data.encode("latin-1") if isinstance(msg.data, str) else bytes(msg.data)
-            if not raw:
-                continue
-            channel = raw[0] - (0x30 if b64 else 0)
-            data = raw[1:]
-            if protocol == V5 and raw[0] == CLOSE:
+        async for channel, data in _frames(ws, protocol):
+            if channel == CLOSE:
                 if data and data[0] == STDIN:
                     stdin.close()
-                continue
-            if b64:
-                try:
-                    data = base64.b64decode(data, validate=True)
-                except ValueError:
-                    continue  # upstream logs "Unable to write frame" and goes on
-            if channel == STDIN and params.stdin:
+            elif channel == STDIN and params.stdin:
                 if terminal is not None:
                     await terminal.feed(data)
                 else:
@@ -813,7 +822,6 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
     ws = web.WebSocketResponse(protocols=PORTFORWARD_PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     out = _Channels(ws, ws.ws_protocol or "")
-    b64 = (ws.ws_protocol or "") in _BASE64
     inputs = [_Stdin() for _ in ports]
     for i, port in enumerate(ports):  # each channel opens with its port
         await out.write(2 * i, port.to_bytes(2, "little"))
@@ -837,18 +845,7 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
 
     async def receive() -> None:
         try:
-            async for msg in ws:
-                if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
-                    continue
-                raw = msg.data.encode("latin-1") if isinstance(msg.data, str) else bytes(msg.data)
-                if not raw:
-                    continue
-                channel, data = raw[0] - (0x30 if b64 else 0), raw[1:]
-                if b64:
-                    try:
-                        data = base64.b64decode(data, validate=True)
-                    except ValueError:
-                        continue
+            async for channel, data in _frames(ws, ws.ws_protocol or ""):
                 if channel % 2 == 0 and channel // 2 < len(inputs):
                     inputs[channel // 2].feed(data)
         finally:
