@@ -73,6 +73,7 @@ from minik3s.api import errors
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
 from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
+from minik3s.api.helpers.script import Script, container_script
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
 from minik3s.api.options import WriteOptions
@@ -526,11 +527,14 @@ class _MainProcess:
     """A container's own process as `attach` reaches it: for a container that keeps stdin open
     (`stdin: true`) and runs a shell with no script, the simulated shell reading that stdin,
     started when first attached to and shared by every attach of the container run; output
-    goes to whoever is attached. Any other container's process is not simulated: an attach
-    gets no output and ends when the client leaves."""
+    goes to whoever is attached. A container whose command is played
+    (minik3s.api.helpers.script: `while true; do echo tick; sleep 5; done`) prints its lines
+    to an attach as they fall due from then on. Any other container's process is not
+    simulated: an attach gets no output and ends when the client leaves."""
 
-    def __init__(self, argv: list[str] | None, ctx: ExecContext, on_exit: Callable[[int], None]) -> None:
-        self.argv, self.ctx, self.on_exit = argv, ctx, on_exit
+    def __init__(self, argv: list[str] | None, ctx: ExecContext, on_exit: Callable[[int], None],
+                 script: Script | None = None) -> None:
+        self.argv, self.ctx, self.on_exit, self.script = argv, ctx, on_exit, script
         self.stdin = _Stdin()
         self.listeners: list[tuple[Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]]] = []
         self.task: asyncio.Task[int] | None = None
@@ -624,7 +628,7 @@ def _main_process(request: web.Request, pod: JsonDict, container: str, cs: JsonD
         def on_exit(code: int) -> None:
             process_exits.record(key[0], str(meta.get("namespace") or ""), str(meta.get("name") or ""),
                                  container, key[2], code)
-        proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx, on_exit)
+        proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx, on_exit, container_script(spec))
         while len(procs) > _OVERLAY_LIMIT:
             _key, old = procs.popitem(last=False)
             if isinstance(old, _MainProcess):
@@ -651,15 +655,33 @@ def _attach_runner(proc: _MainProcess, stdin_once: bool) -> Runner:
                 proc.stdin.close()
 
         pumping = asyncio.ensure_future(pump())
+        playing = (asyncio.ensure_future(_play(proc, out)) if proc.argv is None and proc.script is not None
+                   else None)
         try:
             await asyncio.shield(ended)
             return 0
         finally:
             pumping.cancel()
+            if playing is not None:
+                playing.cancel()
             proc.listeners.remove(listener)
             if stdin_once and stdin is not None and not ended.done():
                 proc.stdin.close()  # the first attach with stdin closes it as it ends (StdinOnce)
     return run
+
+
+async def _play(proc: _MainProcess, out: Callable[[bytes], Awaitable[None]]) -> None:
+    """A played command's lines as they fall due, from the attach on (the container's clock:
+    its start and the API's time)."""
+    script, ctx = proc.script, proc.ctx
+    assert script is not None
+    after = ctx.now() - ctx.started
+    while (due := script.next_line_after(after)) is not None:
+        await ctx.sleep(max(0.0, due - (ctx.now() - ctx.started)))
+        lines = script.lines_until(due, after)
+        after = due
+        if lines:
+            await out("".join(text + "\n" for _, text in lines).encode())
 
 
 async def _until_stopped(alive: Callable[[], bool], sleep: Callable[[float], Awaitable[None]]) -> None:

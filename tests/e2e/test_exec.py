@@ -622,3 +622,22 @@ def test_portforward_refusals(http: httpx.Client, ns: str) -> None:
     assert (r.status_code, r.text) == (400, 'query parameter "port" is required\n')
     r = http.get(f"/api/v1/namespaces/{ns}/pods/pfr/portforward?ports=http", headers=ws_headers)
     assert r.status_code == 400 and r.text.startswith('unable to parse "http" as a port')
+
+
+def test_attach_to_a_played_loop_prints_its_lines_as_they_fall_due(minik3s_cluster: Cluster, http: httpx.Client,
+                                                                   ns: str) -> None:
+    make_running(http, ns, busybox("ticker", "while true; do echo tick; sleep 1; done"))
+    url = exec_url(minik3s_cluster, ns, "ticker", stdout="1").replace("/exec?", "/attach?")
+
+    async def attach() -> list[Any]:
+        frames: list[Any] = []
+        async with aiohttp.ClientSession() as s, s.ws_connect(url, protocols=("v4.channel.k8s.io",)) as ws:
+            async with asyncio.timeout(10):
+                async for msg in ws:
+                    frames.append(msg.data)
+                    if frames.count(b"\x01tick\n") == 2:
+                        break
+        return frames
+
+    frames = asyncio.run(attach())
+    assert frames[0] == b"\x01" and frames.count(b"\x01tick\n") == 2
