@@ -68,7 +68,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers.common import write_options
 from apiserver.handlers.node_proxy import kubelet_port, preferred_address
 from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchStream
-from apiserver.strategies.pod_rest import stream_container
+from apiserver.strategies.pod_rest import container_spec, container_status, stream_container
 from minik3s.api import errors
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
@@ -158,16 +158,11 @@ def _text(status: int, body: str) -> web.Response:
 def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
     """The container's own process as `ps` shows it: command + args, else the image's name
     (its entrypoint is not known to the simulation)."""
-    spec = pod.get("spec") or {}
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in spec.get(key) or []:
-            if isinstance(c, dict) and c.get("name") == container:
-                argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-                if argv:
-                    return tuple(argv)
-                image = str(c.get("image") or "").rsplit("/", 1)[-1]
-                return (image.split("@", 1)[0].split(":", 1)[0] or "sh",)
-    return ()
+    c = container_spec(pod, container)
+    if not c:
+        return ()
+    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    return tuple(argv) if argv else (_image_repository(str(c.get("image") or "")).rsplit("/", 1)[-1] or "sh",)
 
 
 _READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
@@ -181,32 +176,25 @@ def _mounts_by_access(pod: JsonDict, container: str) -> tuple[tuple[str, ...], t
     sources = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
     out: list[str] = []
     writable: list[str] = []
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in spec.get(key) or []:
-            if not isinstance(c, dict) or c.get("name") != container:
-                continue
-            for m in c.get("volumeMounts") or []:
-                if not isinstance(m, dict) or not m.get("mountPath"):
-                    continue
-                volume = sources.get(str(m.get("name"))) or {}
-                path = "/" + str(m["mountPath"]).strip("/")
-                if m.get("readOnly") or any(k in volume for k in _READ_ONLY_SOURCES):
-                    out.append(path)
-                else:
-                    writable.append(path)
-            if (c.get("securityContext") or {}).get("readOnlyRootFilesystem"):
-                out.append("/")
+    c = container_spec(pod, container)
+    for m in c.get("volumeMounts") or []:
+        if not isinstance(m, dict) or not m.get("mountPath"):
+            continue
+        volume = sources.get(str(m.get("name"))) or {}
+        path = "/" + str(m["mountPath"]).strip("/")
+        if m.get("readOnly") or any(k in volume for k in _READ_ONLY_SOURCES):
+            out.append(path)
+        else:
+            writable.append(path)
+    if (c.get("securityContext") or {}).get("readOnlyRootFilesystem"):
+        out.append("/")
     return tuple(out), tuple(writable)
 
 
 def _running(pod: JsonDict, container: str) -> JsonDict | None:
-    status = pod.get("status") or {}
-    for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
-        for cs in status.get(key) or []:
-            if isinstance(cs, dict) and cs.get("name") == container:
-                running = (cs.get("state") or {}).get("running")
-                return cs if isinstance(running, dict) else None
-    return None
+    """The container's status while it runs, else None."""
+    cs = container_status(pod, container)
+    return cs if cs is not None and isinstance((cs.get("state") or {}).get("running"), dict) else None
 
 
 class _StoreLookup:
@@ -435,6 +423,23 @@ async def _receive(ws: web.WebSocketResponse, protocol: str, params: ExecParams,
         stdin.close()
 
 
+def _kubelet_node(request: web.Request, core: ApiCore, pod: JsonDict, name: str) -> JsonDict:
+    """The pod's Node once its kubelet is reachable, as streamLocation / portForwardLocation
+    and the proxy find it: 400 without a host, 404 for a Node that does not exist (the node
+    getter of GetConnectionInfo), the dial error for a kubelet that does not answer."""
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise errors.BadRequestError(f"pod {name} does not have a host assigned")
+    node = core.store.get(NODES.key(None, str(node_name)))
+    if node is None:
+        raise errors.not_found("nodes", "", str(node_name))
+    provider = request.app[USAGE]
+    if not isinstance(provider, KubeletProvider) or provider.kubelet_stats(str(node_name)) is None:
+        raise errors.ApiError(f"error dialing backend: dial tcp {preferred_address(node)}:{kubelet_port(node)}: "
+                              "connect: connection refused", code=500, reason="")
+    return node
+
+
 async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespace: str | None,
                 name: str, sub: str = "exec") -> web.StreamResponse:
     """Answer GET/POST `pods/{name}/exec` and `pods/{name}/attach`."""
@@ -447,17 +452,7 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     if pod is None:
         raise errors.not_found("pods", "", name)
     container = stream_container(pod, params.container)
-    node_name = (pod.get("spec") or {}).get("nodeName")
-    if not node_name:
-        raise errors.BadRequestError(f"pod {name} does not have a host assigned")
-    node = core.store.get(NODES.key(None, str(node_name)))
-    if node is None:  # the node getter of GetConnectionInfo
-        raise errors.not_found("nodes", "", str(node_name))
-    provider = request.app[USAGE]
-    if not isinstance(provider, KubeletProvider) or provider.kubelet_stats(str(node_name)) is None:
-        host, port = preferred_address(node), kubelet_port(node)
-        raise errors.ApiError(f"error dialing backend: dial tcp {host}:{port}: connect: connection refused",
-                              code=500, reason="")
+    node = _kubelet_node(request, core, pod, name)
     if not (params.stdin or params.stdout or params.stderr):
         return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
     if not is_websocket_request(request):
@@ -496,7 +491,7 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
         return now_cs is not None and now_cs.get("restartCount") == run
 
     if sub == "attach":
-        spec = _container_spec(pod, container)
+        spec = container_spec(pod, container)
         proc = _main_process(request, pod, container, cs, ctx, spec)
         await _session(request, ws, protocol, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
                        lambda _code: {"metadata": {}, "status": "Success"}, alive, core.clock.sleep)
@@ -515,7 +510,7 @@ async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, containe
     view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
-    image = IMAGE_FILES.get(_image_repository(str(_container_spec(pod, container).get("image") or "")), {})
+    image = IMAGE_FILES.get(_image_repository(str(container_spec(pod, container).get("image") or "")), {})
     return view, _Layered(_overlay(request, pod, container, cs), {**image, **view.files})
 
 
@@ -564,15 +559,6 @@ class _MainProcess:
             self.task.cancel()
 
 
-def _container_spec(pod: JsonDict, container: str) -> JsonDict:
-    spec = pod.get("spec") or {}
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in spec.get(key) or []:
-            if isinstance(c, dict) and c.get("name") == container:
-                return c
-    return {}
-
-
 # images whose default command is a shell (their CMD), by repository name: `kubectl debug -it
 # POD --image=busybox` and `kubectl run -it x --image=alpine` give no command
 _SHELL_IMAGES = {"busybox": "sh", "alpine": "/bin/sh", "ubuntu": "/bin/bash", "debian": "bash",
@@ -602,7 +588,7 @@ _IMAGE_DIRS = {"nginx": ("/usr/share/nginx/html", "/etc/nginx/conf.d", "/var/cac
 
 
 def _image_dirs(pod: JsonDict, container: str) -> set[str]:
-    return set(_IMAGE_DIRS.get(_image_repository(str(_container_spec(pod, container).get("image") or "")), ()))
+    return set(_IMAGE_DIRS.get(_image_repository(str(container_spec(pod, container).get("image") or "")), ()))
 
 
 def _interactive_argv(spec: JsonDict) -> list[str] | None:
@@ -805,16 +791,7 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
     pod = core.store.get(PODS.key(namespace, name))
     if pod is None:
         raise errors.not_found("pods", "", name)
-    node_name = (pod.get("spec") or {}).get("nodeName")
-    if not node_name:
-        raise errors.BadRequestError(f"pod {name} does not have a host assigned")
-    node = core.store.get(NODES.key(None, str(node_name)))
-    if node is None:
-        raise errors.not_found("nodes", "", str(node_name))
-    provider = request.app[USAGE]
-    if not isinstance(provider, KubeletProvider) or provider.kubelet_stats(str(node_name)) is None:
-        raise errors.ApiError(f"error dialing backend: dial tcp {preferred_address(node)}:{kubelet_port(node)}: "
-                              "connect: connection refused", code=500, reason="")
+    node = _kubelet_node(request, core, pod, name)
     if not is_websocket_request(request):
         raise errors.BadRequestError(
             "portforward is served over WebSocket only (subprotocols v4.channel.k8s.io, portforward.k8s.io): "
@@ -883,8 +860,8 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
             watches.add(stream)
             if tasks:
                 # the forward ends when every connection has (the kubelet closes the socket then)
-                await asyncio.wait({receiver, asyncio.gather(*tasks, return_exceptions=True)},
-                                   return_when=asyncio.FIRST_COMPLETED)
+                ending: set[asyncio.Future[Any]] = {receiver, asyncio.gather(*tasks, return_exceptions=True)}
+                await asyncio.wait(ending, return_when=asyncio.FIRST_COMPLETED)
     except TimeoutError:
         pass
     finally:

@@ -329,7 +329,8 @@ def stream_container(pod: JsonDict, wanted: str) -> str:
     return wanted
 
 
-def _status_of(pod: JsonDict, container: str) -> JsonDict | None:
+def container_status(pod: JsonDict, container: str) -> JsonDict | None:
+    """The status of the named container (regular, init or ephemeral), or None."""
     status = pod.get("status") or {}
     for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
         for cs in status.get(key) or []:
@@ -338,7 +339,8 @@ def _status_of(pod: JsonDict, container: str) -> JsonDict | None:
     return None
 
 
-def _container_spec(pod: JsonDict, container: str) -> JsonDict:
+def container_spec(pod: JsonDict, container: str) -> JsonDict:
+    """The spec of the named container (regular, init or ephemeral), or {}."""
     spec = pod.get("spec") or {}
     for key in ("containers", "initContainers", "ephemeralContainers"):
         for c in spec.get(key) or ():
@@ -362,7 +364,7 @@ def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int
     (minik3s.api.helpers.script; up to `now` while it runs), else a line when it starts and one
     when it exits."""
     meta, spec = meta_of(pod), pod.get("spec") or {}
-    script = container_script(_container_spec(pod, container))
+    script = container_script(container_spec(pod, container))
     if script is not None:
         run = state.get("running") or state.get("terminated") or {}
         started = _parse_time(run["startedAt"]) if run.get("startedAt") else datetime.fromtimestamp(0, UTC)
@@ -393,7 +395,7 @@ def _instance_lines(pod: JsonDict, container: str, state: JsonDict, restart: int
 def follow_lines(pod: JsonDict, plan: LogPlan) -> tuple[list[LogLine], bool]:
     """Lines that a newer state of the pod adds to a followed container, and whether the
     followed run has ended (it terminated, was replaced by a restart, or vanished)."""
-    cs = _status_of(pod, plan.container)
+    cs = container_status(pod, plan.container)
     if cs is None:
         return [], True
     state = cs.get("state") or {}
@@ -438,7 +440,7 @@ class LogREST(Subresource):
                        follow_id=None, since=since, bytes_left=opts.limit_bytes)
         if not (pod.get("spec") or {}).get("nodeName"):
             return plan  # upstream: a pod not yet on a node has an empty log
-        cs = _status_of(pod, container)
+        cs = container_status(pod, container)
         if cs is None:
             raise BadRequestError(f'container "{container}" in pod "{name}" is not available')
         state = cs.get("state") or {}
@@ -454,7 +456,7 @@ class LogREST(Subresource):
             if opts.follow and "running" in state:
                 plan.follow_id = str(cs.get("containerID") or "")
                 plan.follow_skip = len(lines)
-                script = container_script(_container_spec(pod, container))
+                script = container_script(container_spec(pod, container))
                 started_at = (state.get("running") or {}).get("startedAt")
                 if script is not None and started_at:
                     plan.follow_script, plan.follow_started = script, _parse_time(started_at)
