@@ -670,6 +670,22 @@ async def _play(proc: _MainProcess, out: Callable[[bytes], Awaitable[None]]) -> 
             await out("".join(text + "\n" for _, text in lines).encode())
 
 
+@contextlib.asynccontextmanager
+async def _shutdown_ends(request: web.Request, ws: web.WebSocketResponse) -> AsyncIterator[None]:
+    """A streaming session registered with the server's long requests: shutdown moves its
+    deadline to now (TimeoutError ends the session, as a watch's), and it is dropped after."""
+    watches = request.app[WATCHES]
+    stream: WatchStream | None = None
+    try:
+        async with asyncio.timeout(None) as deadline:
+            stream = WatchStream(ws, deadline)
+            watches.add(stream)
+            yield
+    finally:
+        if stream is not None:
+            watches.discard(stream)
+
+
 async def _until_stopped(alive: Callable[[], bool], sleep: Callable[[float], Awaitable[None]]) -> None:
     """Returns once the container run the session belongs to has stopped (the pod deleted, the
     container terminated or restarted), checked every second on the API's clock."""
@@ -702,12 +718,8 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
     receiver = asyncio.ensure_future(_receive(ws, protocol, params, stdin, terminal))
     command = asyncio.ensure_future(run(stdin if params.stdin else None, stdout, stderr))
     stopped = asyncio.ensure_future(_until_stopped(alive, sleep))
-    watches = request.app[WATCHES]
-    stream: WatchStream | None = None
     try:
-        async with asyncio.timeout(None) as deadline:  # server shutdown ends the session
-            stream = WatchStream(ws, deadline)
-            watches.add(stream)
+        async with _shutdown_ends(request, ws):
             done, _ = await asyncio.wait({command, receiver, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if command not in done and stopped not in done:
                 # the client went away: the command loses its streams (SIGPIPE on its next write)
@@ -731,8 +743,6 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
     except TimeoutError:
         pass
     finally:
-        if stream is not None:
-            watches.discard(stream)
         for task in (command, receiver, stopped):
             task.cancel()
         with contextlib.suppress(Exception):
@@ -852,12 +862,8 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
                 stdin.close()
 
     receiver = asyncio.ensure_future(receive())
-    watches = request.app[WATCHES]
-    stream: WatchStream | None = None
     try:
-        async with asyncio.timeout(None) as deadline:  # server shutdown ends the session
-            stream = WatchStream(ws, deadline)
-            watches.add(stream)
+        async with _shutdown_ends(request, ws):
             if tasks:
                 # the forward ends when every connection has (the kubelet closes the socket then)
                 ending: set[asyncio.Future[Any]] = {receiver, asyncio.gather(*tasks, return_exceptions=True)}
@@ -865,8 +871,6 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
     except TimeoutError:
         pass
     finally:
-        if stream is not None:
-            watches.discard(stream)
         for task in (*tasks, receiver):
             task.cancel()
         with contextlib.suppress(Exception):
