@@ -45,6 +45,10 @@ With `tty=true` the simulated terminal does what a pty's line discipline does: i
 what is typed, edits the line (backspace, ^U), hands complete lines to the command, ends
 input on ^D at the start of a line, and turns output newlines into CRLF; stderr is merged
 into stdout (kubelet NewOptions drops stderr with a tty).
+Port-forward is served in both forms clients use: the channel protocol (a data and an error
+channel per `ports` value) and kubectl's SPDY/3.1 tunnelled in WebSocket
+(`SPDY/3.1+portforward.k8s.io`, `_SpdyPortForward`: the kubelet's stream pairs, framing in
+`handlers/spdy.py`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import posixpath
@@ -65,6 +70,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from apiserver.core import ApiCore
+from apiserver.handlers import spdy
 from apiserver.handlers.common import write_options
 from apiserver.handlers.node_proxy import kubelet_port, preferred_address
 from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchStream
@@ -791,6 +797,24 @@ def _refused(pod: JsonDict, port: int) -> str:
             f"[::1]:{port}: connect: connection refused ")
 
 
+async def _forward_target(request: web.Request, core: ApiCore, pod: JsonDict, node: JsonDict,
+                          port: int) -> tuple[Any, Any] | None:
+    """What listens on `port` in the pod: the simulated server of a running container's image
+    and that container's files, or None (the connection is refused)."""
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        if not isinstance(c, dict):
+            continue
+        server = listener(_image_repository(str(c.get("image") or "")), port)
+        cs = _running(pod, str(c.get("name") or ""))
+        if server is not None and cs is not None:
+            try:
+                _view, files = await _files_of(request, core, pod, str(c.get("name")), cs, node)
+            except ContainerViewError:
+                continue
+            return server, files
+    return None
+
+
 async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceInfo, namespace: str | None,
                             name: str) -> web.StreamResponse:
     """Answer `pods/{name}/portforward` over WebSocket (the clients' channel protocol: per port a
@@ -798,36 +822,28 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
     reaches the simulated server of the container image that serves it
     (minik3s.api.helpers.image_servers); nothing else listens, as in a container whose program
     does not run."""
+    ports = _ports(request.query)
+    options: JsonDict = {"kind": "PodPortForwardOptions", "apiVersion": "v1"}
+    if isinstance(ports, list):
+        options["ports"] = ports
+    await core.admit_connect(info, namespace, name, "portforward", options, write_options(request).user)
     pod = core.store.get(PODS.key(namespace, name))
     if pod is None:
         raise errors.not_found("pods", "", name)
     node = _kubelet_node(request, core, pod, name)
     if not is_websocket_request(request):
         raise errors.BadRequestError(
-            "portforward is served over WebSocket only (subprotocols v4.channel.k8s.io, portforward.k8s.io): "
-            "simulated kubelets do not speak SPDY")
-    ports = _ports(request.query)
+            f"portforward is served over WebSocket only (subprotocols {SPDY_TUNNEL}, v4.channel.k8s.io, "
+            "portforward.k8s.io): simulated kubelets do not take SPDY upgrades")
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    if SPDY_TUNNEL in offered:
+        # kubectl 1.31+: SPDY tunnelled in WebSocket; the ports come with each stream
+        return await _serve_spdy_tunnel(request, core, PODS.key(namespace, name), node)
     if isinstance(ports, str):
         return _text(400, ports)
-    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     if offered and not any(p in PORTFORWARD_PROTOCOLS for p in offered):
         return web.Response(status=403)
-    servers: list[tuple[Any, Any] | None] = []
-    for port in ports:
-        found: tuple[Any, Any] | None = None
-        for c in (pod.get("spec") or {}).get("containers") or []:
-            if not isinstance(c, dict):
-                continue
-            server = listener(_image_repository(str(c.get("image") or "")), port)
-            cs = _running(pod, str(c.get("name") or ""))
-            if server is not None and cs is not None:
-                try:
-                    _view, files = await _files_of(request, core, pod, str(c.get("name")), cs, node)
-                except ContainerViewError:
-                    continue
-                found = (server, files)
-                break
-        servers.append(found)
+    servers = [await _forward_target(request, core, pod, node, port) for port in ports]
     ws = web.WebSocketResponse(protocols=PORTFORWARD_PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     out = _Channels(ws, ws.ws_protocol or "")
@@ -878,4 +894,210 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
         for task in (*tasks, receiver):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+    return ws
+
+
+# ---- pods/portforward: kubectl's SPDY tunnelled in WebSocket ----------------------------------
+
+SPDY_TUNNEL = "SPDY/3.1+portforward.k8s.io"
+# the kubelet's streamCreationTimeout: both streams of a request must arrive within it
+STREAM_CREATION_TIMEOUT = 30.0
+_PORT_HEADER, _STREAM_TYPE_HEADER, _REQUEST_ID_HEADER = "port", "streamtype", "requestid"
+
+
+@dataclass(slots=True, eq=False)
+class _SpdyStream:
+    sid: int
+    port: int
+    kind: str  # "data" or "error"
+    input: _Stdin = dataclasses.field(default_factory=_Stdin)
+    closed: bool = False  # we sent FIN, or the client reset it
+
+
+@dataclass(slots=True, eq=False)
+class _StreamPair:
+    request_id: str
+    data: _SpdyStream | None = None
+    error: _SpdyStream | None = None
+    timer: asyncio.TimerHandle | None = None
+
+
+def _stream_headers_error(headers: Mapping[str, list[str]]) -> str | None:
+    """httpStreamReceived's checks on a new stream's headers; the text of the first failure."""
+    port = (headers.get(_PORT_HEADER) or [""])[0]
+    if not port:
+        return f'"{_PORT_HEADER}" header is required'
+    if not port.isdigit() or int(port) > 65535:
+        return f"unable to parse {errors.go_quote(port)} as a port"
+    if int(port) < 1:
+        return f"port {errors.go_quote(port)} must be > 0"
+    kind = (headers.get(_STREAM_TYPE_HEADER) or [""])[0]
+    if not kind:
+        return f'"{_STREAM_TYPE_HEADER}" header is required'
+    if kind not in ("error", "data"):
+        return f"invalid stream type {errors.go_quote(kind)}"
+    return None
+
+
+class _SpdyPortForward:
+    """The kubelet's SPDY port-forward server (pkg/kubelet/cri/streaming/portforward
+    httpstream.go) on one tunnelled connection: every client stream (odd ids, rising) is
+    checked and answered with SYN_REPLY or RST_STREAM; the data and error streams of one
+    `requestid` make a pair, and a complete pair forwards one connection to its port: the
+    image's simulated server reads the data stream and writes back on it, or the error stream
+    gets containerd's refusal. Both streams are closed (FIN) when the forward ends. PINGs from
+    the client are echoed; SETTINGS, WINDOW_UPDATE and HEADERS are read and dropped."""
+
+    def __init__(self, request: web.Request, core: ApiCore, ws: web.WebSocketResponse, key: str,
+                 node: JsonDict) -> None:
+        self.request, self.core, self.ws, self.key, self.node = request, core, ws, key, node
+        self.decoder, self.encoder = spdy.Decoder(), spdy.Encoder()
+        self.send_lock = asyncio.Lock()
+        self.streams: dict[int, _SpdyStream] = {}
+        self.pairs: dict[str, _StreamPair] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.last_sid = 0
+        self.gone_away = False
+
+    async def send(self, make: Callable[[], bytes]) -> None:
+        """One frame, made under the lock: header blocks share the connection's deflate stream,
+        so frames go out in the order they were compressed."""
+        async with self.send_lock:
+            if self.ws.closed:
+                return
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self.ws.send_bytes(make())
+
+    async def run(self) -> None:
+        try:
+            async for msg in self.ws:
+                if msg.type != WSMsgType.BINARY:
+                    continue
+                try:
+                    frames = self.decoder.feed(bytes(msg.data))
+                except spdy.SpdyError as err:  # the framer's read error ends the connection
+                    logger.info("portforward: %s", err)
+                    return
+                for frame in frames:
+                    await self.handle(frame)
+        finally:
+            for stream in self.streams.values():
+                stream.input.close()
+            for pair in self.pairs.values():
+                if pair.timer is not None:
+                    pair.timer.cancel()
+            for task in self.tasks:
+                task.cancel()
+            for task in list(self.tasks):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def handle(self, frame: spdy.Frame) -> None:
+        if frame.kind == spdy.SYN_STREAM:
+            await self.new_stream(frame)
+        elif frame.kind == spdy.DATA:
+            stream = self.streams.get(frame.stream_id)
+            if stream is not None:
+                stream.input.feed(frame.data)
+                if frame.fin:
+                    stream.input.close()
+        elif frame.kind == spdy.RST_STREAM:
+            stream = self.streams.pop(frame.stream_id, None)
+            if stream is not None:
+                stream.closed = True
+                stream.input.close()
+        elif frame.kind == spdy.PING and frame.ping_id & 1:  # the client's (odd): echoed
+            await self.send(lambda: self.encoder.ping(frame.ping_id))
+        elif frame.kind == spdy.GOAWAY:
+            self.gone_away = True
+
+    async def new_stream(self, frame: spdy.Frame) -> None:
+        sid = frame.stream_id
+        if self.gone_away:
+            return
+        if not sid & 1 or sid <= self.last_sid:  # spdystream's validateStreamId
+            await self.send(lambda: self.encoder.rst_stream(sid, spdy.PROTOCOL_ERROR))
+            return
+        self.last_sid = sid
+        problem = _stream_headers_error(frame.headers)
+        if problem is not None:  # the stream is rejected: reset, as httpstream/spdy does
+            logger.info("portforward: stream rejected: %s", problem)
+            await self.send(lambda: self.encoder.rst_stream(sid, spdy.CANCEL))
+            return
+        kind = frame.headers[_STREAM_TYPE_HEADER][0]
+        stream = _SpdyStream(sid, int(frame.headers[_PORT_HEADER][0]), kind)
+        self.streams[sid] = stream
+        await self.send(lambda: self.encoder.syn_reply(sid))
+        if frame.fin:
+            stream.input.close()
+        request_id = (frame.headers.get(_REQUEST_ID_HEADER) or [""])[0]
+        if not request_id:  # older clients: the pair's ids are consecutive odd numbers
+            request_id = str(sid if kind == "error" else sid - 2)
+        pair = self.pairs.get(request_id)
+        if pair is None:
+            pair = self.pairs[request_id] = _StreamPair(request_id)
+            pair.timer = asyncio.get_running_loop().call_later(STREAM_CREATION_TIMEOUT, self.timed_out, pair)
+        if getattr(pair, kind) is not None:
+            if pair.error is not None:
+                await self.write(pair.error, f"error processing stream for request {request_id}: "
+                                             f"{kind} stream already assigned".encode())
+            return
+        setattr(pair, kind, stream)
+        if pair.data is not None and pair.error is not None:
+            if pair.timer is not None:
+                pair.timer.cancel()
+            self.pairs.pop(request_id, None)
+            task = asyncio.ensure_future(self.forward(pair.data, pair.error))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    def timed_out(self, pair: _StreamPair) -> None:
+        if self.pairs.get(pair.request_id) is not pair:
+            return
+        del self.pairs[pair.request_id]
+        if pair.error is not None:
+            text = f"(conn={id(self):#x}, request={pair.request_id}) timed out waiting for streams"
+            task = asyncio.ensure_future(self.write(pair.error, text.encode()))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def write(self, stream: _SpdyStream, data: bytes) -> None:
+        for k in range(0, len(data), _COPY_BUFFER):  # io.Copy's 32 KiB: one frame each
+            if stream.closed:
+                return
+            await self.send(functools.partial(self.encoder.data, stream.sid, data[k:k + _COPY_BUFFER]))
+
+    async def close(self, stream: _SpdyStream) -> None:
+        if not stream.closed:
+            stream.closed = True
+            self.streams.pop(stream.sid, None)
+            await self.send(lambda: self.encoder.data(stream.sid, b"", fin=True))
+
+    async def forward(self, data: _SpdyStream, error: _SpdyStream) -> None:
+        pod = self.core.store.get(self.key)
+        try:
+            target = await _forward_target(self.request, self.core, pod, self.node, data.port) if pod else None
+            if target is None:
+                await self.write(error, _refused(pod or {}, data.port).encode())
+            else:
+                server, files = target
+                await server(data.input.read, lambda chunk: self.write(data, chunk), files,
+                             lambda: self.core.clock.now().timestamp())
+        finally:  # the kubelet's deferred closes: the error stream, then the data stream
+            await self.close(error)
+            await self.close(data)
+
+
+async def _serve_spdy_tunnel(request: web.Request, core: ApiCore, key: str, node: JsonDict) -> web.StreamResponse:
+    ws = web.WebSocketResponse(protocols=(SPDY_TUNNEL,), autoping=True, max_msg_size=4 * 1024 * 1024)
+    await ws.prepare(request)
+    session = _SpdyPortForward(request, core, ws, key, node)
+    try:
+        async with _shutdown_ends(request, ws):
+            await session.run()
+    except TimeoutError:
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            await ws.close()
     return ws

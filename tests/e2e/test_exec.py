@@ -13,15 +13,18 @@ import os
 import pty
 import select
 import socket
+import struct
 import subprocess
 import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import httpx
 import pytest
+import yaml
 
 from minik3s.embed import Cluster
 from minik3s.pytest_plugin import cluster_fixture
@@ -441,6 +444,40 @@ def test_connect_admission_sees_pod_exec_options(kubectl_bin: Path, minik3s_clus
     assert (r.returncode, r.stdout) == (0, "fine\n"), r.stderr
 
 
+def test_connect_admission_sees_pod_portforward_options(minik3s_cluster: Cluster, http: httpx.Client,
+                                                        ns: str) -> None:
+    """A policy on CONNECT pods/portforward sees a v1 PodPortForwardOptions with the query's ports
+    (none for kubectl's SPDY tunnel, whose ports come with each stream)."""
+    make_running(http, ns, busybox("pfguard"))
+    policy = (CONNECT_POLICY.replace("no-rm-NS", "no-ssh-NS").replace("pods/exec", "pods/portforward")
+              .replace("object.command[0] != 'rm'", "!has(object.ports) || !object.ports.exists(p, p == 22)")
+              .replace("no rm in exec", "no ssh").replace("NS", ns))
+    for doc in yaml.safe_load_all(policy):
+        group = "/apis/admissionregistration.k8s.io/v1/"
+        plural = "validatingadmissionpolicies" if doc["kind"] == "ValidatingAdmissionPolicy" else \
+            "validatingadmissionpolicybindings"
+        http.post(group + plural, json=doc).raise_for_status()
+    ws_headers = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                  "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode(),
+                  "Sec-WebSocket-Protocol": "portforward.k8s.io"}
+
+    def refused() -> httpx.Response | None:
+        r = http.get(f"/api/v1/namespaces/{ns}/pods/pfguard/portforward?ports=22", headers=ws_headers)
+        return r if r.status_code == 422 else None
+
+    r = wait_for(refused, timeout=15)
+    assert r.json()["message"] == (f"pods \"pfguard\" is forbidden: ValidatingAdmissionPolicy 'no-ssh-{ns}' with "
+                                   f"binding 'no-ssh-{ns}' denied request: no ssh")
+
+    async def upgrades(query: str, protocol: str) -> str | None:
+        url = f"{minik3s_cluster.url}/api/v1/namespaces/{ns}/pods/pfguard/portforward{query}"
+        async with aiohttp.ClientSession() as s, s.ws_connect(url, protocols=(protocol,)) as ws:
+            return ws.protocol
+
+    assert asyncio.run(upgrades("?ports=80", "portforward.k8s.io")) == "portforward.k8s.io"
+    assert asyncio.run(upgrades("", "SPDY/3.1+portforward.k8s.io")) == "SPDY/3.1+portforward.k8s.io"
+
+
 # ---- attach -------------------------------------------------------------------------------------
 
 
@@ -641,3 +678,200 @@ def test_attach_to_a_played_loop_prints_its_lines_as_they_fall_due(minik3s_clust
 
     frames = asyncio.run(attach())
     assert frames[0] == b"\x01" and frames.count(b"\x01tick\n") == 2
+
+
+# ---- port-forward: kubectl's SPDY tunnelled in WebSocket --------------------------------------------
+
+
+def _forwarding(proc: subprocess.Popen[str]) -> int:
+    """The local port `kubectl port-forward ... :REMOTE` chose, from its first line."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("Forwarding from 127.0.0.1:"), line + (proc.stderr.read() if proc.stderr else "")
+    return int(line.split(":")[1].split()[0])
+
+
+def test_kubectl_port_forward_reaches_nginx_and_reports_a_refused_port(kubectl_bin: Path, minik3s_cluster: Cluster,
+                                                                      core_api: Any, http: httpx.Client,
+                                                                      ns: str) -> None:
+    """`kubectl port-forward` (1.33: SPDY/3.1 in WebSocket, subprotocol SPDY/3.1+portforward.k8s.io):
+    connections through the local port reach the nginx image's server, one SPDY stream pair each;
+    a port nothing listens on gets containerd's refusal on the error stream, which kubectl prints
+    before it gives up with `lost connection to pod` (exit 1)."""
+    make_running(http, ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                            "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    stream(core_api.connect_get_namespaced_pod_exec, "web", ns,
+           command=["sh", "-c", "echo forwarded > /usr/share/nginx/html/pf.txt"],
+           stderr=True, stdin=False, stdout=True, tty=False)
+    base = [str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns, "port-forward"]
+    proc = subprocess.Popen([*base, "pod/web", ":80"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = _forwarding(proc)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as web:
+            first = web.get("/")
+            assert first.status_code == 200 and "<h1>Welcome to nginx!</h1>" in first.text
+            assert first.headers["server"].startswith("nginx/")
+            second = web.get("/pf.txt")  # the same kept-alive connection: one stream pair
+            assert (second.status_code, second.text) == (200, "forwarded\n")
+            assert web.get("/missing").status_code == 404
+        with httpx.Client(timeout=20) as other:  # a second local connection: a second pair
+            assert other.get(f"http://127.0.0.1:{port}/pf.txt").text == "forwarded\n"
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+    proc = subprocess.Popen([*base, "web", ":81"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = _forwarding(proc)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: web\r\n\r\n")
+            assert sock.recv(1024) == b""  # the data stream ends with nothing on it
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 1
+    assert "an error occurred forwarding" in err and "error forwarding port 81 to pod " in err
+    assert "dial tcp4 127.0.0.1:81: connect: connection refused" in err
+    assert err.rstrip().endswith("error: lost connection to pod")
+
+
+class _SpdyClient:
+    """A SPDY/3 client's side of the tunnel, written from the wire format (not the server's
+    encoder): its own deflate stream primed with the dictionary, and the server's frames read
+    with the server's decoder."""
+
+    def __init__(self, ws: Any) -> None:
+        from apiserver.handlers import spdy
+
+        self.spdy, self.ws = spdy, ws
+        self.deflate = zlib.compressobj(9, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY, spdy.DICTIONARY)
+        self.decoder = spdy.Decoder()
+        self.pending: list[Any] = []
+
+    def block(self, headers: dict[str, str]) -> bytes:
+        raw = struct.pack(">I", len(headers))
+        for k, v in headers.items():
+            raw += struct.pack(">I", len(k)) + k.encode() + struct.pack(">I", len(v)) + v.encode()
+        return self.deflate.compress(raw) + self.deflate.flush(zlib.Z_SYNC_FLUSH)
+
+    async def syn_stream(self, sid: int, headers: dict[str, str], fin: bool = False) -> None:
+        body = struct.pack(">IIH", sid, 0, 0) + self.block(headers)
+        frame = struct.pack(">HHI", 0x8003, 1, (int(fin) << 24) | len(body)) + body
+        for k in range(0, len(frame), 5):  # Go's framer writes field by field: split messages
+            await self.ws.send_bytes(frame[k:k + 5])
+
+    async def data(self, sid: int, payload: bytes, fin: bool = False) -> None:
+        await self.ws.send_bytes(struct.pack(">II", sid, (int(fin) << 24) | len(payload)) + payload)
+
+    async def ping(self, ping_id: int) -> None:
+        await self.ws.send_bytes(struct.pack(">HHII", 0x8003, 6, 4, ping_id))
+
+    async def frame(self) -> Any:
+        while not self.pending:
+            msg = await self.ws.receive(timeout=20)
+            assert msg.type == aiohttp.WSMsgType.BINARY, msg
+            self.pending.extend(self.decoder.feed(msg.data))
+        return self.pending.pop(0)
+
+    async def until_fin(self, sids: set[int]) -> dict[int, bytes]:
+        got: dict[int, bytes] = {sid: b"" for sid in sids}
+        while sids:
+            f = await self.frame()
+            assert f.kind == self.spdy.DATA and f.stream_id in got, f
+            got[f.stream_id] += f.data
+            if f.fin:
+                sids.discard(f.stream_id)
+        return got
+
+
+def test_spdy_tunnel_streams_pairs_pings_and_rejections(minik3s_cluster: Cluster, http: httpx.Client, ns: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kubelet's SPDY server on the wire: streams without a port or with a bad type are reset
+    (CANCEL), an even or reused stream id is a PROTOCOL_ERROR, client PINGs come back, a pair
+    without `requestid` is found by its consecutive ids, each complete pair forwards one
+    connection, a lone stream times out with the kubelet's text, and a header name that is not
+    lowercase ends the connection."""
+    from apiserver.handlers import exec_stream, spdy
+
+    monkeypatch.setattr(exec_stream, "STREAM_CREATION_TIMEOUT", 0.3)
+    make_running(http, ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                            "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    url = f"{minik3s_cluster.url}/api/v1/namespaces/{ns}/pods/web/portforward"
+
+    async def session() -> None:
+        async with aiohttp.ClientSession() as s, s.ws_connect(url, protocols=("SPDY/3.1+portforward.k8s.io",)) as ws:
+            assert ws.protocol == "SPDY/3.1+portforward.k8s.io"
+            c = _SpdyClient(ws)
+            await c.syn_stream(1, {"streamtype": "error"})
+            f = await c.frame()
+            assert (f.kind, f.stream_id, f.status) == (spdy.RST_STREAM, 1, spdy.CANCEL)
+            await c.syn_stream(3, {"streamtype": "nope", "port": "80"})
+            assert (await c.frame()).status == spdy.CANCEL
+            await c.syn_stream(4, {"streamtype": "data", "port": "80"})
+            f = await c.frame()
+            assert (f.kind, f.stream_id, f.status) == (spdy.RST_STREAM, 4, spdy.PROTOCOL_ERROR)
+            await c.ping(7)
+            f = await c.frame()
+            assert (f.kind, f.ping_id) == (spdy.PING, 7)
+
+            # no requestid: the error stream's id names the pair, the data stream's id minus 2
+            await c.syn_stream(5, {"streamtype": "error", "port": "80"})
+            await c.syn_stream(7, {"streamtype": "data", "port": "80"})
+            for sid in (5, 7):
+                f = await c.frame()
+                assert (f.kind, f.stream_id, f.headers) == (spdy.SYN_REPLY, sid, {})
+            await c.data(5, b"", fin=True)
+            await c.data(7, b"GET / HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n", fin=True)
+            got = await c.until_fin({5, 7})
+            assert got[5] == b"" and got[7].startswith(b"HTTP/1.1 200 OK\r\n") and b"Welcome to nginx!" in got[7]
+
+            # with requestid, data first; port 81 has no listener: the refusal on the error stream
+            await c.syn_stream(9, {"streamtype": "data", "port": "81", "requestid": "r1"})
+            await c.syn_stream(11, {"streamtype": "error", "port": "81", "requestid": "r1"})
+            assert [(await c.frame()).kind for _ in range(2)] == [spdy.SYN_REPLY, spdy.SYN_REPLY]
+            got = await c.until_fin({9, 11})
+            assert got[9] == b"" and got[11].startswith(b"error forwarding port 81 to pod ")
+
+            # a lone error stream: the kubelet's timeout text on it (the stream stays open)
+            await c.syn_stream(13, {"streamtype": "error", "port": "80", "requestid": "lonely"})
+            assert (await c.frame()).kind == spdy.SYN_REPLY
+            f = await c.frame()
+            assert f.stream_id == 13 and f.data.endswith(b", request=lonely) timed out waiting for streams")
+
+            await c.syn_stream(15, {"Port": "80", "streamtype": "data"})  # the framer's read error
+            msg = await ws.receive(timeout=20)
+            assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+
+    asyncio.run(session())
+
+
+def test_spdy_framing_round_trip_and_bad_input() -> None:
+    """The decoder takes the stream in any pieces; what the encoder writes decodes to the same
+    frames; bad versions, unknown types and inflating garbage are errors, not crashes."""
+    from apiserver.handlers import spdy
+
+    assert len(spdy.DICTIONARY) == 1423 and zlib.adler32(spdy.DICTIONARY) == 0xE3C6A7C2  # SPDY/3's dictionary id
+    enc, dec = spdy.Encoder(), spdy.Decoder()
+    wire = (enc.syn_reply(1, {"Port": "80", "streamtype": "data"}) + enc.data(1, b"x" * 70000, fin=True)
+            + enc.syn_reply(3) + enc.rst_stream(3, spdy.CANCEL) + enc.ping(2) + enc.goaway(3))
+    frames = [f for k in range(0, len(wire), 7) for f in dec.feed(wire[k:k + 7])]
+    assert [(f.kind, f.stream_id, f.fin) for f in frames] == [
+        (spdy.SYN_REPLY, 1, False), (spdy.DATA, 1, True), (spdy.SYN_REPLY, 3, False), (spdy.RST_STREAM, 3, False),
+        (spdy.PING, 0, False), (spdy.GOAWAY, 3, False)]
+    assert frames[0].headers == {"port": ["80"], "streamtype": ["data"]} and frames[1].data == b"x" * 70000
+    assert (frames[3].status, frames[4].ping_id) == (spdy.CANCEL, 2)
+    for bad in (struct.pack(">HHI", 0x8002, 6, 4) + b"\0\0\0\1",  # SPDY/2
+                struct.pack(">HHI", 0x8003, 99, 0),  # unknown type
+                struct.pack(">HHI", 0x8003, 2, 8) + b"\0\0\0\1garb",  # a header block that does not inflate
+                struct.pack(">HHI", 0x8003, 6, 3) + b"\0\0\1"):  # a short PING
+        with pytest.raises(spdy.SpdyError):
+            spdy.Decoder().feed(bad)
+    # a header block that inflates beyond the bound
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY, spdy.DICTIONARY)
+    block = bomb.compress(struct.pack(">II", 1, 4 << 20) + b"a" * (4 << 20)) + bomb.flush(zlib.Z_SYNC_FLUSH)
+    body = struct.pack(">I", 1) + block
+    with pytest.raises(spdy.SpdyError, match="too large"):
+        spdy.Decoder().feed(struct.pack(">HHI", 0x8003, 2, len(body)) + body)
