@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from apiserver import openapi_descriptions
 from minik3s.api.resources import ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 
@@ -641,12 +642,32 @@ def openapi_v3_group_version(registry: ResourceRegistry, group: str, version: st
         list_schema = _list_schema(info, kind_schema, builder) if "list" in info.verbs else None
         paths.update(_resource_paths(info, kind_schema, list_schema, builder))
     _common_meta_schemas(builder, group, version)
+    _describe(builder.components)
     return {
         "openapi": OPENAPI_VERSION,
         "info": dict(INFO),
         "paths": dict(sorted(paths.items())),
         "components": {"schemas": dict(sorted(builder.components.items()))},
     }
+
+
+def _describe(components: dict[str, JsonDict]) -> None:
+    """Upstream's descriptions on the built-in types and their fields (what `kubectl explain`
+    prints); upstream's text replaces the short ones written here."""
+    for name, schema in components.items():
+        doc = openapi_descriptions.describe(name)
+        if doc is None:
+            continue
+        if doc.description:
+            schema.pop("description", None)
+            components[name] = schema = {"description": doc.description, **schema}
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            continue
+        for field, prop in props.items():
+            text = doc.fields.get(field)
+            if text and isinstance(prop, dict):
+                props[field] = {"description": text, **{k: v for k, v in prop.items() if k != "description"}}
 
 
 def document_hash(doc: JsonDict) -> str:
@@ -680,7 +701,8 @@ def _to_v2(node: Any) -> Any:
         out["$ref"] = ref.replace("#/components/schemas/", "#/definitions/")
     all_of = out.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
-        return {"$ref": all_of[0]["$ref"]}
+        # swagger 2.0 puts a field's description (and default) beside its $ref
+        return {"$ref": all_of[0]["$ref"], **{k: v for k, v in out.items() if k != "allOf"}}
     return out
 
 

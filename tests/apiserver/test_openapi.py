@@ -154,7 +154,8 @@ def test_swagger_v2_uses_definitions_refs() -> None:
     assert doc["swagger"] == "2.0"
     pod = doc["definitions"]["io.k8s.api.core.v1.Pod"]
     assert {"group": "", "version": "v1", "kind": "Pod"} in pod["x-kubernetes-group-version-kind"]
-    assert pod["properties"]["spec"] == {"$ref": "#/definitions/io.k8s.api.core.v1.PodSpec"}
+    assert pod["properties"]["spec"]["$ref"] == "#/definitions/io.k8s.api.core.v1.PodSpec"
+    assert set(pod["properties"]["spec"]) == {"$ref", "description"}  # swagger 2.0: the description beside $ref
     refs = _refs(doc)
     assert refs and all(r.startswith("#/definitions/") and r[len("#/definitions/"):] in doc["definitions"]
                         for r in refs)
@@ -265,3 +266,51 @@ async def test_kubectl_create_file_defers_validation_to_the_server(stub: Any, tm
     posts = [p for m, p in seen if m == "POST"]
     assert posts == [f"{path}?fieldManager=kubectl-create&fieldValidation=Strict"]
     assert not any(p.startswith("/openapi/v2") for _, p in seen)
+
+
+def test_documents_carry_upstreams_descriptions() -> None:
+    """Types and fields carry the Kubernetes 1.33 OpenAPI's descriptions (from lightkube-models):
+    on plain fields, beside `allOf` refs in v3 and beside `$ref` in v2, on names the generator
+    renamed (`continue`); types upstream's spec does not have
+    (minik3s' own v1alpha1 Workload) keep what they had."""
+    reg = _registry()
+    core = openapi_v3_group_version(reg, "", "v1")["components"]["schemas"]
+    pod = core["io.k8s.api.core.v1.Pod"]
+    assert pod["description"].startswith("Pod is a collection of containers that can run on a host.")
+    assert pod["properties"]["spec"]["description"].startswith("Specification of the desired behavior of the pod.")
+    assert pod["properties"]["spec"]["allOf"] == [{"$ref": "#/components/schemas/io.k8s.api.core.v1.PodSpec"}]
+    assert pod["properties"]["apiVersion"]["description"].startswith(
+        "APIVersion defines the versioned schema of this representation of an object. Servers should convert")
+    containers = core["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["description"].startswith("List of containers belonging to the pod.")
+    assert core["io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"]["properties"]["continue"]["description"].startswith(
+        "continue may be set if the user set a limit")
+    ext = openapi_v3_group_version(reg, "apiextensions.k8s.io", "v1")["components"]["schemas"]
+    names = ext["io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames"]
+    assert names["properties"]["plural"]["description"].startswith("plural is the plural name of the resource to serve.")
+    v2 = openapi_v2(reg)["definitions"]["io.k8s.api.core.v1.Pod"]["properties"]["spec"]
+    assert v2["$ref"] == "#/definitions/io.k8s.api.core.v1.PodSpec"
+    assert v2["description"].startswith("Specification of the desired behavior of the pod.")
+    workload = openapi_v3_group_version(reg, "scheduling.k8s.io", "v1alpha1")["components"]["schemas"]
+    assert "io.k8s.api.scheduling.v1alpha1.Workload" in workload
+
+
+def test_docstring_parser_joins_wrapped_lines_and_maps_generated_names() -> None:
+    from apiserver.openapi_descriptions import describe, parse_docstring
+
+    doc = parse_docstring("""Thing is a thing. It spans
+      two lines.
+
+      **parameters**
+
+      * **continue_** ``Optional[str]`` - continue may be set
+        when more remain.
+      * **d_ref** ``Optional[str]`` -
+      * **x_kubernetes_map_type** ``Optional[str]`` - x-kubernetes-map-type annotates
+        an object.
+    """)
+    assert doc.description == "Thing is a thing. It spans two lines."
+    assert doc.fields == {"continue": "continue may be set when more remain.", "$ref": "",
+                          "x-kubernetes-map-type": "x-kubernetes-map-type annotates an object."}
+    assert describe("io.k8s.api.core.v1.NoSuchType") is None
+    assert describe("com.example.v1.Widget") is None

@@ -959,6 +959,28 @@ def test_explain_topology_spread_constraints(kubectl):
         assert f in out, f
 
 
+def test_explain_prints_upstreams_descriptions(kubectl):
+    """`kubectl explain` prints the type's and each field's description from the OpenAPI v3
+    documents, in upstream's words (Kubernetes 1.33's spec)."""
+    out = kubectl("explain", "pods").stdout
+    assert ("DESCRIPTION:\n    Pod is a collection of containers that can run on a host. This resource is\n"
+            "    created by clients and scheduled onto hosts.") in out
+    assert "<no description>" not in out and "<empty>" not in out
+    assert "  spec\t<PodSpec>\n    Specification of the desired behavior of the pod." in out
+    out = kubectl("explain", "deployment.spec.strategy").stdout
+    # a field's description, then its type's, as kubectl explain joins them
+    assert ("DESCRIPTION:\n    The deployment strategy to use to replace existing pods with new ones.\n"
+            "    DeploymentStrategy describes how to replace existing pods with new ones.") in out
+    assert 'Type of deployment. Can be "Recreate" or "RollingUpdate". Default is\n    RollingUpdate.' in out
+    out = kubectl("explain", "pod.spec.containers").stdout
+    assert "List of containers belonging to the pod." in out
+    assert "  image\t<string>\n    Container image name. More info:" in out
+    out = kubectl("explain", "crd.spec.names").stdout
+    assert "CustomResourceDefinitionNames indicates the names to serve this" in out
+    out = kubectl("explain", "pods.metadata.generateName").stdout
+    assert "GenerateName is an optional prefix, used by the server, to generate a unique" in out
+
+
 # ---------------------------------------------------------------------------------------------- wire details
 @pytest.mark.parametrize("how", [
     pytest.param("query", id="delete-options-in-query-string"),
