@@ -377,6 +377,17 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     return rs
 
 
+def _root_ca(rs: RunningServer) -> str:
+    """The CA bundle kube-root-ca.crt publishes: the server CA, or on plain HTTP the CA of the
+    loopback listener's TLS side (apiserver.serving), which a client can verify
+    https://127.0.0.1:<port> against; "" for a server with neither (a non-loopback plain bind)."""
+    ca = rs.pki.server_ca_cert if rs.pki is not None else Pki.under(rs.config.data_dir).server_ca_cert
+    try:
+        return ca.read_text()
+    except OSError:
+        return ""
+
+
 def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Named run coroutines of the enabled components (imports only what is enabled)."""
     cfg = rs.config
@@ -391,7 +402,7 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
                                 node_monitor_period=cfg.node_monitor_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
                                 usage=FleetUsage(rs.components), clock=rs.clock,
-                                root_ca=rs.pki.server_ca_cert.read_text() if rs.pki is not None else "",
+                                root_ca=_root_ca(rs),
                                 csr_signers=_csr_signers(rs.pki))
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("local-storage"):

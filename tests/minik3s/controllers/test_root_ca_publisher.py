@@ -4,8 +4,10 @@ when deleted or edited, as kube-controller-manager's root-ca-certificate-publish
 from __future__ import annotations
 
 import asyncio
+import ssl
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from minik3s.api.errors import NotFoundError
@@ -13,6 +15,7 @@ from minik3s.api.resources import CONFIGMAPS, NAMESPACES
 from minik3s.config import ServerConfig
 from minik3s.controllers.namespace import NamespaceController
 from minik3s.controllers.root_ca_publisher import DESCRIPTION, DESCRIPTION_ANNOTATION, RootCACertPublisher
+from minik3s.pki import Pki
 from minik3s.server import build_components, start, stop
 
 CA = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
@@ -90,7 +93,7 @@ async def test_a_terminating_namespace_is_emptied_and_removed_despite_the_publis
 
 
 @pytest.mark.parametrize("tls", [pytest.param(True, id="tls-publishes-the-server-ca"),
-                                 pytest.param(False, id="plain-http-publishes-an-empty-bundle")])
+                                 pytest.param(False, id="plain-http-publishes-the-loopback-tls-ca")])
 async def test_the_server_publishes_the_ca_it_serves_with(tmp_path: Path, tls: bool) -> None:
     cfg = ServerConfig(data_dir=tmp_path / "srv", port=0, tls=tls, nodes="0",
                        disable={"scheduler", "kubelet", "descheduler"})
@@ -98,8 +101,10 @@ async def test_the_server_publishes_the_ca_it_serves_with(tmp_path: Path, tls: b
     tasks = [asyncio.create_task(run()) for name, run in build_components(rs)
              if name in ("informers", "root-ca-cert-publisher")]
     try:
-        expected = rs.pki.server_ca_cert.read_text() if tls else ""
-        assert not tls or expected.startswith("-----BEGIN CERTIFICATE-----")
+        # on plain HTTP: the CA of the loopback listener's TLS side, as K3s' clients verify it
+        ca = rs.pki.server_ca_cert if tls else Pki.under(cfg.data_dir).server_ca_cert
+        expected = ca.read_text()
+        assert expected.startswith("-----BEGIN CERTIFICATE-----")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 20
         while True:
@@ -113,6 +118,12 @@ async def test_the_server_publishes_the_ca_it_serves_with(tmp_path: Path, tls: b
             await asyncio.sleep(0.02)
         assert cm["data"] == {"ca.crt": expected}
         assert cm["metadata"]["managedFields"][0]["manager"] == "kube-controller-manager"
+        if not tls:  # the published bundle verifies the server's TLS side on the same port
+            port = rs.url.rsplit(":", 1)[1]
+            ctx = ssl.create_default_context(cadata=cm["data"]["ca.crt"])
+            async with aiohttp.ClientSession() as session, \
+                    session.get(f"https://127.0.0.1:{port}/version", ssl=ctx) as resp:
+                assert resp.status == 200 and (await resp.json())["major"] == "1"
     finally:
         for t in tasks:
             t.cancel()
