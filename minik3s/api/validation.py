@@ -162,7 +162,8 @@ def _is_dns1123_label_cached(value: str) -> tuple[str, ...]:
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_msg(DNS1123_LABEL_MAX))
     if not _DNS1123_LABEL_RE.match(value):
-        errs.append(DNS1123_LABEL_MSG)
+        # a valid subdomain that is not a label: the length was checked, so it is the dots
+        errs.append("must not contain dots" if _DNS1123_SUBDOMAIN_RE.match(value) else DNS1123_LABEL_MSG)
     return tuple(errs)
 
 

@@ -54,7 +54,9 @@ def test_subdomain_message_is_upstreams():
     "value, errors",
     [
         pytest.param("team-a", [], id="namespace-like-label-ok"),
-        pytest.param("a.b", [DNS1123_LABEL_MSG], id="dot-not-allowed-in-label"),
+        # a valid subdomain that is no label: IsDNS1123Label names the dots
+        pytest.param("a.b", ["must not contain dots"], id="dot-not-allowed-in-label"),
+        pytest.param("A.b", [DNS1123_LABEL_MSG], id="dot-and-upper-case-get-the-regex-message"),
         pytest.param("x" * 64, ["must be no more than 63 characters"], id="64-chars-too-long"),
     ],
 )
@@ -141,7 +143,9 @@ def test_object_meta_name_format_per_kind():
     assert rendered(validate_object_meta({"name": "Bad_Name"})) == [
         f'metadata.name: Invalid value: "Bad_Name": {DNS1123_SUBDOMAIN_MSG}'
     ]
-    assert validate_object_meta({"name": "a.b"}, name_format="label")[0]["message"].endswith(DNS1123_LABEL_MSG)
+    assert validate_object_meta({"name": "a.b"}, name_format="label")[0]["message"] == \
+        'Invalid value: "a.b": must not contain dots'
+    assert validate_object_meta({"name": "a_b"}, name_format="label")[0]["message"].endswith(DNS1123_LABEL_MSG)
     assert validate_object_meta({"generateName": "web-"}) == []
 
 

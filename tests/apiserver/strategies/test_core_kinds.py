@@ -37,6 +37,8 @@ def test_namespace_name_must_be_a_label():
     ns = {"metadata": {"name": "a.b"}}
     (err,) = NS.validate(ns)
     assert err["field"] == "metadata.name"
+    assert err["message"] == 'Invalid value: "a.b": must not contain dots'
+    (err,) = NS.validate({"metadata": {"name": "a_b"}})
     assert "RFC 1123 label" in err["message"]
 
 

@@ -104,9 +104,7 @@ CASES_1 = [
     C("valid numalpha name", V("123-empty", emptyDir={})),
     C("zero-length name", V("", emptyDir={}), [E("Required", "name")]),
     C("name > 63 characters", V("a" * 64, emptyDir={}), [E("Invalid", "name", "must be no more than")]),
-    pytest.param(V("a.b.c", emptyDir={}), [E("Invalid", "name", "must not contain dots")], False, id="name has dots",
-                 marks=pytest.mark.xfail(strict=True, reason="minik3s.api.validation.is_dns1123_label lacks "
-                                         "IsDNS1123Label's 'must not contain dots' for a valid subdomain")),
+    C("name has dots", V("a.b.c", emptyDir={}), [E("Invalid", "name", "must not contain dots")]),
     C("name not a DNS label", V("Not a DNS label!", emptyDir={}), [E("Invalid", "name", DNS_LABEL)]),
     C("more than one source", V("dups", emptyDir={}, hostPath={"path": "/mnt/path", "type": "Directory"}),
       [E("Forbidden", "hostPath", "may not specify more than 1 volume")]),
