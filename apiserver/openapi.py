@@ -171,15 +171,17 @@ _STRUCT_EXTENSIONS: dict[str, JsonDict] = {
     "LocalObjectReference": _MAP_ATOMIC,
 }
 
+# kube-openapi writes the types with OpenAPIV3OneOfTypes as a oneOf without a `type` in v3 (so
+# `kubectl explain` names them: `<IntOrString>`, `<map[string]Quantity>`), and as a string in v2
 _QUANTITY_SCHEMA: JsonDict = {
     "description": "Quantity is a fixed-point representation of a number, written in its canonical string "
                    "form (e.g. \"100m\", \"1Gi\", \"2\").",
-    "type": "string",
+    "oneOf": [{"type": "string"}, {"type": "number"}],
 }
 _INT_OR_STRING_SCHEMA: JsonDict = {
     "description": "IntOrString is a type that can hold an int32 or a string.",
     "format": "int-or-string",
-    "type": "string",
+    "oneOf": [{"type": "integer"}, {"type": "string"}],
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -261,12 +263,12 @@ class _SchemaBuilder:
             return {"type": "integer", "enum": values}
         if origin in (list, tuple, set, frozenset):
             item = args[0] if args else Any
-            return {"type": "array", "items": self.annotation(item)}
+            return {"type": "array", "items": _element(self.annotation(item))}
         if origin is dict:
             value = args[1] if len(args) == 2 else Any
             if value is Any:
                 return {"type": "object", "additionalProperties": {"x-kubernetes-preserve-unknown-fields": True}}
-            return {"type": "object", "additionalProperties": self.annotation(value)}
+            return {"type": "object", "additionalProperties": _element(self.annotation(value))}
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             return {"allOf": [_ref(self.model(tp))]}
         if tp is str:
@@ -280,6 +282,19 @@ class _SchemaBuilder:
         if tp is dict:
             return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         return {"x-kubernetes-preserve-unknown-fields": True}
+
+
+def _element(schema: JsonDict) -> JsonDict:
+    """An array item or map value as kube-openapi writes it: a Quantity or IntOrString is a bare
+    $ref (nothing beside it; `kubectl explain` then names it: `map[string]Quantity`); a struct
+    keeps its allOf wrapper with upstream's empty default."""
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and len(schema) == 1:
+        ref = str(all_of[0].get("$ref", ""))
+        if ref.endswith((QUANTITY, INT_OR_STRING)):
+            return dict(all_of[0])
+        return {"allOf": all_of, "default": {}}
+    return schema
 
 
 def model_for(info: ResourceInfo) -> type[BaseModel] | None:
@@ -720,6 +735,8 @@ def openapi_v2(registry: ResourceRegistry) -> JsonDict:
                 continue
             doc = openapi_v3_group_version(registry, group, version)
             for name, schema in doc["components"]["schemas"].items():
+                if name in (QUANTITY, INT_OR_STRING):  # v2 has no oneOf: a string
+                    schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "type": "string"}
                 definitions.setdefault(name, _to_v2(schema))
             for path, item in doc["paths"].items():
                 v2_item: JsonDict = {}

@@ -291,6 +291,15 @@ def test_documents_carry_upstreams_descriptions() -> None:
     v2 = openapi_v2(reg)["definitions"]["io.k8s.api.core.v1.Pod"]["properties"]["spec"]
     assert v2["$ref"] == "#/definitions/io.k8s.api.core.v1.PodSpec"
     assert v2["description"].startswith("Specification of the desired behavior of the pod.")
+    # the OpenAPIV3OneOfTypes types: a oneOf without a type in v3 (bare $ref as map values), a string in v2
+    quantity = core["io.k8s.apimachinery.pkg.api.resource.Quantity"]
+    assert "type" not in quantity and quantity["oneOf"] == [{"type": "string"}, {"type": "number"}]
+    limits = core["io.k8s.api.core.v1.ResourceRequirements"]["properties"]["limits"]
+    assert limits["additionalProperties"] == {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"}
+    v2defs = openapi_v2(reg)["definitions"]
+    assert v2defs["io.k8s.apimachinery.pkg.api.resource.Quantity"]["type"] == "string"
+    assert "oneOf" not in v2defs["io.k8s.apimachinery.pkg.api.resource.Quantity"]
+    assert v2defs["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["format"] == "int-or-string"
     workload = openapi_v3_group_version(reg, "scheduling.k8s.io", "v1alpha1")["components"]["schemas"]
     assert "io.k8s.api.scheduling.v1alpha1.Workload" in workload
 

@@ -979,6 +979,11 @@ def test_explain_prints_upstreams_descriptions(kubectl):
     assert "CustomResourceDefinitionNames indicates the names to serve this" in out
     out = kubectl("explain", "pods.metadata.generateName").stdout
     assert "GenerateName is an optional prefix, used by the server, to generate a unique" in out
+    # Quantity and IntOrString are named, as kube-openapi's v3 oneOf types are
+    out = kubectl("explain", "pod.spec.containers.resources").stdout
+    assert "  limits\t<map[string]Quantity>\n" in out and "  requests\t<map[string]Quantity>\n" in out
+    out = kubectl("explain", "deployment.spec.strategy.rollingUpdate").stdout
+    assert "  maxSurge\t<IntOrString>\n" in out
 
 
 # ---------------------------------------------------------------------------------------------- wire details
