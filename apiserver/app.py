@@ -34,6 +34,7 @@ from apiserver.keys import (
     EXEC_PROCESSES,
     EXPLAIN,
     METRICS,
+    METRICS_API,
     OPENAPI_CACHE,
     READY,
     SERVING,
@@ -87,6 +88,7 @@ def create_app(
     usage: UsageProvider | None = None, authn: AuthnSettings | None = None,
     serving_names: frozenset[str] | None = None, limits: ServingLimits | None = None,
     request_metrics: RequestMetrics | None = None, component_health: ComponentHealth | None = None,
+    metrics_api: bool = True,
 ) -> web.Application:
     """`authn`: authenticate every request (the TLS listener); `serving_names`: the TLS
     listener's certificate names, which the browser guard accepts as Host."""
@@ -112,6 +114,7 @@ def create_app(
     app[WATCH_ENCODE_CACHE] = {}
     app[METRICS] = metrics
     app[USAGE] = usage
+    app[METRICS_API] = metrics_api
     app[COMPONENT_HEALTH] = component_health
     app[AUTHN] = authn
     app[SERVING_NAMES] = serving_names

@@ -97,6 +97,9 @@ METRICS: web.AppKey[MetricsProvider | None] = web.AppKey("metrics")
 # the simulated kubelets' usage behind metrics.k8s.io; None: the group is not served (no
 # metrics-server), so discovery omits it and its paths answer 503
 USAGE: web.AppKey[UsageProvider | None] = web.AppKey("usage")
+# whether metrics.k8s.io is served from USAGE (False: metrics-server disabled, as K3s'
+# `--disable metrics-server`; the kubelets' own endpoints still answer from USAGE)
+METRICS_API: web.AppKey[bool] = web.AppKey("metrics_api")
 # the embedded components' health behind componentstatuses (name -> None when healthy, else the
 # probe's error); None: no component is known (every list is empty)
 ComponentHealth = Callable[[], dict[str, str | None]]

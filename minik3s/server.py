@@ -16,6 +16,7 @@ all, closes watch streams and closes SQLite.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -42,7 +43,7 @@ from minik3s.api.addons import ADDONS, COREDNS, coredns_objects, metrics_server_
 from minik3s.api.apiregistration import local_apiservice, local_available_status
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
-from minik3s.api.metrics import KubeletStats, NodeUsage, PodUsage
+from minik3s.api.metrics import KubeletStats, NodeUsage, NoMetricsAPI, PodUsage
 from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
 from minik3s.api.resources import (
     APISERVICES,
@@ -143,7 +144,7 @@ async def _create_missing(client: LocalClient, info: ResourceInfo, obj: JsonDict
         return None
 
 
-async def _bootstrap_policy(client: LocalClient, core: ApiCore) -> None:
+async def _bootstrap_policy(client: LocalClient, core: ApiCore, *, metrics_api: bool = True) -> None:
     """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
     authorizer enforces on authenticated and impersonated requests) and a local APIService per
     built-in group-version (autoregistration)."""
@@ -158,11 +159,16 @@ async def _bootstrap_policy(client: LocalClient, core: ApiCore) -> None:
         seen.add((res.group, res.version))
         await _create_local_apiservice(client, local_apiservice(res.group, res.version))
     # metrics.k8s.io, which this server answers itself (apiserver/handlers/metrics_api.py) where
-    # a cluster registers metrics-server's aggregated API: same name and priorities, served Local
+    # a cluster registers metrics-server's aggregated API: same name and priorities, served Local;
+    # with metrics-server disabled its APIService goes, as K3s removes a disabled add-on's objects
     metrics = local_apiservice("metrics.k8s.io", "v1beta1")
     metrics["spec"] = {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
                        "versionPriority": 100}
-    await _create_local_apiservice(client, metrics)
+    if metrics_api:
+        await _create_local_apiservice(client, metrics)
+    else:
+        with contextlib.suppress(NotFoundError):
+            await client.delete(APISERVICES, "v1beta1.metrics.k8s.io")
     # the CRD registration controller's APIServices (kept by the CRD hooks; re-synced here for a
     # data dir written before they were, or by a server stopped between the two writes)
     for group in sorted({str((crd.get("spec") or {}).get("group") or "")
@@ -210,7 +216,8 @@ async def _bootstrap_addons(client: LocalClient, addons: list[str]) -> None:
             await _create_missing(client, infos[resource], obj)
 
 
-async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_storage: bool = True) -> None:
+async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_storage: bool = True,
+                     metrics_api: bool = True) -> None:
     for ns in SYSTEM_NAMESPACES:
         await _create_missing(client, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for name, value, desc in SYSTEM_PRIORITY_CLASSES:
@@ -223,7 +230,7 @@ async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_sto
         await _create_missing(client, CRDS, crd)
     # Volcano's installation creates the `default` queue PodGroups fall back to
     await _create_missing(client, VOLCANO_QUEUES, default_volcano_queue())
-    await _bootstrap_policy(client, core)
+    await _bootstrap_policy(client, core, metrics_api=metrics_api)
     if local_storage:
         # K3s' local-storage manifest: the default `local-path` StorageClass (its provisioner runs
         # as the `local-storage` component, see build_components)
@@ -317,7 +324,8 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
     # the server's own writes (bootstrap namespaces, the kubernetes Service) and the shared
     # informers' reads: kube-apiserver's identity
     client = LocalClient(core, user_agent=default_user_agent("kube-apiserver"))
-    await _bootstrap(client, core, config.port or 6443, local_storage=config.enabled("local-storage"))
+    await _bootstrap(client, core, config.port or 6443, local_storage=config.enabled("local-storage"),
+                     metrics_api=config.enabled("metrics-server"))
     await _bootstrap_addons(client, [a for a in ADDONS if config.addons and config.enabled(a)])
     holder: dict[str, Any] = {}
 
@@ -339,6 +347,7 @@ async def start(config: ServerConfig, *, clock: Clock | None = None) -> RunningS
         }
 
     app = create_app(core, explain=explain, metrics=lambda: generate_latest(metrics), usage=FleetUsage(holder),
+                     metrics_api=config.enabled("metrics-server"),
                      authn=authn, serving_names=frozenset(sans) if sans is not None else None, limits=limits,
                      request_metrics=RequestMetrics(metrics), component_health=component_health)
     # keepalive_timeout: kube-apiserver's IdleTimeout; the site bounds the first request's headers;
@@ -401,8 +410,8 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         ccfg = ControllerConfig(node_monitor_grace_period=cfg.node_monitor_grace_period,
                                 node_monitor_period=cfg.node_monitor_period,
                                 horizontal_pod_autoscaler_sync_period=cfg.horizontal_pod_autoscaler_sync_period,
-                                usage=FleetUsage(rs.components), clock=rs.clock,
-                                root_ca=_root_ca(rs),
+                                usage=FleetUsage(rs.components) if cfg.enabled("metrics-server") else NoMetricsAPI(),
+                                clock=rs.clock, root_ca=_root_ca(rs),
                                 csr_signers=_csr_signers(rs.pki))
         out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
     if cfg.enabled("local-storage"):

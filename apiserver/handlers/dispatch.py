@@ -32,7 +32,7 @@ from apiserver.handlers.deprecation import add_warning_header, deprecation_warni
 from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, REQUEST_WARNINGS, SERVING_NAMES, USAGE
+from apiserver.keys import CORE, METRICS_API, REQUEST_WARNINGS, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
@@ -222,7 +222,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
                 return await node_proxy.serve(request, core, *proxied)
         target = parse_resource_path(core, ["", *parts[1:]])
     elif head == "apis":
-        metrics_served = request.app[USAGE] is not None
+        metrics_served = request.app[USAGE] is not None and request.app[METRICS_API]
         if len(parts) == 1:
             groups = discovery.api_group_list(core.registry)
             if metrics_served:  # listed as kube-apiserver lists an available aggregated API
@@ -230,6 +230,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
                 groups["groups"].append({k: entry[k] for k in ("name", "versions", "preferredVersion")})
             return codec.json_response(groups)
         if parts[1] == metrics_api.GROUP:
+            if not request.app[METRICS_API]:  # no metrics-server: no APIService, nothing served
+                return page_not_found()
             if len(parts) == 2:
                 if not metrics_served:
                     return page_not_found()

@@ -70,6 +70,28 @@ class UsageProvider(Protocol):
     def node_usage(self) -> list[NodeUsage]: ...
 
 
+class MetricsUnavailableError(Exception):
+    """The resource metrics API cannot be read (no metrics-server); the message is what
+    upstream's resource metrics client reports."""
+
+
+class NoMetricsAPI:
+    """The usage provider of a cluster without metrics-server (`--disable metrics-server`):
+    every read fails as the HPA controller's metrics client fails against a server that does
+    not serve metrics.k8s.io."""
+
+    @staticmethod
+    def _missing(resource: str) -> MetricsUnavailableError:
+        return MetricsUnavailableError("unable to fetch metrics from resource metrics API: the server could not "
+                                       f"find the requested resource (get {resource}.metrics.k8s.io)")
+
+    def pod_usage(self, namespace: str | None = None) -> list[PodUsage]:
+        raise self._missing("pods")
+
+    def node_usage(self) -> list[NodeUsage]:
+        raise self._missing("nodes")
+
+
 @dataclass(frozen=True, slots=True)
 class KubeletStats:
     """One simulated kubelet's view of its node, sampled at `node.timestamp`: what its Summary API

@@ -48,6 +48,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--descheduler-loop-avoidance", action=argparse.BooleanOptionalAction, default=True,
                    help="skip evictions whose pod the scheduler would put back on the same node (default on)")
     s.add_argument("--disable", action="append", choices=COMPONENTS, help="do not start a component (repeatable)")
+    s.add_argument("--no-addons", action="store_true",
+                   help="deploy none of K3s' packaged add-on Deployments (coredns, metrics-server) while "
+                        "metrics.k8s.io stays served, as servers built in code and the test helpers start")
     s.add_argument("--disable-admission-plugins", default="", metavar="PLUGINS",
                    help="comma-separated admission plugins to turn off (kube-apiserver's flag; "
                         "PersistentVolumeClaimResize, ResourceQuota, ServiceAccount or StorageObjectInUseProtection, "
@@ -103,7 +106,7 @@ def cmd_server(args: argparse.Namespace) -> int:
                            descheduling_interval=args.descheduling_interval,
                            descheduler_dry_run=args.descheduler_dry_run,
                            descheduler_loop_avoidance=args.descheduler_loop_avoidance,
-                           disable=disable, addons=True,
+                           disable=disable, addons=not args.no_addons,
                            disable_admission_plugins={p.strip() for p in args.disable_admission_plugins.split(",")
                                                       if p.strip()},
                            node_monitor_grace_period=args.node_monitor_grace_period,

@@ -44,7 +44,7 @@ from typing import Any
 
 from minik3s.api.errors import ApiError, NotFoundError
 from minik3s.api.helpers.resources import quantity_to_int
-from minik3s.api.metrics import PodUsage, UsageProvider
+from minik3s.api.metrics import MetricsUnavailableError, PodUsage, UsageProvider
 from minik3s.api.quantity import format_milli
 from minik3s.api.resources import CRDS, HPAS, PODS, ResourceInfo, ResourceRegistry
 from minik3s.api.selectors import LabelSelector, parse_label_selector
@@ -732,7 +732,11 @@ class HorizontalPodAutoscalerController:
             return None
         # the metrics API is asked with the target's selector: only the selected pods' samples
         selected = {str(meta(p).get("name")) for p in pods}
-        usage = [u for u in self._usage.pod_usage(ns) if u.name in selected]
+        unavailable: str | None = None  # the metrics API's own error, for every metric
+        try:
+            usage = [u for u in self._usage.pod_usage(ns) if u.name in selected]
+        except MetricsUnavailableError as e:
+            usage, unavailable = [], str(e)
         now = self._clock.now()
         for m in metrics:
             typ = m.get("type")
@@ -751,6 +755,8 @@ class HorizontalPodAutoscalerController:
             key = "resource" if typ == "Resource" else "containerResource"
             reason = "FailedGetResourceMetric" if typ == "Resource" else "FailedGetContainerResourceMetric"
             try:
+                if unavailable is not None:  # the replica calculator's wrapping of the client error
+                    raise MetricError(f"unable to get metrics for resource {resource}: {unavailable}")
                 samples = samples_for(usage, resource, container)
                 if target.get("averageUtilization") is not None:
                     p = calc_utilization_replicas(current, int(target["averageUtilization"]), pods, samples,

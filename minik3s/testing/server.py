@@ -92,7 +92,7 @@ class ServerProcess:
             self.nodes,
             *(["--tls"] if self.tls else []),
             *([] if self.fsync else ["--unsafe-no-fsync"]),
-            *([] if self.addons else ["--disable", "coredns", "--disable", "metrics-server"]),
+            *([] if self.addons else ["--no-addons"]),
             *self.args,
         ]
         env = dict(os.environ)

@@ -56,14 +56,50 @@ def test_addon_pods_run_in_kube_system(srv: ServerProcess, kubectl_bin: Path) ->
                         "https:metrics-server:https/proxy")
 
 
-def test_disable_leaves_an_addon_out(tmp_path: Path) -> None:
-    s = ServerProcess(tmp_path, nodes=0, addons=True, args=["--disable", "metrics-server"])
+def test_disable_leaves_an_addon_out(tmp_path: Path, kubectl_bin: Path) -> None:
+    """Without metrics-server there is no metrics.k8s.io (no APIService, not in discovery, 404),
+    `kubectl top` says the Metrics API is not available, and an HPA reports the metrics client's
+    error, as on K3s started with `--disable metrics-server`; the kubelets' own endpoints answer."""
+    s = ServerProcess(tmp_path, nodes=1, addons=True, args=["--disable", "metrics-server"])
     s.start()
     try:
         with httpx.Client(base_url=s.url, timeout=30) as http:
             names = [d["metadata"]["name"] for d in
                      http.get("/apis/apps/v1/namespaces/kube-system/deployments").json()["items"]]
             assert names == ["coredns"]
+            assert "metrics.k8s.io" not in [g["name"] for g in http.get("/apis").json()["groups"]]
+            assert http.get("/apis/metrics.k8s.io/v1beta1/nodes").status_code == 404
+            assert http.get("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io").status_code == 404
+            node = http.get("/api/v1/nodes").json()["items"][0]["metadata"]["name"]
+            assert http.get(f"/api/v1/nodes/{node}/proxy/stats/summary").status_code == 200
+
+            top = subprocess.run([str(kubectl_bin), "--kubeconfig", str(s.kubeconfig), "top", "nodes"],
+                                 capture_output=True, text=True, timeout=30)
+            assert (top.returncode, top.stderr) == (1, "error: Metrics API not available\n")
+
+            http.post("/apis/apps/v1/namespaces/default/deployments", json={
+                "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx",
+                                             "resources": {"requests": {"cpu": "100m"}}}]}}}}).raise_for_status()
+            http.post("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", json={
+                "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                         "minReplicas": 1, "maxReplicas": 3, "metrics": [{"type": "Resource", "resource": {
+                             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}},
+            ).raise_for_status()
+
+            def active() -> dict[str, Any] | None:
+                hpa = http.get("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/web").json()
+                conds = {c["type"]: c for c in (hpa.get("status") or {}).get("conditions") or []}
+                return conds.get("ScalingActive")
+            cond = wait_for(active, timeout=60)
+            assert (cond["status"], cond["reason"]) == ("False", "FailedGetResourceMetric")
+            assert cond["message"] == (
+                "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get "
+                "metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not "
+                "find the requested resource (get pods.metrics.k8s.io)")
     finally:
         s.stop()
 
