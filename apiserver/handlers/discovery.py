@@ -1,8 +1,11 @@
-"""Legacy discovery documents, /version and health (kube-apiserver's shapes).
+"""Discovery documents, /version and health (kube-apiserver's shapes).
 
-kubectl 1.33 accepts legacy discovery when the aggregated media type is not answered: /api
-(APIVersions), /apis (APIGroupList), /api/v1 and /apis/<g>/<v> (APIResourceList with kinds,
-verbs, short names, categories and subresources such as pods/eviction and deployments/scale).
+Legacy discovery: /api (APIVersions), /apis (APIGroupList), /api/v1 and /apis/<g>/<v>
+(APIResourceList with kinds, verbs, short names, categories and subresources such as
+pods/eviction and deployments/scale, in the installer's sorted path order). Aggregated discovery
+(apidiscovery.k8s.io/v2, what kubectl 1.33 asks `/api` and `/apis` for first): the same
+resource lists regrouped as APIGroupDiscoveryList, so a client needs two requests instead of one
+per group-version; served when content negotiation picks it (`wants_aggregated`).
 """
 
 from __future__ import annotations
@@ -138,7 +141,95 @@ def resource_list(registry: ResourceRegistry, group: str, version: str, *,
     resources: list[JsonDict] = []
     for info in sorted(infos, key=lambda i: i.resource):
         resources.append(_resource_entry(info))
-        for sub in subresources(info):
+        for sub in sorted(subresources(info)):  # go-restful's installer sorts the paths
             resources.append(_sub_entry(info, sub))
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+# ---- aggregated discovery (apidiscovery.k8s.io/v2) ----------------------------------------------
+
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether content negotiation on `/api` or `/apis` picks the aggregated discovery document:
+    the first Accept clause (highest q first, then header order, as apimachinery's negotiation
+    walks them) that is served decides; v2 JSON is the aggregated form served (kubectl 1.33 asks
+    for it first), plain JSON and wildcards the legacy one."""
+    clauses: list[tuple[float, int, str, dict[str, str]]] = []
+    for i, clause in enumerate(accept.split(",")):
+        fields = [f.strip() for f in clause.split(";")]
+        params: dict[str, str] = {}
+        for f in fields[1:]:
+            key, sep, value = f.partition("=")
+            if sep:
+                params[key.strip().lower()] = value.strip().strip('"')
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 1.0
+        if q > 0:
+            clauses.append((-q, i, fields[0].lower(), params))
+    for _, _, media, params in sorted(clauses):
+        if media == "application/json" and params.get("g") == "apidiscovery.k8s.io":
+            if params.get("v") == "v2" and params.get("as") == "APIGroupDiscoveryList":
+                return True
+            continue  # another version of the aggregated form (v2beta1, gone in 1.33): not served
+        if media in ("application/json", "application/*", "*/*") and not params:
+            return False
+    return False
+
+
+def _aggregated_resources(legacy: Sequence[JsonDict]) -> list[JsonDict]:
+    """An APIResourceList's entries as APIResourceDiscovery: the subresources (`pods/log`) under
+    their resource, the scope spelled out, responseKind with the legacy entry's group/version
+    (empty for the resource's own)."""
+    out: list[JsonDict] = []
+    by_name: dict[str, JsonDict] = {}
+    for r in legacy:
+        name = str(r["name"])
+        kind = {"group": r.get("group", ""), "version": r.get("version", ""), "kind": r["kind"]}
+        if "/" not in name:
+            entry: JsonDict = {"resource": name, "responseKind": kind,
+                               "scope": "Namespaced" if r["namespaced"] else "Cluster",
+                               "singularResource": r.get("singularName", ""), "verbs": list(r["verbs"])}
+            if r.get("shortNames"):
+                entry["shortNames"] = list(r["shortNames"])
+            if r.get("categories"):
+                entry["categories"] = list(r["categories"])
+            by_name[name] = entry
+            out.append(entry)
+            continue
+        parent, _, sub = name.partition("/")
+        owner = by_name.get(parent)
+        if owner is not None:
+            owner.setdefault("subresources", []).append(
+                {"subresource": sub, "responseKind": kind, "verbs": list(r["verbs"])})
+    return out
+
+
+def discovery_group(name: str, versions: Sequence[tuple[str, JsonDict]]) -> JsonDict:
+    """One APIGroupDiscovery: `versions` in preference order, each with its APIResourceList."""
+    meta: JsonDict = {"name": name, "creationTimestamp": None} if name else {"creationTimestamp": None}
+    return {"metadata": meta, "versions": [
+        {"version": v, "resources": _aggregated_resources(doc["resources"]), "freshness": "Current"}
+        for v, doc in versions]}
+
+
+def aggregated_list(items: list[JsonDict]) -> JsonDict:
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
+            "items": items}
+
+
+def aggregated_groups(registry: ResourceRegistry,
+                      subresources: Callable[[ResourceInfo], Sequence[str]]) -> list[JsonDict]:
+    """The named groups of `/apis`, in the legacy APIGroupList's order."""
+    groups = registry.groups()
+    out: list[JsonDict] = []
+    for g in sorted((g for g in groups if g), key=_group_sort_key):
+        versions = [(v, doc) for v in groups[g]
+                    if (doc := resource_list(registry, g, v, subresources=subresources)) is not None]
+        if versions:
+            out.append(discovery_group(g, versions))
+    return out

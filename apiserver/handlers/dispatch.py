@@ -10,6 +10,7 @@ its warning first: `deprecation`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -37,6 +38,7 @@ from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, U
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
 from minik3s.api.resources import ALL_VERBS
+from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +189,18 @@ def page_not_found() -> web.Response:
                         headers={"X-Content-Type-Options": "nosniff"})
 
 
+def _aggregated_response(request: web.Request, doc: JsonDict) -> web.Response:
+    """The aggregated discovery document with its ETag (a hash of the body; a matching
+    If-None-Match gets 304, as kube-apiserver answers clients that cache it) and `Vary: Accept`
+    (the same URL serves the legacy form)."""
+    body = codec.dumps(doc)
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
+    headers = {"ETag": etag, "Vary": "Accept"}
+    if request.headers.get("If-None-Match") == etag:
+        return web.Response(status=304, headers=headers)
+    return web.Response(body=body, headers={**headers, "Content-Type": discovery.AGGREGATED_V2})
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     core = request.app[CORE]
     browser_guard(request)
@@ -209,6 +223,11 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if head == "api":
         if len(parts) == 1:
             _get_only(method)
+            if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                core_v1 = discovery.resource_list(core.registry, "", "v1",
+                                                  subresources=node_proxy.served_subresources(core))
+                items = [discovery.discovery_group("", [("v1", core_v1)])] if core_v1 is not None else []
+                return _aggregated_response(request, discovery.aggregated_list(items))
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
             _get_only(method)
@@ -223,6 +242,13 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         target = parse_resource_path(core, ["", *parts[1:]])
     elif head == "apis":
         metrics_served = request.app[USAGE] is not None and request.app[METRICS_API]
+        if len(parts) == 1 and discovery.wants_aggregated(request.headers.get("Accept", "")):
+            _get_only(method)
+            items = discovery.aggregated_groups(core.registry, core.subresource_names)
+            if metrics_served:
+                items.append(discovery.discovery_group(metrics_api.GROUP, [(metrics_api.VERSION,
+                                                                            metrics_api.resource_list())]))
+            return _aggregated_response(request, discovery.aggregated_list(items))
         if len(parts) == 1:
             groups = discovery.api_group_list(core.registry)
             if metrics_served:  # listed as kube-apiserver lists an available aggregated API

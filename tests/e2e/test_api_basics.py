@@ -439,3 +439,58 @@ def test_objects_are_served_in_kube_apiservers_field_order(http: httpx.Client, n
                                                           "timeoutSeconds": "1"})
     event = json.loads(r.text.splitlines()[0])
     assert event["type"] == "ADDED" and list(event["object"])[:3] == ["kind", "apiVersion", "metadata"]
+
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def test_aggregated_discovery_v2(http):
+    """`/api` and `/apis` answer apidiscovery.k8s.io/v2 when it is the negotiated type (kubectl
+    1.33 asks for it first and then needs no per-group-version request): every resource with
+    its scope, singular name, verbs, short names, categories and its subresources (with their
+    own responseKind); the same URLs stay legacy for a plain JSON Accept; an ETag the client may
+    revalidate with (304)."""
+    r = http.get("/apis", headers={"Accept": f"{AGGREGATED},application/json"})
+    assert r.status_code == 200 and r.headers["content-type"] == AGGREGATED and r.headers["vary"] == "Accept"
+    doc = r.json()
+    assert (doc["kind"], doc["apiVersion"], doc["metadata"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2",
+                                                                  {})
+    groups = {g["metadata"]["name"]: g for g in doc["items"]}
+    legacy = [g["name"] for g in http.get("/apis").json()["groups"]]
+    assert [g["metadata"]["name"] for g in doc["items"]] == legacy  # same groups, same order
+    (apps_v1,) = groups["apps"]["versions"]
+    assert (apps_v1["version"], apps_v1["freshness"]) == ("v1", "Current")
+    deploy = next(r for r in apps_v1["resources"] if r["resource"] == "deployments")
+    assert deploy == {
+        "resource": "deployments", "responseKind": {"group": "", "version": "", "kind": "Deployment"},
+        "scope": "Namespaced", "singularResource": "deployment",
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "shortNames": ["deploy"], "categories": ["all"],
+        "subresources": [
+            {"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+             "verbs": ["get", "patch", "update"]},
+            {"subresource": "status", "responseKind": {"group": "", "version": "", "kind": "Deployment"},
+             "verbs": ["get", "patch", "update"]}]}
+    assert [v["version"] for v in groups["autoscaling"]["versions"]] == ["v2", "v1"]  # preferred first
+    assert "metrics.k8s.io" in groups
+
+    core = http.get("/api", headers={"Accept": AGGREGATED}).json()
+    (item,) = core["items"]
+    assert item["metadata"] == {"creationTimestamp": None} and [v["version"] for v in item["versions"]] == ["v1"]
+    pods = next(r for r in item["versions"][0]["resources"] if r["resource"] == "pods")
+    subs = {s["subresource"]: s["responseKind"] for s in pods["subresources"]}
+    assert subs["eviction"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert subs["exec"] == {"group": "", "version": "", "kind": "PodExecOptions"}
+    assert {"log", "status", "binding", "ephemeralcontainers", "portforward"} <= set(subs)
+    nodes = next(r for r in item["versions"][0]["resources"] if r["resource"] == "nodes")
+    assert nodes["scope"] == "Cluster" and nodes["shortNames"] == ["no"]
+
+    again = http.get("/apis", headers={"Accept": AGGREGATED, "If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304 and again.headers["etag"] == r.headers["etag"]
+
+    # legacy for plain JSON (first clause), and for an aggregated version not served (v2beta1)
+    for accept in (f"application/json,{AGGREGATED}", "application/json;g=apidiscovery.k8s.io;v=v2beta1;"
+                   "as=APIGroupDiscoveryList,application/json", "*/*", ""):
+        r = http.get("/apis", headers={"Accept": accept} if accept else {})
+        assert r.json()["kind"] == "APIGroupList", accept
+    assert http.get("/api", headers={"Accept": f"{AGGREGATED};q=0.5,application/json"}).json()["kind"] == "APIVersions"

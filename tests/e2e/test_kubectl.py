@@ -959,6 +959,18 @@ def test_explain_topology_spread_constraints(kubectl):
         assert f in out, f
 
 
+def test_discovery_is_two_aggregated_requests(kubectl):
+    """kubectl 1.33 with an empty cache discovers every group from `/api` and `/apis` alone
+    (aggregated discovery, apidiscovery.k8s.io/v2): no request per group-version."""
+    r = kubectl("api-resources", "-v=6")
+    urls = [line.split('url="', 1)[1].split('"', 1)[0] for line in r.stderr.splitlines() if 'url="' in line]
+    paths = [u.split("6", 1)[0] and u.split("://", 1)[1].split("/", 1)[1].split("?", 1)[0] for u in urls]
+    assert paths == ["api", "apis"], paths
+    rows = {row[0]: row for row in table(r.stdout)[1:]}
+    assert rows["deployments"][1:] == ["deploy", "apps/v1", "true", "Deployment"]
+    assert rows["horizontalpodautoscalers"][-3] == "autoscaling/v2"
+
+
 def test_explain_prints_upstreams_descriptions(kubectl):
     """`kubectl explain` prints the type's and each field's description from the OpenAPI v3
     documents, in upstream's words (Kubernetes 1.33's spec)."""
