@@ -875,3 +875,41 @@ def test_spdy_framing_round_trip_and_bad_input() -> None:
     body = struct.pack(">I", 1) + block
     with pytest.raises(spdy.SpdyError, match="too large"):
         spdy.Decoder().feed(struct.pack(">HHI", 0x8003, 2, len(body)) + body)
+
+
+def test_server_shutdown_ends_open_exec_and_port_forward_sessions(tmp_path: Path) -> None:
+    """SIGTERM with an interactive exec and a kubectl-style SPDY port-forward open: both sessions
+    are ended by the server (the client sees the socket close) and the process exits 0 promptly,
+    not after a request timeout."""
+    from minik3s.testing.server import ServerProcess
+
+    srv = ServerProcess(tmp_path, nodes=1)
+    srv.start()
+    try:
+        with httpx.Client(base_url=srv.url, timeout=30) as http:
+            make_running(http, "default", busybox("held"))
+        base = f"{srv.url}/api/v1/namespaces/default/pods/held"
+
+        async def hold_both() -> tuple[Any, Any, float]:
+            async with aiohttp.ClientSession() as s:
+                ex = await s.ws_connect(f"{base}/exec?command=sh&stdin=1&stdout=1&stderr=1",
+                                        protocols=("v4.channel.k8s.io",))
+                pf = await s.ws_connect(f"{base}/portforward", protocols=("SPDY/3.1+portforward.k8s.io",))
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                stopping = loop.run_in_executor(None, srv.stop)
+                ends = []
+                for ws in (ex, pf):
+                    while True:  # read until the server closes (the exec's opening frame first)
+                        msg = await ws.receive(timeout=15)
+                        if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                            ends.append(msg.type)
+                            break
+                rc = await stopping
+                return ends, rc, loop.time() - started
+
+        ends, rc, took = asyncio.run(hold_both())
+        assert len(ends) == 2 and rc == 0
+        assert took < 10, took
+    finally:
+        srv.kill()
