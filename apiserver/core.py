@@ -221,6 +221,20 @@ class ListPage:
         return {"kind": self.kind, "apiVersion": self.api_version, "metadata": self.metadata, "items": self.items}
 
 
+
+def _check_create_resource_version(obj: JsonDict) -> None:
+    """The storage layer's check on a create, after validation and admission: a resourceVersion
+    that parses as a non-zero unsigned integer is refused with its plain error, which the API
+    renders as a 500 with no reason, as kube-apiserver does; anything else there ("0", "-1",
+    "v1") is dropped and the object is created (PrepareObjectForStorage)."""
+    meta = obj["metadata"]
+    rv = meta.get("resourceVersion")
+    if rv is None:
+        return
+    if isinstance(rv, str) and rv.isdigit() and rv.isascii() and int(rv) != 0 and int(rv) < 1 << 64:
+        raise errors.ApiError("resourceVersion should not be set on objects to be created", code=500, reason="")
+    del meta["resourceVersion"]
+
 class ApiCore:
     """Transport-independent implementation of the REST verbs over a `Store`."""
 
@@ -587,9 +601,6 @@ class ApiCore:
             raise errors.invalid(info.kind, "", [errors.cause("metadata.name", "Invalid value: must be a string")],
                                  info.group)
         self._decode_fields(info, obj, opts, body=True)
-        if meta.get("resourceVersion"):
-            # upstream: "resourceVersion should not be set on objects to be created"
-            raise BadRequestError("resourceVersion should not be set on objects to be created")
         self._check_namespace_for_create(info, namespace, name)
         meta["uid"] = uuid4_string(self.rng.getrandbits(128))
         now = self.now()  # one reading for creationTimestamp and the creator's managedFields time
@@ -630,6 +641,7 @@ class ApiCore:
                                                 self._charge_quota, dry_run=opts.dry_run)
             if opts.dry_run:
                 return obj
+            _check_create_resource_version(obj)
             try:
                 created = await self.store.create(info.key(namespace, name), obj)
             except KeyExistsError:

@@ -494,3 +494,25 @@ def test_aggregated_discovery_v2(http):
         r = http.get("/apis", headers={"Accept": accept} if accept else {})
         assert r.json()["kind"] == "APIGroupList", accept
     assert http.get("/api", headers={"Accept": f"{AGGREGATED};q=0.5,application/json"}).json()["kind"] == "APIVersions"
+
+
+def test_resource_version_on_create(http):
+    """kube-apiserver's storage check: a resourceVersion that parses as a non-zero number is
+    refused with a plain 500 (no reason), anything else ("0", "-1", "v1": kubernetes_asyncio's own
+    e2e posts one) is dropped and the object created with its own resourceVersion; validation
+    errors come first, and a dry run never gets that far."""
+    space = ns(http)
+    url = f"/api/v1/namespaces/{space}/configmaps"
+    for i, rv in enumerate(("0", "-1", "v1", "")):
+        r = http.post(url, json={"metadata": {"name": f"ok-{i}", "resourceVersion": rv}})
+        assert r.status_code == 201, (rv, r.text)
+        assert r.json()["metadata"]["resourceVersion"] not in (rv, "0")
+    r = http.post(url, json={"metadata": {"name": "bad", "resourceVersion": "5"}})
+    assert (r.status_code, r.json()) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "resourceVersion should not be set on objects to be created", "code": 500})
+    assert http.get(f"{url}/bad").status_code == 404  # nothing stored
+    r = http.post(url, json={"metadata": {"name": "Bad_Name", "resourceVersion": "5"}})
+    assert r.status_code == 422  # validation first
+    r = http.post(url, params={"dryRun": "All"}, json={"metadata": {"name": "dry", "resourceVersion": "5"}})
+    assert r.status_code == 201
