@@ -79,6 +79,7 @@ from minik3s.api import errors
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
 from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
+from minik3s.api.helpers.images import SHELL_IMAGES, image_repository
 from minik3s.api.helpers.script import Script, container_script
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
@@ -168,7 +169,7 @@ def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
     if not c:
         return ()
     argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-    return tuple(argv) if argv else (_image_repository(str(c.get("image") or "")).rsplit("/", 1)[-1] or "sh",)
+    return tuple(argv) if argv else (image_repository(str(c.get("image") or "")).rsplit("/", 1)[-1] or "sh",)
 
 
 _READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
@@ -516,7 +517,7 @@ async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, containe
     view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
-    image = IMAGE_FILES.get(_image_repository(str(container_spec(pod, container).get("image") or "")), {})
+    image = IMAGE_FILES.get(image_repository(str(container_spec(pod, container).get("image") or "")), {})
     return view, _Layered(_overlay(request, pod, container, cs), {**image, **view.files})
 
 
@@ -565,27 +566,6 @@ class _MainProcess:
             self.task.cancel()
 
 
-# images whose default command is a shell (their CMD), by repository name: `kubectl debug -it
-# POD --image=busybox` and `kubectl run -it x --image=alpine` give no command
-_SHELL_IMAGES = {"busybox": "sh", "alpine": "/bin/sh", "ubuntu": "/bin/bash", "debian": "bash",
-                 "fedora": "/bin/bash", "centos": "/bin/bash", "rockylinux": "/bin/bash", "almalinux": "/bin/bash",
-                 "amazonlinux": "/bin/bash", "bash": "bash", "opensuse/leap": "/bin/bash"}
-
-
-def _image_repository(image: str) -> str:
-    """`docker.io/library/busybox:1.36@sha256:...` -> `busybox`, `registry:5000/a/b:t` -> `a/b`."""
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    if ":" in last:
-        name = name[: len(name) - len(last)] + last.split(":", 1)[0]
-    parts = name.split("/")
-    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    if parts[:1] == ["library"]:
-        parts = parts[1:]
-    return "/".join(parts)
-
-
 # directories well-known images ship beyond the standard root (the simulated filesystem has no
 # image layers; these are where their users write: `dd of=/usr/share/nginx/html/f`)
 _IMAGE_DIRS = {"nginx": ("/usr/share/nginx/html", "/etc/nginx/conf.d", "/var/cache/nginx", "/var/log/nginx"),
@@ -594,7 +574,7 @@ _IMAGE_DIRS = {"nginx": ("/usr/share/nginx/html", "/etc/nginx/conf.d", "/var/cac
 
 
 def _image_dirs(pod: JsonDict, container: str) -> set[str]:
-    return set(_IMAGE_DIRS.get(_image_repository(str(container_spec(pod, container).get("image") or "")), ()))
+    return set(_IMAGE_DIRS.get(image_repository(str(container_spec(pod, container).get("image") or "")), ()))
 
 
 def _interactive_argv(spec: JsonDict) -> list[str] | None:
@@ -603,7 +583,7 @@ def _interactive_argv(spec: JsonDict) -> list[str] | None:
     in an image whose default command is a shell."""
     argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
     if not argv and spec.get("stdin"):
-        shell = _SHELL_IMAGES.get(_image_repository(str(spec.get("image") or "")))
+        shell = SHELL_IMAGES.get(image_repository(str(spec.get("image") or "")))
         argv = [shell] if shell else []
     if not spec.get("stdin") or not argv or posixpath.basename(argv[0]) not in SHELL_NAMES:
         return None
@@ -804,7 +784,7 @@ async def _forward_target(request: web.Request, core: ApiCore, pod: JsonDict, no
     for c in (pod.get("spec") or {}).get("containers") or []:
         if not isinstance(c, dict):
             continue
-        server = listener(_image_repository(str(c.get("image") or "")), port)
+        server = listener(image_repository(str(c.get("image") or "")), port)
         cs = _running(pod, str(c.get("name") or ""))
         if server is not None and cs is not None:
             try:

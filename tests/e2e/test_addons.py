@@ -70,7 +70,8 @@ def test_disable_leaves_an_addon_out(tmp_path: Path, kubectl_bin: Path) -> None:
             assert "metrics.k8s.io" not in [g["name"] for g in http.get("/apis").json()["groups"]]
             assert http.get("/apis/metrics.k8s.io/v1beta1/nodes").status_code == 404
             assert http.get("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io").status_code == 404
-            node = http.get("/api/v1/nodes").json()["items"][0]["metadata"]["name"]
+            node = wait_for(lambda: next(iter(http.get("/api/v1/nodes").json()["items"]), None),
+                            timeout=30)["metadata"]["name"]  # the simulated kubelet registers it
             assert http.get(f"/api/v1/nodes/{node}/proxy/stats/summary").status_code == 200
 
             top = subprocess.run([str(kubectl_bin), "--kubeconfig", str(s.kubeconfig), "top", "nodes"],

@@ -115,7 +115,7 @@ def test_a_followed_log_client_that_resets_is_not_an_error(srv: ServerProcess, h
     before = len(server_log(srv))
     http.post(f"/api/v1/namespaces/{ns}/pods", json={
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}).raise_for_status()
+        "spec": {"containers": [{"name": "c", "image": "example.com/app:1.36"}]}}).raise_for_status()
     wait_for(lambda: http.get(f"/api/v1/namespaces/{ns}/pods/p").json()["status"].get("phase") == "Running",
              timeout=30)
     s = open_stream(srv, f"/api/v1/namespaces/{ns}/pods/p/log?follow=true")
@@ -148,7 +148,7 @@ def test_followed_logs_of_clients_that_do_not_read_are_complete_and_wedge_nothin
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "short", "annotations": {"sim.minik3s.io/run-seconds": "3",
                                                       "sim.minik3s.io/exit-code": "0"}},
-        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}).raise_for_status()
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "example.com/app:1.36"}]}}).raise_for_status()
     wait_for(lambda: http.get(f"/api/v1/namespaces/{ns}/pods/short").json()["status"].get("phase") == "Running",
              timeout=30)
     followers = [open_stream(srv, f"/api/v1/namespaces/{ns}/pods/short/log?follow=true") for _ in range(20)]

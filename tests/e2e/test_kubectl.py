@@ -397,6 +397,33 @@ def test_a_container_that_keeps_exiting_goes_into_crash_loop_back_off(cluster):
     assert f"Back-off restarting failed container crash in pod crash_{ns}({uid})" in out
 
 
+def test_busybox_without_a_command_exits_at_once_as_on_a_real_node(cluster):
+    """`kubectl run bb --image=busybox`: its CMD `sh` reads an empty stdin and exits 0, so the pod
+    crash-loops (Completed, then CrashLoopBackOff); with `--restart=Never` it completes; with
+    `-i` (stdin open) the shell waits and the pod runs."""
+    k = cluster.k
+    ns = k.namespace()
+    k("run", "bb", "--image=busybox", "-n", ns)
+    k("run", "once", "--image=busybox", "--restart=Never", "-n", ns)
+    k.http.post(f"/api/v1/namespaces/{ns}/pods", json={
+        "metadata": {"name": "waits"},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "stdin": True}]}}).raise_for_status()
+
+    def crash_looping() -> list[str] | None:
+        rows = table(k("get", "pod", "bb", "-n", ns).stdout)
+        return rows[1] if rows[1][2] == "CrashLoopBackOff" else None
+
+    got = eventually(crash_looping, what="pod bb in CrashLoopBackOff")
+    assert re.fullmatch(r"1 \(\d+s ago\)", got[3]), got
+    out = k("describe", "pod", "bb", "-n", ns).stdout
+    assert re.search(r"Last State:\s+Terminated\n\s+Reason:\s+Completed\n\s+Exit Code:\s+0\n", out), out
+    eventually(lambda: k.http.get(f"/api/v1/namespaces/{ns}/pods/once").json()["status"].get("phase") == "Succeeded",
+               what="pod once Succeeded")
+    waits = eventually(lambda: (p := k.http.get(f"/api/v1/namespaces/{ns}/pods/waits").json())["status"].get(
+        "phase") == "Running" and p, what="pod waits Running")
+    assert waits["status"]["containerStatuses"][0]["restartCount"] == 0
+
+
 def test_played_init_containers_run_first_and_show_init_status(cluster):
     """An init container with a played command holds the pod at Init:0/1 until its command ends,
     then the app starts; `kubectl logs -c` prints what the init container printed."""

@@ -38,7 +38,7 @@ def pod(name: str, *, containers: tuple[str, ...] = ("c",), restart: str = "Alwa
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "annotations": annotations or {}},
             "spec": {"restartPolicy": restart,
-                     "containers": [{"name": c, "image": "busybox:1.36"} for c in containers]}}
+                     "containers": [{"name": c, "image": "example.com/app:1.36"} for c in containers]}}
 
 
 def make_pod(http: httpx.Client, ns: str, body: dict[str, Any]) -> None:
@@ -201,7 +201,7 @@ def test_container_choice_and_previous(kubectl_bin: Path, minik3s_cluster: Clust
     r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "logs", "two", "-c", "b")
     assert r.returncode == 0 and r.stdout.endswith(" (container b)\n"), r
     with_init = pod("init", containers=("a", "b"))
-    with_init["spec"]["initContainers"] = [{"name": "setup", "image": "busybox:1.36"}]
+    with_init["spec"]["initContainers"] = [{"name": "setup", "image": "example.com/app:1.36"}]
     make_pod(http, ns, with_init)
     r = http.get(log_url(ns, "init"))
     assert r.status_code == 400

@@ -108,10 +108,10 @@ async def test_an_image_on_the_node_is_already_present_unless_the_policy_is_alwa
     await kubelets.pod("cache", [{"name": "r", "image": "redis:7"}], node="node-2")
     assert [r for _, r, _ in await kubelets.lines("cache")] == ["Pulled", "Created", "Started"]
     # an untagged image defaults to imagePullPolicy Always: pulled every time
-    await kubelets.pod("latest-1", [{"name": "b", "image": "busybox"}])
-    await kubelets.pod("latest-2", [{"name": "b", "image": "busybox"}])
+    await kubelets.pod("latest-1", [{"name": "b", "image": "example.com/agent"}])
+    await kubelets.pod("latest-2", [{"name": "b", "image": "example.com/agent"}])
     assert [r for _, r, _ in await kubelets.lines("latest-2")] == ["Pulling", "Pulled", "Created", "Started"]
-    assert (await kubelets.lines("latest-2"))[1][2].startswith('Successfully pulled image "busybox" in ')
+    assert (await kubelets.lines("latest-2"))[1][2].startswith('Successfully pulled image "example.com/agent" in ')
 
 
 async def test_init_containers_come_first_and_a_shared_image_is_pulled_once(kubelets: Kubelets) -> None:

@@ -21,9 +21,12 @@ from kubelet_sim.stages.restarts import (
     restarts_containers,
 )
 
+# an image whose entrypoint the simulation does not know: without a command it runs on
+RUNS_ON = "registry.k8s.io/pause:3.10"
 
-def pod(policy: str | None, *commands: list[str] | None, **annotations: str) -> dict[str, Any]:
-    containers = [{"name": f"c{i}", "image": "busybox", **({"command": cmd} if cmd is not None else {})}
+
+def pod(policy: str | None, *commands: list[str] | None, image: str = RUNS_ON, **annotations: str) -> dict[str, Any]:
+    containers = [{"name": f"c{i}", "image": image, **({"command": cmd} if cmd is not None else {})}
                   for i, cmd in enumerate(commands)]
     spec: dict[str, Any] = {"containers": containers}
     if policy is not None:
@@ -41,6 +44,9 @@ FAIL = ["sh", "-c", "sleep 2; exit 3"]
 @pytest.mark.parametrize(("p", "restarts"), [
     pytest.param(pod(None, ECHO), True, id="default-Always-command-that-ends"),
     pytest.param(pod("Always", None), False, id="Always-no-command-runs-on"),
+    # busybox's CMD is `sh`, which finds an empty stdin and exits 0: restarted (CrashLoopBackOff)
+    pytest.param(pod("Always", None, image="busybox"), True, id="Always-busybox-default-shell-exits"),
+    pytest.param(pod("OnFailure", None, image="busybox"), False, id="OnFailure-busybox-default-shell-succeeds"),
     pytest.param(pod("Always", ["sh", "-c", "while true; do sleep 1; done"]), False, id="Always-endless-loop"),
     pytest.param(pod("Always", None, run_seconds="5"), True, id="Always-run-seconds"),
     pytest.param(pod("Never", FAIL), False, id="Never-the-pod-ends-instead"),
@@ -124,6 +130,7 @@ def test_a_recorded_process_exit_ends_that_run_only() -> None:
     from minik3s.api.helpers import process_exits
 
     p = pod("Always", ["sh"], None)
+    p["spec"]["containers"][0]["stdin"] = True  # a shell that waits for what an attach types
     p["metadata"]["uid"] = "u-exit-test"
     p["status"] = {"containerStatuses": [{"name": "c0", "restartCount": 2}, {"name": "c1", "restartCount": 0}]}
     woken: list[tuple[str, str]] = []

@@ -32,6 +32,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from minik3s.api.helpers.images import SHELL_IMAGES, image_repository
 from minik3s.api.types import JsonDict
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
@@ -94,6 +95,10 @@ class Script:
                 base = loop.start + kk * loop.period
                 later.extend(base + off for off, _ in loop.lines if base + off > elapsed)
         return min(later) if later else None
+
+
+# a shell that reads its commands from an empty stdin: ends at once, successfully, saying nothing
+_EXITS_AT_ONCE = Script(seconds=0.0, exit_code=0, output=())
 
 
 class _Unknown(Exception):
@@ -322,13 +327,23 @@ def _strings(v: Any) -> list[str] | None:
 
 
 def container_script(container: JsonDict) -> Script | None:
-    """The played command of a container, or None when its behaviour is unknown."""
+    """The played command of a container, or None when its behaviour is unknown.
+
+    A bare shell (`sh`, `bash -i`; or no command in an image whose default command is a shell:
+    busybox, alpine, ubuntu, ...) reads its commands from stdin. Without `stdin: true` or `tty:
+    true` the runtime gives it an empty stdin, so it exits 0 at once (and a Deployment's such
+    pod goes into CrashLoopBackOff, as on a real node); with either it waits for input (attach)."""
     command, args = _strings(container.get("command")), _strings(container.get("args"))
     if command is None or args is None:
         return None
     argv = command + args
     if not argv:
-        return None  # the image's own entrypoint: unknown
+        shell = SHELL_IMAGES.get(image_repository(str(container.get("image") or "")))
+        if shell is None:
+            return None  # the image's own entrypoint: unknown
+        argv = [shell]
+    if argv[0].rsplit("/", 1)[-1] in SHELLS and all(a in ("-i", "-l", "-", "--login", "-s") for a in argv[1:]):
+        return None if container.get("stdin") or container.get("tty") else _EXITS_AT_ONCE
     key = tuple(argv)
     # memoised (the simulated kubelet asks on every sync of a pod; a Script is immutable), for
     # commands of ordinary size only, so the memo stays small whatever pods are posted

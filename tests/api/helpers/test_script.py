@@ -47,7 +47,7 @@ def test_played_commands(container, seconds, code, output):
 
 
 @pytest.mark.parametrize("container", [
-    c(),  # the image's entrypoint
+    {**c(), "image": "nginx:1.27"},  # the image's entrypoint
     c(["nginx", "-g", "daemon off;"]),
     c(["sh", "-c", "echo $HOSTNAME"]),
     c(["sh", "-c", "echo \"$HOSTNAME\""]),
@@ -125,7 +125,27 @@ def test_pod_outcome_needs_every_container_to_end_and_no_restart():
     on_failure["spec"]["containers"] = [c(["true"])]
     assert pod_outcome(on_failure) == (0, {"c": 0})
     assert pod_outcome({"spec": {"containers": [c(["true"])]}}) is None  # Always restarts
-    mixed = {"spec": {"restartPolicy": "Never", "containers": [c(["true"], name="a"), c(name="b")]}}
+    mixed = {"spec": {"restartPolicy": "Never", "containers": [c(["true"], name="a"),
+                                                                {**c(name="b"), "image": "registry.k8s.io/pause:3.10"}]}}
     assert pod_outcome(mixed) is None
     forever = {"spec": {"restartPolicy": "Never", "containers": [c(["sleep", "infinity"])]}}
     assert pod_outcome(forever) is None
+
+
+@pytest.mark.parametrize(("container", "exits"), [
+    pytest.param(c(), True, id="busybox-default-sh-empty-stdin"),
+    pytest.param({**c(), "image": "docker.io/library/alpine:3.20"}, True, id="alpine-by-full-reference"),
+    pytest.param(c(["sh"]), True, id="bare-sh"),
+    pytest.param(c(["/bin/bash", "-i"]), True, id="interactive-bash-without-input"),
+    pytest.param({**c(), "stdin": True}, False, id="stdin-open-waits"),
+    pytest.param({**c(), "tty": True}, False, id="tty-keeps-it-running"),
+    pytest.param({**c(["sh"]), "stdin": True, "tty": True}, False, id="kubectl-run-it"),
+])
+def test_a_shell_without_input_exits_at_once(container, exits):
+    """The image's CMD shell (busybox, alpine, ...) or a bare `sh` reads an empty stdin unless
+    the container keeps stdin open or has a tty: it ends at once with 0, as on a real node."""
+    s = container_script(container)
+    if exits:
+        assert s is not None and (s.seconds, s.exit_code, list(s.output), s.loop) == (0.0, 0, [], None)
+    else:
+        assert s is None  # runs until something ends it (an attach's `exit`, the pod's deletion)

@@ -11,12 +11,12 @@ from multidict import MultiDict
 
 from apiserver.handlers.exec_stream import (
     _image_dirs,
-    _image_repository,
     _interactive_argv,
     _Stdin,
     _Terminal,
     exec_params,
 )
+from minik3s.api.helpers.images import image_repository
 
 
 @pytest.mark.parametrize(("query", "expected"), [
@@ -49,7 +49,7 @@ def test_interactive_argv(spec: dict[str, Any], argv: list[str] | None) -> None:
     ("registry:5000/a/b:t", "a/b"), ("localhost/ubuntu", "ubuntu"), ("opensuse/leap:15", "opensuse/leap"),
 ])
 def test_image_repository(image: str, repo: str) -> None:
-    assert _image_repository(image) == repo
+    assert image_repository(image) == repo
 
 
 async def test_terminal_echoes_edits_and_hands_over_lines() -> None:
