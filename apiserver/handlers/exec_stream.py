@@ -657,7 +657,7 @@ async def _play(proc: _MainProcess, out: Callable[[bytes], Awaitable[None]]) -> 
 
 
 @contextlib.asynccontextmanager
-async def _shutdown_ends(request: web.Request, ws: web.WebSocketResponse) -> AsyncIterator[None]:
+async def _shutdown_ends(request: web.Request, ws: web.StreamResponse) -> AsyncIterator[None]:
     """A streaming session registered with the server's long requests: shutdown moves its
     deadline to now (TimeoutError ends the session, as a watch's), and it is dropped after."""
     watches = request.app[WATCHES]
@@ -811,10 +811,12 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
     if pod is None:
         raise errors.not_found("pods", "", name)
     node = _kubelet_node(request, core, pod, name)
+    if is_spdy_upgrade(request):
+        return await _serve_spdy_upgrade(request, core, PODS.key(namespace, name), node)
     if not is_websocket_request(request):
         raise errors.BadRequestError(
-            f"portforward is served over WebSocket only (subprotocols {SPDY_TUNNEL}, v4.channel.k8s.io, "
-            "portforward.k8s.io): simulated kubelets do not take SPDY upgrades")
+            f"portforward is served over a SPDY/3.1 upgrade or WebSocket (subprotocols {SPDY_TUNNEL}, "
+            "v4.channel.k8s.io, portforward.k8s.io)")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     if SPDY_TUNNEL in offered:
         # kubectl 1.31+: SPDY tunnelled in WebSocket; the ports come with each stream
@@ -928,9 +930,9 @@ class _SpdyPortForward:
     gets containerd's refusal. Both streams are closed (FIN) when the forward ends. PINGs from
     the client are echoed; SETTINGS, WINDOW_UPDATE and HEADERS are read and dropped."""
 
-    def __init__(self, request: web.Request, core: ApiCore, ws: web.WebSocketResponse, key: str,
+    def __init__(self, request: web.Request, core: ApiCore, conn: _ByteChannel, key: str,
                  node: JsonDict) -> None:
-        self.request, self.core, self.ws, self.key, self.node = request, core, ws, key, node
+        self.request, self.core, self.conn, self.key, self.node = request, core, conn, key, node
         self.decoder, self.encoder = spdy.Decoder(), spdy.Encoder()
         self.send_lock = asyncio.Lock()
         self.streams: dict[int, _SpdyStream] = {}
@@ -943,18 +945,16 @@ class _SpdyPortForward:
         """One frame, made under the lock: header blocks share the connection's deflate stream,
         so frames go out in the order they were compressed."""
         async with self.send_lock:
-            if self.ws.closed:
+            if self.conn.closed():
                 return
             with contextlib.suppress(ConnectionError, RuntimeError):
-                await self.ws.send_bytes(make())
+                await self.conn.send(make())
 
     async def run(self) -> None:
         try:
-            async for msg in self.ws:
-                if msg.type != WSMsgType.BINARY:
-                    continue
+            async for data in self.conn.chunks():
                 try:
-                    frames = self.decoder.feed(bytes(msg.data))
+                    frames = self.decoder.feed(data)
                 except spdy.SpdyError as err:  # the framer's read error ends the connection
                     logger.info("portforward: %s", err)
                     return
@@ -1068,16 +1068,123 @@ class _SpdyPortForward:
             await self.close(data)
 
 
-async def _serve_spdy_tunnel(request: web.Request, core: ApiCore, key: str, node: JsonDict) -> web.StreamResponse:
-    ws = web.WebSocketResponse(protocols=(SPDY_TUNNEL,), autoping=True, max_msg_size=4 * 1024 * 1024)
-    await ws.prepare(request)
-    session = _SpdyPortForward(request, core, ws, key, node)
+class _ByteChannel:
+    """The byte stream a SPDY connection runs over: WebSocket binary messages (kubectl 1.31+'s
+    tunnel; message boundaries mean nothing) or the raw socket of an upgraded HTTP connection."""
+
+    def closed(self) -> bool:
+        raise NotImplementedError
+
+    async def send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        raise NotImplementedError
+
+
+class _WebSocketBytes(_ByteChannel):
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws = ws
+
+    def closed(self) -> bool:
+        return self.ws.closed
+
+    async def send(self, data: bytes) -> None:
+        await self.ws.send_bytes(data)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        async for msg in self.ws:
+            if msg.type == WSMsgType.BINARY:
+                yield bytes(msg.data)
+
+
+class _UpgradedBytes(_ByteChannel):
+    """An HTTP connection after `101 Switching Protocols` to SPDY/3.1: installed as the
+    connection's payload parser (what aiohttp's WebSocket does), so every byte the client sends
+    arrives here; writes go to the transport, waiting while its buffer is over _WRITE_HIGH."""
+
+    _WRITE_HIGH = 1 << 20
+
+    def __init__(self, request: web.Request) -> None:
+        self.transport = request.transport
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+    # the payload-parser protocol of aiohttp's RequestHandler
+    def feed_data(self, data: bytes) -> tuple[bool, bytes]:
+        if data:
+            self.queue.put_nowait(bytes(data))
+        return False, b""
+
+    def feed_eof(self) -> None:
+        self.queue.put_nowait(b"")
+
+    def closed(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    async def send(self, data: bytes) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(data)
+        while not transport.is_closing() and transport.get_write_buffer_size() > self._WRITE_HIGH:
+            await asyncio.sleep(0.005)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while data := await self.queue.get():
+            yield data
+
+
+async def _run_spdy(request: web.Request, core: ApiCore, key: str, node: JsonDict, conn: _ByteChannel,
+                    response: web.StreamResponse) -> None:
+    session = _SpdyPortForward(request, core, conn, key, node)
     try:
-        async with _shutdown_ends(request, ws):
+        async with _shutdown_ends(request, response):
             await session.run()
     except TimeoutError:
         pass
+
+
+async def _serve_spdy_tunnel(request: web.Request, core: ApiCore, key: str, node: JsonDict) -> web.StreamResponse:
+    ws = web.WebSocketResponse(protocols=(SPDY_TUNNEL,), autoping=True, max_msg_size=4 * 1024 * 1024)
+    await ws.prepare(request)
+    try:
+        await _run_spdy(request, core, key, node, _WebSocketBytes(ws), ws)
     finally:
         with contextlib.suppress(Exception):
             await ws.close()
     return ws
+
+
+def is_spdy_upgrade(request: web.Request) -> bool:
+    """httpstream.IsUpgradeRequest for SPDY/3.1: `Connection: Upgrade` and `Upgrade: SPDY/3.1`."""
+    if request.headers.get("Upgrade", "").strip().lower() != "spdy/3.1":
+        return False
+    return any(p.strip() == "upgrade" for p in request.headers.get("Connection", "").lower().split(","))
+
+
+async def _serve_spdy_upgrade(request: web.Request, core: ApiCore, key: str, node: JsonDict) -> web.StreamResponse:
+    """The kubelet's plain SPDY port-forward (clients before kubectl 1.31, client-go's SPDY
+    dialer, `KUBECTL_PORT_FORWARD_WEBSOCKETS=false`): httpstream.Handshake on
+    X-Stream-Protocol-Version (none offered is accepted; none served: 403 with upstream's
+    text and the accepted versions), `101 Switching Protocols`, then SPDY/3.1 on the raw connection."""
+    offered = [p.strip() for v in request.headers.getall("X-Stream-Protocol-Version", [])
+               for p in v.split(",") if p.strip()]
+    if offered and "portforward.k8s.io" not in offered:  # Go's %v of a []string, http.Error's text
+        return web.Response(status=403, text=f"unable to upgrade: unable to negotiate protocol: client supports "
+                                             f"[{' '.join(offered)}], server accepts [portforward.k8s.io]\n",
+                            headers={"X-Accepted-Stream-Protocol-Versions": "portforward.k8s.io",
+                                     "X-Content-Type-Options": "nosniff"})
+    headers = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1"}
+    if offered:
+        headers["X-Stream-Protocol-Version"] = "portforward.k8s.io"
+    resp = web.StreamResponse(status=101, headers=headers)
+    resp.force_close()
+    await resp.prepare(request)
+    conn = _UpgradedBytes(request)
+    request.protocol.set_parser(conn)  # type: ignore[arg-type]  # a payload parser, as WebSocketReader is
+    try:
+        await _run_spdy(request, core, key, node, conn, resp)
+    finally:
+        if request.transport is not None:
+            request.transport.close()
+    return resp

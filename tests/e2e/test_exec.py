@@ -913,3 +913,32 @@ def test_server_shutdown_ends_open_exec_and_port_forward_sessions(tmp_path: Path
         assert took < 10, took
     finally:
         srv.kill()
+
+
+def test_kubectl_port_forward_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik3s_cluster: Cluster,
+                                                        http: httpx.Client, ns: str) -> None:
+    """Clients that upgrade the connection itself to SPDY/3.1 (kubectl before 1.31, client-go's
+    SPDY dialer, `KUBECTL_PORT_FORWARD_WEBSOCKETS=false`): POST, `101 Switching Protocols`, then
+    the same stream pairs on the raw connection. A protocol version not served is a 403."""
+    make_running(http, ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                            "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    argv = [str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns, "port-forward",
+            "-v=6", "pod/web", ":80"]
+    env = {**os.environ, "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        port = _forwarding(proc)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as web:
+            first = web.get("/")
+            assert first.status_code == 200 and "<h1>Welcome to nginx!</h1>" in first.text
+            assert web.get("/missing").status_code == 404
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert 'verb="POST"' in err and 'status="101 Switching Protocols"' in err, err[-2000:]
+
+    r = http.post(f"/api/v1/namespaces/{ns}/pods/web/portforward",
+                  headers={"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v9.example"})
+    assert (r.status_code, r.text) == (403, "unable to upgrade: unable to negotiate protocol: client supports "
+                                            "[v9.example], server accepts [portforward.k8s.io]\n")
+    assert r.headers["X-Accepted-Stream-Protocol-Versions"] == "portforward.k8s.io"
