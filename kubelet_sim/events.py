@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kubelet_sim.stages.lifecycle import normalize_image
 from kubelet_sim.stages.restarts import REASON_CRASH_LOOP, backoff_event_message
+from minik3s.api.helpers.images import normalize_image
 from minik3s.api.helpers.pods import default_pull_policy
 from minik3s.api.types import JsonDict
 from minik3s.utils.duration import format_duration

@@ -34,8 +34,9 @@ from typing import Any
 from kubelet_sim.events import NORMAL, node_ref, node_schedulable_event, node_startup_events
 from kubelet_sim.ipam import IpPool, node_host_ips, node_internal_ip, node_pod_cidr
 from kubelet_sim.keyqueue import sleep_or_wake
-from kubelet_sim.stages.lifecycle import image_id, normalize_image
+from kubelet_sim.stages.lifecycle import image_id
 from minik3s.api.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
+from minik3s.api.helpers.images import normalize_image
 from minik3s.api.quantity import QuantityError, int_value
 from minik3s.api.resources import LEASES, NAMESPACES, NODES
 from minik3s.api.types import JsonDict

@@ -79,7 +79,7 @@ from minik3s.api import errors
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
 from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
-from minik3s.api.helpers.images import SHELL_IMAGES, image_repository
+from minik3s.api.helpers.images import IMAGE_DIRS, SHELL_IMAGES, image_repository
 from minik3s.api.helpers.script import Script, container_script
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
@@ -162,14 +162,13 @@ def _text(status: int, body: str) -> web.Response:
                         headers={"X-Content-Type-Options": "nosniff"})
 
 
-def _main_command(pod: JsonDict, container: str) -> tuple[str, ...]:
+def _main_command(spec: JsonDict, repository: str) -> tuple[str, ...]:
     """The container's own process as `ps` shows it: command + args, else the image's name
     (its entrypoint is not known to the simulation)."""
-    c = container_spec(pod, container)
-    if not c:
+    if not spec:
         return ()
-    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-    return tuple(argv) if argv else (image_repository(str(c.get("image") or "")).rsplit("/", 1)[-1] or "sh",)
+    argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
+    return tuple(argv) if argv else (repository.rsplit("/", 1)[-1] or "sh",)
 
 
 _READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
@@ -480,11 +479,12 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
     readonly, writable = _mounts_by_access(pod, container)
     now = core.clock.now()
+    spec, repository = container_spec(pod, container), _repository(pod, container)
     ctx = ExecContext(env=dict(view.env), files=files,
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
-                      uid=view.uid, dirs=set(view.dirs) | _image_dirs(pod, container), tty=params.tty, command=_main_command(pod, container),
-                      readonly=readonly, writable=writable)
+                      uid=view.uid, dirs=set(view.dirs) | set(IMAGE_DIRS.get(repository, ())), tty=params.tty,
+                      command=_main_command(spec, repository), readonly=readonly, writable=writable)
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
     await ws.prepare(request)
     protocol = ws.ws_protocol or ""
@@ -498,7 +498,6 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
         return now_cs is not None and now_cs.get("restartCount") == run
 
     if sub == "attach":
-        spec = container_spec(pod, container)
         proc = _main_process(request, pod, container, cs, ctx, spec)
         await _session(request, ws, protocol, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
                        lambda _code: {"metadata": {}, "status": "Success"}, alive, core.clock.sleep)
@@ -517,8 +516,12 @@ async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, containe
     view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
-    image = IMAGE_FILES.get(image_repository(str(container_spec(pod, container).get("image") or "")), {})
+    image = IMAGE_FILES.get(_repository(pod, container), {})
     return view, _Layered(_overlay(request, pod, container, cs), {**image, **view.files})
+
+
+def _repository(pod: JsonDict, container: str) -> str:
+    return image_repository(str(container_spec(pod, container).get("image") or ""))
 
 
 Runner = Callable[[_Stdin | None, Callable[[bytes], Awaitable[None]], Callable[[bytes], Awaitable[None]]],
@@ -564,17 +567,6 @@ class _MainProcess:
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
-
-
-# directories well-known images ship beyond the standard root (the simulated filesystem has no
-# image layers; these are where their users write: `dd of=/usr/share/nginx/html/f`)
-_IMAGE_DIRS = {"nginx": ("/usr/share/nginx/html", "/etc/nginx/conf.d", "/var/cache/nginx", "/var/log/nginx"),
-               "httpd": ("/usr/local/apache2/htdocs", "/usr/local/apache2/conf"),
-               "redis": ("/data",), "postgres": ("/var/lib/postgresql/data",), "mysql": ("/var/lib/mysql",)}
-
-
-def _image_dirs(pod: JsonDict, container: str) -> set[str]:
-    return set(_IMAGE_DIRS.get(image_repository(str(container_spec(pod, container).get("image") or "")), ()))
 
 
 def _interactive_argv(spec: JsonDict) -> list[str] | None:

@@ -38,6 +38,7 @@ from kubelet_sim.stages.podstatus import (
     pod_ready_condition,
     restarts_after_exit,
 )
+from minik3s.api.helpers.images import normalize_image
 from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
@@ -67,23 +68,6 @@ StatusStep = Callable[[JsonDict, StepContext], JsonDict]
 
 
 # -- images and ids ---------------------------------------------------------------------------
-
-def normalize_image(image: str) -> str:
-    """Docker-style reference normalisation as containerd reports it.
-    "nginx" → "docker.io/library/nginx:latest"; "me/app:1" → "docker.io/me/app:1";
-    "registry.k8s.io/pause:3.10" unchanged; digests keep their "@sha256:...".
-    """
-    image = image.strip()
-    if not image:
-        return image
-    first, sep, rest = image.partition("/")
-    if not sep or ("." not in first and ":" not in first and first != "localhost"):
-        image = f"docker.io/{image}" if sep else f"docker.io/library/{image}"
-    last = image.rsplit("/", 1)[-1]
-    if "@" not in last and ":" not in last:
-        image += ":latest"
-    return image
-
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()

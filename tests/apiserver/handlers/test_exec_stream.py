@@ -10,13 +10,12 @@ import pytest
 from multidict import MultiDict
 
 from apiserver.handlers.exec_stream import (
-    _image_dirs,
     _interactive_argv,
     _Stdin,
     _Terminal,
     exec_params,
 )
-from minik3s.api.helpers.images import image_repository
+from minik3s.api.helpers.images import IMAGE_DIRS, image_repository, normalize_image
 
 
 @pytest.mark.parametrize(("query", "expected"), [
@@ -52,6 +51,18 @@ def test_image_repository(image: str, repo: str) -> None:
     assert image_repository(image) == repo
 
 
+@pytest.mark.parametrize(("image", "ref"), [
+    ("nginx", "docker.io/library/nginx:latest"), ("me/app:1", "docker.io/me/app:1"),
+    ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10"), ("registry:5000/app", "registry:5000/app:latest"),
+    ("busybox@sha256:ab", "docker.io/library/busybox@sha256:ab"), ("localhost/x", "localhost/x:latest"),
+])
+def test_one_normaliser_behind_statuses_and_repositories(image: str, ref: str) -> None:
+    """The kubelet's reported reference and the repository exec keys its image facts by come
+    from the same normalisation."""
+    assert normalize_image(image) == ref
+    assert image_repository(image) == image_repository(ref)
+
+
 async def test_terminal_echoes_edits_and_hands_over_lines() -> None:
     stdin = _Stdin()
     echoed = bytearray()
@@ -70,7 +81,5 @@ async def test_terminal_echoes_edits_and_hands_over_lines() -> None:
 
 
 def test_well_known_images_have_their_directories() -> None:
-    pod = {"spec": {"containers": [{"name": "web", "image": "docker.io/library/nginx:1.27"},
-                                   {"name": "side", "image": "busybox"}]}}
-    assert "/usr/share/nginx/html" in _image_dirs(pod, "web")
-    assert _image_dirs(pod, "side") == set()
+    assert "/usr/share/nginx/html" in IMAGE_DIRS.get(image_repository("docker.io/library/nginx:1.27"), ())
+    assert IMAGE_DIRS.get(image_repository("busybox"), ()) == ()
