@@ -68,6 +68,7 @@ from typing import Any
 
 import orjson
 from aiohttp import WSMsgType, web
+from aiohttp.http_writer import StreamWriter
 
 from apiserver.core import ApiCore
 from apiserver.handlers import spdy
@@ -745,6 +746,11 @@ _COPY_BUFFER = 32 * 1024
 PORTFORWARD_PROTOCOLS = ("v4.channel.k8s.io", "portforward.k8s.io", "v4.base64.channel.k8s.io", V1, V1_BASE64)
 
 
+def _copy_chunks(data: bytes) -> list[bytes]:
+    """What the kubelet's io.Copy sends for `data`: one frame per 32 KiB."""
+    return [data[k:k + _COPY_BUFFER] for k in range(0, len(data), _COPY_BUFFER)]
+
+
 def _ports(query: Any) -> list[int] | str:
     """The `ports` query values (repeated or comma-separated), or the kubelet's error text."""
     out: list[int] = []
@@ -828,8 +834,8 @@ async def serve_portforward(request: web.Request, core: ApiCore, info: ResourceI
 
     def writer(i: int) -> Callable[[bytes], Awaitable[None]]:
         async def write(data: bytes) -> None:
-            for k in range(0, len(data), _COPY_BUFFER):  # io.Copy's 32 KiB: one frame each
-                await out.write(2 * i, data[k:k + _COPY_BUFFER])
+            for chunk in _copy_chunks(data):
+                await out.write(2 * i, chunk)
         return write
 
     tasks: list[asyncio.Future[None]] = []
@@ -1034,10 +1040,10 @@ class _SpdyPortForward:
             task.add_done_callback(self.tasks.discard)
 
     async def write(self, stream: _SpdyStream, data: bytes) -> None:
-        for k in range(0, len(data), _COPY_BUFFER):  # io.Copy's 32 KiB: one frame each
+        for chunk in _copy_chunks(data):
             if stream.closed:
                 return
-            await self.send(functools.partial(self.encoder.data, stream.sid, data[k:k + _COPY_BUFFER]))
+            await self.send(functools.partial(self.encoder.data, stream.sid, chunk))
 
     async def close(self, stream: _SpdyStream) -> None:
         if not stream.closed:
@@ -1093,12 +1099,12 @@ class _WebSocketBytes(_ByteChannel):
 class _UpgradedBytes(_ByteChannel):
     """An HTTP connection after `101 Switching Protocols` to SPDY/3.1: installed as the
     connection's payload parser (what aiohttp's WebSocket does), so every byte the client sends
-    arrives here; writes go to the transport, waiting while its buffer is over _WRITE_HIGH."""
-
-    _WRITE_HIGH = 1 << 20
+    arrives here; writes go through aiohttp's stream writer, which waits for the transport to
+    drain under the connection's own flow control."""
 
     def __init__(self, request: web.Request) -> None:
         self.transport = request.transport
+        self.writer = StreamWriter(request.protocol, asyncio.get_running_loop())
         self.queue: asyncio.Queue[bytes] = asyncio.Queue()
 
     # the payload-parser protocol of aiohttp's RequestHandler
@@ -1114,12 +1120,8 @@ class _UpgradedBytes(_ByteChannel):
         return self.transport is None or self.transport.is_closing()
 
     async def send(self, data: bytes) -> None:
-        transport = self.transport
-        if transport is None or transport.is_closing():
-            return
-        transport.write(data)
-        while not transport.is_closing() and transport.get_write_buffer_size() > self._WRITE_HIGH:
-            await asyncio.sleep(0.005)
+        if not self.closed():
+            await self.writer.write(data)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         while data := await self.queue.get():

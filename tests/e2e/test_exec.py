@@ -922,6 +922,9 @@ def test_kubectl_port_forward_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik
     the same stream pairs on the raw connection. A protocol version not served is a 403."""
     make_running(http, ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
                             "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    r = kubectl(kubectl_bin, minik3s_cluster, "-n", ns, "exec", "web", "--", "dd", "if=/dev/zero",
+                "of=/usr/share/nginx/html/big.bin", "bs=1024", "count=4096")
+    assert r.returncode == 0, r.stderr
     argv = [str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns, "port-forward",
             "-v=6", "pod/web", ":80"]
     env = {**os.environ, "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
@@ -932,6 +935,8 @@ def test_kubectl_port_forward_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik
             first = web.get("/")
             assert first.status_code == 200 and "<h1>Welcome to nginx!</h1>" in first.text
             assert web.get("/missing").status_code == 404
+            big = web.get("/big.bin")  # 4 MiB: written faster than the client reads (the writer drains)
+            assert big.status_code == 200 and big.content == bytes(4 << 20)
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
@@ -942,3 +947,16 @@ def test_kubectl_port_forward_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik
     assert (r.status_code, r.text) == (403, "unable to upgrade: unable to negotiate protocol: client supports "
                                             "[v9.example], server accepts [portforward.k8s.io]\n")
     assert r.headers["X-Accepted-Stream-Protocol-Versions"] == "portforward.k8s.io"
+
+    async def upgrade_without_a_version() -> bytes:  # Handshake accepts a client offering none
+        host, port = minik3s_cluster.url.split("//", 1)[1].split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(f"POST /api/v1/namespaces/{ns}/pods/web/portforward HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                     "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\nContent-Length: 0\r\n\r\n".encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        writer.close()
+        return head
+
+    head = asyncio.run(upgrade_without_a_version()).decode().lower()
+    assert head.startswith("http/1.1 101 ") and "upgrade: spdy/3.1" in head
+    assert "x-stream-protocol-version" not in head
