@@ -35,8 +35,8 @@ from apiserver.keys import (
     EXPLAIN,
     METRICS,
     METRICS_API,
-    OPENAPI_CACHE,
     READY,
+    REGISTRY_DOCS,
     SERVING,
     SERVING_NAMES,
     USAGE,
@@ -110,7 +110,7 @@ def create_app(
     app[EXEC_PROCESSES] = OrderedDict()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()
-    app[OPENAPI_CACHE] = {}
+    app[REGISTRY_DOCS] = {}
     app[WATCH_ENCODE_CACHE] = {}
     app[METRICS] = metrics
     app[USAGE] = usage
@@ -118,7 +118,7 @@ def create_app(
     app[COMPONENT_HEALTH] = component_health
     app[AUTHN] = authn
     app[SERVING_NAMES] = serving_names
-    core.crd_listeners.append(app[OPENAPI_CACHE].clear)
+    core.crd_listeners.append(app[REGISTRY_DOCS].clear)
     app.router.add_get("/metrics", serve_metrics)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     app.on_response_prepare.append(_filter_headers)

@@ -88,8 +88,10 @@ EXEC_OVERLAYS = web.AppKey("exec_overlays", OrderedDict[tuple[str, str, int], di
 EXEC_PROCESSES = web.AppKey("exec_processes", OrderedDict[tuple[str, str, int], object])
 EXPLAIN: web.AppKey[ExplainProvider | None] = web.AppKey("explain")
 READY = web.AppKey("ready", asyncio.Event)
-# "v2", "v3", "v3/<group>/<version>" -> the encoded document (cleared when CRDs change)
-OPENAPI_CACHE = web.AppKey("openapi_cache", dict[str, bytes])
+# documents derived from the resource registry, encoded once and cleared when CRDs change:
+# OpenAPI ("v2", "v3", "v3/<group>/<version>") and aggregated discovery ("discovery/api",
+# "discovery/apis")
+REGISTRY_DOCS = web.AppKey("registry_docs", dict[str, bytes])
 # one JSON encoding per watch event, shared by every watcher that receives it
 WATCH_ENCODE_CACHE = web.AppKey("watch_encode_cache", dict[WatchEncodeKey, bytes])
 # None when the composition root registered no metrics: /metrics then serves an empty exposition

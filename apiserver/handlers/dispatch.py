@@ -33,7 +33,7 @@ from apiserver.handlers.deprecation import add_warning_header, deprecation_warni
 from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
-from apiserver.keys import CORE, METRICS_API, REQUEST_WARNINGS, SERVING_NAMES, USAGE
+from apiserver.keys import CORE, METRICS_API, REGISTRY_DOCS, REQUEST_WARNINGS, SERVING_NAMES, USAGE
 from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
@@ -189,11 +189,14 @@ def page_not_found() -> web.Response:
                         headers={"X-Content-Type-Options": "nosniff"})
 
 
-def _aggregated_response(request: web.Request, doc: JsonDict) -> web.Response:
-    """The aggregated discovery document with its ETag (a hash of the body; a matching
-    If-None-Match gets 304, as kube-apiserver answers clients that cache it) and `Vary: Accept`
-    (the same URL serves the legacy form)."""
-    body = codec.dumps(doc)
+def _aggregated_response(request: web.Request, key: str, build: Callable[[], list[JsonDict]]) -> web.Response:
+    """The aggregated discovery document (built once per registry state: REGISTRY_DOCS) with its
+    ETag (a hash of the body; a matching If-None-Match gets 304, as kube-apiserver answers
+    clients that cache it) and `Vary: Accept` (the same URL serves the legacy form)."""
+    docs = request.app[REGISTRY_DOCS]
+    body = docs.get(key)
+    if body is None:
+        body = docs[key] = codec.dumps(discovery.aggregated_list(build()))
     etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
     headers = {"ETag": etag, "Vary": "Accept"}
     if request.headers.get("If-None-Match") == etag:
@@ -224,10 +227,11 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         if len(parts) == 1:
             _get_only(method)
             if discovery.wants_aggregated(request.headers.get("Accept", "")):
-                core_v1 = discovery.resource_list(core.registry, "", "v1",
-                                                  subresources=node_proxy.served_subresources(core))
-                items = [discovery.discovery_group("", [("v1", core_v1)])] if core_v1 is not None else []
-                return _aggregated_response(request, discovery.aggregated_list(items))
+                def core_group() -> list[JsonDict]:
+                    core_v1 = discovery.resource_list(core.registry, "", "v1",
+                                                      subresources=node_proxy.served_subresources(core))
+                    return [discovery.discovery_group("", [("v1", core_v1)])] if core_v1 is not None else []
+                return _aggregated_response(request, "discovery/api", core_group)
             return codec.json_response(discovery.api_versions())
         if len(parts) == 2:
             _get_only(method)
@@ -244,11 +248,14 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         metrics_served = request.app[USAGE] is not None and request.app[METRICS_API]
         if len(parts) == 1 and discovery.wants_aggregated(request.headers.get("Accept", "")):
             _get_only(method)
-            items = discovery.aggregated_groups(core.registry, core.subresource_names)
-            if metrics_served:
-                items.append(discovery.discovery_group(metrics_api.GROUP, [(metrics_api.VERSION,
-                                                                            metrics_api.resource_list())]))
-            return _aggregated_response(request, discovery.aggregated_list(items))
+
+            def named_groups() -> list[JsonDict]:
+                items = discovery.aggregated_groups(core.registry, core.subresource_names)
+                if metrics_served:
+                    items.append(discovery.discovery_group(metrics_api.GROUP, [(metrics_api.VERSION,
+                                                                                metrics_api.resource_list())]))
+                return items
+            return _aggregated_response(request, "discovery/apis", named_groups)
         if len(parts) == 1:
             groups = discovery.api_group_list(core.registry)
             if metrics_served:  # listed as kube-apiserver lists an available aggregated API

@@ -1,7 +1,7 @@
 """/openapi/v2 and /openapi/v3[/<group-version>] over HTTP (layer L4).
 
 Data flow: `dispatch` -> here -> the document builders in `apiserver.openapi` (from the live
-registry) -> encoded once into `OPENAPI_CACHE` (cleared when CRDs change) -> the response.
+registry) -> encoded once into `REGISTRY_DOCS` (cleared when CRDs change) -> the response.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from aiohttp import web
 from apiserver import openapi
 from apiserver.handlers import codec
 from apiserver.handlers.common import not_found_path
-from apiserver.keys import CORE, OPENAPI_CACHE
+from apiserver.keys import CORE, REGISTRY_DOCS
 from apiserver.protobuf.openapi_v2 import MEDIA_TYPE as OPENAPI_V2_PROTOBUF
 from apiserver.protobuf.openapi_v2 import RESPONSE_TYPE, encode_document
 
 
 def serve_openapi(request: web.Request, parts: list[str]) -> web.StreamResponse:
     core = request.app[CORE]
-    cache = request.app[OPENAPI_CACHE]
+    cache = request.app[REGISTRY_DOCS]
     if len(parts) >= 2 and parts[1] == "v2":
         form = _v2_form(request.headers.get("Accept", ""))
         if form is None:  # kube-openapi answers 406 for a media type it does not offer

@@ -495,6 +495,28 @@ def test_aggregated_discovery_v2(http):
         assert r.json()["kind"] == "APIGroupList", accept
     assert http.get("/api", headers={"Accept": f"{AGGREGATED};q=0.5,application/json"}).json()["kind"] == "APIVersions"
 
+    # the document is built once per registry state: a new CRD's group shows, with a new ETag
+    group = f"g{uuid.uuid4().hex[:8]}.example.com"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"widgets.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    assert http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd).status_code == 201
+    deadline = time.monotonic() + 20
+    while True:
+        r2 = http.get("/apis", headers={"Accept": AGGREGATED})
+        names = [g["metadata"]["name"] for g in r2.json()["items"]]
+        if group in names:
+            break
+        assert time.monotonic() < deadline, "the CRD's group never appeared in aggregated discovery"
+        time.sleep(0.05)
+    assert r2.headers["etag"] != again.headers["etag"]
+    widgets = next(g for g in r2.json()["items"] if g["metadata"]["name"] == group)["versions"][0]["resources"][0]
+    assert (widgets["resource"], widgets["scope"], widgets["responseKind"]["kind"]) == ("widgets", "Namespaced",
+                                                                                        "Widget")
+
 
 def test_resource_version_on_create(http):
     """kube-apiserver's storage check: a resourceVersion that parses as a non-zero number is
