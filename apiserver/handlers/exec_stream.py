@@ -1134,8 +1134,8 @@ async def _run_spdy(request: web.Request, core: ApiCore, key: str, node: JsonDic
     try:
         async with _shutdown_ends(request, response):
             await session.run()
-    except TimeoutError:
-        pass
+    except TimeoutError:  # server shutdown: spdystream's Close, a GOAWAY naming the last stream taken
+        await session.send(lambda: session.encoder.goaway(session.last_sid))
 
 
 async def _serve_spdy_tunnel(request: web.Request, core: ApiCore, key: str, node: JsonDict) -> web.StreamResponse:

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 SYN_STREAM, SYN_REPLY, RST_STREAM, SETTINGS, PING, GOAWAY, HEADERS, WINDOW_UPDATE = 1, 2, 3, 4, 6, 7, 8, 9
 DATA = 0  # not a control type: how `Frame.kind` names a data frame
 FLAG_FIN = 0x01
-# RST_STREAM status codes
-PROTOCOL_ERROR, INVALID_STREAM, REFUSED_STREAM, UNSUPPORTED_VERSION, CANCEL = 1, 2, 3, 4, 5
+# the RST_STREAM status codes this server sends
+PROTOCOL_ERROR, CANCEL = 1, 5
 VERSION = 3
-MAX_LENGTH = (1 << 24) - 1
 # a header block inflates to at most this much (spdystream bounds a name or value at 16 MiB;
 # nothing a port-forward sends comes near a small fraction of it)
 _MAX_HEADER_BLOCK = 1 << 20

@@ -879,8 +879,10 @@ def test_spdy_framing_round_trip_and_bad_input() -> None:
 
 def test_server_shutdown_ends_open_exec_and_port_forward_sessions(tmp_path: Path) -> None:
     """SIGTERM with an interactive exec and a kubectl-style SPDY port-forward open: both sessions
-    are ended by the server (the client sees the socket close) and the process exits 0 promptly,
-    not after a request timeout."""
+    are ended by the server (the client sees the socket close; the SPDY connection gets a GOAWAY
+    naming the last stream it took first, as spdystream's Close sends) and the process exits 0
+    promptly, not after a request timeout."""
+    from apiserver.handlers import spdy
     from minik3s.testing.server import ServerProcess
 
     srv = ServerProcess(tmp_path, nodes=1)
@@ -890,26 +892,33 @@ def test_server_shutdown_ends_open_exec_and_port_forward_sessions(tmp_path: Path
             make_running(http, "default", busybox("held"))
         base = f"{srv.url}/api/v1/namespaces/default/pods/held"
 
-        async def hold_both() -> tuple[Any, Any, float]:
+        async def hold_both() -> tuple[Any, Any, float, list[int]]:
             async with aiohttp.ClientSession() as s:
                 ex = await s.ws_connect(f"{base}/exec?command=sh&stdin=1&stdout=1&stderr=1",
                                         protocols=("v4.channel.k8s.io",))
                 pf = await s.ws_connect(f"{base}/portforward", protocols=("SPDY/3.1+portforward.k8s.io",))
+                client = _SpdyClient(pf)
+                await client.syn_stream(1, {"streamtype": "error", "port": "80", "requestid": "0"})
+                assert (await client.frame()).kind == spdy.SYN_REPLY
                 loop = asyncio.get_running_loop()
                 started = loop.time()
                 stopping = loop.run_in_executor(None, srv.stop)
                 ends = []
+                goaways = []
                 for ws in (ex, pf):
                     while True:  # read until the server closes (the exec's opening frame first)
                         msg = await ws.receive(timeout=15)
                         if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
                             ends.append(msg.type)
                             break
+                        if ws is pf and msg.type == aiohttp.WSMsgType.BINARY:
+                            goaways += [f.stream_id for f in client.decoder.feed(msg.data) if f.kind == spdy.GOAWAY]
                 rc = await stopping
-                return ends, rc, loop.time() - started
+                return ends, rc, loop.time() - started, goaways
 
-        ends, rc, took = asyncio.run(hold_both())
+        ends, rc, took, goaways = asyncio.run(hold_both())
         assert len(ends) == 2 and rc == 0
+        assert goaways == [1]
         assert took < 10, took
     finally:
         srv.kill()
