@@ -221,7 +221,6 @@ class ListPage:
         return {"kind": self.kind, "apiVersion": self.api_version, "metadata": self.metadata, "items": self.items}
 
 
-
 def _check_create_resource_version(obj: JsonDict) -> None:
     """The storage layer's check on a create, after validation and admission: a resourceVersion
     that parses as a non-zero unsigned integer is refused with its plain error, which the API
@@ -234,6 +233,7 @@ def _check_create_resource_version(obj: JsonDict) -> None:
     if isinstance(rv, str) and rv.isdigit() and rv.isascii() and int(rv) != 0 and int(rv) < 1 << 64:
         raise errors.ApiError("resourceVersion should not be set on objects to be created", code=500, reason="")
     del meta["resourceVersion"]
+
 
 class ApiCore:
     """Transport-independent implementation of the REST verbs over a `Store`."""

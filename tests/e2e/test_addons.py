@@ -68,6 +68,10 @@ def test_disable_leaves_an_addon_out(tmp_path: Path, kubectl_bin: Path) -> None:
                      http.get("/apis/apps/v1/namespaces/kube-system/deployments").json()["items"]]
             assert names == ["coredns"]
             assert "metrics.k8s.io" not in [g["name"] for g in http.get("/apis").json()["groups"]]
+            aggregated = http.get("/apis", headers={
+                "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}).json()
+            assert aggregated["kind"] == "APIGroupDiscoveryList"
+            assert "metrics.k8s.io" not in [g["metadata"]["name"] for g in aggregated["items"]]
             assert http.get("/apis/metrics.k8s.io/v1beta1/nodes").status_code == 404
             assert http.get("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io").status_code == 404
             node = wait_for(lambda: next(iter(http.get("/api/v1/nodes").json()["items"]), None),

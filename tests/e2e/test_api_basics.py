@@ -525,7 +525,7 @@ def test_resource_version_on_create(http):
     errors come first, and a dry run never gets that far."""
     space = ns(http)
     url = f"/api/v1/namespaces/{space}/configmaps"
-    for i, rv in enumerate(("0", "-1", "v1", "")):
+    for i, rv in enumerate(("0", "-1", "v1", "", "18446744073709551616")):  # the last: no uint64
         r = http.post(url, json={"metadata": {"name": f"ok-{i}", "resourceVersion": rv}})
         assert r.status_code == 201, (rv, r.text)
         assert r.json()["metadata"]["resourceVersion"] not in (rv, "0")

@@ -769,6 +769,9 @@ class _SpdyClient:
     async def ping(self, ping_id: int) -> None:
         await self.ws.send_bytes(struct.pack(">HHII", 0x8003, 6, 4, ping_id))
 
+    async def control(self, kind: int, first: int, second: int) -> None:  # RST_STREAM, GOAWAY
+        await self.ws.send_bytes(struct.pack(">HHIII", 0x8003, kind, 8, first, second))
+
     async def frame(self) -> Any:
         while not self.pending:
             msg = await self.ws.receive(timeout=20)
@@ -792,8 +795,10 @@ def test_spdy_tunnel_streams_pairs_pings_and_rejections(minik3s_cluster: Cluster
     """The kubelet's SPDY server on the wire: streams without a port or with a bad type are reset
     (CANCEL), an even or reused stream id is a PROTOCOL_ERROR, client PINGs come back, a pair
     without `requestid` is found by its consecutive ids, each complete pair forwards one
-    connection, a lone stream times out with the kubelet's text, and a header name that is not
-    lowercase ends the connection."""
+    connection, a lone stream times out with the kubelet's text, a duplicate stream type for a
+    pending request gets the kubelet's text on the error stream, a client reset stops a forward,
+    nothing is taken after the client's GOAWAY, and a header name that is not lowercase ends the
+    connection."""
     from apiserver.handlers import exec_stream, spdy
 
     monkeypatch.setattr(exec_stream, "STREAM_CREATION_TIMEOUT", 0.3)
@@ -841,7 +846,32 @@ def test_spdy_tunnel_streams_pairs_pings_and_rejections(minik3s_cluster: Cluster
             f = await c.frame()
             assert f.stream_id == 13 and f.data.endswith(b", request=lonely) timed out waiting for streams")
 
-            await c.syn_stream(15, {"Port": "80", "streamtype": "data"})  # the framer's read error
+            # a second stream of the same type for a pending request: the kubelet's text on its error stream
+            await c.syn_stream(15, {"streamtype": "error", "port": "80", "requestid": "dup"})
+            await c.syn_stream(17, {"streamtype": "error", "port": "80", "requestid": "dup"})
+            assert [(await c.frame()).stream_id for _ in range(2)] == [15, 17]
+            f = await c.frame()
+            assert (f.stream_id, f.data) == (15, b"error processing stream for request dup: error stream "
+                                                 b"already assigned")
+
+            # the client resets a forwarded data stream: nothing more is written on it, and the
+            # forward ends (its error stream is closed)
+            await c.syn_stream(19, {"streamtype": "error", "port": "80", "requestid": "r3"})
+            await c.syn_stream(21, {"streamtype": "data", "port": "80", "requestid": "r3"})
+            assert [(await c.frame()).stream_id for _ in range(2)] == [19, 21]
+            await c.control(spdy.RST_STREAM, 21, spdy.CANCEL)
+            await c.data(21, b"GET / HTTP/1.1\r\nHost: web\r\n\r\n")
+            f = await c.frame()
+            assert (f.kind, f.stream_id, f.fin, f.data) == (spdy.DATA, 19, True, b"")
+
+            # after the client's GOAWAY no new stream is taken (no reply), the connection still answers
+            await c.control(spdy.GOAWAY, 21, 0)
+            await c.syn_stream(23, {"streamtype": "error", "port": "80", "requestid": "late"})
+            await c.ping(9)
+            f = await c.frame()
+            assert (f.kind, f.ping_id) == (spdy.PING, 9)
+
+            await c.syn_stream(25, {"Port": "80", "streamtype": "data"})  # the framer's read error
             msg = await ws.receive(timeout=20)
             assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -991,8 +992,8 @@ def test_discovery_is_two_aggregated_requests(kubectl):
     (aggregated discovery, apidiscovery.k8s.io/v2): no request per group-version."""
     r = kubectl("api-resources", "-v=6")
     urls = [line.split('url="', 1)[1].split('"', 1)[0] for line in r.stderr.splitlines() if 'url="' in line]
-    paths = [u.split("6", 1)[0] and u.split("://", 1)[1].split("/", 1)[1].split("?", 1)[0] for u in urls]
-    assert paths == ["api", "apis"], paths
+    paths = [urlsplit(u).path for u in urls]
+    assert paths == ["/api", "/apis"], paths
     rows = {row[0]: row for row in table(r.stdout)[1:]}
     assert rows["deployments"][1:] == ["deploy", "apps/v1", "true", "Deployment"]
     assert rows["horizontalpodautoscalers"][-3] == "autoscaling/v2"
