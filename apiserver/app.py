@@ -32,6 +32,7 @@ from apiserver.keys import (
     CORE,
     EXEC_OVERLAYS,
     EXEC_PROCESSES,
+    EXEC_TOKENS,
     EXPLAIN,
     METRICS,
     METRICS_API,
@@ -107,6 +108,7 @@ def create_app(
     app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
     app[EXEC_OVERLAYS] = OrderedDict()
+    app[EXEC_TOKENS] = OrderedDict()
     app[EXEC_PROCESSES] = OrderedDict()
     app[EXPLAIN] = explain
     app[READY] = asyncio.Event()

@@ -74,7 +74,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers import spdy
 from apiserver.handlers.common import write_options
 from apiserver.handlers.node_proxy import kubelet_port, preferred_address
-from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, USAGE, WATCHES, WatchStream
+from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, EXEC_TOKENS, USAGE, WATCHES, WatchStream
 from apiserver.strategies.pod_rest import container_spec, container_status, stream_container
 from minik3s.api import errors
 from minik3s.api.helpers import process_exits
@@ -219,11 +219,20 @@ class _StoreLookup:
         return items
 
 
-async def _token(core: ApiCore, pod: JsonDict) -> str | None:
-    """A bound token for the pod's ServiceAccount, as the kubelet's token manager requests one
-    for the projected `kube-api-access-*` volume (TokenRequest bound to the pod)."""
+async def _token(request: web.Request, core: ApiCore, pod: JsonDict) -> str | None:
+    """The bound token of the pod's projected `kube-api-access-*` volume, as the kubelet's token
+    manager keeps it: requested once (TokenRequest bound to the pod) and reused until 80 % of its
+    lifetime has passed, so every exec and forwarded connection of the pod sees the same file
+    until it rotates, and none of them signs a token of its own."""
     meta = pod.get("metadata") or {}
-    sa = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+    sa = str((pod.get("spec") or {}).get("serviceAccountName") or "default")
+    tokens = request.app[EXEC_TOKENS]
+    key = (str(meta.get("uid") or ""), sa)
+    now = core.clock.now().timestamp()
+    held = tokens.get(key)
+    if held is not None and now < held[1]:
+        tokens.move_to_end(key)
+        return held[0]
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
             "spec": {"expirationSeconds": _TOKEN_SECONDS,
                      "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"),
@@ -231,8 +240,12 @@ async def _token(core: ApiCore, pod: JsonDict) -> str | None:
     try:
         out = await core.subresource_create(SERVICEACCOUNTS, meta.get("namespace"), sa, "token", body, WriteOptions())
     except errors.ApiError:
-        return None  # no such ServiceAccount (any more): the token file is left out
-    return str((out.get("status") or {}).get("token") or "") or None
+        return None  # no such ServiceAccount (any more): the token file is left out, asked again next time
+    token = str((out.get("status") or {}).get("token") or "") or None
+    tokens[key] = (token, now + 0.8 * _TOKEN_SECONDS)
+    while len(tokens) > _OVERLAY_LIMIT:
+        tokens.popitem(last=False)
+    return token
 
 
 def _overlay(request: web.Request, pod: JsonDict, container: str, cs: JsonDict) -> MutableMapping[str, bytes]:
@@ -514,7 +527,7 @@ async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, containe
                     node: JsonDict | None) -> tuple[ContainerView, _Layered]:
     """What the container sees (raises ContainerViewError) and its files: the run's writable
     layer over the mounts, over what the image itself ships."""
-    view = container_view(pod, container, _StoreLookup(core), token=await _token(core, pod), ca_crt=None,
+    view = container_view(pod, container, _StoreLookup(core), token=await _token(request, core, pod), ca_crt=None,
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
     image = IMAGE_FILES.get(_repository(pod, container), {})

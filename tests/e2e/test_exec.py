@@ -182,6 +182,8 @@ def test_exec_sees_env_mounts_token_and_hostname(core_api: Any, http: httpx.Clie
                              "spec": {"token": token}}).json()
     assert review["status"]["authenticated"] is True
     assert review["status"]["user"]["username"] == f"system:serviceaccount:{ns}:default"
+    # the projected token is the kubelet's, kept until it rotates: the next exec reads the same file
+    assert run("cat", "/var/run/secrets/kubernetes.io/serviceaccount/token") == token
     # ConfigMap volumes are mounted read-only
     ws = stream(core_api.connect_get_namespaced_pod_exec, "seer", ns, command=["sh", "-c", "echo x > /etc/cfg/mode"],
                 stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
