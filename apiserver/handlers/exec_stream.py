@@ -80,7 +80,7 @@ from minik3s.api import errors
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
 from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
-from minik3s.api.helpers.images import IMAGE_DIRS, SHELL_IMAGES, image_repository
+from minik3s.api.helpers.images import IMAGE_DIRS, default_shell, image_repository
 from minik3s.api.helpers.script import Script, container_script
 from minik3s.api.helpers.shell import SHELL_NAMES, ExecContext, ExecNotFound, run_exec
 from minik3s.api.metrics import KubeletProvider
@@ -589,7 +589,7 @@ def _interactive_argv(spec: JsonDict) -> list[str] | None:
     in an image whose default command is a shell."""
     argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
     if not argv and spec.get("stdin"):
-        shell = SHELL_IMAGES.get(image_repository(str(spec.get("image") or "")))
+        shell = default_shell(str(spec.get("image") or ""))
         argv = [shell] if shell else []
     if not spec.get("stdin") or not argv or posixpath.basename(argv[0]) not in SHELL_NAMES:
         return None

@@ -9,6 +9,8 @@ a command does) and the exec / attach handler (which shell answers `kubectl run 
 
 from __future__ import annotations
 
+import functools
+
 # images whose default command is a shell, by repository name (their Dockerfiles' CMD)
 SHELL_IMAGES = {"busybox": "sh", "alpine": "/bin/sh", "ubuntu": "/bin/bash", "debian": "bash",
                 "fedora": "/bin/bash", "centos": "/bin/bash", "rockylinux": "/bin/bash", "almalinux": "/bin/bash",
@@ -49,3 +51,10 @@ def image_repository(image: str) -> str:
         name = name[: name.rfind(":")]
     registry, _, path = name.partition("/")
     return path.removeprefix("library/") if registry == "docker.io" else path
+
+
+@functools.lru_cache(maxsize=1024)
+def default_shell(image: str) -> str | None:
+    """The shell an image runs when its container gives no command, or None (memoised: the
+    simulated kubelet asks on every sync of a pod, and a cluster runs few distinct images)."""
+    return SHELL_IMAGES.get(image_repository(image))

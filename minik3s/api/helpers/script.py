@@ -32,7 +32,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from minik3s.api.helpers.images import SHELL_IMAGES, image_repository
+from minik3s.api.helpers.images import default_shell
 from minik3s.api.types import JsonDict
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
@@ -338,7 +338,7 @@ def container_script(container: JsonDict) -> Script | None:
         return None
     argv = command + args
     if not argv:
-        shell = SHELL_IMAGES.get(image_repository(str(container.get("image") or "")))
+        shell = default_shell(str(container.get("image") or ""))
         if shell is None:
             return None  # the image's own entrypoint: unknown
         argv = [shell]
