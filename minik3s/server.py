@@ -65,10 +65,12 @@ from minik3s.api.types import JsonDict
 from minik3s.api.user import component_user
 from minik3s.client.informer import SharedInformerFactory
 from minik3s.client.kubeconfig import kubeconfig_document
+from minik3s.client.leaderelection import LeaderElectionConfig, LeaseElector
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
 from minik3s.controllers.apiserver_endpoints import advertised_ip, reconcile_apiserver_endpoints
+from minik3s.controllers.apiserver_identity import ApiserverIdentity
 from minik3s.pki import (
     PRIVATE_FILE,
     CsrSigner,
@@ -400,9 +402,11 @@ def _root_ca(rs: RunningServer) -> str:
 def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Named run coroutines of the enabled components (imports only what is enabled)."""
     cfg = rs.config
+    identity = ApiserverIdentity(rs.client, clock=rs.clock)
     out: list[tuple[str, Callable[[], Awaitable[None]]]] = [
         ("informers", rs.informers.run),
         ("event-ttl", lambda: run_event_ttl(rs.store, ttl=cfg.event_ttl, clock=rs.clock)),
+        ("apiserver-identity", identity.run),
     ]
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers
@@ -413,7 +417,9 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
                                 usage=FleetUsage(rs.components) if cfg.enabled("metrics-server") else NoMetricsAPI(),
                                 clock=rs.clock, root_ca=_root_ca(rs),
                                 csr_signers=_csr_signers(rs.pki))
-        out.extend(all_controllers(rs.client_for("kube-controller-manager"), rs.informers, config=ccfg))
+        kcm = rs.client_for("kube-controller-manager")
+        out.extend(all_controllers(kcm, rs.informers, config=ccfg))
+        out.append(_leader_election(rs, kcm, LeaderElectionConfig(resource_name="kube-controller-manager")))
     if cfg.enabled("local-storage"):
         from minik3s.controllers.local_path import LocalPathProvisioner
 
@@ -422,15 +428,19 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         rs.components["local-storage"] = lpp
         out.append(("local-storage", lpp.run))
     if cfg.enabled("scheduler"):
-        from scheduler.config import load_config
+        from scheduler.config import LeaderElection, load_config
         from scheduler.metrics import SchedulerMetrics
         from scheduler.scheduler import Scheduler
 
         scfg = load_config(cfg.scheduler_config) if cfg.scheduler_config else None
-        sched = Scheduler(scfg, client=rs.client_for("kube-scheduler"), informers=rs.informers, clock=rs.clock,
+        sched_client = rs.client_for("kube-scheduler")
+        sched = Scheduler(scfg, client=sched_client, informers=rs.informers, clock=rs.clock,
                           metrics=SchedulerMetrics(rs.metrics))
         rs.components["scheduler"] = sched
         out.append(("scheduler", sched.run))
+        election = (scfg.leader_election if scfg is not None else LeaderElection()).election()
+        if election.leader_elect:
+            out.append(_leader_election(rs, sched_client, election))
     if cfg.enabled("kubelet"):
         from kubelet_sim.config import parse_fleet
         from kubelet_sim.controller import FleetOptions, KubeletFleet
@@ -470,6 +480,20 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
         rs.components["descheduler"] = desched
         out.append(("descheduler", desched.run))
     return out
+
+
+def _leader_election(rs: RunningServer, client: LocalClient,
+                     config: LeaderElectionConfig) -> tuple[str, Callable[[], Awaitable[None]]]:
+    """An embedded component's Lease in kube-system, taken at start (the server owns its data
+    directory: a Lease found then is an earlier run's), renewed every retry period, released on
+    shutdown; leadership lost to another holder is logged and retaken once that Lease expires."""
+    elector = LeaseElector(client, config, clock=rs.clock, force=True)
+
+    def lost() -> None:
+        logger.error("embedded component lost its lease; it keeps running and retakes the lease once free "
+                     "lease=%s/%s", config.resource_namespace, config.resource_name)
+
+    return (f"leader-election/{config.resource_name}", lambda: elector.hold(lost))
 
 
 async def stop(rs: RunningServer) -> None:

@@ -26,6 +26,7 @@ field-path style: `profiles[0].plugins.score.enabled[1].weight: Invalid value: -
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from minik3s.client.leaderelection import LeaderElectionConfig
 from scheduler.framework.interface import Plugin
 from scheduler.framework.runtime import PluginEntry, PluginSetSpec, ProfileSpec
 
@@ -124,6 +126,48 @@ class Profile(_Model):
     plugin_config: list[PluginConfig] = Field(default_factory=list, alias="pluginConfig")
 
 
+class LeaderElection(_Model):
+    """component-base LeaderElectionConfiguration as kube-scheduler defaults it (durations are Go
+    duration strings: "15s", "1m30s")."""
+
+    leader_elect: bool = Field(True, alias="leaderElect")
+    lease_duration: str = Field("15s", alias="leaseDuration")
+    renew_deadline: str = Field("10s", alias="renewDeadline")
+    retry_period: str = Field("2s", alias="retryPeriod")
+    resource_lock: str = Field("leases", alias="resourceLock")
+    resource_name: str = Field("kube-scheduler", alias="resourceName")
+    resource_namespace: str = Field("kube-system", alias="resourceNamespace")
+
+    def election(self) -> LeaderElectionConfig:
+        """The elector's settings (after validation: every duration parses)."""
+        return LeaderElectionConfig(
+            leader_elect=self.leader_elect, lease_duration=parse_duration(self.lease_duration) or 15.0,
+            renew_deadline=parse_duration(self.renew_deadline) or 10.0,
+            retry_period=parse_duration(self.retry_period) or 2.0,
+            resource_name=self.resource_name, resource_namespace=self.resource_namespace)
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(value: str) -> float | None:
+    """A Go duration string in seconds ("1m30s" -> 90.0, "0" -> 0.0); None when unparsable."""
+    text = value.strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    text = text.lstrip("+-")
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(text):
+        m = _DURATION_PART.match(text, pos)
+        if m is None:
+            return None
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    return sign * total if text else None
+
+
 class KubeSchedulerConfiguration(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
@@ -135,6 +179,7 @@ class KubeSchedulerConfiguration(BaseModel):
     pod_max_backoff_seconds: int = Field(10, alias="podMaxBackoffSeconds")
     profiles: list[Profile] = Field(default_factory=list)
     plugin_registry: dict[str, str] = Field(default_factory=dict, alias="pluginRegistry")
+    leader_election: LeaderElection = Field(default_factory=LeaderElection, alias="leaderElection")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)
@@ -254,6 +299,7 @@ def validate(cfg: KubeSchedulerConfiguration) -> None:
     if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
         errs.append(f"podMaxBackoffSeconds: Invalid value: {cfg.pod_max_backoff_seconds}: "
                     "must be greater than or equal to PodInitialBackoffSeconds")
+    errs.extend(_validate_leader_election(cfg.leader_election))
     seen: dict[str, int] = {}
     for i, prof in enumerate(cfg.profiles):
         path = f"profiles[{i}]"
@@ -288,6 +334,38 @@ def validate(cfg: KubeSchedulerConfiguration) -> None:
             errs.append(f"pluginRegistry[{name}]: Invalid value: {target!r}: must be \"module.path:ClassName\"")
     if errs:
         raise ConfigError("; ".join(errs))
+
+
+def _validate_leader_election(le: LeaderElection) -> list[str]:
+    """component-base's ValidateLeaderElectionConfiguration (only when leaderElect is on), plus
+    the lock types client-go 1.33 still builds (only `leases`)."""
+    if not le.leader_elect:
+        return []
+    errs: list[str] = []
+    durations: dict[str, float] = {}
+    for key, raw in (("leaseDuration", le.lease_duration), ("renewDeadline", le.renew_deadline),
+                     ("retryPeriod", le.retry_period)):
+        d = parse_duration(raw)
+        if d is None:
+            errs.append(f"leaderElection.{key}: Invalid value: {raw!r}: time: invalid duration {raw!r}")
+            continue
+        durations[key] = d
+        if d <= 0:
+            errs.append(f"leaderElection.{key}: Invalid value: {raw!r}: must be greater than zero")
+    if "leaseDuration" in durations and "renewDeadline" in durations \
+            and durations["leaseDuration"] <= durations["renewDeadline"]:
+        errs.append(f"leaderElection.leaseDuration: Invalid value: {le.renew_deadline!r}: "
+                    "LeaseDuration must be greater than RenewDeadline")
+    if not le.resource_lock:
+        errs.append('leaderElection.resourceLock: Invalid value: "": resourceLock is required')
+    elif le.resource_lock != "leases":
+        errs.append(f"leaderElection.resourceLock: Invalid value: {le.resource_lock!r}: "
+                    f"Invalid lock-type {le.resource_lock}")
+    if not le.resource_namespace:
+        errs.append('leaderElection.resourceNamespace: Invalid value: "": resourceNamespace is required')
+    if not le.resource_name:
+        errs.append('leaderElection.resourceName: Invalid value: "": resourceName is required')
+    return errs
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

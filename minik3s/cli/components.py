@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,25 +23,55 @@ from minik3s.cli.common import client_args, cluster_access, run_async
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
     from minik3s.client.informer import SharedInformerFactory
+    from minik3s.client.leaderelection import LeaseElector
     from minik3s.client.rest import HttpClient, default_user_agent
-    from scheduler.config import load_config
+    from scheduler.config import LeaderElection, load_config
     from scheduler.scheduler import Scheduler
 
     access = cluster_access(args)
     cfg = load_config(Path(args.scheduler_config)) if args.scheduler_config else None
+    election = (cfg.leader_election if cfg is not None else LeaderElection()).election()
+    if args.leader_elect is not None:
+        election = dataclasses.replace(election, leader_elect=args.leader_elect)
 
-    async def main() -> None:
+    async def main() -> int:
         client = HttpClient.for_access(access, user_agent=default_user_agent("kube-scheduler"))
         informers = SharedInformerFactory(client)
         sched = Scheduler(cfg, client=client, informers=informers)
+        elector = LeaseElector(client, election) if election.leader_elect else None
         try:
-            async with asyncio.TaskGroup() as tg:
-                tg.create_task(informers.run(), name="informers")
-                tg.create_task(sched.run(), name="scheduler")
+            return await _scheduler_tasks(informers, sched, elector)
+        except ExceptionGroup as eg:
+            if eg.subgroup(LeaderElectionLost) is None:
+                raise
+            print("E leaderelection lost", file=sys.stderr)
+            return 1
         finally:
+            if elector is not None:
+                await elector.release()
             await client.close()
 
     return run_async(main)
+
+
+async def _scheduler_tasks(informers: Any, sched: Any, elector: Any) -> int:
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(informers.run(), name="informers")
+        if elector is not None:
+            # kube-scheduler schedules only while it holds the Lease and exits when it loses it
+            await elector.acquire()
+            tg.create_task(_until_lost(elector), name="leader-election")
+        tg.create_task(sched.run(), name="scheduler")
+    return 0
+
+
+class LeaderElectionLost(RuntimeError):
+    pass
+
+
+async def _until_lost(elector: Any) -> None:
+    await elector.renew()
+    raise LeaderElectionLost("leaderelection lost")
 
 
 def cmd_kubelet_sim(args: argparse.Namespace) -> int:
@@ -89,11 +120,24 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return run_async(main)
 
 
+def _flag_bool(value: str) -> bool:
+    """A Go-style boolean flag value (pflag's strconv.ParseBool)."""
+    v = value.strip().lower()
+    if v in ("1", "t", "true"):
+        return True
+    if v in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid argument "{value}": strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
 def add_parsers(sub: Any) -> None:
     """Register `scheduler`, `kubelet-sim` and `node` on the `minik3s` parser's subparsers."""
     sc = sub.add_parser("scheduler", help="run the scheduler against an API server")
     client_args(sc)
     sc.add_argument("--scheduler-config", default=None)
+    sc.add_argument("--leader-elect", type=_flag_bool, nargs="?", const=True, default=None,
+                    help="hold the kube-system Lease while scheduling (default: the configuration's "
+                         "leaderElection.leaderElect, true); --leader-elect=false for a second scheduler")
     sc.set_defaults(func=cmd_scheduler)
 
     k = sub.add_parser("kubelet-sim", help="run simulated kubelets against an API server")
