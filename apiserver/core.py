@@ -758,9 +758,15 @@ class ApiCore:
         else:
             meta.pop("namespace", None)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
+        sub_admits = False
         if subresource is not None:
             # the subresource's own update rules (status, finalize, the trusted binding write)
-            causes = self.subresource(info, subresource).prepare_update(strategy, new, old)
+            rest = self.subresource(info, subresource)
+            causes = rest.prepare_update(strategy, new, old)
+            sub_admits = rest.update_admission
+            if sub_admits and not causes:
+                await admit(info.group, info.kind, "UPDATE", new, old, self.lookup,
+                            default_priority=self._default_priority, subresource=subresource)
         else:
             new_uid = meta.get("uid")
             if new_uid and new_uid != old_meta.get("uid"):
@@ -809,11 +815,11 @@ class ApiCore:
         new = await self._admission_webhooks(info, "UPDATE", new, old, opts, subresource=subresource)
         if subresource is None:
             opts.warn(strategy.warnings_on_update(new, old))
-        quota_ns = old_meta.get("namespace") if subresource is None and info.namespaced else None
+        quota_ns = old_meta.get("namespace") if (subresource is None or sub_admits) and info.namespaced else None
         quotas = self._quotas_of(quota_ns) if quota_ns else None
         if quotas and self.resource_quota is not None:
             await self.resource_quota.admit(info.group, info.resource, "UPDATE", new, old, quotas,
-                                            self._charge_quota, dry_run=opts.dry_run)
+                                            self._charge_quota, dry_run=opts.dry_run, subresource=subresource)
         if self._should_delete_during_update(strategy, new):
             if opts.dry_run:
                 return new

@@ -55,13 +55,14 @@ from kubelet_sim.node_agent import (
     image_size_hint,
     recover_node,
 )
-from kubelet_sim.stages import init_containers, probes
+from kubelet_sim.stages import init_containers, probes, resize
 from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
 from kubelet_sim.usage import UsageSource
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
 from minik3s.api.helpers import process_exits
+from minik3s.api.helpers.resources import pod_requests
 from minik3s.api.resources import ENDPOINTS, NODES, PODS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
@@ -75,6 +76,7 @@ __all__ = ["FleetOptions", "KubeletFleet", "StageController", "fail_node", "reco
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 RETRY_SECONDS = 1.0
+RESIZE_RETRY_SECONDS = 60.0  # a deferred resize is retried each sync period (kubelet syncFrequency)
 
 
 class NodeDirectory(Protocol):
@@ -82,6 +84,7 @@ class NodeDirectory(Protocol):
 
     def has_node(self, name: str | None) -> bool: ...
     def is_failed(self, name: str) -> bool: ...
+    def allocatable(self, name: str) -> dict[str, int]: ...
     def host_ip(self, name: str) -> str: ...
     def host_ips(self, name: str) -> tuple[str, ...]: ...
     def allocate_ip(self, name: str) -> str: ...
@@ -157,11 +160,35 @@ class StageController:
         key = _key(pod)
         self._by_node.setdefault(node or "", set()).add(key)
         self.queue.add(key)
+        if (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            self._requeue_deferred(node)
 
     def _on_pod_delete(self, pod: Any) -> None:
         obj = pod if isinstance(pod, dict) else getattr(pod, "obj", None)  # tolerate tombstones
         if isinstance(obj, dict) and self._nodes.has_node(_node_of(obj)):
             self.queue.add(_key(obj))
+            self._requeue_deferred(_node_of(obj))
+
+    def _others_requests(self, node: str, key: str) -> dict[str, int]:
+        """What the node's other active (not terminal) pods request: the "used" a resize is
+        admitted against (the kubelet's canAdmitPod with every other allocated pod)."""
+        used: dict[str, int] = {}
+        for other in self._by_node.get(node, ()):
+            if other == key:
+                continue
+            p = self._informer.store.get(other)
+            if p is None or (p.get("status") or {}).get("phase") in TERMINAL_PHASES:
+                continue
+            for name, v in pod_requests(p).items():
+                used[name] = used.get(name, 0) + v
+        return used
+
+    def _requeue_deferred(self, node: str | None) -> None:
+        """A pod left the node or ended: deferred resizes there may fit now."""
+        for other in list(self._by_node.get(node or "", ())):
+            p = self._informer.store.get(other)
+            if p is not None and (resize.pending(p) or {}).get("reason") == "Deferred":
+                self.queue.add(other)
 
     def requeue_node(self, node: str) -> None:
         """Re-examine every pod of `node` (after it recovered from a simulated failure)."""
@@ -252,6 +279,18 @@ class StageController:
                 logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
             return
         if status.get("phase") == "Running" and not meta.get("deletionTimestamp"):
+            # an in-place resize (kubelet_sim.stages.resize): admitted, deferred or infeasible,
+            # then actuated; each written status re-queues the pod for the next step
+            resized = resize.step(pod, self._nodes.allocatable(node), self._others_requests(node, key),
+                                  self._context(rec, killed=False))
+            if resized is not None:
+                try:
+                    await self._put_status(pod, rec, resized)
+                except ConflictError:
+                    logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+                return
+            if (resize.pending(pod) or {}).get("reason") == "Deferred":
+                self.queue.add_after(key, RESIZE_RETRY_SECONDS)
             # probes (kubelet_sim.stages.probes): beside the stages, on their own timer
             changes, wait = probes.due(pod, self._clock.now())
             if changes:

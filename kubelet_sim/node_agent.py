@@ -37,6 +37,7 @@ from kubelet_sim.keyqueue import sleep_or_wake
 from kubelet_sim.stages.lifecycle import image_id
 from minik3s.api.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
 from minik3s.api.helpers.images import normalize_image
+from minik3s.api.helpers.resources import node_allocatable
 from minik3s.api.quantity import QuantityError, int_value
 from minik3s.api.resources import LEASES, NAMESPACES, NODES
 from minik3s.api.types import JsonDict
@@ -162,6 +163,11 @@ class NodeAgent:
 
     def has_node(self, name: str | None) -> bool:
         return name is not None and name in self.nodes
+
+    def allocatable(self, name: str) -> dict[str, int]:
+        """The node's status.allocatable (cpu in millicores), as its kubelet admits pods against."""
+        st = self.nodes.get(name)
+        return node_allocatable(st.manifest) if st is not None else {}
 
     def is_failed(self, name: str) -> bool:
         st = self.nodes.get(name)

@@ -852,7 +852,7 @@ def validate(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict
 async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonDict | None, lookup: Lookup, *,
                 default_priority: DefaultPriority | None = None,
                 service_accounts: ServiceAccountAdmission | None = None,
-                storage_protection: bool = False) -> None:
+                storage_protection: bool = False, subresource: str | None = None) -> None:
     """Mutating + validating admission of one request, in place. `operation` is CREATE, UPDATE,
     DELETE or CONNECT (case-insensitive). Raises NotFoundError/ForbiddenError. `default_priority`
     returns the globalDefault PriorityClass (e.g. `DefaultPriorityClass.get`); without it the
@@ -860,6 +860,15 @@ async def admit(group: str, kind: str, operation: str, obj: JsonDict, old: JsonD
     disabled, the fields are only converted); `storage_protection` turns on
     StorageObjectInUseProtection (only while its controllers run)."""
     op = operation.upper()
+    if subresource is not None:
+        # the plugins that handle a subresource: LimitRanger on pods/resize (its defaults, then
+        # its checks of the containers' new resources)
+        if (group, kind, op, subresource) == ("", "Pod", "UPDATE", "resize"):
+            ranges = limit_ranges_of(obj, lookup)
+            if ranges:
+                admit_limit_ranger(obj, ranges)
+                validate_limit_ranger(obj, ranges)
+        return
     admit_namespace_lifecycle(group, kind, op, obj, lookup)
     if group == "" and kind == "Pod" and op == "CREATE":
         ranges = limit_ranges_of(obj, lookup)

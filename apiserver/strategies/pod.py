@@ -17,6 +17,7 @@ import copy
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from minik3s.api.options import DeleteOptions
@@ -35,6 +36,7 @@ from minik3s.api.validation import (
 from minik3s.utils.clock import rfc3339
 
 from .base import Strategy, as_dict, as_list
+from .pod_resize import PodResizeREST
 from .pod_rest import POD_SUBRESOURCES
 from .pod_warnings import dns_label_name_warning, get_warnings_for_pod
 from .podspec import (
@@ -67,12 +69,22 @@ POD_UPDATE_FORBIDDEN = (
 _APPARMOR_SKEW_WARNINGS: ContextVar[tuple[str, ...]] = ContextVar("apparmor_skew_warnings", default=())
 
 
+def _resized_pod_errors(new: JsonDict, old: JsonDict) -> list[JsonDict]:
+    """validatePodMetadataAndSpec of a resized pod (ValidatePodResize's first part), with the
+    update options of the stored pod."""
+    strategy = PodStrategy()
+    errs = validate_object_meta(new.get("metadata"), name_format=strategy.name_format)
+    errs.extend(strategy._pod_errors(new, update_options(as_dict(old.get("spec")))))
+    return errs
+
+
 class PodStrategy(Strategy):
     kind = "Pod"
     has_status = True
     tracks_generation = True
     return_deleted_object = True
-    subresources: ClassVar[Mapping[str, Subresource]] = POD_SUBRESOURCES
+    subresources: ClassVar[Mapping[str, Subresource]] = MappingProxyType(
+        {**POD_SUBRESOURCES, "resize": PodResizeREST(_resized_pod_errors)})
 
     def graceful_delete_seconds(self, obj: JsonDict, options: DeleteOptions) -> int | None:
         """Upstream podStrategy.CheckGracefulDelete: the request's gracePeriodSeconds, else the
@@ -670,3 +682,4 @@ def _set_or_pop(dst: JsonDict, src: JsonDict, key: str) -> None:
         dst[key] = src[key]
     else:
         dst.pop(key, None)
+

@@ -201,9 +201,13 @@ class ResourceQuotaStrategy(Strategy):
 # ------------------------------------------------------------------------------------------------
 
 
-def _handles(group: str, resource: str, operation: str) -> bool:
+def _handles(group: str, resource: str, operation: str, subresource: str | None = None) -> bool:
+    """The evaluators' Handles: every create; updates of Services and claims; of pods only the
+    resize subresource (podEvaluator.Handles)."""
     if (group, resource) in q.IGNORED:
         return False
+    if subresource is not None:
+        return operation == "UPDATE" and (group, resource, subresource) == ("", "pods", "resize")
     if operation == "CREATE":
         return True
     return operation == "UPDATE" and group == "" and resource in ("services", "persistentvolumeclaims")
@@ -261,10 +265,11 @@ class ResourceQuotaAdmission:
         return new
 
     async def admit(self, group: str, resource: str, operation: str, obj: JsonDict, old: JsonDict | None,
-                    quotas: list[JsonDict], charge: Charge, *, dry_run: bool = False) -> None:
+                    quotas: list[JsonDict], charge: Charge, *, dry_run: bool = False,
+                    subresource: str | None = None) -> None:
         """Admit one write of an object of `group/resource` against `quotas`, the namespace's
         ResourceQuotas (stored objects, never mutated)."""
-        if not _handles(group, resource, operation):
+        if not _handles(group, resource, operation, subresource):
             return
         meta = as_dict(obj.get("metadata"))
         namespace = meta.get("namespace")

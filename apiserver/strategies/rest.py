@@ -128,6 +128,9 @@ class Subresource:
 
     name = ""
     verbs: frozenset[str] = frozenset()
+    # the kind's built-in admission plugins see an UPDATE of this subresource (upstream: plugins
+    # whose Handles accept it, e.g. LimitRanger and ResourceQuota for pods/resize)
+    update_admission = False
     takes_body = True
     body_is_parent = False
     decode_check = False

@@ -46,7 +46,9 @@ from minik3s.utils.clock import rfc3339
 
 ANNOTATION_EXIT_CODE = "sim.minik3s.io/exit-code"
 
-CONDITION_ORDER = KUBELET_CONDITIONS
+# the resize conditions, then the rest the kubelet owns (mergePodStatus appends generateAPIPodStatus's
+# conditions in its order after the ones it does not own)
+CONDITION_ORDER = ("PodResizePending", "PodResizeInProgress", *KUBELET_CONDITIONS)
 EXIT_KILLED = 137
 
 
@@ -165,6 +167,47 @@ def _container_base(c: JsonDict, old: JsonDict | None) -> JsonDict:
     return cs
 
 
+# -- resources (kubelet_sim.stages.resize: in-place resize) ------------------------------------
+
+REPORTED = ("cpu", "memory", "ephemeral-storage", "storage")  # what status `resources` reports
+
+
+def _requests(c: JsonDict) -> JsonDict:
+    """The container's requests as admitted (limits default missing requests)."""
+    res = c.get("resources") or {}
+    req = dict(res.get("limits") or {})
+    req.update(res.get("requests") or {})
+    return req
+
+
+def allocated_status(c: JsonDict) -> tuple[JsonDict | None, JsonDict]:
+    """(allocatedResources, resources) of a container running with its spec's resources:
+    allocatedResources is every request (None when there is none), resources the cpu, memory
+    and storage requests and limits (empty lists left out; `{}` for a container without any)."""
+    req = _requests(c)
+    lim = (c.get("resources") or {}).get("limits") or {}
+    res: JsonDict = {}
+    if lim:
+        res["limits"] = {k: v for k, v in lim.items() if k in REPORTED}
+    if req:
+        res["requests"] = {k: v for k, v in req.items() if k in REPORTED}
+    return (req or None), res
+
+
+def _set_allocation(cs: JsonDict, c: JsonDict, old: JsonDict | None) -> None:
+    """A started or exited container's allocatedResources/resources: kept from its previous run
+    (a resize the kubelet has not admitted does not reach a restarted container), else the spec's."""
+    if old and old.get("resources") is not None:
+        if old.get("allocatedResources") is not None:
+            cs["allocatedResources"] = copy.deepcopy(old["allocatedResources"])
+        cs["resources"] = copy.deepcopy(old["resources"])
+        return
+    alloc, res = allocated_status(c)
+    if alloc is not None:
+        cs["allocatedResources"] = alloc
+    cs["resources"] = res
+
+
 # -- probes (kubelet_sim.stages.probes: when the rest comes due) -------------------------------
 
 def _delay(c: JsonDict, probe: str) -> float:
@@ -204,6 +247,7 @@ def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
     cs["ready"] = initially_ready(c)
     cs["started"] = initially_started(c)
     cs["state"] = {"running": {"startedAt": now}}
+    _set_allocation(cs, c, old)
     return cs
 
 
@@ -222,6 +266,7 @@ def terminated_status(c: JsonDict, old: JsonDict | None, uid: str, now: str, *, 
         "startedAt": started or running.get("startedAt") or now,
     }
     cs["state"] = {"terminated": term}
+    _set_allocation(cs, c, old)
     return cs
 
 

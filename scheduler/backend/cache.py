@@ -31,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from minik3s.api.helpers.resources import resizing
 from minik3s.api.types import JsonDict
 from scheduler.backend.snapshot import Snapshot
 from scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
@@ -471,7 +472,9 @@ def reparsed(prev: PodInfo, pod: JsonDict) -> PodInfo:
     prev_meta = prev_pod.get("metadata") or {}
     labels = meta.get("labels") or {}
     if (pod.get("spec") != prev_pod.get("spec") or labels != prev.labels
-            or meta.get("name") != prev_meta.get("name") or meta.get("namespace") != prev_meta.get("namespace")):
+            or meta.get("name") != prev_meta.get("name") or meta.get("namespace") != prev_meta.get("namespace")
+            or resizing(pod) or resizing(prev_pod)):
+        # (a resizing container counts its status resources too: requests follow the status)
         return PodInfo(pod)
     out = prev.sharing(pod)
     out.labels = labels

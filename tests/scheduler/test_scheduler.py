@@ -579,3 +579,38 @@ async def test_a_series_whose_event_is_gone_is_created_again(real_api, env, make
     [_, again] = env.events("big", "FailedScheduling")
     assert again["metadata"]["name"] == second["metadata"]["name"] and again["series"]["count"] == 2
     assert again["reportingInstance"] == second["reportingInstance"] and again["eventTime"] == second["eventTime"]
+
+
+async def test_a_resizing_pod_counts_its_status_and_its_scale_down_requeues(real_api, env, make_scheduler):
+    """In-place resize (1.33): a bound pod counts, per container, the larger of its desired,
+    allocated and actual requests; when the kubelet's status lowers them (the resize actuated) the
+    pods that did not fit are re-queued (NodeResourcesFit's UpdatePodScaleDown)."""
+    from scheduler.plugins.registry import in_tree_registry
+
+    s = make_scheduler({"profiles": [{"schedulerName": "default-scheduler"}]},  # the default plugins
+                       registry=in_tree_registry())
+    await env.add(make_node("n").capacity(cpu="4").obj())
+    await env.add(make_pod("resized").req(cpu="1").node("n").obj())
+    running = real_api.obj(PODS, "resized", "default")
+    cs = {"name": running["spec"]["containers"][0]["name"], "image": "x", "imageID": "", "ready": True,
+          "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+          "allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "3"}}}
+    running["status"] = {**running.get("status", {}), "phase": "Running", "containerStatuses": [cs]}
+    await real_api.update(PODS, running, subresource="status")  # the spec says 1, the runtime still runs 3
+    await real_api.settle()
+    await env.add(make_pod("waiting").req(cpu="2").obj())
+    await cycle(s, real_api)
+    uid = env.uid("waiting")
+    assert s.queue.where(uid) == "unschedulablePods"
+    assert "Insufficient cpu" in cond(env, "waiting")[2]
+    # the kubelet actuated the smaller size: 1 cpu runs now
+    running = real_api.obj(PODS, "resized", "default")
+    running["status"]["containerStatuses"][0].update(allocatedResources={"cpu": "1"},
+                                                      resources={"requests": {"cpu": "1"}})
+    await real_api.update(PODS, running, subresource="status")
+    await real_api.settle()
+    assert s.queue.where(uid) in ("backoffQ", "activeQ")
+    s.clock.advance(2)
+    s.queue.flush_backoff_completed()
+    await cycle(s, real_api)
+    assert env.node_name("waiting") == "n"

@@ -27,6 +27,7 @@ from typing import Any
 
 from minik3s.api.helpers.persistent_volumes import claim_class
 from minik3s.api.helpers.pods import is_sidecar
+from minik3s.api.helpers.resources import effective_containers
 from minik3s.api.quantity import QuantityError, format_canonical, parse_quantity, quantity_format
 from minik3s.api.types import JsonDict
 
@@ -289,7 +290,8 @@ def pod_usage(pod: JsonDict, now: datetime | None = None) -> Usage:
     (`pod_counts` at `now`) is still charged its count/pods."""
     if now is not None and not pod_counts(pod, now):
         return {count_name("", "pods"): ONE}
-    spec = pod.get("spec") or {}
+    containers, inits = effective_containers(pod)  # a resizing container: max(desired, actual)
+    spec = {**(pod.get("spec") or {}), "containers": containers, "initContainers": inits}
     out = _compute_usage(_pod_totals(spec, _container_requests),
                          _pod_totals(spec, lambda c: (c.get("resources") or {}).get("limits"), limits=True))
     out[count_name("", "pods")] = ONE

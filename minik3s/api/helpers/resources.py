@@ -96,16 +96,96 @@ def _combine(regular: list[dict[str, int]], init: list[tuple[dict[str, int], boo
     return reqs
 
 
-def _parsed_containers(spec: JsonDict) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]]]:
-    regular = [_container_requests(c) for c in spec.get("containers") or ()]
-    init = [(_container_requests(c), is_sidecar(c)) for c in spec.get("initContainers") or ()]
+def _larger(a: object, b: object, resource: str) -> object:
+    """Of two quantities of one resource, the larger (a on a tie or when b does not parse)."""
+    return b if quantity_to_int(resource, b) > quantity_to_int(resource, a) else a
+
+
+def _max_list(*lists: object) -> JsonDict:
+    out: JsonDict = {}
+    for rl in lists:
+        if isinstance(rl, dict):
+            for k, v in rl.items():
+                out[k] = _larger(out[k], v, k) if k in out else v
+    return out
+
+
+def _effective(c: JsonDict, cs: JsonDict, infeasible: bool) -> JsonDict:
+    """A container with the resources the scheduler and quota count while it may be resizing
+    (component-helpers PodRequests with UseStatusResources): per resource the largest of the
+    desired (spec, with limits defaulting requests), allocated and actual requests, and of the
+    desired and actual limits; a resize the kubelet found Infeasible counts only what runs."""
+    res = c.get("resources") or {}
+    status_res = cs.get("resources") or {}
+    alloc = cs.get("allocatedResources")
+    spec_req = res.get("requests")
+    if res.get("limits"):
+        spec_req = {**res["limits"], **(spec_req or {})}
+    if not infeasible and status_res.get("requests") == spec_req and status_res.get("limits") == res.get("limits") \
+            and (alloc is None or alloc == spec_req):
+        return c  # nothing resizing: the spec is what counts (the common case, no parsing)
+    if infeasible:
+        req = _max_list(status_res.get("requests"), alloc)
+        lim = _max_list(status_res.get("limits"))
+    else:
+        req = _max_list(spec_req, status_res.get("requests"), alloc)
+        lim = _max_list(res.get("limits"), status_res.get("limits"))
+    out_res: JsonDict = {}
+    if req:
+        out_res["requests"] = req
+    if lim:
+        out_res["limits"] = lim
+    return {**c, "resources": out_res}
+
+
+def effective_containers(pod: JsonDict) -> tuple[list[JsonDict], list[JsonDict]]:
+    """The pod's containers and init containers, each sidecar and regular container with its
+    resources as `_effective` counts them where the kubelet reports `containerStatuses[].resources`
+    (non-sidecar init containers always count their spec). Pods without such statuses (pending,
+    or from a kubelet without in-place resize) are returned as they are."""
+    spec = pod.get("spec") or {}
+    containers = spec.get("containers") or []
+    inits = spec.get("initContainers") or []
+    status = pod.get("status")
+    if not status:
+        return containers, inits
+    by_name: dict[str, JsonDict] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            if isinstance(cs, dict) and cs.get("resources") is not None:
+                by_name[(("i:" if key == "initContainerStatuses" else "c:") + str(cs.get("name")))] = cs
+    if not by_name:
+        return containers, inits
+    infeasible = any(isinstance(cond, dict) and cond.get("type") == "PodResizePending"
+                     and cond.get("reason") == "Infeasible" for cond in status.get("conditions") or ())
+    out_c = [_effective(c, by_name[k], infeasible) if isinstance(c, dict) and (k := f"c:{c.get('name')}") in by_name
+             else c for c in containers]
+    out_i = [_effective(c, by_name[k], infeasible)
+             if isinstance(c, dict) and is_sidecar(c) and (k := f"i:{c.get('name')}") in by_name else c
+             for c in inits]
+    return out_c, out_i
+
+
+def resizing(pod: JsonDict) -> bool:
+    """Whether some container counts other resources than its spec (`effective_containers`)."""
+    spec = pod.get("spec") or {}
+    containers, inits = effective_containers(pod)
+    return any(a is not b for a, b in zip(containers, spec.get("containers") or (), strict=False)) or \
+        any(a is not b for a, b in zip(inits, spec.get("initContainers") or (), strict=False))
+
+
+def _parsed_containers(pod: JsonDict) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]]]:
+    containers, inits = effective_containers(pod)
+    regular = [_container_requests(c) for c in containers]
+    init = [(_container_requests(c), is_sidecar(c)) for c in inits]
     return regular, init
 
 
 def pod_requests(pod: JsonDict, *, non_zero: bool = False) -> dict[str, int]:
-    """Effective requests of a pod: {"cpu": milli, "memory": bytes, ...}."""
+    """Effective requests of a pod: {"cpu": milli, "memory": bytes, ...}; a container the kubelet
+    is resizing counts the larger of its desired, allocated and actual requests."""
     spec = pod.get("spec") or {}
-    regular, init = _parsed_containers(spec)
+    regular, init = _parsed_containers(pod)
     if non_zero:
         regular = [_non_zero(r) for r in regular]
         init = [(_non_zero(r), sidecar) for r, sidecar in init]
@@ -120,8 +200,9 @@ def pod_limits(pod: JsonDict) -> dict[str, int]:
     """Effective limits of a pod, as PodLimits: the containers' and sidecars' sum, at least each
     init container's with the sidecars before it, plus the overhead (units as `pod_requests`)."""
     spec = pod.get("spec") or {}
-    regular = [_container_limits(c) for c in spec.get("containers") or ()]
-    init = [(_container_limits(c), is_sidecar(c)) for c in spec.get("initContainers") or ()]
+    containers, inits = effective_containers(pod)
+    regular = [_container_limits(c) for c in containers]
+    init = [(_container_limits(c), is_sidecar(c)) for c in inits]
     return _combine(regular, init, resource_list_to_ints(spec.get("overhead")))
 
 
@@ -129,7 +210,7 @@ def pod_requests_and_non_zero(pod: JsonDict) -> tuple[dict[str, int], dict[str, 
     """`pod_requests(pod)` and `pod_requests(pod, non_zero=True)` from one parse of the containers
     (the scheduler's PodInfo needs both for every pod it sees)."""
     spec = pod.get("spec") or {}
-    regular, init = _parsed_containers(spec)
+    regular, init = _parsed_containers(pod)
     overhead = resource_list_to_ints(spec.get("overhead"))
     plain = _combine(regular, init, overhead)
     nz = _combine([_non_zero(r) for r in regular], [(_non_zero(r), sidecar) for r, sidecar in init], overhead)
