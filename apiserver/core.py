@@ -41,6 +41,7 @@ from apiserver.patch.managed import record_managed_fields, records_managed_field
 from apiserver.patch.merge_patch import apply_merge_patch
 from apiserver.patch.strategic_merge import (
     apply_strategic_merge_patch,
+    builtin_patch_meta,
     patch_meta_for,
     patched_top_level_fields,
 )
@@ -920,10 +921,7 @@ class ApiCore:
                 raise errors.UnsupportedMediaTypeError(
                     'the body of the request was in an unknown format - accepted media types include: '
                     'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
-            schema = patch_meta_for(info.api_version, info.kind)
-            if schema is None:
-                raise errors.UnsupportedMediaTypeError(
-                    f"strategic merge patch is not supported for {info.kind}: use application/merge-patch+json")
+            schema = builtin_patch_meta(info.api_version, info.kind)
         if patch_type == "json":
             if not isinstance(body, list):
                 raise BadRequestError("json: cannot unmarshal object into Go value of type jsonpatch.Patch")

@@ -71,6 +71,7 @@ from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
 from minik3s.controllers.apiserver_endpoints import advertised_ip, reconcile_apiserver_endpoints
 from minik3s.controllers.apiserver_identity import ApiserverIdentity
+from minik3s.controllers.servicecidrs import ensure_default_service_cidr, repair_ip_addresses
 from minik3s.pki import (
     PRIVATE_FILE,
     CsrSigner,
@@ -88,6 +89,7 @@ from minik3s.utils.gc_policy import apply_server_gc_policy
 logger = logging.getLogger(__name__)
 
 KUBERNETES_SERVICE_IP = "10.43.0.1"  # first address of K3s' service CIDR 10.43.0.0/16
+SERVICE_CIDR = "10.43.0.0/16"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
     ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."),
@@ -237,11 +239,14 @@ async def _bootstrap(client: LocalClient, core: ApiCore, port: int, *, local_sto
         # K3s' local-storage manifest: the default `local-path` StorageClass (its provisioner runs
         # as the `local-storage` component, see build_components)
         await _create_missing(client, STORAGECLASSES, local_path_storage_class())
+    # the default ServiceCIDR (kube-apiserver's post-start hook, before Services are allocated)
+    await ensure_default_service_cidr(client, [SERVICE_CIDR])
     # the `kubernetes` Service in `default`, as kube-apiserver's bootstrap controller keeps it
     # (its Endpoints/EndpointSlice follow in `start` once the listening port is known:
     # minik3s.controllers.apiserver_endpoints)
     try:
         await client.get(SERVICES, "kubernetes", "default")
+        await repair_ip_addresses(client)  # a data directory from before IPAddresses were kept
         return
     except NotFoundError:
         pass

@@ -1427,6 +1427,38 @@ INGRESSCLASS_PRINTER = Printer(
     _ingress_class_cells,
 )
 
+SERVICECIDR_PRINTER = Printer(
+    (_name(),
+     Column("CIDRs", "string", 'CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or '
+            '"2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP '
+            'family. This field is immutable.'),
+     _age()),
+    lambda o, now: [_d(o, "metadata", "name") or "", ",".join(str(c) for c in _d(o, "spec", "cidrs") or []),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
+
+def _parent_ref(ref: Any) -> str:
+    """printIPAddress's ParentRef cell: `resource[.group]/[namespace/]name`, lower case."""
+    if not isinstance(ref, dict):
+        return "<none>"
+    gr = _str(ref.get("resource"))
+    if ref.get("group"):
+        gr += "." + _str(ref["group"])
+    out = gr.lower()
+    if ref.get("namespace"):
+        out += "/" + _str(ref["namespace"])
+    return out + "/" + _str(ref.get("name"))
+
+
+# printIPAddress writes an age cell that has no column (kubectl prints the two columns)
+IPADDRESS_PRINTER = Printer(
+    (_name(), Column("ParentRef", "string", "ParentRef references the resource that an IPAddress is attached to. "
+                                            "An IPAddress must reference a parent object.")),
+    lambda o, now: [_d(o, "metadata", "name") or "", _parent_ref(_d(o, "spec", "parentRef")),
+                    since(_d(o, "metadata", "creationTimestamp"), now)],
+)
+
 NETWORKPOLICY_PRINTER = Printer(
     (_name(), Column("Pod-Selector", "string", "Backing selector for the networkpolicy"), _age()),
     lambda o, now: [_d(o, "metadata", "name") or "", format_label_selector(_d(o, "spec", "podSelector") or {}),
@@ -1714,6 +1746,8 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTERROLEBINDING_PRINTER,
         ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
         ("networking.k8s.io", "ingressclasses"): INGRESSCLASS_PRINTER,
+        ("networking.k8s.io", "servicecidrs"): SERVICECIDR_PRINTER,
+        ("networking.k8s.io", "ipaddresses"): IPADDRESS_PRINTER,
         ("networking.k8s.io", "networkpolicies"): NETWORKPOLICY_PRINTER,
         ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,
         ("storage.k8s.io", "csidrivers"): CSIDRIVER_PRINTER,

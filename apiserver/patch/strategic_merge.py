@@ -220,6 +220,7 @@ def _table() -> dict[tuple[str, str], PatchMeta]:
             spec=_s(selector=PatchMeta(atomic=True, struct=True, strategy="replace")),
             status=conditions_status,
         ),
+        ("networking.k8s.io/v1", "ServiceCIDR"): root(spec=_s(), status=conditions_status),
     }
     for api_version, kind in (
         ("v1", "ConfigMap"),
@@ -243,6 +244,14 @@ def _table() -> dict[tuple[str, str], PatchMeta]:
 def patch_meta_for(api_version: str, kind: str) -> PatchMeta | None:
     """The merge schema of a built-in kind, or None (custom resources: SMP → 415)."""
     return _table().get((api_version, kind))
+
+
+def builtin_patch_meta(api_version: str, kind: str) -> PatchMeta:
+    """The strategic merge schema of any built-in kind: its table entry, else the object meta's
+    rules alone (finalizers a set, ownerReferences keyed by uid), every other list replaced, as
+    for upstream's types whose lists carry no patch strategy (Ingress rules, ClusterRole rules,
+    StorageClass mountOptions, ...)."""
+    return _table().get((api_version, kind)) or _table()[("v1", "ConfigMap")]
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -74,6 +74,7 @@ from .scheduling import PriorityClassStrategy
 from .schema import SchemaIndex
 from .service import ServiceStrategy
 from .service_account import ServiceAccountStrategy
+from .service_cidr import IPAddressStrategy, ServiceCIDRStrategy
 from .storage import (
     CSIDriverStrategy,
     CSINodeStrategy,
@@ -152,6 +153,8 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ClusterRoleBindingStrategy(),
         ("networking.k8s.io", "Ingress"): IngressStrategy(),
         ("networking.k8s.io", "IngressClass"): IngressClassStrategy(),
+        ("networking.k8s.io", "ServiceCIDR"): ServiceCIDRStrategy(),
+        ("networking.k8s.io", "IPAddress"): IPAddressStrategy(),
         ("networking.k8s.io", "NetworkPolicy"): NetworkPolicyStrategy(),
         ("storage.k8s.io", "StorageClass"): StorageClassStrategy(),
         ("storage.k8s.io", "CSIDriver"): CSIDriverStrategy(),

@@ -561,7 +561,8 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
         **{("rbac.authorization.k8s.io", k): getattr(rbac, k)
            for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
-        **{("networking.k8s.io", k): getattr(networking, k) for k in ("Ingress", "IngressClass", "NetworkPolicy")},
+        **{("networking.k8s.io", k): getattr(networking, k) for k in ("Ingress", "IngressClass", "NetworkPolicy",
+                                                                        "ServiceCIDR", "IPAddress")},
         **{("storage.k8s.io", k): getattr(storage, k)
            for k in ("StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment")},
         ("certificates.k8s.io", "CertificateSigningRequest"): certificates.CertificateSigningRequest,

@@ -60,10 +60,10 @@ class ServiceStrategy(Strategy):
             return None
         reserved = ops.hook_state(Reservations)
         used = service_alloc.used_from_services(ops.stored(info))
-        used.ips |= reserved.ips
+        used.ips |= reserved.ips | _ip_addresses(ops)
         used.node_ports |= reserved.node_ports
         before = service_alloc.Used(set(used.ips), set(used.node_ports))
-        causes = service_alloc.allocate(spec, used, ops.rng)
+        causes = service_alloc.allocate(spec, used, ops.rng, _ranges(ops))
         if causes:
             raise errors.invalid(info.kind, as_dict(obj.get("metadata")).get("name") or "", causes, info.group)
         mine = service_alloc.Used(used.ips - before.ips, used.node_ports - before.node_ports)
@@ -86,11 +86,22 @@ class ServiceStrategy(Strategy):
         others = [s for s in ops.stored(info) if as_dict(s.get("metadata")).get("uid") != uid]
         used = service_alloc.used_from_services(others)
         reserved = ops.hook_state(Reservations)
-        used.ips |= reserved.ips
+        own = {str(ip) for ip in ospec.get("clusterIPs") or [ospec.get("clusterIP")] if ip and ip != "None"}
+        used.ips |= reserved.ips | (_ip_addresses(ops) - own)
         used.node_ports |= reserved.node_ports
-        causes = service_alloc.allocate_update(nspec, ospec, used, ops.rng)
+        causes = service_alloc.allocate_update(nspec, ospec, used, ops.rng, _ranges(ops))
         if causes:
             raise errors.invalid(info.kind, as_dict(new.get("metadata")).get("name") or "", causes, info.group)
+
+    async def after_create(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> JsonDict:
+        await _sync_ip_addresses(ops, obj, None)
+        return obj
+
+    async def after_update(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        await _sync_ip_addresses(ops, obj, None)
+
+    async def after_delete(self, ops: RegistryOps, info: ResourceInfo, obj: JsonDict) -> None:
+        await _sync_ip_addresses(ops, None, obj)
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")
@@ -195,6 +206,74 @@ class ServiceStrategy(Strategy):
 
     def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
         return get_warnings_for_service(new)
+
+
+# ---- the IPAddress objects of the multi-CIDR allocator (KEP-1880) ----------------------------------
+
+IP_FAMILY_LABEL = "ipaddress.kubernetes.io/ip-family"
+MANAGED_BY_LABEL = "ipaddress.kubernetes.io/managed-by"
+ALLOCATOR = "ipallocator.k8s.io"
+
+
+def _info(ops: RegistryOps, resource: str) -> ResourceInfo | None:
+    return ops.registry.get("networking.k8s.io", "v1", resource)
+
+
+def _ranges(ops: RegistryOps) -> list[service_alloc.Network] | None:
+    """The ready ServiceCIDRs' ranges; None (K3s' default range) while none exists at all (an API
+    without the server's bootstrap)."""
+    info = _info(ops, "servicecidrs")
+    if info is None:
+        return None
+    cidrs = ops.stored(info)
+    return service_alloc.ready_cidrs(cidrs) if cidrs else None
+
+
+def _ip_addresses(ops: RegistryOps) -> set[str]:
+    info = _info(ops, "ipaddresses")
+    if info is None:
+        return set()
+    return {str(as_dict(o.get("metadata")).get("name")) for o in ops.stored(info)}
+
+
+def cluster_ips(svc: JsonDict | None) -> set[str]:
+    spec = as_dict((svc or {}).get("spec"))
+    if spec.get("type") == "ExternalName":
+        return set()
+    return {str(ip) for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"}
+
+
+def ip_address_object(ip: str, namespace: str, name: str) -> JsonDict:
+    """The IPAddress the allocator creates for a Service's cluster IP (createIPAddress)."""
+    family = "IPv6" if ":" in ip else "IPv4"
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+            "metadata": {"name": ip, "labels": {IP_FAMILY_LABEL: family, MANAGED_BY_LABEL: ALLOCATOR}},
+            "spec": {"parentRef": {"resource": "services", "namespace": namespace, "name": name}}}
+
+
+async def _sync_ip_addresses(ops: RegistryOps, svc: JsonDict | None, gone: JsonDict | None) -> None:
+    """Keep one IPAddress per cluster IP of `svc` (created once the Service is stored) and delete
+    those of a deleted Service `gone` (Release) or the ones `svc` no longer holds."""
+    info = _info(ops, "ipaddresses")
+    if info is None:
+        return
+    owner = svc if svc is not None else gone
+    meta = as_dict(as_dict(owner).get("metadata"))
+    ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    want = cluster_ips(svc)
+    held = {str(as_dict(o.get("metadata")).get("name")) for o in ops.stored(info)
+            if as_dict(as_dict(o.get("spec")).get("parentRef")) == {"resource": "services", "namespace": ns,
+                                                                     "name": name}}
+    for ip in sorted(want - held):
+        try:
+            await ops.create(info, None, ip_address_object(ip, ns, name))
+        except errors.AlreadyExistsError:
+            pass  # the repair at start (or an earlier holder) wrote it
+    for ip in sorted(held - want):
+        try:
+            await ops.delete(info, None, ip)
+        except errors.NotFoundError:
+            pass
 
 
 def _ip_list_warnings(values: object, path: str) -> list[str]:

@@ -29,6 +29,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from minik3s.api import errors
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import invalid
 
@@ -75,15 +76,62 @@ def _pick(candidates_hi: range, candidates_lo: range, taken: set[int], rng: rand
     return None
 
 
-def allocate_cluster_ip(used: set[str], rng: random.Random) -> str | None:
-    net = SERVICE_CIDR
-    first, last = int(net.network_address) + 1, int(net.broadcast_address) - 1
-    size = last - first + 1
-    band = _band(size, lo=16, hi=256, step=16)
-    taken = {int(ipaddress.ip_address(ip)) for ip in used if _in_cidr(ip)}
-    taken.add(first)  # the `kubernetes` Service's address
-    v = _pick(range(first + band, last + 1), range(first, first + band), taken, rng)
-    return None if v is None else str(ipaddress.ip_address(v))
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def ready_cidrs(service_cidrs: Iterable[JsonDict]) -> list[Network]:
+    """The ranges the IPv4 allocator may use (MetaAllocator.syncAllocators): every CIDR of a
+    ServiceCIDR that is not being deleted and whose Ready condition is not False (no condition:
+    ready, as before its controller ran); one per distinct range, in the given order."""
+    out: list[Network] = []
+    for sc in service_cidrs:
+        if (sc.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        conds = (sc.get("status") or {}).get("conditions") or []
+        if any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "False" for c in conds):
+            continue
+        for c in (sc.get("spec") or {}).get("cidrs") or []:
+            try:
+                net = ipaddress.ip_network(str(c), strict=False)
+            except ValueError:
+                continue
+            if net.version == 4 and net not in out:
+                out.append(net)
+    return out
+
+
+def _usable(net: Network) -> tuple[int, int]:
+    """First and last assignable address (the network and, for IPv4, the broadcast excluded)."""
+    return int(net.network_address) + 1, int(net.broadcast_address) - (1 if net.version == 4 else 0)
+
+
+def allocate_cluster_ip(used: set[str], rng: random.Random, nets: list[Network] | None = None) -> str | None:
+    """A free address from one of `nets` (tried in random order, as Go's map iteration in
+    AllocateNextService; each range's upper band first, KEP-3070); None when all are full."""
+    nets = list(nets) if nets is not None else [SERVICE_CIDR]
+    rng.shuffle(nets)
+    taken_all = {int(ipaddress.ip_address(ip)) for ip in used if _parses(ip)}
+    for net in nets:
+        first, last = _usable(net)
+        if last < first:
+            continue
+        # calculateRangeOffset: from the whole prefix's size; none for a range of 16 or fewer
+        band = 0 if net.num_addresses <= 16 else _band(net.num_addresses, lo=16, hi=256, step=16)
+        taken = set(taken_all)
+        if net == SERVICE_CIDR:
+            taken.add(first)  # the `kubernetes` Service's address
+        v = _pick(range(first + band, last + 1), range(first, first + band), taken, rng)
+        if v is not None:
+            return str(ipaddress.ip_address(v))
+    return None
+
+
+def _parses(ip: str) -> bool:
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        return False
+    return True
 
 
 def allocate_node_port(used: set[int], rng: random.Random) -> int | None:
@@ -92,18 +140,27 @@ def allocate_node_port(used: set[int], rng: random.Random) -> int | None:
     return _pick(range(lo + band, hi + 1), range(lo, lo + band), used, rng)
 
 
-def _in_cidr(ip: str) -> bool:
+def _in_cidr(ip: str, nets: list[Network] | None = None) -> bool:
+    """Whether a ready range holds `ip` as an assignable address (getAllocator / PrefixContainsIP)."""
     try:
-        return ipaddress.ip_address(ip) in SERVICE_CIDR
+        addr = int(ipaddress.ip_address(ip))
     except ValueError:
         return False
+    for net in nets if nets is not None else [SERVICE_CIDR]:
+        first, last = _usable(net)
+        if first <= addr <= last and ipaddress.ip_address(ip).version == net.version:
+            return True
+    return False
 
 
-def allocate(spec: JsonDict, used: Used, rng: random.Random) -> list[JsonDict]:
-    """Fill `clusterIP`/`clusterIPs` and missing `nodePort`s of a Service spec being created.
+def allocate(spec: JsonDict, used: Used, rng: random.Random, nets: list[Network] | None = None) -> list[JsonDict]:
+    """Fill `clusterIP`/`clusterIPs` and missing `nodePort`s of a Service spec being created,
+    from the ready ranges `nets` (None: K3s' default range alone).
 
     Returns 422 causes (upstream wording) for a requested IP or port that is taken or out of
-    range; `used` gains what was allocated (so a caller can hold it as a reservation)."""
+    range; raises InternalError when no range has a free address (upstream: "failed to allocate
+    a serviceIP: range is full"); `used` gains what was allocated (so a caller can hold it as a
+    reservation)."""
     stype = spec.get("type") or "ClusterIP"
     if stype == "ExternalName":
         return []
@@ -113,10 +170,10 @@ def allocate(spec: JsonDict, used: Used, rng: random.Random) -> list[JsonDict]:
         spec["clusterIP"] = "None"
         spec["clusterIPs"] = ["None"]
     elif requested:
-        if not _in_cidr(str(requested)):
+        if not _in_cidr(str(requested), nets):
             errs.append(invalid("spec.clusterIPs", [str(requested)],
-                                f"failed to allocate IP {requested}: the provided IP ({requested}) is not in the "
-                                f"valid range. The range of valid IPs is {SERVICE_CIDR}"))
+                                f"failed to allocate IP {requested}: the provided network does not match the current "
+                                "range"))
         elif str(requested) in used.ips:
             errs.append(invalid("spec.clusterIPs", [str(requested)],
                                 f"failed to allocate IP {requested}: provided IP is already allocated"))
@@ -125,10 +182,9 @@ def allocate(spec: JsonDict, used: Used, rng: random.Random) -> list[JsonDict]:
             spec["clusterIPs"] = [str(requested)]
             used.ips.add(str(requested))
     else:
-        ip = allocate_cluster_ip(used.ips, rng)
+        ip = allocate_cluster_ip(used.ips, rng, nets)
         if ip is None:
-            errs.append(invalid("spec.clusterIPs", [],
-                                "failed to allocate IP : range is full"))
+            raise errors.InternalError("Internal error occurred: failed to allocate a serviceIP: range is full")
         else:
             spec["clusterIP"] = ip
             spec["clusterIPs"] = [ip]
@@ -168,7 +224,8 @@ def _node_ports(spec: JsonDict, used: Used, rng: random.Random) -> list[JsonDict
 
 
 
-def allocate_update(new: JsonDict, old: JsonDict, used: Used, rng: random.Random) -> list[JsonDict]:
+def allocate_update(new: JsonDict, old: JsonDict, used: Used, rng: random.Random,
+                    nets: list[Network] | None = None) -> list[JsonDict]:
     """The update half (upstream `patchAllocatedValues` + `allocateUpdate`): node ports the old
     object held are carried over to the same (port, protocol) when the client left them out, then
     anything still missing is allocated as on create. `used` must not contain `old`'s own values."""
@@ -192,4 +249,4 @@ def allocate_update(new: JsonDict, old: JsonDict, used: Used, rng: random.Random
             if stype == "NodePort" or new.get("allocateLoadBalancerNodePorts"):
                 causes.extend(_node_ports(new, used, rng))
         return causes
-    return allocate(new, used, rng)
+    return allocate(new, used, rng, nets)

@@ -1,5 +1,5 @@
-"""networking.k8s.io/v1 wire types: Ingress, IngressClass, NetworkPolicy (layer L2, upstream
-k8s.io/api/networking/v1).
+"""networking.k8s.io/v1 wire types: Ingress, IngressClass, NetworkPolicy, ServiceCIDR, IPAddress
+(layer L2, upstream k8s.io/api/networking/v1).
 
 Stored and validated only: minik3s runs no ingress controller and no network plugin, so
 Ingress status is whatever a client writes and NetworkPolicies do not filter traffic.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from minik3s.api.meta import IntOrString, K8sModel, LabelSelector, TypedObject
+from minik3s.api.meta import Condition, IntOrString, K8sModel, LabelSelector, TypedObject
 
 
 class ServiceBackendPort(K8sModel):
@@ -139,3 +139,37 @@ class NetworkPolicySpec(K8sModel):
 
 class NetworkPolicy(TypedObject):
     spec: NetworkPolicySpec | None = None
+
+
+class ServiceCIDRSpec(K8sModel):
+    cidrs: list[str] | None = None
+
+
+class ServiceCIDRStatus(K8sModel):
+    conditions: list[Condition] | None = None
+
+
+class ServiceCIDR(TypedObject):
+    """A range Service cluster IPs are allocated from (KEP-1880, GA in 1.33); the apiserver keeps
+    the default one, `kubernetes`, from its service CIDR."""
+
+    spec: ServiceCIDRSpec | None = None
+    status: ServiceCIDRStatus | None = None
+
+
+class ParentReference(K8sModel):
+    group: str | None = None
+    resource: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+
+
+class IPAddressSpec(K8sModel):
+    parentRef: ParentReference | None = None
+
+
+class IPAddress(TypedObject):
+    """One allocated cluster IP (named after it) and the Service holding it."""
+
+    spec: IPAddressSpec | None = None
+

@@ -258,6 +258,8 @@ def builtin_resources() -> list[ResourceInfo]:
         R("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
         R("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), subresources=("status",)),
         R("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
+        R("networking.k8s.io", "v1", "servicecidrs", "ServiceCIDR", False, subresources=("status",)),
+        R("networking.k8s.io", "v1", "ipaddresses", "IPAddress", False),
         R("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
         R("storage.k8s.io", "v1", "csinodes", "CSINode", False),
         R("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, has_spec=False),
@@ -409,6 +411,8 @@ DEPLOYMENTS = _IDX["deployments.apps"]
 REPLICASETS = _IDX["replicasets.apps"]
 PRIORITYCLASSES = _IDX["priorityclasses.scheduling.k8s.io"]
 RUNTIMECLASSES = _IDX["runtimeclasses.node.k8s.io"]
+SERVICECIDRS = _IDX["servicecidrs.networking.k8s.io"]
+IPADDRESSES = _IDX["ipaddresses.networking.k8s.io"]
 WORKLOADS = _IDX["workloads.scheduling.k8s.io"]
 PODDISRUPTIONBUDGETS = _IDX["poddisruptionbudgets.policy"]
 LEASES = _IDX["leases.coordination.k8s.io"]

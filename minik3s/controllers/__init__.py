@@ -28,6 +28,7 @@ ALL_CONTROLLER_NAMES = (
     "statefulset", "daemonset", "replicationcontroller", "cronjob",
     "horizontalpodautoscaling", "clusterrole-aggregation", "root-ca-cert-publisher", "resourcequota",
     "pvc-protection", "pv-protection", "persistentvolume-binder", "ephemeral-volume", "csrsigning", "ttl",
+    "service-cidr-controller",
 )
 
 
@@ -95,6 +96,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.resourcequota import ResourceQuotaController
     from minik3s.controllers.root_ca_publisher import RootCACertPublisher
     from minik3s.controllers.serviceaccount import ServiceAccountsController
+    from minik3s.controllers.servicecidrs import ServiceCIDRController
     from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.storage_protection import StorageProtectionController
     from minik3s.controllers.taint_eviction import TaintEvictionController
@@ -107,6 +109,9 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     def on(name: str) -> bool:
         return name in c.enabled
 
+    if on("service-cidr-controller"):
+        scc = ServiceCIDRController(client, informers, clock=clock)
+        out.append(("service-cidr-controller", lambda: scc.run()))
     if on("endpoint"):
         ep = EndpointsController(client, informers, clock=clock)
         out.append(("endpoint", lambda: ep.run(c.concurrent_endpoint_syncs)))
