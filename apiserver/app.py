@@ -15,17 +15,20 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
+from dataclasses import replace
 
 from aiohttp import hdrs, web
 
+from apiserver.apf import Classifier
 from apiserver.core import ApiCore
 from apiserver.handlers import exec_stream
 from apiserver.handlers.authn import authn_middleware
-from apiserver.handlers.authz import impersonation_middleware
+from apiserver.handlers.authz import impersonation_middleware, parsed_request_attributes
 from apiserver.handlers.dispatch import dispatch, error_middleware
 from apiserver.handlers.metrics import RequestMetrics, serve_metrics
 from apiserver.handlers.watch import close_watches
 from apiserver.keys import (
+    APF,
     AUTHN,
     AUTHORIZER,
     COMPONENT_HEALTH,
@@ -38,6 +41,7 @@ from apiserver.keys import (
     METRICS_API,
     READY,
     REGISTRY_DOCS,
+    REQUEST_USER,
     SERVING,
     SERVING_NAMES,
     USAGE,
@@ -50,13 +54,41 @@ from apiserver.keys import (
     ServingLimits,
 )
 from apiserver.rbac import Authorizer, EscalationCheck
+from minik3s.api.errors import ApiError
 from minik3s.api.metrics import UsageProvider
+from minik3s.api.user import ADMIN
 
 __all__ = ["READY", "create_app"]
 
 
 async def _close_authorizer(app: web.Application) -> None:
     app[AUTHORIZER].close()  # its store watchers
+    app[APF].close()
+
+
+_LONG_RUNNING_SUBRESOURCES = frozenset({"exec", "attach", "portforward", "proxy"})
+
+
+def _apf_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """WithPriorityAndFairness's response headers: the UIDs of the request's FlowSchema and
+    PriorityLevelConfiguration, on every classified request (watches and exempt ones too); not
+    on long-running requests other than watches (exec, attach, port-forward, proxy, a followed
+    log), which skip the filter, nor on an authentication failure, which never reaches it."""
+    if response.status == 401:
+        return
+    user = request.get(REQUEST_USER) or ADMIN
+    try:
+        attrs = parsed_request_attributes(request, user)
+    except ApiError:
+        return
+    if attrs.subresource in _LONG_RUNNING_SUBRESOURCES or attrs.verb == "proxy" or (
+            attrs.subresource == "log" and request.query.get("follow") in ("true", "1")):
+        return
+    if attrs.user is not user:
+        attrs = replace(attrs, user=user)
+    got = request.app[APF].classify(attrs)
+    if got is not None:
+        response.headers["X-Kubernetes-Pf-Flowschema-Uid"], response.headers["X-Kubernetes-Pf-Prioritylevel-Uid"] = got
 
 
 def _new_audit_id() -> str:
@@ -82,6 +114,7 @@ async def _filter_headers(request: web.Request, response: web.StreamResponse) ->
         headers["Audit-Id"] = request.headers.get("Audit-Id") or _new_audit_id()
     if hdrs.CACHE_CONTROL not in headers:
         headers[hdrs.CACHE_CONTROL] = "no-cache, private"
+    _apf_headers(request, response)
 
 
 def create_app(
@@ -102,6 +135,7 @@ def create_app(
                           handler_args={"max_field_size": 65536, "max_line_size": 65536})
     app[CORE] = core
     app[AUTHORIZER] = Authorizer(core.store, core.registry)
+    app[APF] = Classifier(core.store, core.registry)
     # RBAC's escalation prevention on role/binding writes (once per core)
     core.write_guards[:] = [g for g in core.write_guards if not isinstance(g, EscalationCheck)]
     core.write_guards.append(EscalationCheck(app[AUTHORIZER]))

@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from aiohttp import web
 
+from apiserver.apf import Classifier
 from apiserver.core import ApiCore
 from apiserver.rbac import Authorizer
 from apiserver.strategies.service_account import DEFAULT_AUDIENCES
@@ -126,3 +127,6 @@ SERVING_NAMES: web.AppKey[frozenset[str] | None] = web.AppKey("serving_names")
 # the RBAC authorizer over the core's store (apiserver.rbac): dispatch, impersonation and the
 # access reviews ask it
 AUTHORIZER = web.AppKey("authorizer", Authorizer)
+# API Priority and Fairness classification over the core's store (apiserver.apf): the UIDs of a
+# response's FlowSchema and PriorityLevelConfiguration
+APF = web.AppKey("apf", Classifier)

@@ -69,6 +69,7 @@ from minik3s.client.leaderelection import LeaderElectionConfig, LeaseElector
 from minik3s.client.local import LocalClient
 from minik3s.client.rest import default_user_agent
 from minik3s.config import ServerConfig
+from minik3s.controllers.apf import ApfConfig
 from minik3s.controllers.apiserver_endpoints import advertised_ip, reconcile_apiserver_endpoints
 from minik3s.controllers.apiserver_identity import ApiserverIdentity
 from minik3s.controllers.servicecidrs import ensure_default_service_cidr, repair_ip_addresses
@@ -408,10 +409,12 @@ def build_components(rs: RunningServer) -> list[tuple[str, Callable[[], Awaitabl
     """Named run coroutines of the enabled components (imports only what is enabled)."""
     cfg = rs.config
     identity = ApiserverIdentity(rs.client, clock=rs.clock)
+    apf = ApfConfig(rs.client, rs.informers, clock=rs.clock)
     out: list[tuple[str, Callable[[], Awaitable[None]]]] = [
         ("informers", rs.informers.run),
         ("event-ttl", lambda: run_event_ttl(rs.store, ttl=cfg.event_ttl, clock=rs.clock)),
         ("apiserver-identity", identity.run),
+        ("priority-and-fairness-config", apf.run),
     ]
     if cfg.enabled("controllers"):
         from minik3s.controllers import ControllerConfig, all_controllers

@@ -201,6 +201,8 @@ class Printer:
     columns: tuple[Column, ...]
     cells: CellsFn
     row_conditions: Callable[[JsonDict], list[JsonDict] | None] | None = None
+    # a kind's list printer that sorts its rows (printFlowSchemaList: by matchingPrecedence, name)
+    order: Callable[[list[JsonDict]], list[JsonDict]] | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1459,6 +1461,79 @@ IPADDRESS_PRINTER = Printer(
                     since(_d(o, "metadata", "creationTimestamp"), now)],
 )
 
+def _flow_schema_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    dm = spec.get("distinguisherMethod")
+    missing = "?"
+    for c in _d(o, "status", "conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Dangling":
+            missing = _str(c.get("status"))
+    return [_d(o, "metadata", "name") or "", _str(_d(spec, "priorityLevelConfiguration", "name")),
+            spec.get("matchingPrecedence"), _str(dm.get("type")) if isinstance(dm, dict) else "<none>",
+            since(_d(o, "metadata", "creationTimestamp"), now), missing]
+
+
+def _flow_schema_order(objects: list[JsonDict]) -> list[JsonDict]:
+    """FlowSchemaSequence: by matchingPrecedence, then name."""
+    return sorted(objects, key=lambda o: (_d(o, "spec", "matchingPrecedence") or 0, _d(o, "metadata", "name") or ""))
+
+
+FLOWSCHEMA_PRINTER = Printer(
+    (_name(),
+     Column("PriorityLevel", "string", "`priorityLevelConfiguration` should reference a PriorityLevelConfiguration "
+                                       "in the cluster. If the reference cannot be resolved, the FlowSchema will be "
+                                       "ignored and marked as invalid in its status. Required."),
+     Column("MatchingPrecedence", "string", "`matchingPrecedence` is used to choose among the FlowSchemas that match "
+                                            "a given request. The chosen FlowSchema is among those with the "
+                                            "numerically lowest (which we take to be logically highest) "
+                                            "MatchingPrecedence.  Each MatchingPrecedence value must be ranged in "
+                                            "[1,10000]. Note that if the precedence is not specified, it will be set "
+                                            "to 1000 as default."),
+     Column("DistinguisherMethod", "string", "`distinguisherMethod` defines how to compute the flow distinguisher "
+                                             "for requests that match this schema. `nil` specifies that the "
+                                             "distinguisher is disabled and thus will always be the empty string."),
+     _age(),
+     Column("MissingPL", "string", "indicates whether the referenced priority level object is missing")),
+    _flow_schema_cells,
+    order=_flow_schema_order,
+)
+
+
+def _priority_level_cells(o: JsonDict, now: datetime) -> list[Any]:
+    spec = o.get("spec") or {}
+    lim = spec.get("limited")
+    shares: Any = "<none>"
+    queues: Any = "<none>"
+    hand: Any = "<none>"
+    length: Any = "<none>"
+    if isinstance(lim, dict):
+        shares = lim.get("nominalConcurrencyShares")
+        q = _d(lim, "limitResponse", "queuing")
+        if isinstance(q, dict):
+            queues, hand, length = q.get("queues"), q.get("handSize"), q.get("queueLengthLimit")
+    return [_d(o, "metadata", "name") or "", _str(spec.get("type")), shares, queues, hand, length,
+            since(_d(o, "metadata", "creationTimestamp"), now)]
+
+
+PRIORITYLEVEL_PRINTER = Printer(
+    (_name(),
+     Column("Type", "string", "`type` indicates whether this priority level is subject to limitation on request "
+                              "execution.  A value of `\"Exempt\"` means that requests of this priority level are not "
+                              "subject to a limit (and thus are never queued) and do not detract from the capacity "
+                              "made available to other priority levels.  A value of `\"Limited\"` means that (a) "
+                              "requests of this priority level _are_ subject to limits and (b) some of the server's "
+                              "limited capacity is made available exclusively to this priority level. Required."),
+     Column("NominalConcurrencyShares", "string", "nominalConcurrencyShares (NCS) contributes to the computation of "
+                                                  "the NominalConcurrencyLimit (NominalCL) of this level."),
+     Column("Queues", "string", "`queues` is the number of queues for this priority level."),
+     Column("HandSize", "string", "`handSize` is a small positive number that configures the shuffle sharding of "
+                                  "requests into queues."),
+     Column("QueueLengthLimit", "string", "`queueLengthLimit` is the maximum number of requests allowed to be "
+                                          "waiting in a given queue of this priority level at a time."),
+     _age()),
+    _priority_level_cells,
+)
+
 NETWORKPOLICY_PRINTER = Printer(
     (_name(), Column("Pod-Selector", "string", "Backing selector for the networkpolicy"), _age()),
     lambda o, now: [_d(o, "metadata", "name") or "", format_label_selector(_d(o, "spec", "podSelector") or {}),
@@ -1747,6 +1822,8 @@ def builtin_printers() -> dict[tuple[str, str], Printer]:
         ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
         ("networking.k8s.io", "ingressclasses"): INGRESSCLASS_PRINTER,
         ("networking.k8s.io", "servicecidrs"): SERVICECIDR_PRINTER,
+        ("flowcontrol.apiserver.k8s.io", "flowschemas"): FLOWSCHEMA_PRINTER,
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): PRIORITYLEVEL_PRINTER,
         ("networking.k8s.io", "ipaddresses"): IPADDRESS_PRINTER,
         ("networking.k8s.io", "networkpolicies"): NETWORKPOLICY_PRINTER,
         ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,
@@ -2028,7 +2105,8 @@ def to_table(
         "apiVersion": TABLE_API_VERSION,
         "metadata": metadata,
         "columnDefinitions": None if no_headers else [c.to_json() for c in printer.columns],
-        "rows": [_row(printer, info, o, now, include) for o in objects],
+        "rows": [_row(printer, info, o, now, include)
+                 for o in (printer.order(objects) if printer.order is not None else objects)],
     }
 
 

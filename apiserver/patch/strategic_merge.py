@@ -221,6 +221,8 @@ def _table() -> dict[tuple[str, str], PatchMeta]:
             status=conditions_status,
         ),
         ("networking.k8s.io/v1", "ServiceCIDR"): root(spec=_s(), status=conditions_status),
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"): root(spec=_s(), status=conditions_status),
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration"): root(spec=_s(), status=conditions_status),
     }
     for api_version, kind in (
         ("v1", "ConfigMap"),

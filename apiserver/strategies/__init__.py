@@ -50,6 +50,7 @@ from .batch import CronJobStrategy, JobStrategy
 from .certificates import CertificateSigningRequestStrategy
 from .custom import default_custom, prune_custom, unknown_custom, validate_custom
 from .endpoints import EndpointSliceStrategy, EndpointsStrategy
+from .flowcontrol import FlowSchemaStrategy, PriorityLevelConfigurationStrategy
 from .generic import (
     BindingStrategy,
     ConfigMapStrategy,
@@ -154,6 +155,8 @@ def _builtin() -> dict[tuple[str, str], Strategy]:
         ("networking.k8s.io", "Ingress"): IngressStrategy(),
         ("networking.k8s.io", "IngressClass"): IngressClassStrategy(),
         ("networking.k8s.io", "ServiceCIDR"): ServiceCIDRStrategy(),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"): FlowSchemaStrategy(),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): PriorityLevelConfigurationStrategy(),
         ("networking.k8s.io", "IPAddress"): IPAddressStrategy(),
         ("networking.k8s.io", "NetworkPolicy"): NetworkPolicyStrategy(),
         ("storage.k8s.io", "StorageClass"): StorageClassStrategy(),

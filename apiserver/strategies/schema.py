@@ -524,6 +524,7 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         certificates,
         coordination,
         core,
+        flowcontrol,
         networking,
         node,
         policy,
@@ -558,6 +559,8 @@ def kind_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscaler,
         ("scheduling.k8s.io", "Workload"): scheduling.Workload,
         ("coordination.k8s.io", "Lease"): coordination.Lease,
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"): flowcontrol.FlowSchema,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): flowcontrol.PriorityLevelConfiguration,
         ("apiextensions.k8s.io", "CustomResourceDefinition"): apiextensions.CustomResourceDefinition,
         **{("rbac.authorization.k8s.io", k): getattr(rbac, k)
            for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},

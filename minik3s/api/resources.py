@@ -259,6 +259,9 @@ def builtin_resources() -> list[ResourceInfo]:
         R("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), subresources=("status",)),
         R("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
         R("networking.k8s.io", "v1", "servicecidrs", "ServiceCIDR", False, subresources=("status",)),
+        R("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", False, subresources=("status",)),
+        R("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", False,
+          subresources=("status",)),
         R("networking.k8s.io", "v1", "ipaddresses", "IPAddress", False),
         R("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
         R("storage.k8s.io", "v1", "csinodes", "CSINode", False),
@@ -413,6 +416,8 @@ PRIORITYCLASSES = _IDX["priorityclasses.scheduling.k8s.io"]
 RUNTIMECLASSES = _IDX["runtimeclasses.node.k8s.io"]
 SERVICECIDRS = _IDX["servicecidrs.networking.k8s.io"]
 IPADDRESSES = _IDX["ipaddresses.networking.k8s.io"]
+FLOWSCHEMAS = _IDX["flowschemas.flowcontrol.apiserver.k8s.io"]
+PRIORITYLEVELS = _IDX["prioritylevelconfigurations.flowcontrol.apiserver.k8s.io"]
 WORKLOADS = _IDX["workloads.scheduling.k8s.io"]
 PODDISRUPTIONBUDGETS = _IDX["poddisruptionbudgets.policy"]
 LEASES = _IDX["leases.coordination.k8s.io"]
