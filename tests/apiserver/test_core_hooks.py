@@ -144,7 +144,7 @@ async def test_subresources_are_the_ones_their_kind_registers(core: ApiCore) -> 
     assert {n for n in ("binding", "eviction", "log", "status") if core.serves_subresource(pods, n)} == \
         {"binding", "eviction", "log", "status"}
     assert core.subresource_names(pods) == ["status", "binding", "eviction", "log", "ephemeralcontainers", "exec",
-                                           "attach", "portforward"]  # discovery's list
+                                           "attach", "portforward", "resize"]  # discovery's list
     assert core.subresource_names(nss) == ["status", "finalize"]
     assert core.serves_subresource(nss, "finalize") and not core.serves_subresource(pods, "finalize")
     assert not core.serves_subresource(cms, "status")
