@@ -1453,12 +1453,12 @@ def _parent_ref(ref: Any) -> str:
     return out + "/" + _str(ref.get("name"))
 
 
-# printIPAddress writes an age cell that has no column (kubectl prints the two columns)
+# upstream's printIPAddress also writes an age cell that has no column (kubectl drops it); the
+# rows here keep one cell per column, which is what kubectl prints
 IPADDRESS_PRINTER = Printer(
     (_name(), Column("ParentRef", "string", "ParentRef references the resource that an IPAddress is attached to. "
                                             "An IPAddress must reference a parent object.")),
-    lambda o, now: [_d(o, "metadata", "name") or "", _parent_ref(_d(o, "spec", "parentRef")),
-                    since(_d(o, "metadata", "creationTimestamp"), now)],
+    lambda o, now: [_d(o, "metadata", "name") or "", _parent_ref(_d(o, "spec", "parentRef"))],
 )
 
 def _flow_schema_cells(o: JsonDict, now: datetime) -> list[Any]:
