@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 GROUP = "flowcontrol.apiserver.k8s.io"
 SA_PREFIX = "system:serviceaccount:"
+MEMO_SIZE = 4096
 
 
 def _has(values: list[str], v: str) -> bool:
@@ -128,6 +129,9 @@ class Classifier:
         self._watchers: list[Watcher] = []
         self._schemas: tuple[_Schema, ...] | None = None
         self._catch_all: _Schema | None = None
+        # classification memo: a client sends the same kinds of request again and again (cleared
+        # with the table, bounded)
+        self._memo: dict[tuple[object, ...], tuple[str, str] | None] = {}
 
     def _fresh(self) -> tuple[_Schema, ...]:
         if self._schemas is not None and self._watchers and not any(w.ready() for w in self._watchers):
@@ -164,12 +168,27 @@ class Classifier:
             logger.debug("apf: cannot watch the configuration, rebuilding per request err=%r", e)
             self._watchers = []
         self._schemas = tuple(out)
+        self._memo.clear()
         return self._schemas
 
     def classify(self, attrs: Attributes) -> tuple[str, str] | None:
         """(FlowSchema UID, PriorityLevelConfiguration UID), or None before the configuration
         exists."""
-        for schema in self._fresh():
+        schemas = self._fresh()
+        user = attrs.user
+        key = (user.username, user.groups, attrs.verb, attrs.resource_request, attrs.api_group, attrs.resource,
+               attrs.subresource, attrs.namespace, "" if attrs.resource_request else attrs.path)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        if len(self._memo) >= MEMO_SIZE:
+            self._memo.clear()
+        got = self._memo[key] = self._match(schemas, attrs)
+        return got
+
+    def _match(self, schemas: tuple[_Schema, ...], attrs: Attributes) -> tuple[str, str] | None:
+        for schema in schemas:
             for rule in schema.rules:
                 if rule.subject_matches(attrs) and rule.request_matches(attrs):
                     return schema.uid, schema.level_uid

@@ -188,3 +188,21 @@ async def test_defaults(core: Any) -> None:
         "limitResponse": {"type": "Queue"}}}})
     assert pl["spec"]["limited"] == {"nominalConcurrencyShares": 30, "lendablePercent": 0, "limitResponse": {
         "type": "Queue", "queuing": {"queues": 64, "handSize": 8, "queueLengthLimit": 50}}}
+
+
+async def test_a_new_schema_takes_effect_for_a_request_classified_before(real_api: Any, apf: Any) -> None:
+    classifier = Classifier(real_api.core.store, real_api.core.registry)
+    user = UserInfo("jane", groups=("devs", "system:authenticated"))
+    attrs = Attributes(user=user, verb="list", resource_request=True, resource="pods", namespace="default")
+    try:
+        assert classifier.classify(attrs)[0] == real_api.obj(FLOWSCHEMAS, "global-default")["metadata"]["uid"]
+        await real_api.create(FLOWSCHEMAS, {"metadata": {"name": "devs"}, "spec": {
+            "matchingPrecedence": 500, "priorityLevelConfiguration": {"name": "workload-low"},
+            "rules": [{"subjects": [{"kind": "Group", "group": {"name": "devs"}}],
+                       "resourceRules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["pods"],
+                                          "namespaces": ["*"]}]}]}})
+        fs_uid, pl_uid = classifier.classify(attrs)  # the remembered answer is not reused
+        assert fs_uid == real_api.obj(FLOWSCHEMAS, "devs")["metadata"]["uid"]
+        assert pl_uid == real_api.obj(PRIORITYLEVELS, "workload-low")["metadata"]["uid"]
+    finally:
+        classifier.close()
