@@ -167,11 +167,38 @@ def effective_containers(pod: JsonDict) -> tuple[list[JsonDict], list[JsonDict]]
 
 
 def resizing(pod: JsonDict) -> bool:
-    """Whether some container counts other resources than its spec (`effective_containers`)."""
-    spec = pod.get("spec") or {}
-    containers, inits = effective_containers(pod)
-    return any(a is not b for a, b in zip(containers, spec.get("containers") or (), strict=False)) or \
-        any(a is not b for a, b in zip(inits, spec.get("initContainers") or (), strict=False))
+    """Whether some container counts other resources than its spec (`effective_containers`).
+    Called on every status update of a bound pod (the scheduler cache): regular containers are
+    compared without building the effective lists."""
+    status = pod.get("status")
+    if not status:
+        return False
+    if status.get("initContainerStatuses"):
+        spec = pod.get("spec") or {}
+        containers, inits = effective_containers(pod)
+        return any(a is not b for a, b in zip(containers, spec.get("containers") or (), strict=False)) or \
+            any(a is not b for a, b in zip(inits, spec.get("initContainers") or (), strict=False))
+    statuses = status.get("containerStatuses")
+    if not statuses:
+        return False
+    by_name = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or () if isinstance(c, dict)}
+    for cs in statuses:
+        if not isinstance(cs, dict) or cs.get("resources") is None:
+            continue
+        c = by_name.get(cs.get("name"))
+        if c is None:
+            continue
+        res = c.get("resources") or {}
+        req, lim = res.get("requests"), res.get("limits")
+        if lim:
+            req = {**lim, **(req or {})}
+        actual = cs["resources"]
+        if actual.get("requests") != req or actual.get("limits") != lim:
+            return True
+        alloc = cs.get("allocatedResources")
+        if alloc is not None and alloc != req:
+            return True
+    return False
 
 
 def _parsed_containers(pod: JsonDict) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]]]:
