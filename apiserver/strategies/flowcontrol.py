@@ -43,6 +43,11 @@ def _star_alone(values: list[Any], path: str, what: str) -> list[JsonDict]:
     return []
 
 
+def _list_errors(values: list[Any], path: str, empty: str, what: str) -> list[JsonDict]:
+    """A rule's list: not empty (`empty` says why), and `*` only alone."""
+    return [*([required(path, empty)] if not values else []), *_star_alone(values, path, what)]
+
+
 def _subject_errors(s: Any, path: str) -> list[JsonDict]:
     s = as_dict(s)
     kind = s.get("kind")
@@ -72,20 +77,14 @@ def _resource_rule_errors(r: Any, path: str) -> list[JsonDict]:
     r = as_dict(r)
     errs: list[JsonDict] = []
     verbs = as_list(r.get("verbs"))
-    if not verbs:
-        errs.append(required(f"{path}.verbs", "verbs must contain at least one value"))
-    errs.extend(_star_alone(verbs, f"{path}.verbs", "verbs"))
+    errs.extend(_list_errors(verbs, f"{path}.verbs", "verbs must contain at least one value", "verbs"))
     bad = [v for v in verbs if v not in VERBS]
     if bad:
         errs.append(not_supported(f"{path}.verbs", bad, VERBS))
-    groups = as_list(r.get("apiGroups"))
-    if not groups:
-        errs.append(required(f"{path}.apiGroups", "resource rules must supply at least one api group"))
-    errs.extend(_star_alone(groups, f"{path}.apiGroups", "api groups"))
-    resources = as_list(r.get("resources"))
-    if not resources:
-        errs.append(required(f"{path}.resources", "resource rules must supply at least one resource"))
-    errs.extend(_star_alone(resources, f"{path}.resources", "resources"))
+    errs.extend(_list_errors(as_list(r.get("apiGroups")), f"{path}.apiGroups",
+                             "resource rules must supply at least one api group", "api groups"))
+    errs.extend(_list_errors(as_list(r.get("resources")), f"{path}.resources",
+                             "resource rules must supply at least one resource", "resources"))
     namespaces = as_list(r.get("namespaces"))
     if not namespaces and not r.get("clusterScope"):
         errs.append(required(f"{path}.namespaces",
@@ -100,16 +99,9 @@ def _resource_rule_errors(r: Any, path: str) -> list[JsonDict]:
 
 def _non_resource_rule_errors(r: Any, path: str) -> list[JsonDict]:
     r = as_dict(r)
-    errs: list[JsonDict] = []
-    verbs = as_list(r.get("verbs"))
-    if not verbs:
-        errs.append(required(f"{path}.verbs", "verbs must contain at least one value"))
-    errs.extend(_star_alone(verbs, f"{path}.verbs", "verbs"))
-    urls = as_list(r.get("nonResourceURLs"))
-    if not urls:
-        errs.append(required(f"{path}.nonResourceURLs", "nonResourceURLs must contain at least one value"))
-    errs.extend(_star_alone(urls, f"{path}.nonResourceURLs", "non-resource URLs"))
-    return errs
+    return [*_list_errors(as_list(r.get("verbs")), f"{path}.verbs", "verbs must contain at least one value", "verbs"),
+            *_list_errors(as_list(r.get("nonResourceURLs")), f"{path}.nonResourceURLs",
+                          "nonResourceURLs must contain at least one value", "non-resource URLs")]
 
 
 def _flow_schema_spec_errors(name: str, spec: JsonDict) -> list[JsonDict]:
