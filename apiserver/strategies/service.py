@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minik3s.api import errors
+from minik3s.api.helpers.ip_addresses import cluster_ips, ip_address_object, service_ref
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
@@ -210,11 +211,6 @@ class ServiceStrategy(Strategy):
 
 # ---- the IPAddress objects of the multi-CIDR allocator (KEP-1880) ----------------------------------
 
-IP_FAMILY_LABEL = "ipaddress.kubernetes.io/ip-family"
-MANAGED_BY_LABEL = "ipaddress.kubernetes.io/managed-by"
-ALLOCATOR = "ipallocator.k8s.io"
-
-
 def _info(ops: RegistryOps, resource: str) -> ResourceInfo | None:
     return ops.registry.get("networking.k8s.io", "v1", resource)
 
@@ -236,44 +232,47 @@ def _ip_addresses(ops: RegistryOps) -> set[str]:
     return {str(as_dict(o.get("metadata")).get("name")) for o in ops.stored(info)}
 
 
-def cluster_ips(svc: JsonDict | None) -> set[str]:
-    spec = as_dict((svc or {}).get("spec"))
-    if spec.get("type") == "ExternalName":
-        return set()
-    return {str(ip) for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"}
-
-
-def ip_address_object(ip: str, namespace: str, name: str) -> JsonDict:
-    """The IPAddress the allocator creates for a Service's cluster IP (createIPAddress)."""
-    family = "IPv6" if ":" in ip else "IPv4"
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
-            "metadata": {"name": ip, "labels": {IP_FAMILY_LABEL: family, MANAGED_BY_LABEL: ALLOCATOR}},
-            "spec": {"parentRef": {"resource": "services", "namespace": namespace, "name": name}}}
-
-
 async def _sync_ip_addresses(ops: RegistryOps, svc: JsonDict | None, gone: JsonDict | None) -> None:
-    """Keep one IPAddress per cluster IP of `svc` (created once the Service is stored) and delete
-    those of a deleted Service `gone` (Release) or the ones `svc` no longer holds."""
+    """Keep one IPAddress per cluster IP of `svc` (created once the Service is stored; looked up
+    by name, no scan) and delete the ones a deleted Service `gone` held (Release). A Service
+    updated to hold none (ExternalName) releases what still names it (the only scan, and rare)."""
     info = _info(ops, "ipaddresses")
     if info is None:
         return
     owner = svc if svc is not None else gone
     meta = as_dict(as_dict(owner).get("metadata"))
     ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    ref = service_ref(ns, name)
     want = cluster_ips(svc)
-    held = {str(as_dict(o.get("metadata")).get("name")) for o in ops.stored(info)
-            if as_dict(as_dict(o.get("spec")).get("parentRef")) == {"resource": "services", "namespace": ns,
-                                                                     "name": name}}
-    for ip in sorted(want - held):
+    for ip in want:
+        try:
+            ops.get(info, None, ip)
+            continue
+        except errors.NotFoundError:
+            pass
         try:
             await ops.create(info, None, ip_address_object(ip, ns, name))
         except errors.AlreadyExistsError:
             pass  # the repair at start (or an earlier holder) wrote it
-    for ip in sorted(held - want):
+    if gone is not None:
+        release = [ip for ip in cluster_ips(gone) if _held_by(ops, info, ip, ref)]
+    elif not want:
+        release = [str(as_dict(o.get("metadata")).get("name")) for o in ops.stored(info)
+                   if as_dict(o.get("spec")).get("parentRef") == ref]
+    else:
+        release = []
+    for ip in release:
         try:
             await ops.delete(info, None, ip)
         except errors.NotFoundError:
             pass
+
+
+def _held_by(ops: RegistryOps, info: ResourceInfo, ip: str, ref: JsonDict) -> bool:
+    try:
+        return as_dict(ops.get(info, None, ip).get("spec")).get("parentRef") == ref
+    except errors.NotFoundError:
+        return False
 
 
 def _ip_list_warnings(values: object, path: str) -> list[str]:

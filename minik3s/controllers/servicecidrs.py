@@ -28,6 +28,13 @@ import logging
 from typing import Any
 
 from minik3s.api.errors import AlreadyExistsError, ConflictError, NotFoundError
+from minik3s.api.helpers.ip_addresses import (
+    ALLOCATOR,
+    IP_FAMILY_LABEL,
+    MANAGED_BY_LABEL,
+    cluster_ips,
+    ip_address_object,
+)
 from minik3s.api.resources import IPADDRESSES, SERVICECIDRS, SERVICES
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import SharedInformerFactory
@@ -40,9 +47,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_NAME = "kubernetes"
 FINALIZER = "networking.k8s.io/service-cidr-finalizer"
-MANAGED_BY_LABEL = "ipaddress.kubernetes.io/managed-by"
-IP_FAMILY_LABEL = "ipaddress.kubernetes.io/ip-family"
-ALLOCATOR = "ipallocator.k8s.io"
 DELETION_GRACE = 10.0
 READY_MESSAGE = "Kubernetes Service CIDR is ready"
 DEFAULT_READY_MESSAGE = "Kubernetes default Service CIDR is ready"
@@ -81,13 +85,6 @@ async def ensure_default_service_cidr(client: Client, cidrs: list[str], *, clock
                        force=True, read_only=True)
 
 
-def _ips_of(svc: JsonDict) -> list[str]:
-    spec = svc.get("spec") or {}
-    if spec.get("type") == "ExternalName":
-        return []
-    return [str(ip) for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"]
-
-
 async def repair_ip_addresses(client: Client) -> tuple[int, int]:
     """One pass of the IPAddress repair: (created, deleted)."""
     services = (await client.list(SERVICES, read_only=True)).get("items") or []
@@ -98,17 +95,15 @@ async def repair_ip_addresses(client: Client) -> tuple[int, int]:
         m = meta(svc)
         ns, name = str(m.get("namespace") or ""), str(m.get("name") or "")
         holders.add((ns, name))
-        for ip in _ips_of(svc):
+        for ip in cluster_ips(svc):
             if ip in ips:
                 continue
-            family = "IPv6" if ":" in ip else "IPv4"
-            body = {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
-                    "metadata": {"name": ip, "labels": {IP_FAMILY_LABEL: family, MANAGED_BY_LABEL: ALLOCATOR}},
-                    "spec": {"parentRef": {"resource": "services", "namespace": ns, "name": name}}}
+            body = ip_address_object(ip, ns, name)
             try:
                 await client.create(IPADDRESSES, body, read_only=True)
                 created += 1
-                logger.info("Cluster IP [%s]: %s is not allocated; repairing", family, ip)
+                logger.info("Cluster IP [%s]: %s is not allocated; repairing",
+                            body["metadata"]["labels"][IP_FAMILY_LABEL], ip)
             except AlreadyExistsError:
                 pass
     for ip, obj in ips.items():

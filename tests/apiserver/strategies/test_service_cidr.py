@@ -143,3 +143,20 @@ async def test_a_full_range_is_an_internal_error(core: ApiCore) -> None:
     with pytest.raises(errors.InternalError) as e:
         await core.create(services, "default", {"metadata": {"name": "c"}, "spec": {"ports": [{"port": 80}]}})
     assert e.value.message == "Internal error occurred: failed to allocate a serviceIP: range is full"
+
+
+async def test_a_service_turned_external_name_releases_its_ip_address(core: ApiCore) -> None:
+    ips = _info(core, "ipaddresses")
+    services = core.registry.get("", "v1", "services")
+    assert services is not None
+    svc = await core.create(services, "default", {"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}})
+    ip = svc["spec"]["clusterIP"]
+    assert core.get(ips, None, ip)["spec"]["parentRef"]["name"] == "web"
+    # a label change keeps it (no new object, nothing released)
+    before = core.get(ips, None, ip)["metadata"]["resourceVersion"]
+    await core.patch(services, "default", "web", "merge", {"metadata": {"labels": {"a": "b"}}})
+    assert core.get(ips, None, ip)["metadata"]["resourceVersion"] == before
+    await core.patch(services, "default", "web", "merge", {"spec": {
+        "type": "ExternalName", "externalName": "example.com", "clusterIP": None, "clusterIPs": None, "ports": None}})
+    with pytest.raises(errors.NotFoundError):
+        core.get(ips, None, ip)
