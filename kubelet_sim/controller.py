@@ -281,7 +281,7 @@ class StageController:
         if status.get("phase") == "Running" and not meta.get("deletionTimestamp"):
             # an in-place resize (kubelet_sim.stages.resize): admitted, deferred or infeasible,
             # then actuated; each written status re-queues the pod for the next step
-            resized = resize.step(pod, self._nodes.allocatable(node), self._others_requests(node, key),
+            resized = resize.step(pod, self._nodes.allocatable(node), lambda: self._others_requests(node, key),
                                   self._context(rec, killed=False))
             if resized is not None:
                 try:

@@ -18,13 +18,14 @@ outcome in the pod's status:
   run in lastState); NotRequired ones are resized in place.
 
 `step(pod, node_allocatable, others_requests, ctx)` returns the status to write, or None when
-nothing is to change. Pure: the stage controller supplies the node and the other pods' requests.
+nothing is to change. Pure: the stage controller supplies the node and a callable for the other
+pods' requests (summed only when a resize is to be admitted, not on every sync).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from kubelet_sim.stages.lifecycle import (
     StepContext,
@@ -98,7 +99,7 @@ def pending(pod: JsonDict) -> JsonDict | None:
     return None
 
 
-def step(pod: JsonDict, node_allocatable: Mapping[str, int], others_requests: Mapping[str, int],
+def step(pod: JsonDict, node_allocatable: Mapping[str, int], others_requests: Callable[[], Mapping[str, int]],
          ctx: StepContext) -> JsonDict | None:
     """The next status of a running pod as far as resizing goes (None: nothing to write)."""
     status = pod.get("status") or {}
@@ -130,7 +131,7 @@ def step(pod: JsonDict, node_allocatable: Mapping[str, int], others_requests: Ma
         why = _message_capacity(desired, node_allocatable)
         reason = "Infeasible"
         if why is None:
-            why = _message_free(desired, others_requests, node_allocatable)
+            why = _message_free(desired, others_requests(), node_allocatable)
             reason = "Deferred"
         if why is not None:
             old = conds_now.get(PENDING)
