@@ -4,13 +4,13 @@ kubectl 1.33 and plain HTTP."""
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
 from minik3s.testing.wait import wait_for
+from tests.e2e.test_kubectl import Kubectl
 
 pytestmark = pytest.mark.usefixtures("kubectl_bin")
 FS = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
@@ -20,12 +20,10 @@ PL = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
 def test_kubectl_lists_the_bootstrap_configuration_and_responses_name_it(kubectl_bin: Path, minik3s_server_factory,
                                                                           tmp_path: Path) -> None:
     srv = minik3s_server_factory(nodes=0)
+    kubectl = Kubectl(kubectl_bin, srv, tmp_path / "kc")
 
     def k(*args: str) -> str:
-        r = subprocess.run([str(kubectl_bin), "--kubeconfig", str(srv.kubeconfig), "--cache-dir",
-                            str(tmp_path / "kc"), *args], capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stdout + r.stderr
-        return r.stdout
+        return kubectl(*args).stdout
 
     with httpx.Client(base_url=srv.url, timeout=30) as http:
         wait_for(lambda: len(http.get(FS).json()["items"]) == 13 and all(
@@ -54,3 +52,4 @@ def test_kubectl_lists_the_bootstrap_configuration_and_responses_name_it(kubectl
         with http.stream("GET", "/api/v1/namespaces", params={"watch": "1", "timeoutSeconds": "1"}) as r:
             assert r.headers["X-Kubernetes-PF-FlowSchema-UID"] == exempt_fs  # watches are classified too
         assert "X-Kubernetes-PF-FlowSchema-UID" in http.get("/api/v1/namespaces/default/pods/none").headers
+    kubectl.close()

@@ -5,12 +5,12 @@ lines for refused resizes, and a resize beyond the node."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from minik3s.testing.wait import wait_for
+from tests.e2e.test_kubectl import Kubectl
 
 pytestmark = pytest.mark.usefixtures("kubectl_bin")
 
@@ -31,12 +31,7 @@ spec:
 
 def test_kubectl_resizes_a_running_pod(kubectl_bin: Path, minik3s_server_factory, tmp_path: Path) -> None:
     srv = minik3s_server_factory(nodes=1)
-
-    def k(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run([str(kubectl_bin), "--kubeconfig", str(srv.kubeconfig), "--cache-dir",
-                            str(tmp_path / "kc"), *args], capture_output=True, text=True, timeout=60, input=stdin)
-        assert (r.returncode == 0) == ok, r.stdout + r.stderr
-        return r
+    k = Kubectl(kubectl_bin, srv, tmp_path / "kc")
 
     def pod() -> dict:
         return json.loads(k("get", "pod", "web", "-o", "json").stdout)
@@ -73,3 +68,4 @@ def test_kubectl_resizes_a_running_pod(kubectl_bin: Path, minik3s_server_factory
     assert pod()["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "800m"
     # GET of the subresource is the pod
     assert json.loads(k("get", "pod", "web", "--subresource", "resize", "-o", "json").stdout)["kind"] == "Pod"
+    k.close()

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
 from minik3s.testing.wait import wait_for
+from tests.e2e.test_kubectl import Kubectl
 
 pytestmark = pytest.mark.usefixtures("kubectl_bin")
 
@@ -27,12 +27,7 @@ def _rows(out: str) -> list[list[str]]:
 
 def test_service_cidrs_and_ip_addresses(kubectl_bin: Path, minik3s_server_factory, tmp_path: Path) -> None:
     srv = minik3s_server_factory(nodes=0)
-
-    def k(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run([str(kubectl_bin), "--kubeconfig", str(srv.kubeconfig), "--cache-dir",
-                            str(tmp_path / "kc"), *args], capture_output=True, text=True, timeout=60, input=stdin)
-        assert (r.returncode == 0) == ok, r.stdout + r.stderr
-        return r
+    k = Kubectl(kubectl_bin, srv, tmp_path / "kc")
 
     with httpx.Client(base_url=srv.url, timeout=30) as http:
         default = wait_for(lambda: (o := http.get(f"{CIDRS}/kubernetes").json()).get("metadata", {}).get(
@@ -77,17 +72,16 @@ def test_service_cidrs_and_ip_addresses(kubectl_bin: Path, minik3s_server_factor
     with httpx.Client(base_url=srv.url, timeout=30) as http:
         got = http.get(f"{IPS}/{ip}").json()
         assert got["spec"]["parentRef"] == {"resource": "services", "namespace": "default", "name": "web"}
+    k.close()
 
 
 def test_kubectl_patch_defaults_to_strategic_merge_on_every_builtin_kind(kubectl_bin: Path, minik3s_server_factory,
                                                                           tmp_path: Path) -> None:
     srv = minik3s_server_factory(nodes=0)
+    kubectl = Kubectl(kubectl_bin, srv, tmp_path / "kc")
 
     def k(*args: str) -> str:
-        r = subprocess.run([str(kubectl_bin), "--kubeconfig", str(srv.kubeconfig), "--cache-dir",
-                            str(tmp_path / "kc"), *args], capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stdout + r.stderr
-        return r.stdout.strip()
+        return kubectl(*args).stdout.strip()
 
     # K3s' documented way to change the default class
     assert k("patch", "storageclass", "local-path", "-p",
@@ -105,3 +99,4 @@ def test_kubectl_patch_defaults_to_strategic_merge_on_every_builtin_kind(kubectl
     k("patch", "ingress", "ing", "-p", '{"metadata":{"finalizers":["c/d"]}}')  # finalizers merge as a set
     assert sorted(json.loads(k("get", "ingress", "ing", "-o", "json"))["metadata"]["finalizers"]) == ["a/b", "c/d"]
     k("patch", "ingress", "ing", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    kubectl.close()
