@@ -164,10 +164,19 @@ def _defaulted_fs(spec: JsonDict) -> JsonDict:
     return out
 
 
-class FlowSchemaStrategy(Strategy):
-    kind = "FlowSchema"
+class _ConfigurationStrategy(Strategy):
+    """What both APF kinds share: a status whose condition types are unique and non-empty, and
+    a generation that follows the spec."""
+
     has_status = True
     tracks_generation = True
+
+    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
+        return [*super().validate_status_update(new, old), *_conditions_errors(as_dict(new.get("status")))]
+
+
+class FlowSchemaStrategy(_ConfigurationStrategy):
+    kind = "FlowSchema"
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")
@@ -177,9 +186,6 @@ class FlowSchemaStrategy(Strategy):
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         name = str(as_dict(obj.get("metadata")).get("name") or "")
         return _flow_schema_spec_errors(name, as_dict(obj.get("spec")))
-
-    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
-        return [*super().validate_status_update(new, old), *_conditions_errors(as_dict(new.get("status")))]
 
 
 def _default_limited(limited: JsonDict) -> None:
@@ -282,10 +288,8 @@ def _priority_level_spec_errors(name: str, spec: JsonDict) -> list[JsonDict]:
     return errs
 
 
-class PriorityLevelConfigurationStrategy(Strategy):
+class PriorityLevelConfigurationStrategy(_ConfigurationStrategy):
     kind = "PriorityLevelConfiguration"
-    has_status = True
-    tracks_generation = True
 
     def _default(self, obj: JsonDict) -> None:
         spec = obj.get("spec")
@@ -302,6 +306,3 @@ class PriorityLevelConfigurationStrategy(Strategy):
     def _validate(self, obj: JsonDict) -> list[JsonDict]:
         name = str(as_dict(obj.get("metadata")).get("name") or "")
         return _priority_level_spec_errors(name, as_dict(obj.get("spec")))
-
-    def validate_status_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
-        return [*super().validate_status_update(new, old), *_conditions_errors(as_dict(new.get("status")))]

@@ -206,3 +206,15 @@ async def test_a_new_schema_takes_effect_for_a_request_classified_before(real_ap
         assert pl_uid == real_api.obj(PRIORITYLEVELS, "workload-low")["metadata"]["uid"]
     finally:
         classifier.close()
+
+
+async def test_status_conditions_must_have_unique_types(core: Any) -> None:
+    info = core.registry.get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")
+    await core.create(info, None, {"metadata": {"name": "a"}, "spec": {"priorityLevelConfiguration": {"name": "x"}}})
+    cond = {"type": "Dangling", "status": "True", "reason": "NotFound", "message": "m",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    with pytest.raises(errors.InvalidError) as e:
+        await core.patch(info, None, "a", "merge", {"status": {"conditions": [cond, cond]}}, subresource="status")
+    assert 'status.conditions[1].type: Duplicate value: "Dangling"' in e.value.message
+    got = await core.patch(info, None, "a", "merge", {"status": {"conditions": [cond]}}, subresource="status")
+    assert got["metadata"]["generation"] == 1  # a status write leaves the generation
