@@ -45,6 +45,12 @@ from minik3s.api.errors import AlreadyExistsError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
 from minik3s.api.metrics import KubeletStats, NodeUsage, NoMetricsAPI, PodUsage
 from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
+from minik3s.api.rbac_controllers import (
+    controller_cluster_role_bindings,
+    controller_cluster_roles,
+    namespace_role_bindings,
+    namespace_roles,
+)
 from minik3s.api.resources import (
     APISERVICES,
     CLUSTERROLEBINDINGS,
@@ -54,6 +60,8 @@ from minik3s.api.resources import (
     DEPLOYMENTS,
     NAMESPACES,
     PRIORITYCLASSES,
+    ROLEBINDINGS,
+    ROLES,
     SERVICEACCOUNTS,
     SERVICES,
     STORAGECLASSES,
@@ -153,8 +161,9 @@ async def _bootstrap_policy(client: LocalClient, core: ApiCore, *, metrics_api: 
     """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
     authorizer enforces on authenticated and impersonated requests) and a local APIService per
     built-in group-version (autoregistration)."""
-    for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles()),
-                       (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings())):
+    for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles() + controller_cluster_roles()),
+                       (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings() + controller_cluster_role_bindings()),
+                       (ROLES, namespace_roles()), (ROLEBINDINGS, namespace_role_bindings())):
         for obj in objs:
             await _create_missing(client, info, obj)
     seen: set[tuple[str, str]] = set()

@@ -99,8 +99,8 @@ def _default_binding(obj: JsonDict) -> None:
         if isinstance(s, dict) and not s.get("apiGroup"):
             if s.get("kind") in ("User", "Group"):
                 s["apiGroup"] = RBAC_GROUP
-            elif s.get("kind") == "ServiceAccount":
-                s["apiGroup"] = ""
+            elif "apiGroup" in s:  # a ServiceAccount's is "", which the wire omits (omitempty)
+                del s["apiGroup"]
 
 
 def validate_subject(s: Any, path: str, *, namespaced: bool) -> list[JsonDict]:

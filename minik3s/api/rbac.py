@@ -72,15 +72,16 @@ _VIEW_APPS = ["controllerrevisions", "daemonsets", "daemonsets/status", "deploym
               "statefulsets/scale", "statefulsets/status"]
 
 
-def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, list[str]]:
-    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+def policy_rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, list[str]]:
+    """One PolicyRule as bootstrappolicy's rule builder makes it: each list a sorted set."""
+    return {"apiGroups": sorted(set(groups)), "resources": sorted(set(resources)), "verbs": sorted(set(verbs))}
 
 
-def _named(verbs: list[str], groups: list[str], resources: list[str], names: list[str]) -> dict[str, list[str]]:
-    return {**_rule(verbs, groups, resources), "resourceNames": names}
+def named_rule(verbs: list[str], groups: list[str], resources: list[str], names: list[str]) -> dict[str, list[str]]:
+    return {**policy_rule(verbs, groups, resources), "resourceNames": sorted(set(names))}
 
 
-def _cluster_role(name: str, rules: list[dict[str, list[str]]], *, labels: dict[str, str] | None = None,
+def cluster_role(name: str, rules: list[dict[str, list[str]]], *, labels: dict[str, str] | None = None,
                   aggregate_from: str | None = None) -> dict[str, object]:
     role: dict[str, object] = {
         "apiVersion": RBAC_API_VERSION, "kind": "ClusterRole",
@@ -97,109 +98,109 @@ def bootstrap_cluster_roles() -> list[dict[str, object]]:
     (cluster-admin, admin, edit, view and their aggregate-to-* parts) and the system:* roles
     clients look for (discovery, basic-user, public-info-viewer, node, ...)."""
     view = [
-        _rule(_READ, [""], _VIEW_CORE + ["namespaces"]),
-        _rule(_READ, ["apps"], _VIEW_APPS),
-        _rule(_READ, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
-        _rule(_READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
-        _rule(_READ, ["discovery.k8s.io"], ["endpointslices"]),
-        _rule(_READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
-        _rule(_READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+        policy_rule(_READ, [""], _VIEW_CORE + ["namespaces"]),
+        policy_rule(_READ, ["apps"], _VIEW_APPS),
+        policy_rule(_READ, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
+        policy_rule(_READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
+        policy_rule(_READ, ["discovery.k8s.io"], ["endpointslices"]),
+        policy_rule(_READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+        policy_rule(_READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
     ]
     edit = [
-        _rule(["create", "delete", "deletecollection", "patch", "update"], [""],
+        policy_rule(["create", "delete", "deletecollection", "patch", "update"], [""],
               ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
-        _rule(["create"], [""], ["pods/eviction"]),
-        _rule(_WRITE, [""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers",
+        policy_rule(["create"], [""], ["pods/eviction"]),
+        policy_rule(_WRITE, [""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers",
                              "replicationcontrollers/scale", "secrets", "serviceaccounts", "services",
                              "services/proxy"]),
-        _rule(["create"], [""], ["serviceaccounts/token"]),
-        _rule(_WRITE, ["apps"], ["daemonsets", "deployments", "deployments/rollback", "deployments/scale",
+        policy_rule(["create"], [""], ["serviceaccounts/token"]),
+        policy_rule(_WRITE, ["apps"], ["daemonsets", "deployments", "deployments/rollback", "deployments/scale",
                                  "replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"]),
-        _rule(_WRITE, ["autoscaling"], ["horizontalpodautoscalers"]),
-        _rule(_WRITE, ["batch"], ["cronjobs", "jobs"]),
-        _rule(_WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-        _rule(_WRITE, ["policy"], ["poddisruptionbudgets"]),
-        _rule(_WRITE, ["discovery.k8s.io"], ["endpointslices"]),
-        _rule(_READ, [""], ["secrets"]),
+        policy_rule(_WRITE, ["autoscaling"], ["horizontalpodautoscalers"]),
+        policy_rule(_WRITE, ["batch"], ["cronjobs", "jobs"]),
+        policy_rule(_WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
+        policy_rule(_WRITE, ["policy"], ["poddisruptionbudgets"]),
+        policy_rule(_WRITE, ["discovery.k8s.io"], ["endpointslices"]),
+        policy_rule(_READ, [""], ["secrets"]),
     ]
     admin = [
-        _rule(_READ + _WRITE, ["rbac.authorization.k8s.io"], ["rolebindings", "roles"]),
-        _rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
+        policy_rule(_READ + _WRITE, ["rbac.authorization.k8s.io"], ["rolebindings", "roles"]),
+        policy_rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
     ]
     agg = "rbac.authorization.k8s.io/aggregate-to-"
     return [
-        _cluster_role("cluster-admin", [_rule(["*"], ["*"], ["*"]), {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
-        _cluster_role("admin", [], aggregate_from=f"{agg}admin"),
-        _cluster_role("edit", [], labels={f"{agg}admin": "true"}, aggregate_from=f"{agg}edit"),
-        _cluster_role("view", [], labels={f"{agg}edit": "true"}, aggregate_from=f"{agg}view"),
-        _cluster_role("system:aggregate-to-admin", admin, labels={f"{agg}admin": "true"}),
-        _cluster_role("system:aggregate-to-edit", edit, labels={f"{agg}edit": "true"}),
-        _cluster_role("system:aggregate-to-view", view, labels={f"{agg}view": "true"}),
-        _cluster_role("system:discovery", [{"nonResourceURLs": [
+        cluster_role("cluster-admin", [policy_rule(["*"], ["*"], ["*"]), {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
+        cluster_role("admin", [], aggregate_from=f"{agg}admin"),
+        cluster_role("edit", [], labels={f"{agg}admin": "true"}, aggregate_from=f"{agg}edit"),
+        cluster_role("view", [], labels={f"{agg}edit": "true"}, aggregate_from=f"{agg}view"),
+        cluster_role("system:aggregate-to-admin", admin, labels={f"{agg}admin": "true"}),
+        cluster_role("system:aggregate-to-edit", edit, labels={f"{agg}edit": "true"}),
+        cluster_role("system:aggregate-to-view", view, labels={f"{agg}view": "true"}),
+        cluster_role("system:discovery", [{"nonResourceURLs": [
             "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
             "/version", "/version/"], "verbs": ["get"]}]),
-        _cluster_role("system:basic-user", [
-            _rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
-            _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
-        _cluster_role("system:public-info-viewer", [{"nonResourceURLs": [
+        cluster_role("system:basic-user", [
+            policy_rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+            policy_rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
+        cluster_role("system:public-info-viewer", [{"nonResourceURLs": [
             "/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
-        _cluster_role("system:monitoring", [{"nonResourceURLs": [
+        cluster_role("system:monitoring", [{"nonResourceURLs": [
             "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"],
             "verbs": ["get"]}]),
-        _cluster_role("system:node", [
-            _rule(["create", "get", "list", "watch", "update", "patch", "delete"], [""], ["nodes", "nodes/status"]),
-            _rule(["get", "list", "watch"], [""], ["pods", "services", "endpoints", "configmaps", "secrets"]),
-            _rule(["create", "delete"], [""], ["pods"]),
-            _rule(["update", "patch"], [""], ["pods/status"]),
-            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
-            _rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"], ["leases"])]),
-        _cluster_role("system:kube-scheduler", [
-            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
-            _rule(["create"], ["coordination.k8s.io"], ["leases"]),
-            _named(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-scheduler"]),
-            _rule(["create"], [""], ["endpoints"]),
-            _named(["get", "update"], [""], ["endpoints"], ["kube-scheduler"]),
-            _rule(_READ, [""], ["nodes"]),
-            _rule(["get", "list", "watch", "delete"], [""], ["pods"]),
-            _rule(["create"], [""], ["pods/binding", "bindings"]),
-            _rule(["patch", "update"], [""], ["pods/status"]),
-            _rule(_READ, [""], ["services", "replicationcontrollers"]),
-            _rule(_READ, ["apps", "extensions"], ["replicasets"]),
-            _rule(_READ, ["apps"], ["statefulsets"]),
-            _rule(_READ, ["policy"], ["poddisruptionbudgets"]),
-            _rule(_READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
-            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
-            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
-            _rule(_READ, ["storage.k8s.io"], ["csinodes"]),
-            _rule(_READ, ["storage.k8s.io"], ["csidrivers"]),
-            _rule(_READ, ["storage.k8s.io"], ["csistoragecapacities"])]),
-        _cluster_role("system:volume-scheduler", [
-            _rule(_READ + ["update"], [""], ["persistentvolumes"]),
-            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
-            _rule(_READ + ["update"], [""], ["persistentvolumeclaims"])]),
+        cluster_role("system:node", [
+            policy_rule(["create", "get", "list", "watch", "update", "patch", "delete"], [""], ["nodes", "nodes/status"]),
+            policy_rule(["get", "list", "watch"], [""], ["pods", "services", "endpoints", "configmaps", "secrets"]),
+            policy_rule(["create", "delete"], [""], ["pods"]),
+            policy_rule(["update", "patch"], [""], ["pods/status"]),
+            policy_rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            policy_rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"], ["leases"])]),
+        cluster_role("system:kube-scheduler", [
+            policy_rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            policy_rule(["create"], ["coordination.k8s.io"], ["leases"]),
+            named_rule(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-scheduler"]),
+            policy_rule(["create"], [""], ["endpoints"]),
+            named_rule(["get", "update"], [""], ["endpoints"], ["kube-scheduler"]),
+            policy_rule(_READ, [""], ["nodes"]),
+            policy_rule(["get", "list", "watch", "delete"], [""], ["pods"]),
+            policy_rule(["create"], [""], ["pods/binding", "bindings"]),
+            policy_rule(["patch", "update"], [""], ["pods/status"]),
+            policy_rule(_READ, [""], ["services", "replicationcontrollers"]),
+            policy_rule(_READ, ["apps", "extensions"], ["replicasets"]),
+            policy_rule(_READ, ["apps"], ["statefulsets"]),
+            policy_rule(_READ, ["policy"], ["poddisruptionbudgets"]),
+            policy_rule(_READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+            policy_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+            policy_rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+            policy_rule(_READ, ["storage.k8s.io"], ["csinodes"]),
+            policy_rule(_READ, ["storage.k8s.io"], ["csidrivers"]),
+            policy_rule(_READ, ["storage.k8s.io"], ["csistoragecapacities"])]),
+        cluster_role("system:volume-scheduler", [
+            policy_rule(_READ + ["update"], [""], ["persistentvolumes"]),
+            policy_rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            policy_rule(_READ + ["update"], [""], ["persistentvolumeclaims"])]),
         # kube-controller-manager's own identity: shared informers everywhere plus what it needs
         # to mint per-controller service accounts (the controllers then act as those upstream)
-        _cluster_role("system:kube-controller-manager", [
-            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
-            _rule(["create"], ["coordination.k8s.io"], ["leases"]),
-            _named(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-controller-manager"]),
-            _rule(["create"], [""], ["endpoints"]),
-            _named(["get", "update"], [""], ["endpoints"], ["kube-controller-manager"]),
-            _rule(["create"], [""], ["secrets", "serviceaccounts"]),
-            _rule(["delete"], [""], ["secrets"]),
-            _rule(["get"], [""], ["namespaces", "secrets", "serviceaccounts", "configmaps"]),
-            _rule(["update"], [""], ["secrets", "serviceaccounts"]),
-            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
-            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
-            _rule(["list", "watch"], ["*"], ["*"]),
-            _rule(["create"], [""], ["serviceaccounts/token"])]),
+        cluster_role("system:kube-controller-manager", [
+            policy_rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            policy_rule(["create"], ["coordination.k8s.io"], ["leases"]),
+            named_rule(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-controller-manager"]),
+            policy_rule(["create"], [""], ["endpoints"]),
+            named_rule(["get", "update"], [""], ["endpoints"], ["kube-controller-manager"]),
+            policy_rule(["create"], [""], ["secrets", "serviceaccounts"]),
+            policy_rule(["delete"], [""], ["secrets"]),
+            policy_rule(["get"], [""], ["namespaces", "secrets", "serviceaccounts", "configmaps"]),
+            policy_rule(["update"], [""], ["secrets", "serviceaccounts"]),
+            policy_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+            policy_rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+            policy_rule(["list", "watch"], ["*"], ["*"]),
+            policy_rule(["create"], [""], ["serviceaccounts/token"])]),
         *_component_roles(),
     ]
 
 
-def _events_rule() -> dict[str, list[str]]:
+def events_rule() -> dict[str, list[str]]:
     """bootstrappolicy's eventsRule: write Events in both groups."""
-    return _rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"])
+    return policy_rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"])
 
 
 def _component_roles() -> list[dict[str, object]]:
@@ -211,39 +212,39 @@ def _component_roles() -> list[dict[str, object]]:
                         ("kube-apiserver-client-approver", "kubernetes.io/kube-apiserver-client"),
                         ("kube-apiserver-client-kubelet-approver", "kubernetes.io/kube-apiserver-client-kubelet")]
     return [
-        _cluster_role("system:heapster", [_rule(_READ, [""], ["events", "pods", "nodes", "namespaces"]),
-                                          _rule(_READ, ["extensions"], ["deployments"])]),
-        _cluster_role("system:node-problem-detector", [_rule(["get"], [""], ["nodes"]),
-                                                       _rule(["patch"], [""], ["nodes/status"]), _events_rule()]),
-        _cluster_role("system:kubelet-api-admin", [
-            _rule(["get", "list", "watch"], [""], ["nodes"]), _rule(["proxy"], [""], ["nodes"]),
-            _rule(["*"], [""], ["nodes/proxy", "nodes/metrics", "nodes/spec", "nodes/stats", "nodes/log"])]),
-        _cluster_role("system:node-bootstrapper", [
-            _rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"])]),
-        _cluster_role("system:auth-delegator", [_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
-                                                _rule(["create"], ["authorization.k8s.io"],
+        cluster_role("system:heapster", [policy_rule(_READ, [""], ["events", "pods", "nodes", "namespaces"]),
+                                          policy_rule(_READ, ["extensions"], ["deployments"])]),
+        cluster_role("system:node-problem-detector", [policy_rule(["get"], [""], ["nodes"]),
+                                                       policy_rule(["patch"], [""], ["nodes/status"]), events_rule()]),
+        cluster_role("system:kubelet-api-admin", [
+            policy_rule(["get", "list", "watch"], [""], ["nodes"]), policy_rule(["proxy"], [""], ["nodes"]),
+            policy_rule(["*"], [""], ["nodes/proxy", "nodes/metrics", "nodes/spec", "nodes/stats", "nodes/log"])]),
+        cluster_role("system:node-bootstrapper", [
+            policy_rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"])]),
+        cluster_role("system:auth-delegator", [policy_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+                                                policy_rule(["create"], ["authorization.k8s.io"],
                                                       ["subjectaccessreviews"])]),
-        _cluster_role("system:kube-aggregator", [_rule(_READ, [""], ["services", "endpoints"])]),
-        _cluster_role("system:kube-dns", [_rule(["list", "watch"], [""], ["endpoints", "services"])]),
-        _cluster_role("system:persistent-volume-provisioner", [
-            _rule(["get", "list", "watch", "create", "delete"], [""], ["persistentvolumes"]),
-            _rule(["get", "list", "watch", "update"], [""], ["persistentvolumeclaims"]),
-            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
-            _rule(["watch"], [""], ["events"]), _events_rule()]),
-        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
-            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])]),
-        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
-            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])]),
-        *(_cluster_role(f"system:certificates.k8s.io:{name}",
-                        [_named(["approve"], ["certificates.k8s.io"], ["signers"], [signer])])
+        cluster_role("system:kube-aggregator", [policy_rule(_READ, [""], ["services", "endpoints"])]),
+        cluster_role("system:kube-dns", [policy_rule(["list", "watch"], [""], ["endpoints", "services"])]),
+        cluster_role("system:persistent-volume-provisioner", [
+            policy_rule(["get", "list", "watch", "create", "delete"], [""], ["persistentvolumes"]),
+            policy_rule(["get", "list", "watch", "update"], [""], ["persistentvolumeclaims"]),
+            policy_rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            policy_rule(["watch"], [""], ["events"]), events_rule()]),
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
+            policy_rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])]),
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
+            policy_rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])]),
+        *(cluster_role(f"system:certificates.k8s.io:{name}",
+                        [named_rule(["approve"], ["certificates.k8s.io"], ["signers"], [signer])])
           for name, signer in signer_approvers),
-        _cluster_role("system:service-account-issuer-discovery", [
+        cluster_role("system:service-account-issuer-discovery", [
             {"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
                                  "/openid/v1/jwks", "/openid/v1/jwks/"], "verbs": ["get"]}]),
-        _cluster_role("system:node-proxier", [
-            _rule(["list", "watch"], [""], ["services", "endpoints"]),
-            _rule(["get", "list", "watch"], [""], ["nodes"]), _events_rule(),
-            _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]),
+        cluster_role("system:node-proxier", [
+            policy_rule(["list", "watch"], [""], ["services", "endpoints"]),
+            policy_rule(["get", "list", "watch"], [""], ["nodes"]), events_rule(),
+            policy_rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]),
     ]
 
 

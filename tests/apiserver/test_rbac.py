@@ -259,3 +259,78 @@ async def test_bootstrap_policy_answers_for_the_components(core: ApiCore) -> Non
     assert not authz.authorize(path_req("get", "/metrics")).allowed
     node = core.get(crbs, None, "system:node")
     assert "subjects" not in node  # upstream keeps it without subjects (the Node authorizer's job)
+
+
+async def test_controller_and_namespace_bootstrap_policy(core: ApiCore) -> None:
+    """kube-apiserver's controller roles and the kube-system / kube-public Roles: each
+    controller's ServiceAccount may do its controller's work and nothing beyond it, the
+    leader-locking and authentication-reader Roles answer for the components' users, and every
+    rule's lists are sorted sets as bootstrappolicy builds them."""
+    from minik3s.api.rbac_controllers import (
+        CONTROLLER_NAMES,
+        controller_cluster_role_bindings,
+        controller_cluster_roles,
+        namespace_role_bindings,
+        namespace_roles,
+    )
+    ns_info = core.registry.get("", "v1", "namespaces")
+    assert ns_info is not None
+    for ns in ("kube-system", "kube-public"):
+        await core.create(ns_info, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for resource, objs in (("clusterroles", bootstrap_cluster_roles() + controller_cluster_roles()),
+                           ("clusterrolebindings", bootstrap_cluster_role_bindings()
+                            + controller_cluster_role_bindings()),
+                           ("roles", namespace_roles()), ("rolebindings", namespace_role_bindings())):
+        for obj in objs:
+            md: Any = obj["metadata"]
+            await _create(core, resource, obj, md.get("namespace"))
+    assert len(CONTROLLER_NAMES) == 35 and len(set(CONTROLLER_NAMES)) == 35
+    for name in ("resource-claim-controller", "volumeattributesclass-protection-controller",
+                 "storage-version-garbage-collector"):  # feature gates off in 1.33
+        assert name not in CONTROLLER_NAMES
+    crs = _info(core, "clusterroles")
+    for name in ("system:controller:deployment-controller", "system:controller:service-cidrs-controller",
+                 "system:kube-scheduler", "system:node"):
+        stored = core.get(crs, None, name)
+        assert stored["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+        assert stored["metadata"]["annotations"] == {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+        for r in stored["rules"]:
+            for key in ("verbs", "apiGroups", "resources", "resourceNames"):
+                if key in r:
+                    assert r[key] == sorted(set(r[key])), (name, r)
+
+    authz = Authorizer(core.store, core.registry)
+
+    def sa(name: str) -> UserInfo:
+        return UserInfo(f"system:serviceaccount:kube-system:{name}",
+                        groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", AUTHENTICATED))
+
+    dc = sa("deployment-controller")
+    assert authz.authorize(req("update", "deployments", user=dc, name="d", sub="status", group="apps")).allowed
+    assert authz.authorize(req("create", "replicasets", user=dc, group="apps")).allowed
+    assert authz.authorize(req("patch", "events", user=dc, name="e", group="events.k8s.io")).allowed
+    assert not authz.authorize(req("get", "secrets", user=dc, name="s")).allowed
+    assert not authz.authorize(req("create", "pods", user=dc)).allowed
+    rs = sa("replicaset-controller")
+    assert authz.authorize(req("create", "pods", user=rs)).allowed
+    assert not authz.authorize(req("update", "pods", user=rs, name="p")).allowed
+    gc = sa("generic-garbage-collector")
+    assert authz.authorize(req("delete", "widgets", user=gc, name="w", group="example.com")).allowed
+    assert not authz.authorize(req("create", "widgets", user=gc, group="example.com")).allowed
+    cleaner = sa("legacy-service-account-token-cleaner")
+    assert authz.authorize(req("get", "configmaps", user=cleaner, ns="kube-system",
+                               name="kube-apiserver-legacy-service-account-token-tracking")).allowed
+    assert not authz.authorize(req("get", "configmaps", user=cleaner, ns="kube-system", name="other")).allowed
+    # namespaced Roles: only in their namespace
+    sched = UserInfo("system:kube-scheduler", groups=(AUTHENTICATED,))
+    assert authz.authorize(req("get", "configmaps", user=sched, ns="kube-system",
+                               name="extension-apiserver-authentication")).allowed
+    assert not authz.authorize(req("get", "configmaps", user=sched, ns="default",
+                                   name="extension-apiserver-authentication")).allowed
+    assert authz.authorize(req("create", "leasecandidates", user=sa("kube-scheduler"), ns="kube-system",
+                               group="coordination.k8s.io")).allowed
+    signer = sa("bootstrap-signer")
+    assert authz.authorize(req("update", "configmaps", user=signer, ns="kube-public", name="cluster-info")).allowed
+    assert not authz.authorize(req("update", "configmaps", user=signer, ns="kube-public", name="x")).allowed
+    assert authz.authorize(req("list", "secrets", user=signer, ns="kube-system")).allowed
+    assert not authz.authorize(req("list", "secrets", user=signer, ns="default")).allowed

@@ -220,6 +220,22 @@ def test_bootstrap_cluster_roles_and_bindings(http: httpx.Client) -> None:
         {"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}]
     crb = http.get(_path("rbac.authorization.k8s.io", "clusterrolebindings", name="cluster-admin")).json()
     assert crb["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]
+    # kube-apiserver's controller roles, each bound to its controller's ServiceAccount, and the
+    # Roles of kube-system / kube-public
+    assert sum(1 for n in roles if n.startswith("system:controller:")) == 35
+    crb = http.get(_path("rbac.authorization.k8s.io", "clusterrolebindings",
+                         name="system:controller:job-controller")).json()
+    assert crb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                              "name": "system:controller:job-controller"}
+    assert crb["subjects"] == [{"kind": "ServiceAccount", "name": "job-controller", "namespace": "kube-system"}]
+    ns_roles = http.get("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles").json()["items"]
+    assert [r["metadata"]["name"] for r in ns_roles] == [
+        "extension-apiserver-authentication-reader", "system::leader-locking-kube-controller-manager",
+        "system::leader-locking-kube-scheduler", "system:controller:bootstrap-signer",
+        "system:controller:cloud-provider", "system:controller:token-cleaner"]
+    rb = http.get("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-public/rolebindings").json()["items"]
+    assert [(b["metadata"]["name"], b["subjects"][0]["name"]) for b in rb] == [
+        ("system:controller:bootstrap-signer", "bootstrap-signer")]
 
 
 def test_local_apiservices(http: httpx.Client) -> None:

@@ -247,7 +247,7 @@ def test_admin_role_shows_aggregated_rules(kubectl, http: httpx.Client) -> None:
         time.sleep(0.1)
     rules = out["rules"]
     assert {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
-            "verbs": ["get", "list", "watch", "create", "delete", "deletecollection", "patch", "update"]} in rules
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]} in rules
     assert any("pods" in r.get("resources", []) and "get" in r["verbs"] for r in rules)  # from view via edit
 
 
