@@ -343,12 +343,22 @@ def _kind_schema_name(info: ResourceInfo, builder: _SchemaBuilder) -> str:
     return name
 
 
+# TypeMeta's and the object's metadata field descriptions (upstream's generated API docs), which
+# every kind publishes, CRDs included (apiextensions' OpenAPI builder sets them on every CRD schema)
+_CONVENTIONS = "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+API_VERSION_DOC = ("APIVersion defines the versioned schema of this representation of an object. Servers should "
+                   "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
+                   f"More info: {_CONVENTIONS}#resources")
+KIND_DOC = ("Kind is a string value representing the REST resource this object represents. Servers may infer "
+            "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+            f"{_CONVENTIONS}#types-kinds")
+METADATA_DOC = f"Standard object's metadata. More info: {_CONVENTIONS}#metadata"
+
+
 def _ensure_type_fields(schema: JsonDict, builder: _SchemaBuilder) -> None:
     props = schema.setdefault("properties", {})
-    props.setdefault("apiVersion", {"type": "string", "description": "APIVersion defines the versioned schema "
-                                    "of this representation of an object."})
-    props.setdefault("kind", {"type": "string", "description": "Kind is a string value representing the REST "
-                              "resource this object represents."})
+    props.setdefault("apiVersion", {"type": "string", "description": API_VERSION_DOC})
+    props.setdefault("kind", {"type": "string", "description": KIND_DOC})
     if "metadata" not in props:
         meta_cls = importlib.import_module("minik3s.api.meta").ObjectMeta
         props["metadata"] = {"allOf": [_ref(builder.model(meta_cls))]}
@@ -363,10 +373,10 @@ def _custom_schema(crd_schema: JsonDict | None, builder: _SchemaBuilder) -> Json
     schema.setdefault("type", "object")
     props = schema.setdefault("properties", {})
     meta_cls = importlib.import_module("minik3s.api.meta").ObjectMeta
-    props["metadata"] = {"allOf": [_ref(builder.model(meta_cls))],
-                         "description": "Standard object's metadata."}
-    props.setdefault("apiVersion", {"type": "string"})
-    props.setdefault("kind", {"type": "string"})
+    # whatever the CRD's schema says of them, upstream publishes TypeMeta's and ObjectMeta's
+    props["metadata"] = {"allOf": [_ref(builder.model(meta_cls))], "description": METADATA_DOC}
+    props["apiVersion"] = {"type": "string", "description": API_VERSION_DOC}
+    props["kind"] = {"type": "string", "description": KIND_DOC}
     schema["properties"] = dict(sorted(props.items()))
     return schema
 

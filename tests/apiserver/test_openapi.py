@@ -147,6 +147,13 @@ def test_custom_resource_schema_comes_from_the_crd() -> None:
     assert s["properties"]["metadata"]["allOf"] == [
         {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
     assert "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups/{name}/status" in doc["paths"]
+    # TypeMeta's and ObjectMeta's descriptions, as apiextensions' builder sets them on every CRD
+    assert s["properties"]["metadata"]["description"].startswith("Standard object's metadata. More info: https://")
+    assert s["properties"]["apiVersion"] == {"type": "string", "description": (
+        "APIVersion defines the versioned schema of this representation of an object. Servers should convert "
+        "recognized schemas to the latest internal value, and may reject unrecognized values. More info: "
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources")}
+    assert s["properties"]["kind"]["description"].startswith("Kind is a string value representing the REST resource")
 
 
 def test_swagger_v2_uses_definitions_refs() -> None:
