@@ -45,6 +45,8 @@ from kubelet_sim.events import (
     pulling_events,
     started_events,
 )
+from kubelet_sim.image_pull import REASONS as IMAGE_REASONS
+from kubelet_sim.image_pull import PullMemory, image_problem, with_blocked
 from kubelet_sim.keyqueue import KeyQueue
 from kubelet_sim.kubelet_config import kubelet_configuration
 from kubelet_sim.node_agent import (
@@ -56,7 +58,15 @@ from kubelet_sim.node_agent import (
     recover_node,
 )
 from kubelet_sim.stages import init_containers, probes, resize
-from kubelet_sim.stages.lifecycle import STATUS_STEPS, StepContext, ephemeral_pending, pod_images
+from kubelet_sim.stages.lifecycle import (
+    STATUS_STEPS,
+    StepContext,
+    ephemeral_pending,
+    pod_images,
+    regenerate_conditions,
+    set_pod_ips,
+    step_base,
+)
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
 from kubelet_sim.usage import UsageSource
@@ -113,6 +123,8 @@ class PodRecord:
     pull_started: float = 0.0
     # the containers' restarts and crash-loop back-off (kubelet_sim.stages.restarts)
     crash: CrashLoop | None = None
+    # images that cannot be used and the image pull back-off (kubelet_sim.image_pull)
+    images: PullMemory | None = None
 
 
 def _key(pod: JsonDict) -> str:
@@ -302,6 +314,8 @@ class StageController:
                 return  # the written status re-queues the pod
             if wait is not None:
                 self.queue.add_after(key, max(wait, 0.0))
+        if await self._image_gate(key, pod, rec):
+            return
         stage = select_stage(self._stages, pod)
         if stage is None:
             rec.stage = None
@@ -324,6 +338,52 @@ class StageController:
             self.queue.add_after(key, due - now)
             return
         await self._apply(stage, pod, rec, killed=killed)
+
+    async def _image_gate(self, key: str, pod: JsonDict, rec: PodRecord) -> bool:
+        """The images of the containers about to start (kubelet_sim.image_pull): on a sync that
+        is due, try them (Events, back-off) and remember the blocked ones for the steps; write
+        their waiting states where the status does not show them. True when this sync is over
+        (a status was written, which re-queues the pod, or an init container is blocked)."""
+        meta = pod.get("metadata") or {}
+        status = pod.get("status") or {}
+        if meta.get("deletionTimestamp") or status.get("phase") not in ("Pending", "Running") \
+                or "containerStatuses" not in status:
+            return False
+        memory = rec.images
+        if memory is None:
+            memory = rec.images = PullMemory()
+        now = self._clock.monotonic()
+        if memory.due(pod, now):
+            node = rec.node
+            blocked, events, wait = memory.attempt(pod, lambda image: self._nodes.has_image(node, image), now,
+                                                   self._rng)
+            self._record(pod, node, events)
+            if wait is not None:
+                self.queue.add_after(key, wait)
+        if not memory.blocked and not any(
+                ((cs.get("state") or {}).get("waiting") or {}).get("reason") in IMAGE_REASONS
+                for key in ("initContainerStatuses", "containerStatuses") for cs in status.get(key) or ()):
+            return False
+        ctx = self._context(rec, killed=False)
+        sandbox = any(c.get("type") == "PodReadyToStartContainers" and c.get("status") == "True"
+                      for c in status.get("conditions") or ())
+        if sandbox and status.get("phase") == "Running":
+            new_status = STATUS_STEPS["Running"](pod, ctx)  # the running pod's blocked containers
+        else:  # the sandbox is up (its IP too) before any image is pulled
+            new_status, conds, now_text = step_base(pod, ctx)
+            set_pod_ips(pod, new_status, ctx)
+            with_blocked(new_status, memory.blocked)
+            new_status["conditions"] = regenerate_conditions(pod, new_status, conds, now_text, sandbox_ready=True)
+        try:
+            if await self._put_status(pod, rec, new_status):
+                return True
+        except ConflictError:
+            logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+            return True
+        # nothing to write: an init container still blocked holds the pod; the regular
+        # containers' blocks are carried into the `Running` step by the context
+        init_blocked = {c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or ()} & set(memory.blocked)
+        return bool(init_blocked)
 
     async def _apply(self, stage: Stage, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
         nxt = stage.spec.next
@@ -387,7 +447,8 @@ class StageController:
             return rec.ip
 
         return StepContext(now=self._clock.now(), host_ip=self._nodes.host_ip(node), allocate_ip=allocate,
-                           killed=killed, host_ips=self._nodes.host_ips(node))
+                           killed=killed, host_ips=self._nodes.host_ips(node),
+                           blocked=rec.images.blocked if rec.images is not None else {})
 
     async def _write_status(self, step_name: str, pod: JsonDict, rec: PodRecord, *, killed: bool) -> None:
         await self._put_status(pod, rec, STATUS_STEPS[step_name](pod, self._context(rec, killed=killed)))
@@ -420,7 +481,7 @@ class StageController:
         now = self._clock.monotonic()
         if not containers_created(new_status):  # the sandbox is being created: the pulls begin
             if rec.pulling is None:
-                pulling, rec.pulling = pulling_events(pod, present)
+                pulling, rec.pulling = pulling_events(pod, present, lambda c: image_problem(c, present) is not None)
                 rec.pull_started = now
                 self._record(pod, node, pulling)
             return

@@ -75,15 +75,17 @@ def pulls_image(c: JsonDict, present: Callable[[str], bool]) -> bool:
     return policy == "Always" or not present(normalize_image(str(c.get("image") or "")))
 
 
-def pulling_events(pod: JsonDict, present: Callable[[str], bool]) -> tuple[list[ContainerEvent], set[str]]:
+def pulling_events(pod: JsonDict, present: Callable[[str], bool],
+                   unusable: Callable[[JsonDict], bool] = lambda _c: False) -> tuple[list[ContainerEvent], set[str]]:
     """The `Pulling` lines while the pod's sandbox is created, and the fieldPaths of the
-    containers whose images are pulled (two containers with one image pull it once)."""
+    containers whose images are pulled (two containers with one image pull it once); the
+    containers whose image is `unusable` have their own lines (kubelet_sim.image_pull)."""
     out: list[ContainerEvent] = []
     pulled: set[str] = set()
     fetched: set[str] = set()
     for path, c in _containers(pod):
         ref = normalize_image(str(c.get("image") or ""))
-        if not pulls_image(c, lambda r: r in fetched or present(r)):
+        if unusable(c) or not pulls_image(c, lambda r: r in fetched or present(r)):
             continue
         fetched.add(ref)
         pulled.add(path)

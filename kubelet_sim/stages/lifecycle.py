@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -61,6 +61,9 @@ class StepContext:
     allocate_ip: Callable[[], str] = field(default=lambda: "")
     killed: bool = False
     host_ips: tuple[str, ...] = ()  # the node's IPs, host_ip first (a second one: dual-stack)
+    # containers whose image cannot be used (kubelet_sim.image_pull): name -> their `waiting`
+    # state; the `Running` step leaves them waiting
+    blocked: Mapping[str, JsonDict] = field(default_factory=dict)
 
     def node_ips(self) -> tuple[str, ...]:
         return self.host_ips or (self.host_ip,)
@@ -150,10 +153,12 @@ def _old_statuses(status: JsonDict, key: str) -> dict[str, JsonDict]:
 
 
 def _container_base(c: JsonDict, old: JsonDict | None) -> JsonDict:
+    """A container's status before the runtime reports it: the spec's image as written (the
+    runtime's normalised reference once a container was created: `_running`, `terminated_status`)."""
     image = c.get("image", "")
     cs: JsonDict = {
         "name": c.get("name", ""),
-        "image": normalize_image(image),
+        "image": image if not (old or {}).get("containerID") else normalize_image(image),
         "imageID": "",
         "ready": False,
         "restartCount": int((old or {}).get("restartCount", 0)),
@@ -242,6 +247,7 @@ def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
         cs.setdefault("started", True)
         return cs
     cs = _container_base(c, old)
+    cs["image"] = normalize_image(c.get("image", ""))
     cs["imageID"] = image_id(c.get("image", ""))
     cs["containerID"] = container_id(uid, cs["name"], cs["restartCount"])
     cs["ready"] = initially_ready(c)
@@ -254,6 +260,7 @@ def _running(c: JsonDict, old: JsonDict | None, uid: str, now: str) -> JsonDict:
 def terminated_status(c: JsonDict, old: JsonDict | None, uid: str, now: str, *, exit_code: int,
                 reason: str | None = None, started: str | None = None) -> JsonDict:
     cs = _container_base(c, old)
+    cs["image"] = normalize_image(c.get("image", ""))
     cs["imageID"] = image_id(c.get("image", ""))
     cid = (old or {}).get("containerID") or container_id(uid, cs["name"], cs["restartCount"])
     cs["containerID"] = cid
@@ -312,6 +319,18 @@ def container_ready_conditions(pod: JsonDict, conds: list[JsonDict], status: Jso
                                     containers_ready_condition(pod, statuses, phase)], now)
 
 
+def set_pod_ips(pod: JsonDict, status: JsonDict, ctx: StepContext) -> None:
+    """The sandbox's IPs in `status` (in place): the node's for a host-network pod
+    (generateAPIPodStatus), else the pod's own, allocated once."""
+    if (pod.get("spec") or {}).get("hostNetwork"):
+        ips = list(ctx.node_ips())
+    else:
+        ips = [status.get("podIP") or ctx.allocate_ip()]
+    if ips[0]:
+        status["podIP"] = ips[0]
+        status["podIPs"] = [{"ip": ip} for ip in ips]
+
+
 def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     uid = (pod.get("metadata") or {}).get("uid", "")
@@ -319,13 +338,7 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     containers = spec.get("containers") or []
     status, conds, now = step_base(pod, ctx)
     status["phase"] = "Running"
-    if spec.get("hostNetwork"):  # the node's IPs (generateAPIPodStatus: host network pods)
-        ips = list(ctx.node_ips())
-    else:
-        ips = [status.get("podIP") or ctx.allocate_ip()]
-    if ips[0]:
-        status["podIP"] = ips[0]
-        status["podIPs"] = [{"ip": ip} for ip in ips]
+    set_pod_ips(pod, status, ctx)
     old_init = _old_statuses(status, "initContainerStatuses")
     old = _old_statuses(status, "containerStatuses")
     if inits:
@@ -341,7 +354,20 @@ def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
                 cs["ready"] = True
                 iss.append(cs)
         status["initContainerStatuses"] = iss
-    status["containerStatuses"] = [_running(c, old.get(c.get("name", "")), uid, now) for c in containers]
+    css = []
+    for c in containers:
+        o = old.get(c.get("name", ""))
+        waiting = ctx.blocked.get(c.get("name", ""))
+        if waiting is None or (o and "running" in (o.get("state") or {})):
+            css.append(_running(c, o, uid, now))
+            continue
+        cs = _container_base(c, o)
+        cs["state"] = {"waiting": dict(waiting)}
+        css.append(cs)
+    status["containerStatuses"] = css
+    if containers and all(c.get("name", "") in ctx.blocked and "running" not in cs["state"]
+                          for c, cs in zip(containers, css, strict=True)):
+        status["phase"] = "Pending"  # getPhase: no container runs yet
     status["conditions"] = regenerate_conditions(pod, status, conds, now, sandbox_ready=True)
     return status
 
