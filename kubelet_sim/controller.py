@@ -285,6 +285,7 @@ class StageController:
                 rec.grace_deadline = min(rec.grace_deadline, now + grace)
                 rec.grace_seen = grace
         if ephemeral_pending(pod):  # kubectl debug: the new ephemeral containers start at once
+            self._try_images(key, pod, rec)  # unless their image cannot be used
             try:
                 await self._write_status("EphemeralStarted", pod, rec, killed=False)
             except ConflictError:
@@ -339,6 +340,22 @@ class StageController:
             return
         await self._apply(stage, pod, rec, killed=killed)
 
+    def _try_images(self, key: str, pod: JsonDict, rec: PodRecord) -> PullMemory:
+        """On a sync that is due, try the images of the containers about to start
+        (kubelet_sim.image_pull): their Events, the back-off, the next sync."""
+        memory = rec.images
+        if memory is None:
+            memory = rec.images = PullMemory()
+        now = self._clock.monotonic()
+        if memory.due(pod, now):
+            node = rec.node
+            _blocked, events, wait = memory.attempt(pod, lambda image: self._nodes.has_image(node, image), now,
+                                                    self._rng)
+            self._record(pod, node, events)
+            if wait is not None:
+                self.queue.add_after(key, wait)
+        return memory
+
     async def _image_gate(self, key: str, pod: JsonDict, rec: PodRecord) -> bool:
         """The images of the containers about to start (kubelet_sim.image_pull): on a sync that
         is due, try them (Events, back-off) and remember the blocked ones for the steps; write
@@ -349,17 +366,7 @@ class StageController:
         if meta.get("deletionTimestamp") or status.get("phase") not in ("Pending", "Running") \
                 or "containerStatuses" not in status:
             return False
-        memory = rec.images
-        if memory is None:
-            memory = rec.images = PullMemory()
-        now = self._clock.monotonic()
-        if memory.due(pod, now):
-            node = rec.node
-            blocked, events, wait = memory.attempt(pod, lambda image: self._nodes.has_image(node, image), now,
-                                                   self._rng)
-            self._record(pod, node, events)
-            if wait is not None:
-                self.queue.add_after(key, wait)
+        memory = self._try_images(key, pod, rec)
         if not memory.blocked and not any(
                 ((cs.get("state") or {}).get("waiting") or {}).get("reason") in IMAGE_REASONS
                 for key in ("initContainerStatuses", "containerStatuses") for cs in status.get(key) or ()):
@@ -369,6 +376,7 @@ class StageController:
                       for c in status.get("conditions") or ())
         if sandbox and status.get("phase") == "Running":
             new_status = STATUS_STEPS["Running"](pod, ctx)  # the running pod's blocked containers
+            with_blocked(new_status, memory.blocked)  # and its ephemeral ones
         else:  # the sandbox is up (its IP too) before any image is pulled
             new_status, conds, now_text = step_base(pod, ctx)
             set_pod_ips(pod, new_status, ctx)

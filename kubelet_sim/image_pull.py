@@ -8,7 +8,7 @@ node, from minik3s.api.helpers.image_reference (what cannot be parsed, what the 
 not hold).
 
 Per container about to start (the first init container not done, else every regular container
-not started yet), in this order:
+not started yet; and the ephemeral containers `kubectl debug` adds), in this order:
 
 | case | waiting reason | waiting message | Events (about the pod, the container's fieldPath) |
 |---|---|---|---|
@@ -93,13 +93,17 @@ def _to_start(pod: JsonDict) -> Iterator[tuple[str, JsonDict]]:
         if "waiting" in state or not state:
             yield f"spec.initContainers{{{c.get('name', '')}}}", c
         return  # init containers run one at a time
-    states = {cs.get("name"): cs for cs in status.get("containerStatuses") or ()}
-    for c in spec.get("containers") or ():
-        if not isinstance(c, dict):
-            continue
-        cs = states.get(c.get("name")) or {}
-        if "waiting" in (cs.get("state") or {}) and not cs.get("containerID") and not cs.get("lastState"):
-            yield f"spec.containers{{{c.get('name', '')}}}", c
+    for key, status_key in (("containers", "containerStatuses"), ("ephemeralContainers", "ephemeralContainerStatuses")):
+        states = {cs.get("name"): cs for cs in status.get(status_key) or ()}
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            cs = states.get(c.get("name"))
+            if cs is None and key == "ephemeralContainers" and status.get("phase") == "Running":
+                yield f"spec.{key}{{{c.get('name', '')}}}", c  # kubectl debug: about to start
+            elif cs is not None and "waiting" in (cs.get("state") or {}) and not cs.get("containerID") \
+                    and not cs.get("lastState"):
+                yield f"spec.{key}{{{c.get('name', '')}}}", c
 
 
 @dataclass(slots=True)
@@ -169,15 +173,18 @@ class PullMemory:
 def _images(pod: JsonDict) -> tuple[tuple[str, str], ...]:
     spec = pod.get("spec") or {}
     return tuple((str(c.get("name") or ""), str(c.get("image") or ""))
-                 for key in ("initContainers", "containers") for c in spec.get(key) or () if isinstance(c, dict))
+                 for key in ("initContainers", "containers", "ephemeralContainers") for c in spec.get(key) or ()
+                 if isinstance(c, dict))
 
 
 def with_blocked(status: JsonDict, blocked: dict[str, JsonDict]) -> None:
-    """Set the blocked containers' `waiting` states in `status` (in place; ready false)."""
-    for key in ("initContainerStatuses", "containerStatuses"):
+    """Set the blocked containers' `waiting` states in `status` (in place; ready false); a
+    container that runs (or ran) is left as it is."""
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
         for cs in status.get(key) or ():
             waiting = blocked.get(cs.get("name", ""))
-            if waiting is not None:
+            if waiting is not None and not cs.get("containerID"):
                 cs["state"] = {"waiting": dict(waiting)}
                 cs["ready"] = False
-                cs["started"] = False
+                if key != "ephemeralContainerStatuses":
+                    cs["started"] = False

@@ -528,7 +528,12 @@ def ephemeral_started(pod: JsonDict, ctx: StepContext) -> JsonDict:
     out = []
     for c in (pod.get("spec") or {}).get("ephemeralContainers") or ():
         cs = old.get(c.get("name", ""))
-        if cs is None:
+        waiting = ctx.blocked.get(c.get("name", ""))
+        if cs is None and waiting is not None:  # its image cannot be used (kubelet_sim.image_pull)
+            cs = _container_base(c, None)
+            cs["state"] = {"waiting": dict(waiting)}
+            cs.pop("started", None)
+        elif cs is None:
             cs = _running(c, None, uid, now)
             cs["ready"] = False
             cs.pop("started", None)

@@ -178,3 +178,23 @@ async def test_an_init_container_image_holds_the_pod(kubelets: Kubelets) -> None
     assert _state(pod, "setup", "initContainerStatuses")["state"]["waiting"]["reason"] in (
         "ErrImagePull", "ImagePullBackOff")
     assert ("spec.initContainers{setup}", "Failed", "Error: ErrImagePull") in await kubelets.lines("init")
+
+
+async def test_an_ephemeral_container_with_a_missing_image_waits(kubelets: Kubelets) -> None:
+    """`kubectl debug web --image=busyboxx`: the ephemeral container waits in ErrImagePull, then
+    ImagePullBackOff; the pod's own container runs on."""
+    await kubelets.pod("web", [{"name": "c", "image": "nginx:1.27"}])
+    pod = await kubelets.cluster.get(PODS, "web", "default")
+    pod["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busyboxx", "stdin": True, "tty": True}]
+    await kubelets.cluster.update(PODS, pod, subresource="ephemeralcontainers")
+    await kubelets.advance(0.5)
+    pod = await kubelets.cluster.get(PODS, "web", "default")
+    cs = _state(pod, "debugger", "ephemeralContainerStatuses")
+    assert cs["state"]["waiting"]["reason"] == "ErrImagePull"
+    assert "busyboxx" in cs["state"]["waiting"]["message"] and "containerID" not in cs
+    assert "running" in _state(pod, "c")["state"]
+    assert ("spec.ephemeralContainers{debugger}", "Failed", "Error: ErrImagePull") in await kubelets.lines("web")
+    await kubelets.advance(31, step=0.5)
+    cs = _state(await kubelets.cluster.get(PODS, "web", "default"), "debugger", "ephemeralContainerStatuses")
+    assert cs["state"]["waiting"]["reason"] in ("ErrImagePull", "ImagePullBackOff")
+    assert any(line[1] == "BackOff" for line in await kubelets.lines("web"))
