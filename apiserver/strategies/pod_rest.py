@@ -465,6 +465,9 @@ class LogREST(Subresource):
             lines = _instance_lines(pod, container, {"terminated": last}, max(restarts - 1, 0))
         else:
             reason = (state.get("waiting") or {}).get("reason")
+            # the kubelet's validateContainerLogStatus words the two pull failures its own way
+            reason = {"ErrImagePull": "image can't be pulled",
+                      "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
             if reason:
                 raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
             raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start - no logs yet')

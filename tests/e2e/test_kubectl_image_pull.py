@@ -40,6 +40,10 @@ def test_kubectl_sees_image_pull_failures(kubectl_bin: Path, minik3s_server_fact
     assert ('Failed to apply default image tag "Nginx:1.27": couldn\'t parse image name "Nginx:1.27": '
             "invalid reference format: repository name (library/Nginx) must be lowercase") in out
     assert "Error: InvalidImageName" in out
+    # pods/log answers as the kubelet's validateContainerLogStatus
+    r = k("logs", "upper", ok=False)
+    assert r.stderr.strip() == ('Error from server (BadRequest): container "c" in pod "upper" is waiting to start: '
+                                "InvalidImageName")
     # the second re-sync (20-30 s) falls inside the 20 s window the second pull opened
     wait_for(lambda: status_of("typo") == "ImagePullBackOff", timeout=60)
     pod = json.loads(k("get", "pod", "typo", "-o", "json").stdout)
@@ -47,6 +51,9 @@ def test_kubectl_sees_image_pull_failures(kubectl_bin: Path, minik3s_server_fact
     waiting = pod["status"]["containerStatuses"][0]["state"]["waiting"]
     assert waiting["message"].startswith('Back-off pulling image "nginxx": ErrImagePull: failed to pull and unpack '
                                          'image "docker.io/library/nginxx:latest"')
+    r = k("logs", "typo", ok=False)
+    assert r.stderr.strip() == ('Error from server (BadRequest): container "typo" in pod "typo" is waiting to start: '
+                                "trying and failing to pull image")
     out = k("describe", "pod", "typo").stdout
     for line in ('Pulling image "nginxx"', 'Failed to pull image "nginxx": failed to pull and unpack image',
                  "Error: ErrImagePull", 'Back-off pulling image "nginxx"', "Error: ImagePullBackOff"):
