@@ -24,13 +24,18 @@ Adaptations (not differences):
   `persistentvolumeclaim`), which the expectations here use;
 - upstream's `st.MakePod()` pods and csi_test's claims have an empty namespace; here both are in
   "default" (the same namespace, as upstream's are); pods upstream leaves nameless get distinct
-  names (the cache keys pods by uid).
+  names (the cache keys pods by uid);
+- statuses are compared as upstream's Status.Equal does (code and reasons). csi_test's comparer
+  also compares Plugin(), "" on both sides there because upstream's runtime, not the plugin,
+  names the plugin; the statuses here already carry it, so it is left out of the comparison.
 
-Not ported: the hint cases feeding an object of the wrong Go type ("error-wrong-new-object",
-"error-wrong-old-object": Go type assertions without an observable meaning here);
-TestCSILimitsAfterCSINodeUpdatedQHint (added after v1.33 with MutableCSINodeAllocatableCount, an
-alpha gate off by default in v1.33; the plugin registers CSINode Add only); csi_test's
-benchmark-only helpers and BenchmarkVolumeZone.
+VolumeZone's hint cases feeding an object of the wrong type ("error-wrong-new-object",
+"error-wrong-old-object") are kept: upstream's hint then returns Queue (with an error), which is
+what the queue sees; the hint here must answer Queue too.
+
+Not ported: TestCSILimitsAfterCSINodeUpdatedQHint (added after v1.33 with the
+MutableCSINodeAllocatableCount gate, alpha and off by default in v1.33; the plugin registers
+CSINode Add only), and BenchmarkVolumeZone (a benchmark, no assertions).
 """
 
 from __future__ import annotations
@@ -43,13 +48,15 @@ from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import Code, EventResource, QueueingHint, Status
 from scheduler.framework.types import PodInfo
-from scheduler.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NodeVolumeLimits
-from scheduler.plugins.volume_restrictions import (
-    ERR_REASON_DISK_CONFLICT,
-    ERR_REASON_RWOP_CONFLICT,
-    VolumeRestrictions,
-)
-from scheduler.plugins.volume_zone import ERR_REASON_CONFLICT, VolumeZone
+from scheduler.plugins.node_volume_limits import NodeVolumeLimits
+from scheduler.plugins.volume_restrictions import VolumeRestrictions
+from scheduler.plugins.volume_zone import VolumeZone
+
+# upstream's reason strings, written out (not imported from the plugins under test)
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
+ERR_REASON_RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+ERR_REASON_CONFLICT = "node(s) had no available volume zone"
 
 OK = (Code.SUCCESS, [])
 SKIP = (Code.SKIP, [])
@@ -261,6 +268,7 @@ def _vz_plugin(fw: Any) -> Any:
 @pytest.mark.parametrize(
     ("pod", "old", "new", "want"),
     [
+        pytest.param(_zpod("PVC_1"), None, "not-a-pvc", Q, id="error-wrong-new-object"),
         pytest.param(_pod("pod_1"), None, _claim("PVC_1", volume="Vol_1"), S,
                      id="pvc-was-added-but-pod-refers-no-pvc"),
         pytest.param(_zpod("PVC_2"), None, _claim("PVC_1", volume="Vol_1"), S,
@@ -283,6 +291,7 @@ def test_volume_zone_is_schedulable_after_pvc_added(fw, pod, old, new, want):
 @pytest.mark.parametrize(
     ("new", "want"),
     [
+        pytest.param("not-a-storageclass", Q, id="error-wrong-new-object"),
         pytest.param(_sc("SC_1"), S, id="sc-doesn't-have-volume-binding-mode"),
         pytest.param(_sc("SC_1", mode=MODE_WAIT), Q, id="new-sc-is-wait-for-first-consumer-mode"),
     ],
@@ -295,6 +304,8 @@ def test_volume_zone_is_schedulable_after_storage_class_added(fw, new, want):
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
+        pytest.param(None, "not-a-pv", Q, id="error-wrong-new-object"),
+        pytest.param("not-a-pv", _pv("Vol_1"), Q, id="error-wrong-old-object"),
         pytest.param(None, _pv("Vol_1", {BETA_ZONE: "us-west1-b"}), Q, id="new-pv-was-added"),
         pytest.param(_pv("Vol_1", {BETA_ZONE: "us-west1-a"}), _pv("Vol_1", {BETA_ZONE: "us-west1-b"}), Q,
                      id="pv-was-updated-and-changed-topology"),
