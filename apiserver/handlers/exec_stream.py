@@ -20,8 +20,10 @@ GET as AuthorizePodWebsocketUpgradeCreatePermission asks) -> `serve`:
      missing simulated kubelet: the proxy's dial error, 500 `error dialing backend: ...`), the
      kubelet's own: at least one stream (400 text), the container running (500 text
      `container not found ("c")`, which kubectl prints as `unable to upgrade connection: ...`);
-  2. a request that is not a WebSocket upgrade (kubectl's SPDY fallback, a plain GET) gets a
-     400 Status saying only WebSocket is served;
+  2. a request that is neither a WebSocket nor a SPDY/3.1 upgrade (a plain GET) gets a 400
+     Status; a SPDY upgrade (client-go's SPDY executor) is served by `_SpdyTransport`: the
+     remotecommand protocols v4 to v1 negotiated on X-Stream-Protocol-Version, the client's
+     streams, the same session as below over them;
   3. the WebSocket handshake with the channel subprotocols the two upstream servers offer:
      `v5.channel.k8s.io` (the apiserver's stream translator: CLOSE frames on channel 255),
      `v4.channel.k8s.io`, `v4.base64.channel.k8s.io`, `channel.k8s.io`, `base64.channel.k8s.io`
@@ -45,7 +47,7 @@ With `tty=true` the simulated terminal does what a pty's line discipline does: i
 what is typed, edits the line (backspace, ^U), hands complete lines to the command, ends
 input on ^D at the start of a line, and turns output newlines into CRLF; stderr is merged
 into stdout (kubelet NewOptions drops stderr with a tty).
-Port-forward is served in both forms clients use: the channel protocol (a data and an error
+Port-forward is served in the forms clients use: the channel protocol (a data and an error
 channel per `ports` value) and kubectl's SPDY/3.1 tunnelled in WebSocket
 (`SPDY/3.1+portforward.k8s.io`, `_SpdyPortForward`: the kubelet's stream pairs, framing in
 `handlers/spdy.py`).
@@ -425,11 +427,45 @@ async def _frames(ws: web.WebSocketResponse, protocol: str) -> AsyncIterator[tup
         yield raw[0] - (0x30 if b64 else 0), data
 
 
-async def _receive(ws: web.WebSocketResponse, protocol: str, params: ExecParams, stdin: _Stdin,
-                   terminal: _Terminal | None) -> None:
-    """The client's frames to their channels until the socket ends."""
+class _Transport:
+    """How a session's channels reach the client: WebSocket messages (`_WebSocketTransport`) or
+    the SPDY streams of an upgraded connection (`_SpdyTransport`)."""
+
+    response: web.StreamResponse
+    status_json: bool  # v4/v5: the error channel carries a metav1.Status, success included
+    announce: bool  # wsstream: an empty message on the first writable channel once open
+
+    async def write(self, channel: int, data: bytes) -> None:
+        raise NotImplementedError
+
+    def frames(self) -> AsyncIterator[tuple[int, bytes]]:
+        """(channel, payload) per client message; stdin's end as (CLOSE, [STDIN])."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class _WebSocketTransport(_Transport):
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws, self.protocol = ws, ws.ws_protocol or ""
+        self.response, self.status_json, self.announce = ws, self.protocol in _STATUS_JSON, True
+        self.out = _Channels(ws, self.protocol)
+
+    async def write(self, channel: int, data: bytes) -> None:
+        await self.out.write(channel, data)
+
+    def frames(self) -> AsyncIterator[tuple[int, bytes]]:
+        return _frames(self.ws, self.protocol)
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def _receive(transport: _Transport, params: ExecParams, stdin: _Stdin, terminal: _Terminal | None) -> None:
+    """The client's frames to their channels until the connection ends."""
     try:
-        async for channel, data in _frames(ws, protocol):
+        async for channel, data in transport.frames():
             if channel == CLOSE:
                 if data and data[0] == STDIN:
                     stdin.close()
@@ -475,17 +511,22 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     node = _kubelet_node(request, core, pod, name)
     if not (params.stdin or params.stdout or params.stderr):
         return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
-    if not is_websocket_request(request):
+    spdy_upgrade = is_spdy_upgrade(request)
+    if not spdy_upgrade and not is_websocket_request(request):
         raise errors.BadRequestError(
-            f"{sub} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io, ...): "
-            "simulated kubelets do not speak SPDY; kubectl 1.30+ uses WebSocket unless "
-            "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
+            f"{sub} is served over WebSocket (subprotocols v5.channel.k8s.io, v4.channel.k8s.io, ...) or a "
+            "SPDY/3.1 upgrade (X-Stream-Protocol-Version v4.channel.k8s.io, ...)")
     cs = _running(pod, container)
     if cs is None:
         return _text(500, f"container not found ({errors.go_quote(container)})")
-    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
-    if offered and not any(p in PROTOCOLS for p in offered):
-        return web.Response(status=403)
+    if spdy_upgrade:
+        refused = _spdy_exec_refusal(request)
+        if refused is not None:
+            return refused
+    else:
+        offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+        if offered and not any(p in PROTOCOLS for p in offered):
+            return web.Response(status=403)
     try:
         view, files = await _files_of(request, core, pod, container, cs, node)
     except ContainerViewError as e:
@@ -499,9 +540,17 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
                       uid=view.uid, dirs=set(view.dirs) | set(IMAGE_DIRS.get(repository, ())), tty=params.tty,
                       command=_main_command(spec, repository), readonly=readonly, writable=writable)
-    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
-    await ws.prepare(request)
-    protocol = ws.ws_protocol or ""
+    transport: _Transport
+    if spdy_upgrade:
+        spdy_transport = await _SpdyTransport.open(request, params)
+        if not spdy_transport.ready:  # the client never created its streams: the kubelet gives up
+            await spdy_transport.close()
+            return spdy_transport.response
+        transport = spdy_transport
+    else:
+        ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=4 * 1024 * 1024)
+        await ws.prepare(request)
+        transport = _WebSocketTransport(ws)
     uid, run = (pod.get("metadata") or {}).get("uid"), cs.get("restartCount")
 
     def alive() -> bool:
@@ -513,14 +562,14 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
 
     if sub == "attach":
         proc = _main_process(request, pod, container, cs, ctx, spec)
-        await _session(request, ws, protocol, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
+        await _session(request, transport, params, _attach_runner(proc, bool(spec.get("stdinOnce"))),
                        lambda _code: {"metadata": {}, "status": "Success"}, alive, core.clock.sleep)
     else:
         argv = list(params.command)
-        await _session(request, ws, protocol, params,
+        await _session(request, transport, params,
                        lambda stdin, out, err: run_exec(argv, ctx, stdin, out, err),
                        lambda code: _status(code, params.command), alive, core.clock.sleep)
-    return ws
+    return transport.response
 
 
 async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, container: str, cs: JsonDict,
@@ -685,12 +734,12 @@ async def _until_stopped(alive: Callable[[], bool], sleep: Callable[[float], Awa
         await sleep(1.0)
 
 
-async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: str, params: ExecParams,
+async def _session(request: web.Request, out: _Transport, params: ExecParams,
                    run: Runner, status_of: Callable[[int], JsonDict], alive: Callable[[], bool],
                    sleep: Callable[[float], Awaitable[None]]) -> None:
-    out = _Channels(ws, protocol)
-    first = STDOUT if params.stdout else STDERR if params.stderr else ERROR
-    await out.write(first, b"")  # the streams are open
+    if out.announce:
+        first = STDOUT if params.stdout else STDERR if params.stderr else ERROR
+        await out.write(first, b"")  # the streams are open
 
     async def stdout(data: bytes) -> None:
         if params.stdout and data:
@@ -707,11 +756,11 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
     if not params.stdin:
         stdin.close()
     terminal = _Terminal(stdin, stdout) if params.tty and params.stdin else None
-    receiver = asyncio.ensure_future(_receive(ws, protocol, params, stdin, terminal))
+    receiver = asyncio.ensure_future(_receive(out, params, stdin, terminal))
     command = asyncio.ensure_future(run(stdin if params.stdin else None, stdout, stderr))
     stopped = asyncio.ensure_future(_until_stopped(alive, sleep))
     try:
-        async with _shutdown_ends(request, ws):
+        async with _shutdown_ends(request, out.response):
             done, _ = await asyncio.wait({command, receiver, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if command not in done and stopped not in done:
                 # the client went away: the command loses its streams (SIGPIPE on its next write)
@@ -728,7 +777,7 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
             inner = f"error executing command in container: {e}"
             status = {"metadata": {}, "status": "Failure", "message": f"Internal error occurred: {inner}",
                       "reason": "InternalError", "details": {"causes": [{"message": inner}]}, "code": 500}
-        if protocol in _STATUS_JSON:
+        if out.status_json:
             await out.write(ERROR, orjson.dumps(status))
         elif status.get("status") != "Success":
             await out.write(ERROR, str(status.get("message") or "").encode())
@@ -738,7 +787,7 @@ async def _session(request: web.Request, ws: web.WebSocketResponse, protocol: st
         for task in (command, receiver, stopped):
             task.cancel()
         with contextlib.suppress(Exception):
-            await ws.close()
+            await out.close()
         for task in (command, receiver, stopped):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -1195,3 +1244,157 @@ async def _serve_spdy_upgrade(request: web.Request, core: ApiCore, key: str, nod
         if request.transport is not None:
             request.transport.close()
     return resp
+
+
+# ---- pods/exec and pods/attach over a plain SPDY/3.1 upgrade --------------------------------
+
+# remotecommand's stream protocols, the kubelet's order of preference
+REMOTECOMMAND_PROTOCOLS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
+_STREAM_CHANNELS = {"stdin": STDIN, "stdout": STDOUT, "stderr": STDERR, "error": ERROR, "resize": RESIZE}
+
+
+def _offered_stream_protocols(request: web.Request) -> list[str]:
+    return [p.strip() for v in request.headers.getall("X-Stream-Protocol-Version", []) for p in v.split(",")
+            if p.strip()]
+
+
+def _spdy_exec_refusal(request: web.Request) -> web.Response | None:
+    """httpstream.Handshake's 403 when the client offers stream protocols and none is served."""
+    offered = _offered_stream_protocols(request)
+    if not offered or any(p in REMOTECOMMAND_PROTOCOLS for p in offered):
+        return None
+    served = " ".join(REMOTECOMMAND_PROTOCOLS)
+    return web.Response(status=403, text=f"unable to upgrade: unable to negotiate protocol: client supports "
+                                         f"[{' '.join(offered)}], server accepts [{served}]\n",
+                        headers={"X-Accepted-Stream-Protocol-Versions": ",".join(REMOTECOMMAND_PROTOCOLS),
+                                 "X-Content-Type-Options": "nosniff"})
+
+
+class _SpdyTransport(_Transport):
+    """The kubelet's remotecommand server over a plain SPDY/3.1 upgrade (client-go's SPDY
+    executor: Go programs, kubectl before 1.30 or with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false):
+    httpstream.Handshake on X-Stream-Protocol-Version (v4 preferred), `101 Switching
+    Protocols`, then the client creates one stream per channel (header `streamType`: error,
+    stdin, stdout, stderr, resize), each answered with SYN_REPLY; once the streams the request
+    asked for exist (within 30 s) the session runs: stdout/stderr as DATA on their streams,
+    stdin from the client's stdin stream (FIN: EOF), resize read and dropped, and at the end the
+    error stream carries the result (v4: a metav1.Status, success included; older protocols only
+    a failure's text); then every stream is closed (FIN), a GOAWAY sent and the connection closed."""
+
+    def __init__(self, request: web.Request, response: web.StreamResponse, conn: _ByteChannel, protocol: str,
+                 expected: int) -> None:
+        self.request, self.response, self.conn = request, response, conn
+        self.status_json, self.announce = protocol == "v4.channel.k8s.io", False
+        self.decoder, self.encoder = spdy.Decoder(), spdy.Encoder()
+        self.send_lock = asyncio.Lock()
+        self.sids: dict[int, int] = {}  # channel -> stream id
+        self.closed_sids: set[int] = set()
+        self.expected = expected
+        self.streams_ready = asyncio.Event()
+        self.inbox: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        self.last_sid = 0
+        self.ready = False
+        self.reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, request: web.Request, params: ExecParams) -> _SpdyTransport:
+        offered = _offered_stream_protocols(request)
+        protocol = next((p for p in offered if p in REMOTECOMMAND_PROTOCOLS), "")
+        headers = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1"}
+        if protocol:
+            headers["X-Stream-Protocol-Version"] = protocol
+        resp = web.StreamResponse(status=101, headers=headers)
+        resp.force_close()
+        await resp.prepare(request)
+        conn = _UpgradedBytes(request)
+        request.protocol.set_parser(conn)  # type: ignore[arg-type]  # a payload parser, as WebSocketReader is
+        resizing = params.tty and protocol in ("v4.channel.k8s.io", "v3.channel.k8s.io")
+        expected = 1 + params.stdin + params.stdout + (params.stderr and not params.tty) + resizing
+        self = cls(request, resp, conn, protocol or "channel.k8s.io", expected)
+        self.reader = asyncio.ensure_future(self._read())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STREAM_CREATION_TIMEOUT):
+                await self.streams_ready.wait()
+        self.ready = self.streams_ready.is_set()
+        if not self.ready:
+            logger.info("exec: timed out waiting for client to create streams")
+        return self
+
+    async def send(self, make: Callable[[], bytes]) -> None:
+        async with self.send_lock:  # header blocks share the connection's deflate stream
+            if self.conn.closed():
+                return
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self.conn.send(make())
+
+    async def _read(self) -> None:
+        try:
+            async for data in self.conn.chunks():
+                try:
+                    frames = self.decoder.feed(data)
+                except spdy.SpdyError as err:
+                    logger.info("exec: %s", err)
+                    return
+                for frame in frames:
+                    await self._handle(frame)
+        finally:
+            self.inbox.put_nowait(None)
+
+    async def _handle(self, frame: spdy.Frame) -> None:
+        sid = frame.stream_id
+        if frame.kind == spdy.SYN_STREAM:
+            if not sid & 1 or sid <= self.last_sid:  # spdystream's validateStreamId
+                await self.send(lambda: self.encoder.rst_stream(sid, spdy.PROTOCOL_ERROR))
+                return
+            self.last_sid = sid
+            await self.send(lambda: self.encoder.syn_reply(sid))
+            channel = _STREAM_CHANNELS.get((frame.headers.get("streamtype") or [""])[0])
+            if channel is None:  # the kubelet logs an unexpected stream type and goes on
+                logger.info("exec: unexpected stream type %r", frame.headers.get("streamtype"))
+                return
+            self.sids.setdefault(channel, sid)
+            if len(self.sids) >= self.expected:
+                self.streams_ready.set()
+            if frame.fin and channel == STDIN:
+                self.inbox.put_nowait((CLOSE, bytes((STDIN,))))
+        elif frame.kind == spdy.DATA:
+            if sid == self.sids.get(STDIN):
+                if frame.data:
+                    self.inbox.put_nowait((STDIN, frame.data))
+                if frame.fin:
+                    self.inbox.put_nowait((CLOSE, bytes((STDIN,))))
+            elif sid == self.sids.get(RESIZE) and frame.data:
+                self.inbox.put_nowait((RESIZE, frame.data))
+        elif frame.kind == spdy.RST_STREAM:
+            self.closed_sids.add(sid)
+            if sid == self.sids.get(STDIN):
+                self.inbox.put_nowait((CLOSE, bytes((STDIN,))))
+        elif frame.kind == spdy.PING and frame.ping_id & 1:  # the client's (odd): echoed
+            await self.send(lambda: self.encoder.ping(frame.ping_id))
+
+    async def write(self, channel: int, data: bytes) -> None:
+        sid = self.sids.get(channel)
+        if sid is None:
+            return
+        for chunk in _copy_chunks(data):
+            if sid in self.closed_sids:
+                return
+            await self.send(functools.partial(self.encoder.data, sid, chunk))
+
+    async def frames(self) -> AsyncIterator[tuple[int, bytes]]:
+        while (item := await self.inbox.get()) is not None:
+            yield item
+
+    async def close(self) -> None:
+        for channel in (STDOUT, STDERR, ERROR):  # the kubelet's deferred stream closes
+            sid = self.sids.get(channel)
+            if sid is not None and sid not in self.closed_sids:
+                self.closed_sids.add(sid)
+                await self.send(functools.partial(self.encoder.data, sid, b"", fin=True))
+        await self.send(lambda: self.encoder.goaway(self.last_sid))
+        if self.reader is not None:
+            self.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.reader
+        if self.request.transport is not None:
+            self.request.transport.close()

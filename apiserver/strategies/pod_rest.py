@@ -467,7 +467,7 @@ class LogREST(Subresource):
             reason = (state.get("waiting") or {}).get("reason")
             # the kubelet's validateContainerLogStatus words the two pull failures its own way
             reason = {"ErrImagePull": "image can't be pulled",
-                      "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
+                      "ImagePullBackOff": "trying and failing to pull image"}.get(str(reason), reason)
             if reason:
                 raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
             raise BadRequestError(f'container "{container}" in pod "{name}" is waiting to start - no logs yet')

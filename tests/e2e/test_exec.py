@@ -317,6 +317,12 @@ def test_refusals(minik3s_cluster: Cluster, http: httpx.Client, ns: str) -> None
     r = http.get(f"{base}/ref/exec?command=true&stdout=1",
                  headers={**ws_headers, "Sec-WebSocket-Protocol": "v9.channel.k8s.io"})
     assert r.status_code == 403
+    # a SPDY upgrade offering no remotecommand protocol served: httpstream.Handshake's 403
+    r = http.post(f"{base}/ref/exec?command=true&stdout=1", headers={
+        "Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v9.channel.k8s.io"})
+    assert r.status_code == 403
+    assert r.text == ("unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io], server "
+                      "accepts [v4.channel.k8s.io v3.channel.k8s.io v2.channel.k8s.io channel.k8s.io]\n")
     # a pod not yet on a node
     http.post(f"{base}", json={"metadata": {"name": "unbound"}, "spec": {
         "nodeSelector": {"nowhere": "x"}, "containers": [{"name": "c", "image": "busybox"}]}}).raise_for_status()
@@ -1001,3 +1007,34 @@ def test_kubectl_port_forward_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik
     head = asyncio.run(upgrade_without_a_version()).decode().lower()
     assert head.startswith("http/1.1 101 ") and "upgrade: spdy/3.1" in head
     assert "x-stream-protocol-version" not in head
+
+
+def test_kubectl_exec_and_cp_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik3s_cluster: Cluster,
+                                                       http: httpx.Client, ns: str, tmp_path: Path) -> None:
+    """client-go's SPDY executor (Go programs; kubectl with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false):
+    POST, `101 Switching Protocols` with v4.channel.k8s.io, the client's streams, then output,
+    stdin, the exit code from the v4 Status, a program the image lacks, `kubectl cp` both ways
+    and an attach."""
+    make_running(http, ns, busybox("spdy"))
+    env = {**os.environ, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
+
+    def k(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(kubectl_bin), "--kubeconfig", str(minik3s_cluster.kubeconfig_path), "-n", ns,
+                               *args], input=stdin, capture_output=True, text=True, timeout=30, env=env)
+
+    r = k("-v=6", "exec", "spdy", "--", "sh", "-c", "echo out; echo err >&2")
+    assert (r.returncode, r.stdout) == (0, "out\n") and "err\n" in r.stderr
+    assert '"POST" url=' in r.stderr and 'status="101 Switching Protocols"' in r.stderr  # not a WebSocket GET
+    r = k("exec", "spdy", "--", "sh", "-c", "exit 3")
+    assert r.returncode == 3 and "command terminated with exit code 3" in r.stderr
+    r = k("exec", "-i", "spdy", "--", "sh", "-c", "cat; echo done", stdin="line 1\nline 2\n")
+    assert (r.returncode, r.stdout) == (0, "line 1\nline 2\ndone\n")
+    r = k("exec", "spdy", "--", "nosuchprog")
+    assert r.returncode == 1 and 'exec: "nosuchprog": executable file not found in $PATH' in r.stderr
+    blob = tmp_path / "blob"
+    blob.write_bytes(bytes(range(256)) * 1000)
+    assert k("cp", str(blob), "spdy:/tmp/blob").returncode == 0
+    assert k("cp", "spdy:/tmp/blob", str(tmp_path / "back")).returncode == 0
+    assert (tmp_path / "back").read_bytes() == blob.read_bytes()
+    r = k("run", "att", "--image=busybox", "-i", "--restart=Never", "--", "sh", stdin="echo attached; exit 4\n")
+    assert r.returncode == 4 and "attached" in r.stdout
