@@ -1038,3 +1038,79 @@ def test_kubectl_exec_and_cp_over_a_plain_spdy_upgrade(kubectl_bin: Path, minik3
     assert (tmp_path / "back").read_bytes() == blob.read_bytes()
     r = k("run", "att", "--image=busybox", "-i", "--restart=Never", "--", "sh", stdin="echo attached; exit 4\n")
     assert r.returncode == 4 and "attached" in r.stdout
+
+
+class _RawSpdyClient(_SpdyClient):
+    """The SPDY client over an upgraded TCP connection instead of WebSocket messages."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(self)
+        self.reader, self.writer = reader, writer
+
+    async def send_bytes(self, data: bytes) -> None:  # what _SpdyClient calls on its "ws"
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def frame(self) -> Any:
+        while not self.pending:
+            data = await asyncio.wait_for(self.reader.read(65536), 20)
+            if not data:
+                return None  # the server closed the connection
+            self.pending.extend(self.decoder.feed(data))
+        return self.pending.pop(0)
+
+
+def test_spdy_exec_on_the_wire(minik3s_cluster: Cluster, http: httpx.Client, ns: str,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """remotecommand over a plain SPDY upgrade, raw: v2 negotiated, every client stream answered
+    with SYN_REPLY, stdout on its stream, a failure's text (no Status before v4) on the error
+    stream, FINs then GOAWAY; a client that creates no streams is dropped once the stream
+    creation timeout passes."""
+    from apiserver.handlers import exec_stream, spdy
+
+    monkeypatch.setattr(exec_stream, "STREAM_CREATION_TIMEOUT", 0.3)
+    make_running(http, ns, busybox("raw"))
+    host, port = minik3s_cluster.url.split("//", 1)[1].split(":")
+
+    async def upgrade(query: str, version: str) -> tuple[bytes, _RawSpdyClient]:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(f"POST /api/v1/namespaces/{ns}/pods/raw/exec?{query} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                     f"Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: {version}\r\n"
+                     "Content-Length: 0\r\n\r\n".encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        return head, _RawSpdyClient(reader, writer)
+
+    async def run() -> None:
+        head, c = await upgrade("command=sh&command=-c&command=echo%20hi%3B%20exit%202&stdout=true",
+                                "v2.channel.k8s.io")
+        assert head.lower().startswith(b"http/1.1 101 ") and b"x-stream-protocol-version: v2.channel.k8s.io" in \
+            head.lower()
+        await c.syn_stream(1, {"streamtype": "error"})
+        await c.syn_stream(3, {"streamtype": "stdout"})
+        replies, data = set(), {1: b"", 3: b""}
+        fins: set[int] = set()
+        while fins != {1, 3}:
+            f = await c.frame()
+            assert f is not None
+            if f.kind == spdy.SYN_REPLY:
+                replies.add(f.stream_id)
+            elif f.kind == spdy.DATA:
+                data[f.stream_id] += f.data
+                if f.fin:
+                    fins.add(f.stream_id)
+        assert replies == {1, 3}
+        assert data == {3: b"hi\n", 1: b"command terminated with non-zero exit code: error executing command "
+                                       b"[sh -c echo hi; exit 2], exit code 2"}
+        f = await c.frame()
+        assert f is not None and f.kind == spdy.GOAWAY
+        c.writer.close()
+        # no streams: the upgrade is answered, then the connection dropped after the timeout
+        head, c = await upgrade("command=true&stdout=true", "v4.channel.k8s.io")
+        assert head.lower().startswith(b"http/1.1 101 ")
+        frames = []
+        while (f := await c.frame()) is not None:
+            frames.append(f.kind)
+        assert frames == [spdy.GOAWAY]
+        c.writer.close()
+
+    asyncio.run(run())
