@@ -39,7 +39,7 @@ from minik3s.api.errors import AlreadyExistsError, ApiError, ConflictError, NotF
 from minik3s.api.helpers.images import normalize_image
 from minik3s.api.helpers.resources import node_allocatable
 from minik3s.api.quantity import QuantityError, int_value
-from minik3s.api.resources import LEASES, NAMESPACES, NODES
+from minik3s.api.resources import CSINODES, LEASES, NAMESPACES, NODES
 from minik3s.api.types import JsonDict
 from minik3s.client.interface import Client
 from minik3s.client.record import EventRecorder
@@ -113,6 +113,22 @@ class NodeState:
 def _node_owner(st: NodeState) -> list[JsonDict]:
     """The Lease's ownerReferences: its Node (the kubelet's setNodeOwnerFunc)."""
     return [{"apiVersion": "v1", "kind": "Node", "name": st.name, "uid": st.uid}]
+
+
+# kubelet v1.33's CSI migration: the in-tree volume plugins served by their CSI drivers (all on
+# by default; Portworx's gate too), as the CSINode annotation lists them (sorted, comma-joined)
+MIGRATED_PLUGINS = ("kubernetes.io/aws-ebs", "kubernetes.io/azure-disk", "kubernetes.io/azure-file",
+                    "kubernetes.io/cinder", "kubernetes.io/gce-pd", "kubernetes.io/portworx-volume",
+                    "kubernetes.io/vsphere-volume")
+ANNOTATION_MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+
+def csinode_object(name: str, node_uid: str) -> JsonDict:
+    """The CSINode a kubelet creates for its node."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name, "annotations": {ANNOTATION_MIGRATED_PLUGINS: ",".join(MIGRATED_PLUGINS)},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node_uid}]},
+            "spec": {"drivers": []}}
 
 
 def _boot_id(name: str, salt: str) -> str:
@@ -309,11 +325,38 @@ class NodeAgent:
         async with asyncio.TaskGroup() as tg:
             for st in self.nodes.values():
                 tg.create_task(one(st), name=f"kubelet-sim-register-{st.name}")
+        await self._ensure_csinodes(sem)
         now = self._clock.monotonic()
         period = self.options.renew_interval
         for st in self.nodes.values():
             self._schedule(st.name, now + self._rng.uniform(0, period))
         logger.info("registered simulated nodes count=%d seconds=%.2f", len(self.nodes), now - start)
+
+    async def _ensure_csinodes(self, sem: asyncio.Semaphore) -> None:
+        """Each registered node's CSINode, as the kubelet's CSI node-info manager creates it at
+        start (InitializeCSINodeWithAnnotation): named after the node, owned by it, no drivers
+        (no CSI driver registers on a simulated node), and the in-tree plugins whose CSI
+        migration is on. One LIST, then a create per node that has none (a restart creates
+        nothing)."""
+        try:
+            have = {(o.get("metadata") or {}).get("name") for o in (await self._client.list(CSINODES))["items"]}
+        except ApiError as err:
+            logger.warning("listing CSINodes failed: %s", err)
+            return
+
+        async def one(st: NodeState) -> None:
+            async with sem:
+                try:
+                    await self._client.create(CSINODES, csinode_object(st.name, st.uid), read_only=True)
+                except AlreadyExistsError:
+                    pass
+                except ApiError as err:
+                    logger.warning("creating the CSINode of node=%s failed: %s", st.name, err)
+
+        async with asyncio.TaskGroup() as tg:
+            for st in self.nodes.values():
+                if st.registered and st.uid and st.name not in have:
+                    tg.create_task(one(st), name=f"kubelet-sim-csinode-{st.name}")
 
     async def _register(self, st: NodeState) -> None:
         body = self._node_object(st)

@@ -295,3 +295,23 @@ async def test_registered_node_lets_the_controller_manage_attach_detach(agent: N
     for name in ("node-1", "node-4"):
         assert node(cluster, name)["metadata"]["annotations"] == {
             "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+
+
+async def test_each_node_gets_its_csinode_once(agent: NodeAgent, cluster: Any, clock: FakeClock) -> None:
+    """The kubelet's CSI node-info manager: a CSINode per node, owned by the Node, no drivers, the
+    migrated in-tree plugins annotated; a kubelet that starts again finds them and creates none."""
+    from minik3s.api.resources import CSINODES
+
+    csinodes = cluster.objects(CSINODES)
+    assert sorted(csinodes) == ["node-1", "node-2", "node-3", "node-4"]
+    c1 = csinodes["node-1"]
+    assert c1["spec"] == {"drivers": []}
+    assert c1["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": node(cluster, "node-1")["metadata"]["uid"]}]
+    assert c1["metadata"]["annotations"]["storage.alpha.kubernetes.io/migrated-plugins"] == (
+        "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,"
+        "kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume")
+    before = sum(1 for c in cluster.calls if c[:2] == ("create", "csinodes"))
+    again = NodeAgent(parse_fleet(4), client=cluster, clock=clock, rng=random.Random(2))
+    await again.register_all()
+    assert sum(1 for c in cluster.calls if c[:2] == ("create", "csinodes")) == before == 4
