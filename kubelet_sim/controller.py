@@ -65,6 +65,7 @@ from kubelet_sim.stages.lifecycle import (
     pod_images,
     regenerate_conditions,
     set_pod_ips,
+    start_unblocked,
     step_base,
 )
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
@@ -369,19 +370,17 @@ class StageController:
         memory = self._try_images(key, pod, rec)
         if not memory.blocked and not any(
                 ((cs.get("state") or {}).get("waiting") or {}).get("reason") in IMAGE_REASONS
-                for key in ("initContainerStatuses", "containerStatuses") for cs in status.get(key) or ()):
+                for lst in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+                for cs in status.get(lst) or ()):
             return False
         ctx = self._context(rec, killed=False)
-        sandbox = any(c.get("type") == "PodReadyToStartContainers" and c.get("status") == "True"
-                      for c in status.get("conditions") or ())
-        if sandbox and status.get("phase") == "Running":
-            new_status = STATUS_STEPS["Running"](pod, ctx)  # the running pod's blocked containers
-            with_blocked(new_status, memory.blocked)  # and its ephemeral ones
-        else:  # the sandbox is up (its IP too) before any image is pulled
-            new_status, conds, now_text = step_base(pod, ctx)
-            set_pod_ips(pod, new_status, ctx)
-            with_blocked(new_status, memory.blocked)
-            new_status["conditions"] = regenerate_conditions(pod, new_status, conds, now_text, sandbox_ready=True)
+        # the sandbox is up (its IP too) before any image is pulled
+        new_status, conds, now_text = step_base(pod, ctx)
+        set_pod_ips(pod, new_status, ctx)
+        with_blocked(new_status, memory.blocked)
+        if status.get("phase") == "Running":  # a changed image: those containers start now
+            start_unblocked(pod, new_status, ctx, IMAGE_REASONS)
+        new_status["conditions"] = regenerate_conditions(pod, new_status, conds, now_text, sandbox_ready=True)
         try:
             if await self._put_status(pod, rec, new_status):
                 return True
@@ -475,7 +474,7 @@ class StageController:
         if self._recorder is not None:
             self._container_events(pod, new_status, rec)
         if new_status.get("phase") == "Running":
-            self._nodes.note_images(node, pod_images(pod), size_hint=image_size_hint(pod))
+            self._nodes.note_images(node, pod_images(pod, new_status), size_hint=image_size_hint(pod))
         return True
 
     def _container_events(self, pod: JsonDict, new_status: JsonDict, rec: PodRecord) -> None:

@@ -331,6 +331,29 @@ def set_pod_ips(pod: JsonDict, status: JsonDict, ctx: StepContext) -> None:
         status["podIPs"] = [{"ip": ip} for ip in ips]
 
 
+def start_unblocked(pod: JsonDict, status: JsonDict, ctx: StepContext, reasons: frozenset[str]) -> None:
+    """Start, in `status` (in place), the regular and ephemeral containers of a running pod that
+    were waiting for an image (a waiting reason in `reasons`) and are no longer blocked (the
+    image was changed): the kubelet's next sync starts them."""
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    now = rfc3339(ctx.now)
+    spec = pod.get("spec") or {}
+    for key, status_key in (("containers", "containerStatuses"), ("ephemeralContainers", "ephemeralContainerStatuses")):
+        specs = {c.get("name", ""): c for c in spec.get(key) or () if isinstance(c, dict)}
+        out = []
+        for cs in status.get(status_key) or ():
+            name = cs.get("name", "")
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in reasons and name not in ctx.blocked and name in specs:
+                cs = _running(specs[name], cs, uid, now)
+                if key == "ephemeralContainers":  # never ready, no `started` (ephemeral_started)
+                    cs["ready"] = False
+                    cs.pop("started", None)
+            out.append(cs)
+        if status_key in status:
+            status[status_key] = out
+
+
 def running(pod: JsonDict, ctx: StepContext) -> JsonDict:
     spec = pod.get("spec") or {}
     uid = (pod.get("metadata") or {}).get("uid", "")
@@ -551,11 +574,16 @@ STATUS_STEPS: dict[str, StatusStep] = {
 }
 
 
-def pod_images(pod: JsonDict) -> list[str]:
-    """Every image the pod's (init) containers use, normalised, in spec order, without repeats."""
+def pod_images(pod: JsonDict, status: JsonDict | None = None) -> list[str]:
+    """Every image the pod's (init) containers use, normalised, in spec order, without repeats;
+    with `status`, only those of containers it shows created (a containerID: the image was
+    pulled; one waiting on its image is not on the node)."""
     spec = pod.get("spec") or {}
+    created = None if status is None else {
+        cs.get("name") for key in ("initContainerStatuses", "containerStatuses")
+        for cs in status.get(key) or () if cs.get("containerID")}
     seen: dict[str, None] = {}
     for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
-        if c.get("image"):
+        if c.get("image") and (created is None or c.get("name") in created):
             seen.setdefault(normalize_image(c["image"]), None)
     return list(seen)

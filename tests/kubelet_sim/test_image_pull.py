@@ -9,6 +9,7 @@ clock (conftest.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -198,3 +199,28 @@ async def test_an_ephemeral_container_with_a_missing_image_waits(kubelets: Kubel
     cs = _state(await kubelets.cluster.get(PODS, "web", "default"), "debugger", "ephemeralContainerStatuses")
     assert cs["state"]["waiting"]["reason"] in ("ErrImagePull", "ImagePullBackOff")
     assert any(line[1] == "BackOff" for line in await kubelets.lines("web"))
+
+
+async def test_a_blocked_container_leaves_a_crash_loop_beside_it_alone(kubelets: Kubelets) -> None:
+    """The image re-syncs rewrite only the blocked container (never started: its image is not
+    on the node for it): a crash-looping container beside it waits out each back-off (10 s,
+    20 s, 40 s) before it runs again."""
+    await kubelets.pod("both", [{"name": "crash", "image": "nginx:1.25", "command": ["sh", "-c", "exit 2"]},
+                                {"name": "side", "image": "nginxx:2"}])
+    start = kubelets.clock.monotonic()
+    seen: list[tuple[float, int, str]] = []  # (when, restartCount, back-off message) as they change
+    while kubelets.clock.monotonic() - start < 100:
+        await kubelets.advance(0.5, step=0.5)
+        pod = await kubelets.cluster.get(PODS, "both", "default")
+        side = _state(pod, "side")
+        assert side["state"].get("waiting", {}).get("reason") in ("ErrImagePull", "ImagePullBackOff"), side
+        assert "containerID" not in side and side["restartCount"] == 0
+        crash = _state(pod, "crash")
+        waiting = crash["state"].get("waiting") or {}
+        if waiting.get("reason") == "CrashLoopBackOff" and (not seen or seen[-1][1] != crash["restartCount"]):
+            seen.append((kubelets.clock.monotonic() - start, crash["restartCount"], waiting["message"]))
+    units = {"h": 3600, "m": 60, "s": 1}
+    periods = [sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([hms])", m.split()[1])) for _, _, m in seen]
+    assert periods[:3] == [10, 20, 40], seen
+    for (t0, _, _), (t1, _, _), period in zip(seen, seen[1:], periods, strict=False):
+        assert t1 - t0 >= period - 1, seen  # each restart waited out its back-off (0.5 s samples)
