@@ -224,3 +224,11 @@ async def test_a_blocked_container_leaves_a_crash_loop_beside_it_alone(kubelets:
     assert periods[:3] == [10, 20, 40], seen
     for (t0, _, _), (t1, _, _), period in zip(seen, seen[1:], periods, strict=False):
         assert t1 - t0 >= period - 1, seen  # each restart waited out its back-off (0.5 s samples)
+
+
+async def test_a_blocked_pod_is_deleted_as_any_other(kubelets: Kubelets) -> None:
+    await kubelets.pod("gone", [{"name": "c", "image": "nginxx"}])
+    await kubelets.cluster.delete(PODS, "gone", "default", grace_period_seconds=30)
+    await kubelets.advance(3, step=0.5)
+    names = [p["metadata"]["name"] for p in (await kubelets.cluster.list(PODS, "default"))["items"]]
+    assert "gone" not in names
