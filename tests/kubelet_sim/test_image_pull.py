@@ -232,3 +232,23 @@ async def test_a_blocked_pod_is_deleted_as_any_other(kubelets: Kubelets) -> None
     await kubelets.advance(3, step=0.5)
     names = [p["metadata"]["name"] for p in (await kubelets.cluster.list(PODS, "default"))["items"]]
     assert "gone" not in names
+
+
+async def test_the_log_of_a_container_waiting_on_its_image(kubelets: Kubelets, real_api: Any) -> None:
+    """pods/log answers as the kubelet's validateContainerLogStatus: ErrImagePull "image can't be
+    pulled", ImagePullBackOff "trying and failing to pull image", others by their reason."""
+    from apiserver.strategies.pod_rest import LogREST
+    from minik3s.api.errors import BadRequestError
+
+    await kubelets.pod("typo", [{"name": "web", "image": "nginxx"}])
+    await kubelets.pod("bad", [{"name": "c", "image": "Nginx:1"}])
+
+    def log_error(name: str) -> str:
+        with pytest.raises(BadRequestError) as err:
+            LogREST().plan(real_api.core, PODS, "default", name, {})
+        return str(err.value)
+
+    assert log_error("typo") == 'container "web" in pod "typo" is waiting to start: image can\'t be pulled'
+    assert log_error("bad") == 'container "c" in pod "bad" is waiting to start: InvalidImageName'
+    await kubelets.advance(31, step=0.5)  # inside the 20 s window the second pull opened
+    assert log_error("typo") == 'container "web" in pod "typo" is waiting to start: trying and failing to pull image'
