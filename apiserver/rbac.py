@@ -412,6 +412,26 @@ def rule_covers(owner: Rule, sub: Rule) -> bool:
             and _urls_cover(owner.non_resource_urls, sub.non_resource_urls))
 
 
+def uncovered_rules(owner: list[JsonDict], wanted: list[JsonDict]) -> list[JsonDict]:
+    """upstream validation.Covers: the atomic rules of `wanted` (BreakdownRule) that no rule of
+    `owner` covers, as wire PolicyRules in `wanted`'s order (what kube-apiserver's bootstrap
+    reconciliation appends to a role)."""
+    owners = [Rule.from_wire(r) for r in owner if isinstance(r, dict)]
+    out: list[JsonDict] = []
+    for rule in wanted:
+        for sub in _breakdown(Rule.from_wire(rule)):
+            if not any(rule_covers(o, sub) for o in owners):
+                wire: JsonDict = {"verbs": list(sub.verbs)}
+                if sub.non_resource_urls:
+                    wire["nonResourceURLs"] = list(sub.non_resource_urls)
+                else:
+                    wire["apiGroups"], wire["resources"] = list(sub.api_groups), list(sub.resources)
+                    if sub.resource_names:
+                        wire["resourceNames"] = list(sub.resource_names)
+                out.append(wire)
+    return out
+
+
 def _go_quoted(values: tuple[str, ...] | list[str]) -> str:
     """Go's %q of a []string: `["a" "b"]`."""
     return "[" + " ".join(json.dumps(v) for v in values) + "]"

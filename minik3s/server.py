@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ from apiserver.event_ttl import run_event_ttl
 from apiserver.handlers.authn import TokenFileError, parse_token_file
 from apiserver.handlers.metrics import RequestMetrics
 from apiserver.keys import AuthnSettings, ServingLimits
+from apiserver.rbac import uncovered_rules
 from apiserver.serving import LINGERING_TIME, HeaderTimeoutSite
 from apiserver.storage.sqlite_store import SqliteStore
 from apiserver.strategies.admission import ServiceAccountAdmission
@@ -41,7 +43,7 @@ from apiserver.strategies.crd_lifecycle import sync_api_services
 from apiserver.strategies.service_account import ServiceAccountKeys
 from minik3s.api.addons import ADDONS, COREDNS, coredns_objects, metrics_server_objects
 from minik3s.api.apiregistration import local_apiservice, local_available_status
-from minik3s.api.errors import AlreadyExistsError, NotFoundError
+from minik3s.api.errors import AlreadyExistsError, ConflictError, NotFoundError
 from minik3s.api.gang import VOLCANO_QUEUES, builtin_crds, default_volcano_queue
 from minik3s.api.metrics import KubeletStats, NodeUsage, NoMetricsAPI, PodUsage
 from minik3s.api.rbac import bootstrap_cluster_role_bindings, bootstrap_cluster_roles
@@ -157,15 +159,70 @@ async def _create_missing(client: LocalClient, info: ResourceInfo, obj: JsonDict
         return None
 
 
+async def _reconcile_bootstrap_rbac(client: LocalClient, info: ResourceInfo, obj: JsonDict) -> None:
+    """kube-apiserver's `rbac/bootstrap-roles` reconciliation of one bootstrap object (upstream
+    reconciliation.ReconcileRoleOptions / ReconcileRoleBindingOptions with Confirm, extra
+    permissions kept): created when missing; one annotated `rbac.authorization.kubernetes.io/
+    autoupdate: "false"` is left alone; otherwise the bootstrap labels and annotations it lacks
+    are added, a role gains the atomic rules of the bootstrap rules it does not cover (and the
+    bootstrap aggregationRule if it has none), a binding gains the bootstrap subjects it lacks
+    and is recreated if its roleRef differs."""
+    md = obj["metadata"]
+    name, namespace = md["name"], md.get("namespace")
+    try:
+        existing = await client.get(info, name, namespace)
+    except NotFoundError:
+        with contextlib.suppress(AlreadyExistsError):
+            await client.create(info, obj, namespace)
+        return
+    emd = existing.get("metadata") or {}
+    if (emd.get("annotations") or {}).get("rbac.authorization.kubernetes.io/autoupdate") == "false":
+        return
+    updated = copy.deepcopy(existing)
+    umd = updated.setdefault("metadata", {})
+    for key in ("labels", "annotations"):
+        merged = {**(md.get(key) or {}), **(umd.get(key) or {})}  # the existing values win
+        if merged != (umd.get(key) or {}):
+            umd[key] = merged
+    if obj.get("kind") in ("ClusterRole", "Role"):
+        missing = uncovered_rules(list(updated.get("rules") or []), list(obj.get("rules") or []))
+        if missing:
+            updated["rules"] = list(updated.get("rules") or []) + missing
+        if obj.get("aggregationRule") and not updated.get("aggregationRule"):
+            updated["aggregationRule"] = obj["aggregationRule"]
+    else:
+        if updated.get("roleRef") != obj.get("roleRef"):  # roleRef is immutable: recreate
+            with contextlib.suppress(NotFoundError):
+                await client.delete(info, name, namespace)
+            with contextlib.suppress(AlreadyExistsError):
+                await client.create(info, {**obj, "subjects": _merged_subjects(existing, obj)}, namespace)
+            return
+        subjects = _merged_subjects(existing, obj)
+        if subjects != (updated.get("subjects") or []):
+            updated["subjects"] = subjects
+    if updated != existing:
+        with contextlib.suppress(ConflictError, NotFoundError):
+            await client.update(info, updated)
+
+
+def _merged_subjects(existing: JsonDict, expected: JsonDict) -> list[JsonDict]:
+    def key(s: JsonDict) -> tuple[str, str, str]:
+        return str(s.get("kind") or ""), str(s.get("name") or ""), str(s.get("namespace") or "")
+    have = list(existing.get("subjects") or [])
+    known = {key(s) for s in have}
+    return have + [s for s in expected.get("subjects") or [] if key(s) not in known]
+
+
 async def _bootstrap_policy(client: LocalClient, core: ApiCore, *, metrics_api: bool = True) -> None:
-    """The default ClusterRoles/Bindings (kube-apiserver's RBAC bootstrap, which the RBAC
-    authorizer enforces on authenticated and impersonated requests) and a local APIService per
-    built-in group-version (autoregistration)."""
+    """The default ClusterRoles/Bindings and the system namespaces' Roles/RoleBindings
+    (kube-apiserver's RBAC bootstrap, reconciled at every start; the RBAC authorizer enforces
+    them on authenticated and impersonated requests) and a local APIService per built-in
+    group-version (autoregistration)."""
     for info, objs in ((CLUSTERROLES, bootstrap_cluster_roles() + controller_cluster_roles()),
                        (CLUSTERROLEBINDINGS, bootstrap_cluster_role_bindings() + controller_cluster_role_bindings()),
                        (ROLES, namespace_roles()), (ROLEBINDINGS, namespace_role_bindings())):
         for obj in objs:
-            await _create_missing(client, info, obj)
+            await _reconcile_bootstrap_rbac(client, info, obj)
     seen: set[tuple[str, str]] = set()
     for res in core.registry.all():
         if not res.builtin or (res.group, res.version) in seen:

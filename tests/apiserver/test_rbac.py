@@ -334,3 +334,23 @@ async def test_controller_and_namespace_bootstrap_policy(core: ApiCore) -> None:
     assert not authz.authorize(req("update", "configmaps", user=signer, ns="kube-public", name="x")).allowed
     assert authz.authorize(req("list", "secrets", user=signer, ns="kube-system")).allowed
     assert not authz.authorize(req("list", "secrets", user=signer, ns="default")).allowed
+
+
+def test_uncovered_rules_are_upstreams_covers() -> None:
+    """validation.Covers as the bootstrap reconciliation uses it: the atomic rules of the wanted
+    rules no owner rule covers (wildcards, subresource wildcards, resource names, URL prefixes)."""
+    from apiserver.rbac import uncovered_rules
+
+    owner = [rule(["get", "list"], ["pods", "*/status"]), rule(["*"], ["*"], ["apps"]),
+             rule(["update"], ["configmaps"], resourceNames=["a"]),
+             {"verbs": ["get"], "nonResourceURLs": ["/healthz/*"]}]
+    wanted = [rule(["get", "watch"], ["pods", "nodes/status"]), rule(["delete"], ["deployments"], ["apps"]),
+              rule(["update"], ["configmaps"], resourceNames=["a", "b"]), rule(["update"], ["configmaps"]),
+              {"verbs": ["get"], "nonResourceURLs": ["/healthz/ping", "/metrics"]}]
+    assert uncovered_rules(owner, wanted) == [
+        {"verbs": ["watch"], "apiGroups": [""], "resources": ["pods"]},
+        {"verbs": ["watch"], "apiGroups": [""], "resources": ["nodes/status"]},
+        {"verbs": ["update"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["b"]},
+        {"verbs": ["update"], "apiGroups": [""], "resources": ["configmaps"]},
+        {"verbs": ["get"], "nonResourceURLs": ["/metrics"]}]
+    assert uncovered_rules(wanted, []) == []

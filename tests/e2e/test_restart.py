@@ -182,3 +182,40 @@ def test_a_restarted_server_serves_the_same_state_byte_for_byte(minik3s_server_f
         r = c.patch("/api/v1/namespaces/restart-a/pods/p-0010", json={"metadata": {"labels": {"x": "y"}}},
                     headers={"Content-Type": "application/merge-patch+json"})
         assert r.status_code == 200 and r.json()["metadata"]["labels"] == {"i": "0", "x": "y"}
+
+
+def test_a_restart_reconciles_the_bootstrap_rbac_policy(minik3s_server_factory: Any) -> None:
+    """kube-apiserver's bootstrap-roles reconciliation at start: a bootstrap role that lost a rule
+    gets it back (the atomic rules it no longer covers appended; what was added kept), a binding
+    that lost a subject gets it back, a deleted one is recreated, and an object annotated
+    `rbac.authorization.kubernetes.io/autoupdate: "false"` is left as it is."""
+    srv = minik3s_server_factory(*API_ONLY, "--port", str(_free_port()))
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        view = c.get(f"{rbac}/clusterroles/system:aggregate-to-view").json()
+        original = view["rules"]
+        view["rules"] = [r for r in original if "pods" not in r.get("resources", [])] + [
+            {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}]
+        c.put(f"{rbac}/clusterroles/system:aggregate-to-view", json=view).raise_for_status()
+        disc = c.get(f"{rbac}/clusterroles/system:discovery").json()
+        disc["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+        disc["rules"] = [{"nonResourceURLs": ["/version"], "verbs": ["get"]}]
+        c.put(f"{rbac}/clusterroles/system:discovery", json=disc).raise_for_status()
+        crb = c.get(f"{rbac}/clusterrolebindings/system:public-info-viewer").json()
+        crb["subjects"] = crb["subjects"][:1]
+        c.put(f"{rbac}/clusterrolebindings/system:public-info-viewer", json=crb).raise_for_status()
+        c.delete(f"{rbac}/namespaces/kube-system/roles/system:controller:token-cleaner").raise_for_status()
+    srv.stop()
+    srv.start()
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        rules = c.get(f"{rbac}/clusterroles/system:aggregate-to-view").json()["rules"]
+        assert {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]} in rules  # kept
+        restored = [r for r in rules if any(x.startswith("pods") for x in r.get("resources", []))]
+        assert restored and all(len(r["verbs"]) == 1 and len(r["resources"]) == 1 for r in restored)  # atoms
+        assert {(r["verbs"][0], r["resources"][0]) for r in restored} >= {("get", "pods"), ("watch", "pods/log")}
+        disc = c.get(f"{rbac}/clusterroles/system:discovery").json()
+        assert disc["rules"] == [{"nonResourceURLs": ["/version"], "verbs": ["get"]}]
+        subjects = c.get(f"{rbac}/clusterrolebindings/system:public-info-viewer").json()["subjects"]
+        assert [s["name"] for s in subjects] == ["system:authenticated", "system:unauthenticated"]
+        role = c.get(f"{rbac}/namespaces/kube-system/roles/system:controller:token-cleaner")
+        assert role.status_code == 200
