@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kubelet_sim.events import WARNING, ContainerEvent
+from minik3s.api.errors import go_quote
 from minik3s.api.helpers.image_reference import reference_error, registry_error
 from minik3s.api.helpers.images import normalize_image
 from minik3s.api.helpers.pods import default_pull_policy, is_sidecar
@@ -57,17 +58,13 @@ PULL_BACKOFF = "ImagePullBackOff"
 REASONS = frozenset({INVALID, PULL_FAILED, PULL_BACKOFF})
 
 
-def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def image_problem(c: JsonDict, present: Callable[[str], bool]) -> tuple[str, str] | None:
     """(reason, message) when `c`'s image cannot be used on this node: InvalidImageName with
     the kubelet's message, or ErrImagePull with containerd's error; None when it starts."""
     image = str(c.get("image") or "")
     parse = reference_error(image)
     if parse is not None:
-        return INVALID, f"Failed to apply default image tag {_quote(image)}: {parse}"
+        return INVALID, f"Failed to apply default image tag {go_quote(image)}: {parse}"
     policy = str(c.get("imagePullPolicy") or default_pull_policy(image))
     if policy == "Never" or (policy == "IfNotPresent" and present(normalize_image(image))):
         return None
@@ -147,11 +144,11 @@ class PullMemory:
                 entry = self.backoff.get(image)
                 if entry is not None and now - entry.last < entry.period:
                     reason = PULL_BACKOFF
-                    events.append(ContainerEvent(path, "BackOff", f"Back-off pulling image {_quote(image)}"))
-                    message = f"Back-off pulling image {_quote(image)}: {PULL_FAILED}: {entry.error}"
+                    events.append(ContainerEvent(path, "BackOff", f"Back-off pulling image {go_quote(image)}"))
+                    message = f"Back-off pulling image {go_quote(image)}: {PULL_FAILED}: {entry.error}"
                 else:
-                    events.append(ContainerEvent(path, "Pulling", f"Pulling image {_quote(image)}"))
-                    events.append(ContainerEvent(path, "Failed", f"Failed to pull image {_quote(image)}: {message}",
+                    events.append(ContainerEvent(path, "Pulling", f"Pulling image {go_quote(image)}"))
+                    events.append(ContainerEvent(path, "Failed", f"Failed to pull image {go_quote(image)}: {message}",
                                                  WARNING))
                     if entry is None or now - entry.last > 2 * MAX_BACKOFF_SECONDS:
                         period = INITIAL_BACKOFF_SECONDS

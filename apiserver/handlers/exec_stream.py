@@ -981,25 +981,17 @@ def _stream_headers_error(headers: Mapping[str, list[str]]) -> str | None:
     return None
 
 
-class _SpdyPortForward:
-    """The kubelet's SPDY port-forward server (pkg/kubelet/cri/streaming/portforward
-    httpstream.go) on one tunnelled connection: every client stream (odd ids, rising) is
-    checked and answered with SYN_REPLY or RST_STREAM; the data and error streams of one
-    `requestid` make a pair, and a complete pair forwards one connection to its port: the
-    image's simulated server reads the data stream and writes back on it, or the error stream
-    gets containerd's refusal. Both streams are closed (FIN) when the forward ends. PINGs from
-    the client are echoed; SETTINGS, WINDOW_UPDATE and HEADERS are read and dropped."""
+class _SpdyConnection:
+    """What both SPDY servers share on one connection: the framing state (one deflate stream per
+    direction), frames sent in the order they were compressed, and the read loop that hands
+    each decoded frame to `handle` until the connection ends or a frame cannot be read."""
 
-    def __init__(self, request: web.Request, core: ApiCore, conn: _ByteChannel, key: str,
-                 node: JsonDict) -> None:
-        self.request, self.core, self.conn, self.key, self.node = request, core, conn, key, node
+    conn: _ByteChannel
+    log_name = "spdy"
+
+    def __init__(self) -> None:
         self.decoder, self.encoder = spdy.Decoder(), spdy.Encoder()
         self.send_lock = asyncio.Lock()
-        self.streams: dict[int, _SpdyStream] = {}
-        self.pairs: dict[str, _StreamPair] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.last_sid = 0
-        self.gone_away = False
 
     async def send(self, make: Callable[[], bytes]) -> None:
         """One frame, made under the lock: header blocks share the connection's deflate stream,
@@ -1010,16 +1002,44 @@ class _SpdyPortForward:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await self.conn.send(make())
 
+    async def handle(self, frame: spdy.Frame) -> None:
+        raise NotImplementedError
+
+    async def read_frames(self) -> None:
+        async for data in self.conn.chunks():
+            try:
+                frames = self.decoder.feed(data)
+            except spdy.SpdyError as err:  # the framer's read error ends the connection
+                logger.info("%s: %s", self.log_name, err)
+                return
+            for frame in frames:
+                await self.handle(frame)
+
+
+class _SpdyPortForward(_SpdyConnection):
+    """The kubelet's SPDY port-forward server (pkg/kubelet/cri/streaming/portforward
+    httpstream.go) on one tunnelled connection: every client stream (odd ids, rising) is
+    checked and answered with SYN_REPLY or RST_STREAM; the data and error streams of one
+    `requestid` make a pair, and a complete pair forwards one connection to its port: the
+    image's simulated server reads the data stream and writes back on it, or the error stream
+    gets containerd's refusal. Both streams are closed (FIN) when the forward ends. PINGs from
+    the client are echoed; SETTINGS, WINDOW_UPDATE and HEADERS are read and dropped."""
+
+    log_name = "portforward"
+
+    def __init__(self, request: web.Request, core: ApiCore, conn: _ByteChannel, key: str,
+                 node: JsonDict) -> None:
+        super().__init__()
+        self.request, self.core, self.conn, self.key, self.node = request, core, conn, key, node
+        self.streams: dict[int, _SpdyStream] = {}
+        self.pairs: dict[str, _StreamPair] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.last_sid = 0
+        self.gone_away = False
+
     async def run(self) -> None:
         try:
-            async for data in self.conn.chunks():
-                try:
-                    frames = self.decoder.feed(data)
-                except spdy.SpdyError as err:  # the framer's read error ends the connection
-                    logger.info("portforward: %s", err)
-                    return
-                for frame in frames:
-                    await self.handle(frame)
+            await self.read_frames()
         finally:
             for stream in self.streams.values():
                 stream.input.close()
@@ -1270,7 +1290,7 @@ def _spdy_exec_refusal(request: web.Request) -> web.Response | None:
                                  "X-Content-Type-Options": "nosniff"})
 
 
-class _SpdyTransport(_Transport):
+class _SpdyTransport(_SpdyConnection, _Transport):
     """The kubelet's remotecommand server over a plain SPDY/3.1 upgrade (client-go's SPDY
     executor: Go programs, kubectl before 1.30 or with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false):
     httpstream.Handshake on X-Stream-Protocol-Version (v4 preferred), `101 Switching
@@ -1281,12 +1301,13 @@ class _SpdyTransport(_Transport):
     error stream carries the result (v4: a metav1.Status, success included; older protocols only
     a failure's text); then every stream is closed (FIN), a GOAWAY sent and the connection closed."""
 
+    log_name = "exec"
+
     def __init__(self, request: web.Request, response: web.StreamResponse, conn: _ByteChannel, protocol: str,
                  expected: int) -> None:
+        super().__init__()
         self.request, self.response, self.conn = request, response, conn
         self.status_json, self.announce = protocol == "v4.channel.k8s.io", False
-        self.decoder, self.encoder = spdy.Decoder(), spdy.Encoder()
-        self.send_lock = asyncio.Lock()
         self.sids: dict[int, int] = {}  # channel -> stream id
         self.closed_sids: set[int] = set()
         self.expected = expected
@@ -1320,27 +1341,13 @@ class _SpdyTransport(_Transport):
             logger.info("exec: timed out waiting for client to create streams")
         return self
 
-    async def send(self, make: Callable[[], bytes]) -> None:
-        async with self.send_lock:  # header blocks share the connection's deflate stream
-            if self.conn.closed():
-                return
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await self.conn.send(make())
-
     async def _read(self) -> None:
         try:
-            async for data in self.conn.chunks():
-                try:
-                    frames = self.decoder.feed(data)
-                except spdy.SpdyError as err:
-                    logger.info("exec: %s", err)
-                    return
-                for frame in frames:
-                    await self._handle(frame)
+            await self.read_frames()
         finally:
             self.inbox.put_nowait(None)
 
-    async def _handle(self, frame: spdy.Frame) -> None:
+    async def handle(self, frame: spdy.Frame) -> None:
         sid = frame.stream_id
         if frame.kind == spdy.SYN_STREAM:
             if not sid & 1 or sid <= self.last_sid:  # spdystream's validateStreamId

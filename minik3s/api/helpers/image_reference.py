@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import re
 
+from minik3s.api.errors import go_quote
 from minik3s.api.helpers.images import normalize_image
 from minik3s.api.helpers.official_images import OFFICIAL_IMAGES
 
@@ -114,11 +115,7 @@ def reference_error(image: str) -> str | None:
             err = f"invalid reference format: repository name ({remote}) must be lowercase"
         else:
             err = _parse_error(f"{domain}/{remainder}") or ""
-    return f"couldn't parse image name {_go_quote(image)}: {err}" if err else None
-
-
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"couldn't parse image name {go_quote(image)}: {err}" if err else None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -134,13 +131,13 @@ def registry_error(image: str) -> str | None:
     domain, _, path = repository.partition("/")
     host = domain if domain.startswith("[") else domain.rsplit(":", 1)[0]
     if host.lower().rsplit(".", 1)[-1] in RESERVED_TLDS:
-        return (f"failed to pull and unpack image {_go_quote(ref)}: failed to resolve reference {_go_quote(ref)}: "
+        return (f"failed to pull and unpack image {go_quote(ref)}: failed to resolve reference {go_quote(ref)}: "
                 f'failed to do request: Head "https://{domain}/v2/{path}/manifests/{version}": '
                 f"dial tcp: lookup {host}: no such host")
     if domain == DEFAULT_DOMAIN and path.startswith("library/"):
         if misspelt_official(path[len("library/"):]):
-            return (f"failed to pull and unpack image {_go_quote(ref)}: failed to resolve reference "
-                    f"{_go_quote(ref)}: pull access denied, repository does not exist or may require "
+            return (f"failed to pull and unpack image {go_quote(ref)}: failed to resolve reference "
+                    f"{go_quote(ref)}: pull access denied, repository does not exist or may require "
                     "authorization: server message: insufficient_scope: authorization failed")
     return None
 

@@ -71,6 +71,8 @@ def claim(name: str, ns: str = "default", *, volume: str = "", sc: str | None = 
 
 def listers(drivers: list[str], va_count: int, max_vols: int, limit_source: str,
             extra_claims: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """upstream's getFakeCSIPVLister / PVCLister / StorageClassLister / VolumeAttachmentLister and
+    getNodeWithPodAndVolumeLimits' CSINode (also used by test_upstream_volume_plugins.py)."""
     pvs, pvcs, vas = [], [], []
     for d in drivers:
         for j in range(4):
@@ -92,12 +94,12 @@ def listers(drivers: list[str], va_count: int, max_vols: int, limit_source: str,
            "storageclasses": [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                "metadata": {"name": SC_NAME}, "provisioner": drivers[0]}],
            "volumeattachments": vas, "csinodes": []}
-    if limit_source in ("csinode", "csinode-with-no-limit"):
+    if limit_source in ("csinode", "csinode-with-no-limit", "no-csi-driver"):  # upstream's limit sources
         out["csinodes"] = [{"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {
             "name": NODE, "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": IN_TREE_EBS}},
-            "spec": {"drivers": [{"name": d, "nodeID": NODE,
-                                  **({"allocatable": {"count": max_vols}} if limit_source == "csinode" else {})}
-                                 for d in drivers]}}]
+            "spec": {"drivers": [] if limit_source == "no-csi-driver" else [
+                {"name": d, "nodeID": NODE, **({"allocatable": {"count": max_vols}} if limit_source == "csinode" else {})}
+                for d in drivers]}}]
     return out
 
 

@@ -46,28 +46,19 @@ import pytest
 
 from minik3s.testing.builders import make_node, make_pod
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import Code, EventResource, QueueingHint, Status
+from scheduler.framework.interface import Code, EventResource, QueueingHint
 from scheduler.framework.types import PodInfo
 from scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from scheduler.plugins.volume_restrictions import VolumeRestrictions
 from scheduler.plugins.volume_zone import VolumeZone
+from tests.scheduler.plugins.test_node_volume_limits import listers as csi_listers
+from tests.scheduler.plugins.test_upstream_simple_plugins import OK, SKIP, UNRES, Q, S, _st
 
 # upstream's reason strings, written out (not imported from the plugins under test)
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
-
-OK = (Code.SUCCESS, [])
-SKIP = (Code.SKIP, [])
-UNRES = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-Q, S = QueueingHint.QUEUE, QueueingHint.SKIP
-
-
-def _st(s: Status | None) -> tuple[Code, list[str]]:
-    """A Status as upstream's cmp.Diff sees it (Status.Equal: code and reasons; nil == Success)."""
-    return OK if s is None else (s.code, list(s.reasons))
-
 
 def _hint(plugin: Any, resource: EventResource, pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
     """The queueing hint the plugin registered for `resource`, called as the queue calls it."""
@@ -479,42 +470,6 @@ EPHEMERAL_MISSING = (UNRES, ['looking up PVC test/abc-xyz: persistentvolumeclaim
 NOT_OWNER = (Code.ERROR, ["PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"])
 
 
-def _csi_listers(drivers: list[str], va_count: int, max_vols: int, limit_source: str,
-                 extra_claims: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """getFakeCSIPVLister / getFakeCSIPVCLister("csi", ...) / getFakeCSIStorageClassLister /
-    getFakeVolumeAttachmentLister / getNodeWithPodAndVolumeLimits + enableMigrationOnNode."""
-    pvs, pvcs, vas = [], [], []
-    for d in drivers:
-        for j in range(4):
-            handle = f"csi-{d}-{j}"
-            if d == IN_TREE_EBS:
-                source: dict[str, Any] = {"awsElasticBlockStore": {"volumeID": handle}}
-            elif d == HOSTPATH:
-                source = {"hostPath": {"path": "/tmp"}}
-            else:
-                source = {"csi": {"driver": d, "volumeHandle": handle}}
-            pvs.append(_pv(handle, spec=source))
-            pvcs.append(_claim(handle, volume=handle))
-    for d in drivers:
-        for j in range(va_count):
-            vas.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
-                        "metadata": {"name": f"va-{d}-{j}"},
-                        "spec": {"nodeName": CSI_NODE, "attacher": d,
-                                 "source": {"persistentVolumeName": f"csi-{d}-{j}"}}})
-    pvcs += [_claim("csi-4", sc=SC_NAME), _claim("csi-5"), _claim("csi-6", sc=SC_NAME, volume="missing-in-action")]
-    csinodes = []
-    if limit_source in ("csinode", "csinode-with-no-limit", "no-csi-driver"):
-        drv = [] if limit_source == "no-csi-driver" else [
-            {"name": d, "nodeID": CSI_NODE, **({"allocatable": {"count": max_vols}} if limit_source == "csinode" else {})}
-            for d in drivers]
-        csinodes.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {
-            "name": CSI_NODE, "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": IN_TREE_EBS}},
-            "spec": {"drivers": drv}})
-    return {"persistentvolumes": pvs, "persistentvolumeclaims": pvcs + list(extra_claims),
-            "storageclasses": [_sc(SC_NAME, provisioner=drivers[0])],
-            "volumeattachments": vas, "csinodes": csinodes}
-
-
 def _eph(name: str) -> dict[str, Any]:
     return {"name": name, "ephemeral": {}}
 
@@ -671,7 +626,7 @@ def test_csi_limits(fw, new_pod, existing, max_vols, drivers, limit_source, extr
         p["spec"]["nodeName"] = CSI_NODE
         pods.append(p)
     run = fw.Run(NodeVolumeLimits, fw.Snapshot([make_node(CSI_NODE).obj()], pods,
-                                               informers=_csi_listers(drivers, va_count, max_vols, limit_source,
+                                               informers=csi_listers(drivers, va_count, max_vols, limit_source,
                                                                       extra)))
     pl = run.plugin("NodeVolumeLimits")
     (ni,) = run.scheduler.snapshot.node_info_list
