@@ -51,6 +51,7 @@ from scheduler.framework.types import PodInfo
 from scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from scheduler.plugins.volume_restrictions import VolumeRestrictions
 from scheduler.plugins.volume_zone import VolumeZone
+from tests.scheduler.plugins.test_node_volume_limits import EBS, GCE, HOSTPATH, IN_TREE_EBS, NODE, SC_NAME
 from tests.scheduler.plugins.test_node_volume_limits import listers as csi_listers
 from tests.scheduler.plugins.test_upstream_simple_plugins import OK, SKIP, UNRES, Q, S, _st
 
@@ -459,12 +460,8 @@ def test_volume_restrictions_is_schedulable_after_pvc_change(fw, pod, new, want)
 
 # ================================================================================= NodeVolumeLimits
 
-CSI_NODE = "node-for-max-pd-test-1"
-EBS = "ebs.csi.aws.com"
-GCE = "pd.csi.storage.gke.io"
-IN_TREE_EBS = "kubernetes.io/aws-ebs"
-HOSTPATH = "kubernetes.io/hostpath"
-SC_NAME = "csi-sc"
+# the node, drivers and class of csi_test.go, as the CSI listers (test_node_volume_limits.py) build them
+CSI_NODE = NODE
 EXCEEDED = (Code.UNSCHEDULABLE, [ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED])
 EPHEMERAL_MISSING = (UNRES, ['looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found'])
 NOT_OWNER = (Code.ERROR, ["PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"])
