@@ -33,7 +33,6 @@ from apiserver.keys import (
     AUTHORIZER,
     COMPONENT_HEALTH,
     CORE,
-    EXEC_OVERLAYS,
     EXEC_PROCESSES,
     EXEC_TOKENS,
     EXPLAIN,
@@ -141,7 +140,6 @@ def create_app(
     core.write_guards.append(EscalationCheck(app[AUTHORIZER]))
     app[SERVING] = limits or ServingLimits()
     app[WATCHES] = set()
-    app[EXEC_OVERLAYS] = OrderedDict()
     app[EXEC_TOKENS] = OrderedDict()
     app[EXEC_PROCESSES] = OrderedDict()
     app[EXPLAIN] = explain

@@ -83,8 +83,6 @@ class ServingLimits:
 CORE = web.AppKey("core", ApiCore)
 SERVING = web.AppKey("serving", ServingLimits)
 WATCHES = web.AppKey("watches", set[WatchStream])
-# pods/exec: each container run's writable layer, (pod uid, container, restartCount) -> files
-EXEC_OVERLAYS = web.AppKey("exec_overlays", OrderedDict[tuple[str, str, int], dict[str, bytes]])
 # the bound token each pod's projected volume holds, by (pod uid, ServiceAccount): (token, when
 # the kubelet's token manager would refresh it, on the API's clock)
 EXEC_TOKENS = web.AppKey("exec_tokens", OrderedDict[tuple[str, str], tuple[str | None, float]])

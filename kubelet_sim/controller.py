@@ -33,6 +33,7 @@ import asyncio
 import logging
 import math
 import random
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -45,6 +46,7 @@ from kubelet_sim.events import (
     pulling_events,
     started_events,
 )
+from kubelet_sim.exec_probes import ExecProbes, ProbeResult, evaluate_exec, has_exec_probes
 from kubelet_sim.image_pull import REASONS as IMAGE_REASONS
 from kubelet_sim.image_pull import PullMemory, image_problem, with_blocked
 from kubelet_sim.keyqueue import KeyQueue
@@ -71,6 +73,7 @@ from kubelet_sim.stages.lifecycle import (
 from kubelet_sim.stages.model import Stage, load_default_stages, select_stage
 from kubelet_sim.stages.restarts import BackoffPolicy, CrashLoop, plan, restart_status
 from kubelet_sim.usage import UsageSource
+from minik3s.api.addons import CLUSTER_DNS_IP
 from minik3s.api.errors import ApiError, ConflictError, NotFoundError
 from minik3s.api.helpers import process_exits
 from minik3s.api.helpers.resources import pod_requests
@@ -126,6 +129,8 @@ class PodRecord:
     crash: CrashLoop | None = None
     # images that cannot be used and the image pull back-off (kubelet_sim.image_pull)
     images: PullMemory | None = None
+    # the exec probes' workers and kills (kubelet_sim.exec_probes)
+    probes: ExecProbes | None = None
 
 
 def _key(pod: JsonDict) -> str:
@@ -316,6 +321,8 @@ class StageController:
                 return  # the written status re-queues the pod
             if wait is not None:
                 self.queue.add_after(key, max(wait, 0.0))
+            if has_exec_probes(pod) and await self._exec_probes(key, pod, rec):
+                return
         if await self._image_gate(key, pod, rec):
             return
         stage = select_stage(self._stages, pod)
@@ -340,6 +347,35 @@ class StageController:
             self.queue.add_after(key, due - now)
             return
         await self._apply(stage, pod, rec, killed=killed)
+
+    async def _exec_probes(self, key: str, pod: JsonDict, rec: PodRecord) -> bool:
+        """Run the pod's exec probes that are due (kubelet_sim.exec_probes): their Events, the
+        containers' started/ready, the kills' ends, the next tick. True when a status was
+        written (which re-queues the pod)."""
+        memory = rec.probes
+        if memory is None:
+            memory = rec.probes = ExecProbes()
+        wall = self._clock.now()
+
+        def evaluate(p: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict) -> Awaitable[ProbeResult]:
+            return evaluate_exec(p, c, cs, probe, now=wall, cluster_dns=CLUSTER_DNS_IP)
+
+        outcome = await memory.sync(pod, self._clock.monotonic(), wall, evaluate)
+        self._record(pod, rec.node, outcome.events)
+        meta = pod.get("metadata") or {}
+        for kill in outcome.ended:  # the runtime reports the killed process's end
+            process_exits.record(rec.uid, str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                                 kill.container, kill.run, kill.exit_code)
+        if outcome.wait is not None:
+            self.queue.add_after(key, outcome.wait)
+        if not outcome.changes:
+            return False
+        try:
+            return await self._put_status(pod, rec, probes.probes_passed(pod, self._context(rec, killed=False),
+                                                                         outcome.changes))
+        except ConflictError:
+            logger.debug("stale pod in cache, waiting for the newer event pod=%s", key)
+            return True
 
     def _try_images(self, key: str, pod: JsonDict, rec: PodRecord) -> PullMemory:
         """On a sync that is due, try the images of the containers about to start

@@ -32,6 +32,7 @@ import pytest
 from apiserver.core import ApiCore
 from apiserver.storage.sqlite_store import SqliteStore
 from minik3s.api.errors import AlreadyExistsError, NotFoundError
+from minik3s.api.helpers import container_files, process_exits
 from minik3s.api.resources import NAMESPACES, ResourceInfo, ResourceRegistry
 from minik3s.api.types import JsonDict
 from minik3s.client.informer import Informer, SharedInformerFactory, object_key
@@ -251,6 +252,10 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def real_api(tmp_path: Path, clock: FakeClock) -> AsyncIterator[RealCluster]:
+    # the simulated runtime's process-wide records are keyed by pod uid, and every such cluster
+    # draws the same uids (rng seeded 0): start each with none
+    process_exits.clear()
+    container_files.clear()
     store = SqliteStore(tmp_path / "state.db", compact_interval=0, clock=clock, fsync=False)
     await store.start()
     core = ApiCore(store, ResourceRegistry(), clock=clock, rng=random.Random(0))

@@ -64,7 +64,7 @@ import hashlib
 import logging
 import posixpath
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,10 +76,11 @@ from apiserver.core import ApiCore
 from apiserver.handlers import spdy
 from apiserver.handlers.common import write_options
 from apiserver.handlers.node_proxy import kubelet_port, preferred_address
-from apiserver.keys import EXEC_OVERLAYS, EXEC_PROCESSES, EXEC_TOKENS, USAGE, WATCHES, WatchStream
+from apiserver.keys import EXEC_PROCESSES, EXEC_TOKENS, USAGE, WATCHES, WatchStream
 from apiserver.strategies.pod_rest import container_spec, container_status, stream_container
 from minik3s.api import errors
 from minik3s.api.helpers import process_exits
+from minik3s.api.helpers.container_files import Layered, container_files, main_command, mounts_by_access
 from minik3s.api.helpers.container_view import ContainerView, ContainerViewError, container_view
 from minik3s.api.helpers.image_servers import IMAGE_FILES, listener
 from minik3s.api.helpers.images import IMAGE_DIRS, default_shell, image_repository
@@ -108,7 +109,7 @@ CLUSTER_DNS = "10.43.0.10"
 CLUSTER_DOMAIN = "cluster.local"
 # the kubelet requests a projected token for this long (kube-api-access-*: 3607 s)
 _TOKEN_SECONDS = 3607
-_OVERLAY_LIMIT = 4096
+_CACHE_LIMIT = 4096
 _FALSE = frozenset({"0", "f", "false"})
 
 
@@ -165,41 +166,6 @@ def _text(status: int, body: str) -> web.Response:
                         headers={"X-Content-Type-Options": "nosniff"})
 
 
-def _main_command(spec: JsonDict, repository: str) -> tuple[str, ...]:
-    """The container's own process as `ps` shows it: command + args, else the image's name
-    (its entrypoint is not known to the simulation)."""
-    if not spec:
-        return ()
-    argv = [str(a) for a in (spec.get("command") or []) + (spec.get("args") or [])]
-    return tuple(argv) if argv else (repository.rsplit("/", 1)[-1] or "sh",)
-
-
-_READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
-
-
-def _mounts_by_access(pod: JsonDict, container: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The container's (read-only, writable) mount points: the kubelet mounts ConfigMap,
-    Secret, downward API and projected volumes read-only whatever the mount says, and any
-    `readOnly` mount; `securityContext.readOnlyRootFilesystem` makes `/` read-only."""
-    spec = pod.get("spec") or {}
-    sources = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
-    out: list[str] = []
-    writable: list[str] = []
-    c = container_spec(pod, container)
-    for m in c.get("volumeMounts") or []:
-        if not isinstance(m, dict) or not m.get("mountPath"):
-            continue
-        volume = sources.get(str(m.get("name"))) or {}
-        path = "/" + str(m["mountPath"]).strip("/")
-        if m.get("readOnly") or any(k in volume for k in _READ_ONLY_SOURCES):
-            out.append(path)
-        else:
-            writable.append(path)
-    if (c.get("securityContext") or {}).get("readOnlyRootFilesystem"):
-        out.append("/")
-    return tuple(out), tuple(writable)
-
-
 def _running(pod: JsonDict, container: str) -> JsonDict | None:
     """The container's status while it runs, else None."""
     cs = container_status(pod, container)
@@ -245,65 +211,9 @@ async def _token(request: web.Request, core: ApiCore, pod: JsonDict) -> str | No
         return None  # no such ServiceAccount (any more): the token file is left out, asked again next time
     token = str((out.get("status") or {}).get("token") or "") or None
     tokens[key] = (token, now + 0.8 * _TOKEN_SECONDS)
-    while len(tokens) > _OVERLAY_LIMIT:
+    while len(tokens) > _CACHE_LIMIT:
         tokens.popitem(last=False)
     return token
-
-
-def _overlay(request: web.Request, pod: JsonDict, container: str, cs: JsonDict) -> MutableMapping[str, bytes]:
-    """The container run's writable layer: what commands wrote, kept while the run lasts."""
-    overlays = request.app[EXEC_OVERLAYS]
-    key = (str((pod.get("metadata") or {}).get("uid") or ""), container, int(cs.get("restartCount") or 0))
-    layer = overlays.get(key)
-    if layer is None:
-        layer = overlays[key] = {}
-        while len(overlays) > _OVERLAY_LIMIT:
-            overlays.popitem(last=False)
-    else:
-        overlays.move_to_end(key)
-    return layer
-
-
-class _Layered(MutableMapping[str, bytes]):
-    """The container's files: its writable layer over what the kubelet mounted. A removed file
-    is masked (a whiteout), a written one shadows the mount's."""
-
-    _GONE = b"\x00minik3s-whiteout\x00"
-
-    def __init__(self, upper: MutableMapping[str, bytes], lower: Mapping[str, bytes]) -> None:
-        self.upper, self.lower = upper, lower
-
-    def __getitem__(self, key: str) -> bytes:
-        value = self.upper[key] if key in self.upper else self.lower[key]
-        if value is self._GONE or value == self._GONE:
-            raise KeyError(key)
-        return value
-
-    def __setitem__(self, key: str, value: bytes) -> None:
-        self.upper[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        if key not in self:
-            raise KeyError(key)
-        self.upper[key] = self._GONE
-
-    def __iter__(self) -> Any:
-        seen = set()
-        for k, v in self.upper.items():
-            seen.add(k)
-            if v != self._GONE:
-                yield k
-        for k in self.lower:
-            if k not in seen:
-                yield k
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __contains__(self, key: object) -> bool:
-        if key in self.upper:
-            return self.upper[key] != self._GONE  # type: ignore[index]
-        return key in self.lower
 
 
 class _Channels:
@@ -532,14 +442,14 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
     except ContainerViewError as e:
         return _text(500, str(e))
     started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
-    readonly, writable = _mounts_by_access(pod, container)
+    readonly, writable = mounts_by_access(pod, container_spec(pod, container))
     now = core.clock.now()
     spec, repository = container_spec(pod, container), _repository(pod, container)
     ctx = ExecContext(env=dict(view.env), files=files,
                       hostname=view.hostname, now=lambda: core.clock.now().timestamp(),
                       started=(started or now).timestamp(), sleep=core.clock.sleep, workdir=view.workdir,
                       uid=view.uid, dirs=set(view.dirs) | set(IMAGE_DIRS.get(repository, ())), tty=params.tty,
-                      command=_main_command(spec, repository), readonly=readonly, writable=writable)
+                      command=main_command(spec, repository), readonly=readonly, writable=writable)
     transport: _Transport
     if spdy_upgrade:
         spdy_transport = await _SpdyTransport.open(request, params)
@@ -573,14 +483,18 @@ async def serve(request: web.Request, core: ApiCore, info: ResourceInfo, namespa
 
 
 async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, container: str, cs: JsonDict,
-                    node: JsonDict | None) -> tuple[ContainerView, _Layered]:
+                    node: JsonDict | None) -> tuple[ContainerView, Layered]:
     """What the container sees (raises ContainerViewError) and its files: the run's writable
     layer over the mounts, over what the image itself ships."""
     view = container_view(pod, container, _StoreLookup(core), token=await _token(request, core, pod), ca_crt=None,
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
     image = IMAGE_FILES.get(_repository(pod, container), {})
-    return view, _Layered(_overlay(request, pod, container, cs), {**image, **view.files})
+    started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
+    elapsed = (core.clock.now() - started).total_seconds() if started is not None else None
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    return view, container_files(uid, container_spec(pod, container), int(cs.get("restartCount") or 0),
+                                 {**image, **view.files}, elapsed)
 
 
 def _repository(pod: JsonDict, container: str) -> str:
@@ -656,7 +570,7 @@ def _main_process(request: web.Request, pod: JsonDict, container: str, cs: JsonD
             process_exits.record(key[0], str(meta.get("namespace") or ""), str(meta.get("name") or ""),
                                  container, key[2], code)
         proc = procs[key] = _MainProcess(_interactive_argv(spec), ctx, on_exit, container_script(spec))
-        while len(procs) > _OVERLAY_LIMIT:
+        while len(procs) > _CACHE_LIMIT:
             _key, old = procs.popitem(last=False)
             if isinstance(old, _MainProcess):
                 old.stop()

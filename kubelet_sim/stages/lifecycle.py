@@ -216,8 +216,11 @@ def _set_allocation(cs: JsonDict, c: JsonDict, old: JsonDict | None) -> None:
 # -- probes (kubelet_sim.stages.probes: when the rest comes due) -------------------------------
 
 def _delay(c: JsonDict, probe: str) -> float:
-    """A probe's initialDelaySeconds (0 without the probe)."""
+    """A probe's initialDelaySeconds (0 without the probe; math.inf for an `exec` probe, whose
+    command runs in the container and decides: kubelet_sim.exec_probes)."""
     spec = c.get(probe)
+    if isinstance(spec, dict) and isinstance(spec.get("exec"), dict):
+        return math.inf
     delay = spec.get("initialDelaySeconds") if isinstance(spec, dict) else None
     return float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) and delay > 0 else 0.0
 
@@ -229,7 +232,12 @@ def started_after(c: JsonDict) -> float:
 
 def ready_after(c: JsonDict) -> float:
     """Seconds from a container's start until it counts as ready (after it started)."""
-    return max(started_after(c), _delay(c, "readinessProbe"))
+    return max(started_after(c), readiness_delay(c))
+
+
+def readiness_delay(c: JsonDict) -> float:
+    """Seconds from a container's start until its readiness probe may first pass."""
+    return _delay(c, "readinessProbe")
 
 
 def initially_started(c: JsonDict) -> bool:

@@ -11,9 +11,12 @@ initial delay makes the container ready at once, as before.
     started at S = start + startupProbe.initialDelaySeconds     (no startupProbe: S = start)
     ready   at R = max(S, start + readinessProbe.initialDelaySeconds)
 
+A probe whose handler is `exec` is not passed here: its command runs in the container at each
+period and its worker decides (kubelet_sim.exec_probes), so such a container starts not ready.
+
 Example: readinessProbe {initialDelaySeconds: 5} -> running at t=0 with ready false (the pod's
 Ready and ContainersReady False, "containers with unready status: [web]"), ready at t=5. A
-restart starts over from the new run. Liveness probes never fail here (no restarts from them).
+restart starts over from the new run. httpGet, tcpSocket and grpc probes never fail here.
 
 Data flow: the `Running` step and restarts take lifecycle's `initially_started` /
 `initially_ready`; the stage controller asks `due` on each sync of a running pod, writes `probes_passed` for what is
@@ -23,12 +26,13 @@ due and sets a timer for the rest.
 from __future__ import annotations
 
 import copy
+import math
 from datetime import datetime
 
 from kubelet_sim.stages.lifecycle import (
     StepContext,
     container_ready_conditions,
-    ready_after,
+    readiness_delay,
     started_after,
     step_base,
 )
@@ -37,7 +41,7 @@ from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
 
 
-def _probed(pod: JsonDict) -> list[tuple[str, JsonDict]]:
+def probed_containers(pod: JsonDict) -> list[tuple[str, JsonDict]]:
     """(status list, container) for the regular containers and the sidecars (restartable init
     containers), the ones a kubelet probes."""
     spec = pod.get("spec") or {}
@@ -53,7 +57,7 @@ def due(pod: JsonDict, now: datetime) -> tuple[dict[str, tuple[bool, bool]], flo
     status = pod.get("status") or {}
     changes: dict[str, tuple[bool, bool]] = {}
     wait: float | None = None
-    for key, c in _probed(pod):
+    for key, c in probed_containers(pod):
         cs = next((s for s in status.get(key) or () if s.get("name") == c.get("name")), None)
         running = ((cs or {}).get("state") or {}).get("running")
         if cs is None or not isinstance(running, dict) or (cs.get("started") and cs.get("ready")):
@@ -63,12 +67,13 @@ def due(pod: JsonDict, now: datetime) -> tuple[dict[str, tuple[bool, bool]], flo
             continue
         elapsed = (now - start).total_seconds()
         started = bool(cs.get("started")) or elapsed >= started_after(c)
-        ready = bool(cs.get("ready")) or (started and elapsed >= ready_after(c))
+        ready = bool(cs.get("ready")) or (started and elapsed >= readiness_delay(c))
         if (started, ready) != (bool(cs.get("started")), bool(cs.get("ready"))):
             changes[c.get("name", "")] = (started, ready)
         if not ready:
-            left = (started_after(c) if not started else ready_after(c)) - elapsed
-            wait = left if wait is None else min(wait, left)
+            left = (started_after(c) if not started else readiness_delay(c)) - elapsed
+            if math.isfinite(left):  # an exec probe's outcome comes from its worker
+                wait = left if wait is None else min(wait, left)
     return changes, wait
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 ANNOTATION_RUN_SECONDS = "sim.minik3s.io/run-seconds"
+# how long containers take to stop after SIGTERM (the deletion stage's delay, default 1 s)
+ANNOTATION_SHUTDOWN_SECONDS = "sim.minik3s.io/shutdown-seconds"
 
 _DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?\Z")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

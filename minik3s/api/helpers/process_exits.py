@@ -51,3 +51,9 @@ def subscribe(fn: Callable[[str, str], None]) -> Callable[[], None]:
             _SUBSCRIBERS.remove(fn)
 
     return unsubscribe
+
+
+def clear() -> None:
+    """Forget every record (a test process whose clusters draw the same uids from a seeded
+    generator starts each cluster with this)."""
+    _EXITS.clear()

@@ -9,6 +9,7 @@ commands whose effect is known, run directly or through `sh -c` / `bash -c`, is 
 | `echo [-n] WORDS` | prints WORDS (a line) |
 | `sleep N` (`s`/`m`/`h`/`d` suffixes, `infinity`) | runs N seconds |
 | `exit [N]`, `true`, `false`, `:` | ends with N (default: the last status), succeeds, fails, succeeds |
+| `touch PATH...`, `rm [-f] [-r] PATH...` (absolute paths) | creates or removes those files at that moment |
 
 joined by `;`, newlines, `&&` and `||` (with their short-circuit meaning; `sh -e` stops at the
 first failure), and the endless loops of countless manifests, `while true; do ...; done` (also
@@ -18,6 +19,12 @@ and prints nothing spins forever; one that prints without taking time is unknown
 (another program, pipes, redirections, `$` expansions, other loops or conditions) means the
 container's behaviour is unknown: `container_script` returns None and the container runs until
 the pod is deleted (or for `sim.minik3s.io/run-seconds`), as a container without a command does.
+
+The files a script touches and removes are part of its effect (`Script.files_at`): what `kubectl
+exec` and exec probes see in the container at a moment of its run. The docs' liveness tutorial,
+`touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600`, has /tmp/healthy from 0 s to 30 s,
+then runs until 630 s. `rm` without `-f` of a file the script did not create, and file effects
+inside an endless loop, are unknown.
 
 Example: `["sh", "-c", "echo start; sleep 2; echo done; exit 3"]` -> runs 2 s, exits 3, prints
 "start" at 0 s and "done" at 2 s. `["sh", "-c", "while true; do echo tick; sleep 5; done"]` ->
@@ -67,6 +74,22 @@ class Script:
     exit_code: int
     output: tuple[tuple[float, str], ...]
     loop: Loop | None = None
+    # (offset, absolute path, exists from then on): `touch` and `rm`, in order
+    files: tuple[tuple[float, str, bool], ...] = ()
+
+    def files_at(self, elapsed: float) -> dict[str, bool]:
+        """The paths the script has touched (True) or removed (False) by `elapsed` seconds
+        from its start (an effect at exactly `elapsed` has happened)."""
+        out: dict[str, bool] = {}
+        for at, path, exists in self.files:
+            if at > elapsed:
+                break
+            out[path] = exists
+        return out
+
+    def next_file_change_after(self, elapsed: float) -> float | None:
+        """The offset of the first file effect after `elapsed` seconds, or None."""
+        return next((at for at, _, _ in self.files if at > elapsed), None)
 
     def lines_until(self, until: float, after: float = -math.inf) -> list[tuple[float, str]]:
         """The lines printed after `after` and by `until` seconds from the start (the newest
@@ -131,6 +154,7 @@ class _Run:
         self.output: list[tuple[float, str]] = []
         self.exited = False
         self.loop: Loop | None = None
+        self.files: list[tuple[float, str, bool]] = []
 
     @property
     def done(self) -> bool:
@@ -157,6 +181,8 @@ class _Run:
             self.status = 0
         elif name == "false":
             self.status = 1
+        elif name in ("touch", "rm"):
+            self._file_command(name, args)
         elif name == "exit":
             if len(args) > 1:
                 raise _Unknown
@@ -168,6 +194,28 @@ class _Run:
             self.exited = True
         else:
             raise _Unknown
+
+
+    def _file_command(self, name: str, args: list[str]) -> None:
+        """`touch PATH...` / `rm [-f] [-r] PATH...` on absolute paths (anything else: _Unknown)."""
+        flags = set()
+        while args and args[0].startswith("-") and len(args[0]) > 1:
+            flags |= set(args[0][1:])
+            args = args[1:]
+        if not args or any(not p.startswith("/") or p.endswith("/") or "//" in p for p in args):
+            raise _Unknown
+        if name == "touch":
+            if flags:
+                raise _Unknown
+            self.files.extend((self.t, p, True) for p in args)
+        else:
+            if not flags <= {"f", "r", "R"}:
+                raise _Unknown
+            made = {p for _, p, exists in self.files if exists}
+            if "f" not in flags and any(p not in made for p in args):
+                raise _Unknown  # it may not exist: rm's error and status depend on the image
+            self.files.extend((self.t, p, False) for p in args)
+        self.status = 0
 
 
 def _shell_tokens(text: str) -> list[str]:
@@ -296,8 +344,10 @@ def _execute_loop(run: _Run, loop: _LoopNode, errexit: bool) -> None:
     endless = [(["false"] if loop.until else ["true"], ";")]
     if loop.condition != endless and not (not loop.until and loop.condition == [([":"], ";")]):
         raise _Unknown
-    start, printed = run.t, len(run.output)
+    start, printed, effects = run.t, len(run.output), len(run.files)
     _execute(run, loop.body, errexit)
+    if len(run.files) != effects:
+        raise _Unknown  # files changing every period: not modelled
     if run.done:
         return  # the body exits, or sleeps forever, or loops forever itself: it never repeats
     period = run.t - start
@@ -372,7 +422,8 @@ def _play(argv: tuple[str, ...]) -> Script | None:
             run.command(list(argv))
     except (_Unknown, ValueError):
         return None
-    return Script(seconds=run.t, exit_code=run.status, output=tuple(run.output), loop=run.loop)
+    return Script(seconds=run.t, exit_code=run.status, output=tuple(run.output), loop=run.loop,
+                  files=tuple(run.files))
 
 
 def pod_outcome(pod: JsonDict) -> tuple[float, dict[str, int]] | None:

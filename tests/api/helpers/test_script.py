@@ -149,3 +149,36 @@ def test_a_shell_without_input_exits_at_once(container, exits):
         assert s is not None and (s.seconds, s.exit_code, list(s.output), s.loop) == (0.0, 0, [], None)
     else:
         assert s is None  # runs until something ends it (an attach's `exit`, the pod's deletion)
+
+
+@pytest.mark.parametrize(("container", "seconds", "files"), [
+    # the docs' liveness tutorial
+    (c(["/bin/sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"]), 630,
+     [(0, "/tmp/healthy", True), (30, "/tmp/healthy", False)]),
+    (c(["sh", "-c", "touch /a /b && sleep 2 && rm /a; sleep 1; rm -rf /b /c"]), 3,
+     [(0, "/a", True), (0, "/b", True), (2, "/a", False), (3, "/b", False), (3, "/c", False)]),
+    (c(["touch", "/ready"]), 0, [(0, "/ready", True)]),
+])
+def test_file_effects(container, seconds, files):
+    s = container_script(container)
+    assert s is not None and s.seconds == seconds and list(s.files) == files
+
+
+def test_files_at_a_moment_of_the_run():
+    s = container_script(c(["sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"]))
+    assert s is not None
+    assert s.files_at(0) == {"/tmp/healthy": True} and s.files_at(29.9) == {"/tmp/healthy": True}
+    assert s.files_at(30) == {"/tmp/healthy": False}  # an effect at that very moment has happened
+    assert s.next_file_change_after(0) == 30 and s.next_file_change_after(30) is None
+
+
+@pytest.mark.parametrize("script", [
+    "touch tmp/relative",  # relative to a working directory the player does not follow
+    "touch -d yesterday /x",  # options change more than existence
+    "rm /etc/hosts",  # not created by the script: rm's error and status depend on the image
+    "rm -i /x",
+    "touch /dir/",
+    "while true; do touch /x; sleep 1; done",  # files changing every period
+])
+def test_unknown_file_effects(script):
+    assert container_script(c(["sh", "-c", script])) is None
