@@ -46,7 +46,6 @@ from kubelet_sim.events import (
     pulling_events,
     started_events,
 )
-from kubelet_sim.exec_probes import ExecProbes, ProbeResult, evaluate_exec, has_exec_probes
 from kubelet_sim.image_pull import REASONS as IMAGE_REASONS
 from kubelet_sim.image_pull import PullMemory, image_problem, with_blocked
 from kubelet_sim.keyqueue import KeyQueue
@@ -59,6 +58,7 @@ from kubelet_sim.node_agent import (
     image_size_hint,
     recover_node,
 )
+from kubelet_sim.prober import Prober, ProbeResult, evaluate, has_run_probes
 from kubelet_sim.stages import init_containers, probes, resize
 from kubelet_sim.stages.lifecycle import (
     STATUS_STEPS,
@@ -129,8 +129,8 @@ class PodRecord:
     crash: CrashLoop | None = None
     # images that cannot be used and the image pull back-off (kubelet_sim.image_pull)
     images: PullMemory | None = None
-    # the exec probes' workers and kills (kubelet_sim.exec_probes)
-    probes: ExecProbes | None = None
+    # the probes' workers and kills (kubelet_sim.prober)
+    probes: Prober | None = None
 
 
 def _key(pod: JsonDict) -> str:
@@ -321,7 +321,7 @@ class StageController:
                 return  # the written status re-queues the pod
             if wait is not None:
                 self.queue.add_after(key, max(wait, 0.0))
-            if has_exec_probes(pod) and await self._exec_probes(key, pod, rec):
+            if has_run_probes(pod) and await self._probe(key, pod, rec):
                 return
         if await self._image_gate(key, pod, rec):
             return
@@ -348,19 +348,19 @@ class StageController:
             return
         await self._apply(stage, pod, rec, killed=killed)
 
-    async def _exec_probes(self, key: str, pod: JsonDict, rec: PodRecord) -> bool:
-        """Run the pod's exec probes that are due (kubelet_sim.exec_probes): their Events, the
+    async def _probe(self, key: str, pod: JsonDict, rec: PodRecord) -> bool:
+        """Run the pod's probes that are due (kubelet_sim.prober): their Events, the
         containers' started/ready, the kills' ends, the next tick. True when a status was
         written (which re-queues the pod)."""
         memory = rec.probes
         if memory is None:
-            memory = rec.probes = ExecProbes()
+            memory = rec.probes = Prober()
         wall = self._clock.now()
 
-        def evaluate(p: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict) -> Awaitable[ProbeResult]:
-            return evaluate_exec(p, c, cs, probe, now=wall, cluster_dns=CLUSTER_DNS_IP)
+        def run(p: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict) -> Awaitable[ProbeResult]:
+            return evaluate(p, c, cs, probe, now=wall, cluster_dns=CLUSTER_DNS_IP)
 
-        outcome = await memory.sync(pod, self._clock.monotonic(), wall, evaluate)
+        outcome = await memory.sync(pod, self._clock.monotonic(), wall, run)
         self._record(pod, rec.node, outcome.events)
         meta = pod.get("metadata") or {}
         for kill in outcome.ended:  # the runtime reports the killed process's end

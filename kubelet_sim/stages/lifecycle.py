@@ -38,7 +38,8 @@ from kubelet_sim.stages.podstatus import (
     pod_ready_condition,
     restarts_after_exit,
 )
-from minik3s.api.helpers.images import normalize_image
+from minik3s.api.helpers.image_servers import known_server
+from minik3s.api.helpers.images import image_repository, normalize_image
 from minik3s.api.helpers.pods import is_sidecar
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
@@ -215,11 +216,23 @@ def _set_allocation(cs: JsonDict, c: JsonDict, old: JsonDict | None) -> None:
 
 # -- probes (kubelet_sim.stages.probes: when the rest comes due) -------------------------------
 
+def probe_runs(c: JsonDict, probe: JsonDict) -> bool:
+    """Whether the kubelet here runs the probe's handler and acts on its result
+    (kubelet_sim.prober) rather than passing it once its delay is over: an `exec` probe, and an
+    httpGet or tcpSocket probe of a container whose image's server is simulated
+    (minik3s.api.helpers.image_servers.known_server: nginx on its own entrypoint)."""
+    if isinstance(probe.get("exec"), dict):
+        return True
+    if isinstance(probe.get("httpGet"), dict) or isinstance(probe.get("tcpSocket"), dict):
+        return known_server(c, image_repository(str(c.get("image") or "")))
+    return False
+
+
 def _delay(c: JsonDict, probe: str) -> float:
-    """A probe's initialDelaySeconds (0 without the probe; math.inf for an `exec` probe, whose
-    command runs in the container and decides: kubelet_sim.exec_probes)."""
+    """A probe's initialDelaySeconds (0 without the probe; math.inf for a probe the prober runs,
+    whose result decides: kubelet_sim.prober)."""
     spec = c.get(probe)
-    if isinstance(spec, dict) and isinstance(spec.get("exec"), dict):
+    if isinstance(spec, dict) and probe_runs(c, spec):
         return math.inf
     delay = spec.get("initialDelaySeconds") if isinstance(spec, dict) else None
     return float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) and delay > 0 else 0.0

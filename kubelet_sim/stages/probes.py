@@ -12,7 +12,7 @@ initial delay makes the container ready at once, as before.
     ready   at R = max(S, start + readinessProbe.initialDelaySeconds)
 
 A probe whose handler is `exec` is not passed here: its command runs in the container at each
-period and its worker decides (kubelet_sim.exec_probes), so such a container starts not ready.
+period and its worker decides (kubelet_sim.prober), so such a container starts not ready.
 
 Example: readinessProbe {initialDelaySeconds: 5} -> running at t=0 with ready false (the pod's
 Ready and ContainersReady False, "containers with unready status: [web]"), ready at t=5. A

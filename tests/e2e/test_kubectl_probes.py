@@ -2,7 +2,7 @@
 readiness probe that `kubectl exec ... touch` makes pass and `rm` makes fail, and a liveness probe
 that fails once the container's own script removes its file, so the kubelet kills and restarts it
 (`kubectl describe`'s Unhealthy and Killing lines, RESTARTS 1). The full timelines are on a fake
-clock in tests/kubelet_sim/test_exec_probes.py."""
+clock in tests/kubelet_sim/test_prober.py."""
 
 from __future__ import annotations
 

@@ -133,6 +133,28 @@ _SERVERS: dict[str, dict[int, Server]] = {"nginx": {80: nginx}}
 IMAGE_FILES: dict[str, dict[str, bytes]] = {"nginx": NGINX_FILES}
 
 
+# image repository -> where its server's configuration lives (a mount there may change its ports)
+SERVER_CONFIG: dict[str, str] = {"nginx": "/etc/nginx"}
+# image repository -> the directory its HTTP server serves
+DOCUMENT_ROOTS: dict[str, str] = {"nginx": NGINX_ROOT}
+
+
 def listener(repository: str, port: int) -> Server | None:
     """The simulated server the image runs on `port`, or None: nothing listens there."""
     return _SERVERS.get(repository, {}).get(port)
+
+
+def known_server(container: Mapping[str, object], repository: str) -> bool:
+    """Whether what `container` listens on is known: an image whose server is simulated, run
+    with its own entrypoint (no command or args) and without a mount over its configuration."""
+    if repository not in _SERVERS or container.get("command") or container.get("args"):
+        return False
+    config = SERVER_CONFIG.get(repository, "")
+    mounts = container.get("volumeMounts")
+    for m in mounts if isinstance(mounts, list) else ():
+        if not isinstance(m, dict):
+            continue
+        path = "/" + str(m.get("mountPath") or "").strip("/")
+        if path == "/" or path == config or config.startswith(path + "/") or path.startswith(config + "/"):
+            return False
+    return True

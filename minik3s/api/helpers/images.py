@@ -41,6 +41,7 @@ def normalize_image(image: str) -> str:
     return image
 
 
+@functools.lru_cache(maxsize=1024)
 def image_repository(image: str) -> str:
     """The repository of the normalised reference, without its registry when that is Docker
     Hub's (and without Hub's `library/`): `docker.io/library/busybox:1.36@sha256:...` ->

@@ -1,18 +1,27 @@
-"""The exec probes of a simulated kubelet: liveness, readiness and startup probes whose handler
-is `exec` run their command in the simulated container and act on the result (layer L4).
+"""The probes a simulated kubelet runs: liveness, readiness and startup probes whose outcome the
+simulation can know run their handler against the container and act on the result (layer L4).
 
 Why: the docs' probe tutorial (`touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600`
-with a `cat /tmp/healthy` liveness probe), and every readiness demo that flips a pod with
-`kubectl exec ... -- touch /tmp/ready`, teach what a failing probe does: `Unhealthy` Events, a
-container that turns unready, a container the kubelet kills and restarts. kubelet v1.33's
-prober (pkg/kubelet/prober/worker.go, prober.go) does, per container and probe kind:
+with a `cat /tmp/healthy` liveness probe), every readiness demo that flips a pod with `kubectl
+exec ... -- touch /tmp/ready`, and an nginx whose probe asks for a path or port it does not serve
+teach what a failing probe does: `Unhealthy` Events, a container that turns unready, a container
+the kubelet kills and restarts. Which probes run (kubelet_sim.stages.lifecycle.probe_runs): every
+`exec` probe, and httpGet/tcpSocket probes of a container whose image's server is simulated
+(minik3s.api.helpers.image_servers: nginx on port 80, on its own entrypoint, its configuration not
+mounted over). The others pass once their delay is over (kubelet_sim.stages.probes).
+
+kubelet v1.33's prober (pkg/kubelet/prober/worker.go, prober.go, pkg/probe) does, per container
+and probe kind:
 
 * ticks every `periodSeconds` (default 10) from the container's start; a tick before
   `initialDelaySeconds` does nothing. Liveness and readiness wait until the container has
   started (its startup probe succeeded); a startup probe stops once it succeeded.
-* runs the command (timeout `timeoutSeconds`, default 1): exit 0 succeeds, anything else fails,
-  with the command's combined output; every failure is a Warning `Unhealthy` Event "Liveness
-  probe failed: <output>".
+* runs the handler: an exec command (timeout `timeoutSeconds`, default 1) passes with exit 0
+  and fails otherwise, with the command's combined output; an HTTP GET passes with a 2xx/3xx
+  answer and fails with "HTTP probe failed with statuscode: 404", or `Get
+  "http://10.42.0.9:8080/healthz": dial tcp 10.42.0.9:8080: connect: connection refused` where
+  nothing listens; a TCP probe fails with the refused dial. Every failure is a Warning
+  `Unhealthy` Event "Liveness probe failed: <output>".
 * the result changes after `failureThreshold` (default 3) consecutive failures, or
   `successThreshold` (default 1) successes; it starts as success for liveness, failure for
   readiness (the container is not ready until a probe passed) and unknown for startup.
@@ -26,18 +35,20 @@ prober (pkg/kubelet/prober/worker.go, prober.go) does, per container and probe k
 
 The command sees the container's files (minik3s.api.helpers.container_files): what exec
 sessions wrote into the run, what its played command touched and removed by then, the image's
-files and its emptyDir mounts. What the simulation cannot know counts as a pass, so a probe
-never fails a healthy workload: a program the simulated image does not have (`pg_isready`,
-`curl`), or a failure whose command names a path under a mount with unknown content (ConfigMap,
-Secret, projected, PVC and host-path volumes: the kubelet here does not read their data).
-httpGet, tcpSocket and grpc probes always pass (kubelet_sim.stages.probes).
+files and its emptyDir mounts; nginx serves its document root from the same files. What the
+simulation cannot know counts as a pass, so a probe never fails a healthy workload: a program the
+simulated image does not have (`pg_isready`, `curl`), a failure whose command or URL names a path
+under a mount with unknown content (ConfigMap, Secret, projected, PVC and host-path volumes: the
+kubelet here does not read their data), a port another container of the pod might listen on (one
+whose command is not played), a host-network pod's port, a port name the container does not
+declare. grpc probes, and httpGet/tcpSocket probes of other images, always pass.
 
 Worked example (the tutorial: initialDelaySeconds 5, periodSeconds 5, failureThreshold 3):
-probes pass at 5, 10, ... 30 s... the file is gone from 30 s on, so the probes at 30, 35 and 40 s
+probes pass at 5 ... 25 s; the file is gone from 30 s on, so the probes at 30, 35 and 40 s
 fail (three Unhealthy Events); at 40 s Killing; at 41 s the container ends (137, Error) and,
 under restartPolicy Always, runs again at once (RESTARTS 1), the script starting over.
 
-Data flow: StageController.sync of a running pod -> `ExecProbes.sync(pod, now, evaluate)` ->
+Data flow: StageController.sync of a running pod -> `Prober.sync(pod, now, evaluate)` ->
 (Events, started/ready changes, when the next tick is due) -> one status write; a kill's end ->
 `process_exits.record(..., 137)` -> the restart stage plays the exit.
 """
@@ -52,19 +63,21 @@ from datetime import datetime
 from typing import Literal
 
 from kubelet_sim.events import WARNING, ContainerEvent
+from kubelet_sim.stages.lifecycle import probe_runs
 from kubelet_sim.stages.probes import probed_containers
 from kubelet_sim.stages.timing import ANNOTATION_SHUTDOWN_SECONDS, parse_seconds
 from minik3s.api.errors import go_quote
 from minik3s.api.helpers.container_files import container_files, main_command, mounts_by_access
 from minik3s.api.helpers.container_view import ContainerViewError, container_view
-from minik3s.api.helpers.image_servers import IMAGE_FILES
+from minik3s.api.helpers.image_servers import DOCUMENT_ROOTS, IMAGE_FILES, known_server, listener
 from minik3s.api.helpers.images import IMAGE_DIRS, image_repository
+from minik3s.api.helpers.script import container_script
 from minik3s.api.helpers.shell import ExecContext, ExecNotFound, run_exec
 from minik3s.api.types import JsonDict
 from minik3s.utils.clock import parse_time
 from minik3s.utils.duration import format_duration
 
-__all__ = ["ExecProbes", "Kill", "ProbeResult", "evaluate_exec", "has_exec_probes"]
+__all__ = ["Prober", "Kill", "ProbeResult", "evaluate", "has_run_probes"]
 
 Kind = Literal["startup", "liveness", "readiness"]
 _FIELDS: dict[Kind, str] = {"startup": "startupProbe", "liveness": "livenessProbe", "readiness": "readinessProbe"}
@@ -95,14 +108,15 @@ def _int(probe: JsonDict, key: str, default: int) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else default
 
 
-def _exec_probe(c: JsonDict, kind: Kind) -> JsonDict | None:
+def _run_probe(c: JsonDict, kind: Kind) -> JsonDict | None:
+    """The container's probe of that kind when the prober runs it (lifecycle.probe_runs)."""
     probe = c.get(_FIELDS[kind])
-    return probe if isinstance(probe, dict) and isinstance(probe.get("exec"), dict) else None
+    return probe if isinstance(probe, dict) and probe_runs(c, probe) else None
 
 
-def has_exec_probes(pod: JsonDict) -> bool:
-    """Whether some probed container of the pod has an exec probe."""
-    return any(_exec_probe(c, k) is not None for _, c in probed_containers(pod) for k in _FIELDS)
+def has_run_probes(pod: JsonDict) -> bool:
+    """Whether some probed container of the pod has a probe the prober runs."""
+    return any(_run_probe(c, k) is not None for _, c in probed_containers(pod) for k in _FIELDS)
 
 
 @dataclass(slots=True)
@@ -141,7 +155,7 @@ class Outcome:
 
 
 @dataclass(slots=True)
-class ExecProbes:
+class Prober:
     """One pod's exec probe workers (the kubelet's memory: a server restart starts them over)."""
 
     workers: dict[tuple[str, Kind], _Worker] = field(default_factory=dict)
@@ -165,7 +179,7 @@ class ExecProbes:
             started_mono = now - max((wall - start).total_seconds(), 0.0)
             started, ready = bool(cs.get("started")), bool(cs.get("ready"))
             for kind in ("startup", "liveness", "readiness"):
-                probe = _exec_probe(c, kind)
+                probe = _run_probe(c, kind)
                 if probe is None:
                     continue
                 live.add((name, kind))
@@ -293,8 +307,97 @@ def _uncertain(pod: JsonDict, c: JsonDict, argv: list[str]) -> bool:
     return False
 
 
-async def evaluate_exec(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict, *, now: datetime,
-                        cluster_dns: str) -> ProbeResult:
+async def evaluate(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict, *, now: datetime,
+                   cluster_dns: str) -> ProbeResult:
+    """Run a probe's handler against the container (see the module docstring)."""
+    if isinstance(probe.get("exec"), dict):
+        return await _evaluate_exec(pod, c, cs, probe, now=now, cluster_dns=cluster_dns)
+    return await _evaluate_network(pod, c, cs, probe, now=now)
+
+
+def _port(c: JsonDict, value: object) -> int | None:
+    """A probe's port: a number, or the name of one of the container's ports (None: not found)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    for p in c.get("ports") or ():
+        if isinstance(p, dict) and value and p.get("name") == value and isinstance(p.get("containerPort"), int):
+            return int(p["containerPort"])
+    return None
+
+
+def _another_may_listen(pod: JsonDict, c: JsonDict, port: int) -> bool:
+    """Whether something else in the pod's network namespace might listen on `port`: a host
+    network pod (the node's ports), or another container whose behaviour is not known (a played
+    command listens nowhere; a simulated server where its image does)."""
+    spec = pod.get("spec") or {}
+    if spec.get("hostNetwork"):
+        return True
+    for _, other in probed_containers(pod):
+        if other.get("name") == c.get("name"):
+            continue
+        repository = image_repository(str(other.get("image") or ""))
+        if known_server(other, repository):
+            if listener(repository, port) is not None:
+                return True
+        elif container_script(other) is None:
+            return True
+    return False
+
+
+async def _evaluate_network(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict, *,
+                            now: datetime) -> ProbeResult:
+    """An httpGet or tcpSocket probe of a container whose image's server is simulated: the
+    connection refused where nothing listens, else the server's answer (2xx/3xx pass)."""
+    http = probe.get("httpGet")
+    handler = http if isinstance(http, dict) else probe.get("tcpSocket") or {}
+    port = _port(c, handler.get("port"))
+    if handler.get("host") or port is None:
+        return ProbeResult(True)  # another host, or a port name the kubelet would not resolve: unknown
+    repository = image_repository(str(c.get("image") or ""))
+    target = f"{(pod.get('status') or {}).get('podIP') or ''}:{port}"
+    path = str(handler.get("path") or "") if isinstance(http, dict) else ""
+    scheme = str(handler.get("scheme") or "HTTP").lower()
+    server = listener(repository, port)
+    if server is None:
+        if _another_may_listen(pod, c, port):
+            return ProbeResult(True)
+        refused = f"dial tcp {target}: connect: connection refused"
+        return ProbeResult(False, f'Get "{scheme}://{target}{path}": {refused}' if isinstance(http, dict) else refused)
+    if not isinstance(http, dict):
+        return ProbeResult(True)  # tcpSocket: the connection opens
+    if scheme == "https":  # the simulated servers speak plain HTTP
+        return ProbeResult(False, f'Get "https://{target}{path}": http: server gave HTTP response to HTTPS client')
+    headers = {"Host": target, "User-Agent": "kube-probe/1.33", "Accept": "*/*"}
+    for h in handler.get("httpHeaders") or ():
+        if isinstance(h, dict) and h.get("name"):
+            headers[str(h["name"])] = str(h.get("value") or "")
+    request = f"GET {path or '/'} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    sent = [(request + "Connection: close\r\n\r\n").encode("latin-1", "replace"), b""]
+    answer: list[bytes] = []
+
+    async def read() -> bytes:
+        return sent.pop(0) if sent else b""
+
+    async def write(data: bytes) -> None:
+        answer.append(data)
+
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    start = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt")) or now
+    files = container_files(uid, c, int(cs.get("restartCount") or 0), IMAGE_FILES.get(repository, {}),
+                            (now - start).total_seconds())
+    await server(read, write, files, now.timestamp)
+    status_line = b"".join(answer).split(b"\r\n", 1)[0].split(b" ")
+    code = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
+    if 200 <= code < 400:
+        return ProbeResult(True)
+    root = DOCUMENT_ROOTS.get(repository, "")
+    if _uncertain(pod, c, [root + (path or "/")]):
+        return ProbeResult(True)  # the document may come from a mount not read here
+    return ProbeResult(False, f"HTTP probe failed with statuscode: {code}")
+
+
+async def _evaluate_exec(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDict, *, now: datetime,
+                         cluster_dns: str) -> ProbeResult:
     """Run an exec probe's command in the container (see the module docstring)."""
     argv = [str(a) for a in (probe.get("exec") or {}).get("command") or ()]
     if not argv:

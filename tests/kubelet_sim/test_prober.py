@@ -1,4 +1,4 @@
-"""Exec probes of the simulated kubelet (kubelet_sim.exec_probes) on the real in-process API and
+"""Exec probes of the simulated kubelet (kubelet_sim.prober) on the real in-process API and
 a fake clock: the docs' liveness tutorial, readiness flipped by files an exec session wrote,
 startup probes, thresholds, timeouts, restartPolicy Never, and what counts as unknown."""
 
@@ -194,3 +194,70 @@ def test_a_runs_files_layer_the_writable_layer_over_the_script_over_the_image() 
     assert set(container_files("uid-1", container, 0, image, 1.0)) == {"/tmp/a", "/tmp/b"}
     assert set(container_files("uid-1", container, 1, image, 1.0)) == {"/etc/motd", "/tmp/a"}  # a new run
     assert image == {"/etc/motd": b"hi\n"}
+
+
+def nginx(name: str = "web", **fields: Any) -> dict[str, Any]:
+    return {"name": name, "image": "nginx:1.27", "ports": [{"name": "http", "containerPort": 80}], **fields}
+
+
+def http(path: str, port: Any = 80, **fields: Any) -> dict[str, Any]:
+    return {"httpGet": {"path": path, "port": port}, "periodSeconds": 1, **fields}
+
+
+async def test_nginx_answers_http_probes_from_its_document_root(kubelets: Kubelets) -> None:
+    made = await kubelets.pod("web", [nginx(readinessProbe=http("/", "http")),
+                                      nginx("health", readinessProbe=http("/healthz"))])
+    await kubelets.advance(2.5)
+    pod = await _pod(kubelets, "web")
+    assert (_cs(pod, "web")["ready"], _cs(pod, "health")["ready"]) == (True, False)
+    assert await _events(kubelets, "web", "Unhealthy") == [("Readiness probe failed: HTTP probe failed with statuscode: 404", 3)]
+    # `kubectl exec web -c health -- sh -c 'echo ok > /usr/share/nginx/html/healthz'`
+    writable_layer(made["metadata"]["uid"], "health", 0)["/usr/share/nginx/html/healthz"] = b"ok\n"
+    await kubelets.advance(1)
+    assert _cs(await _pod(kubelets, "web"), "health")["ready"] is True
+
+
+async def test_nothing_listening_refuses_the_probe(kubelets: Kubelets) -> None:
+    await kubelets.pod("web", [nginx(livenessProbe={"tcpSocket": {"port": 8080}, "periodSeconds": 1},
+                                     readinessProbe=http("/healthz", 8080))])
+    await kubelets.advance(2.5)
+    pod = await _pod(kubelets, "web")
+    ip = pod["status"]["podIP"]
+    refused = f"dial tcp {ip}:8080: connect: connection refused"
+    assert sorted(await _events(kubelets, "web", "Unhealthy")) == [
+        (f"Liveness probe failed: {refused}", 3), (f'Readiness probe failed: Get "http://{ip}:8080/healthz": {refused}', 3)]
+    assert await _events(kubelets, "web", "Killing") == [("Container web failed liveness probe, will be restarted", 1)]
+    await kubelets.advance(1)
+    assert _cs(await _pod(kubelets, "web"), "web")["restartCount"] == 1
+
+
+async def test_https_to_a_plain_http_server_fails(kubelets: Kubelets) -> None:
+    await kubelets.pod("web", [nginx(readinessProbe=http("/", 80, failureThreshold=1) | {
+        "httpGet": {"path": "/", "port": 80, "scheme": "HTTPS"}})])
+    await kubelets.advance(0.5)
+    ip = (await _pod(kubelets, "web"))["status"]["podIP"]
+    assert await _events(kubelets, "web", "Unhealthy") == [
+        (f'Readiness probe failed: Get "https://{ip}:80/": http: server gave HTTP response to HTTPS client', 1)]
+
+
+async def test_network_probes_the_simulation_cannot_decide_pass(kubelets: Kubelets) -> None:
+    volumes = [{"name": "site", "configMap": {"name": "site"}}, {"name": "conf", "configMap": {"name": "conf"}}]
+    containers = [
+        # the document comes from a ConfigMap the kubelet here does not read
+        nginx("site", readinessProbe=http("/healthz"), volumeMounts=[{"name": "site", "mountPath": "/usr/share/nginx/html"}]),
+        # its own configuration may listen elsewhere: the probe is not run (passes once its delay is over)
+        nginx("conf", readinessProbe=http("/healthz", 8080), volumeMounts=[{"name": "conf", "mountPath": "/etc/nginx/conf.d"}]),
+        # another container of the pod, whose program is not known, may listen on 9113
+        nginx("metrics", readinessProbe={"tcpSocket": {"port": 9113}, "periodSeconds": 1}),
+        {"name": "exporter", "image": "nginx/nginx-prometheus-exporter:1.3"},
+        # a port name the container does not declare
+        nginx("named", readinessProbe=http("/", "admin")),
+        # a command of its own: not nginx's default server
+        nginx("custom", command=["nginx", "-c", "/tmp/other.conf"], readinessProbe=http("/healthz")),
+    ]
+    await kubelets.cluster.create(PODS, {"metadata": {"name": "mixed", "namespace": "default"},
+                                         "spec": {"nodeName": "node-1", "containers": containers, "volumes": volumes}})
+    await kubelets.advance(3)
+    pod = await _pod(kubelets, "mixed")
+    assert all(cs["ready"] for cs in pod["status"]["containerStatuses"]), pod["status"]["containerStatuses"]
+    assert await _events(kubelets, "mixed", "Unhealthy") == []
