@@ -249,6 +249,13 @@ def _controller_rules() -> list[tuple[str, list[dict[str, list[str]]]]]:
 
 
 CONTROLLER_NAMES = tuple(name for name, _ in _controller_rules())
+# the ServiceAccounts kube-controller-manager gets or creates in kube-system as it starts its
+# controllers with --use-service-account-credentials (K3s runs it so, with `--controllers
+# *,tokencleaner` and an external cloud provider): one per controller it runs by default, without
+# the cloud's service and route controllers and the selinux-warning controller (off by default),
+# with the token cleaner K3s turns on
+CONTROLLER_SERVICE_ACCOUNTS = tuple(
+    sorted({*CONTROLLER_NAMES, "token-cleaner"} - {"route-controller", "service-controller", "selinux-warning-controller"}))
 
 
 def controller_cluster_roles() -> list[dict[str, object]]:

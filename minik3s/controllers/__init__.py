@@ -75,6 +75,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
                     ) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     """Build the enabled controllers (registering their informers) and return
     `(name, run)` pairs; call before `informers.run()` starts or while it runs."""
+    from minik3s.api.rbac_controllers import CONTROLLER_SERVICE_ACCOUNTS
     from minik3s.controllers.clusterrole_aggregation import ClusterRoleAggregationController
     from minik3s.controllers.cronjob import CronJobController
     from minik3s.controllers.csr_signing import CSRSigningController
@@ -95,7 +96,7 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     from minik3s.controllers.replication import ReplicationManager
     from minik3s.controllers.resourcequota import ResourceQuotaController
     from minik3s.controllers.root_ca_publisher import RootCACertPublisher
-    from minik3s.controllers.serviceaccount import ServiceAccountsController
+    from minik3s.controllers.serviceaccount import ServiceAccountsController, ensure_controller_accounts
     from minik3s.controllers.servicecidrs import ServiceCIDRController
     from minik3s.controllers.statefulset import StatefulSetController
     from minik3s.controllers.storage_protection import StorageProtectionController
@@ -121,6 +122,8 @@ def all_controllers(client: Client, informers: SharedInformerFactory, *, config:
     if on("serviceaccount"):
         sa = ServiceAccountsController(client, informers)
         out.append(("serviceaccount", lambda: sa.run()))
+    # --use-service-account-credentials: the controllers' own ServiceAccounts in kube-system
+    out.append(("controller-service-accounts", lambda: ensure_controller_accounts(client, CONTROLLER_SERVICE_ACCOUNTS)))
     if on("csrsigning") and c.csr_signers:
         csr = CSRSigningController(client, informers, signers=c.csr_signers, clock=clock)
         out.append(("csrsigning", lambda: csr.run()))

@@ -8,6 +8,7 @@ missing `default` ServiceAccount through the client.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from minik3s.api.errors import AlreadyExistsError, ForbiddenError, NotFoundError
 from minik3s.api.resources import NAMESPACES, SERVICEACCOUNTS
@@ -20,6 +21,27 @@ from minik3s.controllers.common import run_workers
 logger = logging.getLogger(__name__)
 
 DEFAULT_SA = "default"
+SYSTEM_NAMESPACE = "kube-system"
+
+
+async def ensure_controller_accounts(client: Client, names: Iterable[str]) -> None:
+    """What kube-controller-manager's SAControllerClientBuilder does as each controller starts:
+    get or create the controller's ServiceAccount in kube-system (`kubectl get sa -n kube-system`
+    lists `deployment-controller`, `job-controller`, ...). Once, at start; a deleted one comes back
+    with the next start, as upstream's."""
+    have = {(sa.get("metadata") or {}).get("name") for sa in (await client.list(SERVICEACCOUNTS, SYSTEM_NAMESPACE))["items"]}
+    for name in names:
+        if name in have:
+            continue
+        try:
+            await client.create(SERVICEACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                  "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE}},
+                                SYSTEM_NAMESPACE)
+        except AlreadyExistsError:
+            pass
+        except (NotFoundError, ForbiddenError) as e:  # no kube-system (yet), or it is terminating
+            logger.warning("cannot create a controller's ServiceAccount name=%s error=%s", name, e)
+            return
 
 
 class ServiceAccountsController:

@@ -232,3 +232,22 @@ def test_every_namespace_gets_a_default_service_account(http):
     http.delete(f"/api/v1/namespaces/{name}/serviceaccounts/default")
     wait_for(lambda: http.get(f"/api/v1/namespaces/{name}/serviceaccounts/default").status_code == 200)
     assert http.get("/api/v1/namespaces/kube-system/serviceaccounts/default").status_code == 200
+
+
+def test_the_controllers_have_their_service_accounts_in_kube_system(http):
+    # kube-controller-manager with --use-service-account-credentials, as K3s runs it: one per
+    # controller it starts, the subjects of the system:controller:* ClusterRoleBindings
+    def names():
+        return {sa["metadata"]["name"] for sa in http.get("/api/v1/namespaces/kube-system/serviceaccounts").json()["items"]}
+
+    wait_for(lambda: "job-controller" in names())
+    have = names()
+    for name in ("deployment-controller", "replicaset-controller", "generic-garbage-collector", "namespace-controller",
+                 "node-controller", "token-cleaner", "root-ca-cert-publisher", "horizontal-pod-autoscaler"):
+        assert name in have
+    # the cloud's controllers run elsewhere (an external cloud provider), selinux-warning is off by default
+    assert not have & {"service-controller", "route-controller", "selinux-warning-controller"}
+    bindings = http.get("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").json()["items"]
+    bound = {s["name"] for b in bindings if b["metadata"]["name"].startswith("system:controller:")
+             for s in b.get("subjects") or () if s.get("kind") == "ServiceAccount"}
+    assert bound - have == {"service-controller", "route-controller", "selinux-warning-controller"}
