@@ -185,35 +185,33 @@ class Prober:
                 live.add((name, kind))
                 w = self.workers.get((name, kind))
                 if w is None or w.run != run:
-                    period = float(_int(probe, "periodSeconds", 10))
-                    first = math.ceil(_int(probe, "initialDelaySeconds", 0) / period) * period
+                    every = float(_int(probe, "periodSeconds", 10))
+                    first = math.ceil(_int(probe, "initialDelaySeconds", 0) / every) * every
                     w = self.workers[(name, kind)] = _Worker(
                         run=run, next_tick=started_mono + first,
                         result={"startup": None, "liveness": True, "readiness": False}[kind])
-                while not w.on_hold and w.next_tick <= now:
-                    tick = w.next_tick
-                    w.next_tick += float(_int(probe, "periodSeconds", 10))
+                period = float(_int(probe, "periodSeconds", 10))
+                if not w.on_hold and w.next_tick <= now:
+                    # only the latest tick due runs: missed ones (a late sync) are not run again
+                    tick = w.next_tick + math.floor((now - w.next_tick) / period) * period
+                    w.next_tick = tick + period
                     if kind == "startup" and started:
                         w.on_hold = True  # done: a startup probe stops once it succeeded
-                        break
-                    if kind != "startup" and not started:
-                        continue  # liveness and readiness wait for the container to start
-                    if w.next_tick <= now:
-                        continue  # missed ticks (a late sync) are not run again: only the latest
-                    res = await evaluate(pod, c, cs, probe)
-                    self._count(w, probe, res)
-                    if not res.ok:
-                        out.events.append(ContainerEvent(_field_path(key, name), "Unhealthy",
-                                                         f"{_TITLES[kind]} probe failed: {res.output}", WARNING))
-                    if kind == "startup" and w.result:
-                        started = True
-                    elif kind in ("liveness", "startup") and w.result is False:
-                        w.on_hold = True
-                        message = f"Container {name} failed {kind} probe"
-                        if _restarts(pod):
-                            message += ", will be restarted"
-                        out.events.append(ContainerEvent(_field_path(key, name), "Killing", message))
-                        self.kills[(name, run)] = Kill(name, run, tick + _stop_seconds(pod, probe))
+                    elif kind == "startup" or started:  # liveness and readiness wait for the start
+                        res = await evaluate(pod, c, cs, probe)
+                        self._count(w, probe, res)
+                        if not res.ok:
+                            out.events.append(ContainerEvent(_field_path(key, name), "Unhealthy",
+                                                             f"{_TITLES[kind]} probe failed: {res.output}", WARNING))
+                        if kind == "startup" and w.result:
+                            started = True
+                        elif kind in ("liveness", "startup") and w.result is False:
+                            w.on_hold = True
+                            message = f"Container {name} failed {kind} probe"
+                            if _restarts(pod):
+                                message += ", will be restarted"
+                            out.events.append(ContainerEvent(_field_path(key, name), "Killing", message))
+                            self.kills[(name, run)] = Kill(name, run, tick + _stop_seconds(pod, probe))
                 if not w.on_hold:
                     out.wait = _earliest(out.wait, w.next_tick - now)
             # the flags follow the workers' results on every sync (a lost write is made again)

@@ -261,3 +261,12 @@ async def test_network_probes_the_simulation_cannot_decide_pass(kubelets: Kubele
     pod = await _pod(kubelets, "mixed")
     assert all(cs["ready"] for cs in pod["status"]["containerStatuses"]), pod["status"]["containerStatuses"]
     assert await _events(kubelets, "mixed", "Unhealthy") == []
+
+
+async def test_a_late_sync_runs_only_the_latest_tick(kubelets: Kubelets) -> None:
+    await kubelets.pod("late", [sleeper(readinessProbe=cat("/tmp/ready"))])
+    assert await _events(kubelets, "late", "Unhealthy") == [(f"Readiness probe failed: {MISSING}", 1)]
+    await kubelets.advance(10, step=10)  # ten periods pass before the kubelet looks again
+    assert await _events(kubelets, "late", "Unhealthy") == [(f"Readiness probe failed: {MISSING}", 2)]
+    await kubelets.advance(2)
+    assert await _events(kubelets, "late", "Unhealthy") == [(f"Readiness probe failed: {MISSING}", 4)]
