@@ -24,6 +24,7 @@ from apiserver.core import ApiCore
 from apiserver.handlers import exec_stream
 from apiserver.handlers.authn import authn_middleware
 from apiserver.handlers.authz import impersonation_middleware, parsed_request_attributes
+from apiserver.handlers.common import header_value
 from apiserver.handlers.dispatch import dispatch, error_middleware
 from apiserver.handlers.metrics import RequestMetrics, serve_metrics
 from apiserver.handlers.watch import close_watches
@@ -110,7 +111,7 @@ async def _filter_headers(request: web.Request, response: web.StreamResponse) ->
     headers = response.headers
     headers.popall(hdrs.SERVER, None)
     if "Audit-Id" not in headers:
-        headers["Audit-Id"] = request.headers.get("Audit-Id") or _new_audit_id()
+        headers["Audit-Id"] = header_value(request.headers.get("Audit-Id") or "") or _new_audit_id()
     if hdrs.CACHE_CONTROL not in headers:
         headers[hdrs.CACHE_CONTROL] = "no-cache, private"
     _apf_headers(request, response)

@@ -83,7 +83,24 @@ async def read_body(request: web.Request) -> bytes:
     return b"".join(chunks)
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc]
+    """YAML as sigs.k8s.io/yaml reads it into JSON: a timestamp-looking scalar stays the string
+    it is (go-yaml v2 decodes timestamps into interface{} as strings), `!!binary` is its decoded
+    text."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()}
+_Loader.add_constructor(_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
+_Loader.add_constructor("tag:yaml.org,2002:binary",
+                        lambda loader, node: yaml.SafeLoader.construct_yaml_binary(loader, node)
+                        .decode("utf-8", "replace"))
+_LOADER = _Loader
 
 # go-yaml v2's alias budget (what sigs.k8s.io/yaml decodes with): up to 400,000 decoded nodes 99% may
 # come from alias expansions, from 4,000,000 on only 10%, linear in between
@@ -155,13 +172,39 @@ def _yaml_load(raw: bytes) -> Any:
     try:
         if b"*" in raw and b"&" in raw:
             _check_aliasing(raw)
-        obj = yaml.load(raw, Loader=_LOADER)
+        obj = _json_keys(yaml.load(raw, Loader=_LOADER))  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
         raise BadRequestError(f"error converting YAML to JSON: {str(e).splitlines()[0]}") from None
     except RecursionError:
         raise BadRequestError(_DEPTH_MSG) from None
     check_depth(obj)
     return obj
+
+
+def _json_keys(v: Any) -> Any:
+    """sigs.k8s.io/yaml's JSON conversion of YAML mapping keys: integers, floats and booleans
+    become their text (`1: a` -> "1", `true: a` -> "true"); another key (null, a sequence) is a
+    400 "error converting YAML to JSON"; a `!!set` becomes a mapping to nulls."""
+    if isinstance(v, set | frozenset):
+        v = dict.fromkeys(v)
+    if isinstance(v, dict):
+        if all(type(k) is str for k in v):
+            return {k: _json_keys(x) for k, x in v.items()} if any(isinstance(x, dict | list | set) for x in
+                                                                   v.values()) else v
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            if isinstance(k, bool):
+                key = "true" if k else "false"
+            elif isinstance(k, int | float | str):
+                key = str(k) if not isinstance(k, float) else format(k, "g")
+            else:
+                raise BadRequestError(f"error converting YAML to JSON: unsupported map key of type: "
+                                      f"{type(k).__name__}, key: {k!r}")
+            out[key] = _json_keys(x)
+        return out
+    if isinstance(v, list):
+        return [_json_keys(x) for x in v] if any(isinstance(x, dict | list | set) for x in v) else v
+    return v
 
 
 def decode_json(raw: bytes) -> Any:

@@ -221,7 +221,18 @@ def warning_headers(warnings: list[str] | None) -> dict[str, str]:
     """RFC 7234 warn-code 299 headers (kubectl prints "Warning: <text>"), at most 20."""
     if not warnings:
         return {}
-    return {"Warning": ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])}
+    return {"Warning": header_value(", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20]))}
+
+
+_HEADER_BREAKS = str.maketrans({"\r": " ", "\n": " ", "\x00": " "})
+
+
+def header_value(text: str) -> str:
+    """A response header value as Go's http.Header.Write writes it: line breaks become spaces
+    (headerNewlineToSpace), so a request's text echoed into a header (a warning naming an unknown
+    field `"a\nb"`, an `Audit-ID`) can never end the header early; NUL, which no header may
+    carry, too."""
+    return text.translate(_HEADER_BREAKS) if ("\r" in text or "\n" in text or "\x00" in text) else text
 
 
 def default_manager(request: web.Request) -> str:

@@ -580,7 +580,9 @@ def _without_managed_fields(obj: dict[str, Any] | None) -> dict[str, Any]:
 
 def _with_managed_fields(obj: dict[str, Any], entries: list[ManagerEntry]) -> dict[str, Any]:
     encoded = encode_managed_fields(entries)
-    meta = obj.setdefault("metadata", {})
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
     if encoded:
         meta["managedFields"] = encoded
     else:
@@ -1096,7 +1098,8 @@ def update_managed_fields(
     one tree instead of ~40 dicts each (memory, garbage collection, no copy per create).
     """
     schema_ = _resolve_schema(schema, new)
-    sent = (new.get("metadata") or {}).get("managedFields")
+    new_meta = new.get("metadata")
+    sent = new_meta.get("managedFields") if isinstance(new_meta, dict) else None
     reset = _reset_paths(reset_fields)
     if old is None and not sent:
         # create: every field belongs to the creator; one walk instead of compare + encode
@@ -1157,7 +1160,8 @@ def server_side_apply(
     """
     if not isinstance(applied, dict):
         raise PatchError("the applied configuration must be an object", code=400)
-    if (applied.get("metadata") or {}).get("managedFields"):
+    applied_meta = applied.get("metadata")
+    if isinstance(applied_meta, dict) and applied_meta.get("managedFields"):
         raise PatchError("metadata.managedFields must be nil", code=400)
     meta_schema = schema or DEDUCED
     sub = subresource or ""

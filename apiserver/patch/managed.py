@@ -19,7 +19,7 @@ from apiserver.patch.apply import (
     update_managed_fields,
 )
 from apiserver.patch.apply import server_side_apply as _ssa
-from apiserver.patch.errors import ApplyConflictError
+from apiserver.patch.errors import ApplyConflictError, PatchError
 from apiserver.patch.strategic_merge import PatchMeta
 from minik3s.api.options import WriteOptions
 from minik3s.api.resources import ResourceInfo
@@ -40,7 +40,7 @@ def server_side_apply(live: JsonDict | None, applied: JsonDict, *, manager: str,
         return _ssa(live, applied, manager=manager, force=force, schema=schema, now=now,
                     api_version=info.api_version, subresource=subresource,
                     reset_fields=reset_fields(info, subresource))
-    except ApplyConflictError as e:
+    except (ApplyConflictError, PatchError) as e:
         raise e.to_api_error() from None
 
 

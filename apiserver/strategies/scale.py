@@ -120,6 +120,9 @@ class ScaleREST(Subresource):
 
         def change(cur: JsonDict, now: str) -> JsonDict:
             new = copy.deepcopy(body)
+            # a body without its TypeMeta decodes as the endpoint's kind (autoscaling/v1 Scale)
+            new.setdefault("apiVersion", SCALE_API_VERSION)
+            new.setdefault("kind", "Scale")
             return self._record(info, cur, new, opts, now)
 
         return await self._write(ops, info, namespace, name, opts, change, rv_int(rv) if rv else None)

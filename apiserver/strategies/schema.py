@@ -605,7 +605,7 @@ def _type_only_nodes(cache: dict[type, Node]) -> dict[tuple[str, str], Node]:
     }
 
 
-_SCALE = _ints("Scale", "", metadata=_ANY, spec=_ints("ScaleSpec", "replicas"))
+_SCALE = _ints("Scale", "", metadata=Node("model", name="ObjectMeta", fields={}), spec=_ints("ScaleSpec", "replicas"))
 
 
 def scale_type_error(obj: Any) -> str | None:

@@ -240,3 +240,71 @@ def test_methods_the_api_does_not_serve_are_405(minik3s_api, method):
     st = json.loads(body)
     assert st["reason"] == "MethodNotAllowed"
     assert st["message"] == "the server does not allow this method on the requested resource"
+
+
+# -- found by fuzzing the API (each was a 500 "internal error" or a dropped connection) -----------
+
+def _deployment(http, nsname: str, name: str) -> str:
+    body = {"metadata": {"name": name}, "spec": {"selector": {"matchLabels": {"a": name}}, "template": {
+        "metadata": {"labels": {"a": name}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    http.post(f"/apis/apps/v1/namespaces/{nsname}/deployments", json=body).raise_for_status()
+    return f"/apis/apps/v1/namespaces/{nsname}/deployments/{name}"
+
+
+def test_a_scale_without_its_type_meta_decodes_as_a_scale(http, nsname):
+    path = _deployment(http, nsname, "scale-bare")
+    r = http.put(path + "/scale", json={"metadata": {"name": "scale-bare", "namespace": nsname}, "spec": {"replicas": 3}})
+    assert r.status_code == 200, r.text
+    assert (r.json()["kind"], r.json()["apiVersion"], r.json()["spec"]) == ("Scale", "autoscaling/v1", {"replicas": 3})
+    assert http.get(path).json()["spec"]["replicas"] == 3
+
+
+def test_a_scale_whose_metadata_is_not_an_object_is_400(http, nsname):
+    path = _deployment(http, nsname, "scale-meta")
+    for patch in ({"metadata": []}, {"metadata": "x"}):
+        r = http.patch(path + "/scale", json=patch, headers={"Content-Type": "application/merge-patch+json"},
+                       params={"fieldManager": "m"})
+        kind = "array" if isinstance(patch["metadata"], list) else "string"
+        st = assert_status(r, 400, "BadRequest")
+        assert st["message"] == ('Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal '
+                                 f"{kind} into Go struct field Scale.metadata of type v1.ObjectMeta")
+    assert http.get(path).status_code == 200
+
+
+def test_an_apply_that_sets_managed_fields_is_400(http, nsname):
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mf\n  managedFields: [{manager: x}]\n"
+    for _ in range(2):  # on create, then on an existing object
+        r = http.patch(f"/api/v1/namespaces/{nsname}/configmaps/mf", content=body.encode(),
+                       params={"fieldManager": "t"}, headers={"Content-Type": "application/apply-patch+yaml"})
+        st = assert_status(r, 400, "BadRequest")
+        assert st["message"] == "metadata.managedFields must be nil"
+        http.post(f"/api/v1/namespaces/{nsname}/configmaps", json={"metadata": {"name": "mf"}})
+
+
+def test_yaml_timestamps_stay_strings_and_keys_become_text(http, nsname):
+    # go-yaml v2 (sigs.k8s.io/yaml) decodes a timestamp-looking scalar into a string, and turns
+    # number and boolean mapping keys into their text
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dated}\ndata: {day: 2024-01-01, at: !!timestamp 2001-12-14}\n"
+    r = http.patch(f"/api/v1/namespaces/{nsname}/configmaps/dated", content=body, params={"fieldManager": "t"},
+                   headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status_code == 201, r.text
+    assert r.json()["data"] == {"day": "2024-01-01", "at": "2001-12-14"}
+    body = b"metadata: {name: keyed, labels: {a: b}}\ndata: {1: one}\n"
+    r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", content=body, headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201, r.text
+    assert r.json()["data"] == {"1": "one"}
+    r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", content=b"metadata: {name: nullkey}\ndata: {~: x}\n",
+                  headers={"Content-Type": "application/yaml"})
+    assert assert_status(r, 400, "BadRequest")["message"].startswith("error converting YAML to JSON")
+    r = http.patch(f"/apis/apps/v1/namespaces/{nsname}/deployments/{_deployment(http, nsname, 'smp').rsplit('/', 1)[1]}",
+                   content=b"metadata: {annotations: {when: 2024-01-01}}\n",
+                   headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status_code in (200, 400), r.text  # a YAML body to a JSON patch type: decoded or refused, never a 500
+
+
+def test_a_warning_naming_a_field_with_a_line_break_keeps_the_response_whole(http, nsname):
+    r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", params={"fieldValidation": "Warn"},
+                  content=b'{"metadata": {"name": "nl"}, "bad\\nfield\\u0000": 1}',
+                  headers={"Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    assert r.headers["Warning"] == '299 - "unknown field \\"bad field \\""'
