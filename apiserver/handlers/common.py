@@ -14,6 +14,7 @@ The parser reads the live `ResourceRegistry`, so CRDs are served the moment they
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -224,15 +225,16 @@ def warning_headers(warnings: list[str] | None) -> dict[str, str]:
     return {"Warning": header_value(", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20]))}
 
 
-_HEADER_BREAKS = str.maketrans({"\r": " ", "\n": " ", "\x00": " "})
+# what a header value cannot carry: control characters but HTAB (aiohttp refuses to write them)
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def header_value(text: str) -> str:
     """A response header value as Go's http.Header.Write writes it: line breaks become spaces
     (headerNewlineToSpace), so a request's text echoed into a header (a warning naming an unknown
-    field `"a\nb"`, an `Audit-ID`) can never end the header early; NUL, which no header may
-    carry, too."""
-    return text.translate(_HEADER_BREAKS) if ("\r" in text or "\n" in text or "\x00" in text) else text
+    field `"a\nb"`, an `Audit-ID`) can never end the header early; the other control characters,
+    which aiohttp will not write (Go writes them raw), become spaces too."""
+    return _HEADER_CONTROL.sub(" ", text)
 
 
 def default_manager(request: web.Request) -> str:

@@ -304,7 +304,7 @@ def test_yaml_timestamps_stay_strings_and_keys_become_text(http, nsname):
 
 def test_a_warning_naming_a_field_with_a_line_break_keeps_the_response_whole(http, nsname):
     r = http.post(f"/api/v1/namespaces/{nsname}/configmaps", params={"fieldValidation": "Warn"},
-                  content=b'{"metadata": {"name": "nl"}, "bad\\nfield\\u0000": 1}',
+                  content=b'{"metadata": {"name": "nl"}, "bad\\nfield\\u0000\\u0001x": 1}',
                   headers={"Content-Type": "application/json"})
     assert r.status_code == 201, r.text
-    assert r.headers["Warning"] == '299 - "unknown field \\"bad field \\""'
+    assert r.headers["Warning"] == '299 - "unknown field \\"bad field  x\\""'
