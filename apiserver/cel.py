@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+from minik3s.api.helpers.go_regexp import GoRegexpError, compile_go
+
 __all__ = ["CelCompileError", "CelEvalError", "Compiled", "check", "compile_expression", "evaluate",
            "Variables", "match_conditions", "run"]
 
@@ -121,12 +123,19 @@ def _runtime() -> SimpleNamespace:
             return pick(items)
         return fn
 
+    def _regex(pattern: Any) -> Any:
+        """Kubernetes' CEL regex library compiles with Go's regexp: "Illegal regex: ..." else."""
+        try:
+            return compile_go(_s(pattern))
+        except GoRegexpError as e:
+            raise CELEvalError(f"Illegal regex: {e}") from None
+
     def _find(s: Any, pattern: Any) -> celtypes.StringType:
-        m = re.search(_s(pattern), _s(s))
+        m = _regex(pattern).search(_s(s))
         return celtypes.StringType(m.group(0) if m else "")
 
     def _find_all(s: Any, pattern: Any, limit: Any = -1) -> celtypes.ListType:
-        found = [m.group(0) for m in re.finditer(_s(pattern), _s(s))]
+        found = [m.group(0) for m in _regex(pattern).finditer(_s(s))]
         if int(limit) >= 0:
             found = found[:int(limit)]
         return celtypes.ListType([celtypes.StringType(f) for f in found])

@@ -998,6 +998,12 @@ class ApiCore:
         stored = self._stored_info(info)
         target = stored or info  # the row whose objects are stored (and written)
         schema = patch_meta_for(info.api_version, info.kind) if info.builtin else None
+        if info.builtin:
+            # a wrongly typed value (a string for a bool, 2^64 for an int32) cannot become the typed
+            # object: refused as a create's body would be, never merged and stored
+            bad = type_error_for(info, body)
+            if bad:
+                raise BadRequestError(f"{decoded_as(info, body)}: {bad}")
         if stored is None:
             # the apply configuration is decoded as upstream decodes it into the typed object
             # before merging: unknown fields never reach the merge or managedFields

@@ -18,11 +18,10 @@ prune_custom, validate_custom.
 from __future__ import annotations
 
 import copy
-import functools
 import json
-import re
 from typing import Any
 
+from minik3s.api.helpers.go_regexp import GoRegexpError, compile_go
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import invalid, not_supported, required, type_invalid
 
@@ -32,12 +31,12 @@ _INT_OR_STRING = "x-kubernetes-int-or-string"
 _EMBEDDED = "x-kubernetes-embedded-resource"
 
 
-@functools.lru_cache(maxsize=1024)
-def _pattern(pat: str) -> re.Pattern[str] | None:
-    """A CRD schema `pattern`, compiled once; None if it is not a valid regular expression."""
+def _pattern(pat: str) -> Any:
+    """A CRD schema `pattern` as Go's regexp runs it (linear time: minik3s.api.helpers.go_regexp),
+    compiled once; None if it is not a valid regular expression (refused when the CRD is written)."""
     try:
-        return re.compile(pat)
-    except re.error:
+        return compile_go(pat)
+    except GoRegexpError:
         return None
 
 

@@ -13,6 +13,7 @@ import re
 from typing import Any, ClassVar
 
 from minik3s.api import errors
+from minik3s.api.helpers.go_regexp import GoRegexpError, compile_go
 from minik3s.api.quantity import QuantityError, parse_quantity
 from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
@@ -583,6 +584,8 @@ class CustomResourceDefinitionStrategy(Strategy):
                 seen.add(vn)
                 if not vn:
                     errs.append(required(f"spec.versions[{i}].name", ""))
+                errs.extend(_pattern_errors(as_dict(v.get("schema")).get("openAPIV3Schema"),
+                                            f"spec.versions[{i}].schema.openAPIV3Schema"))
         return errs
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
@@ -593,6 +596,36 @@ class CustomResourceDefinitionStrategy(Strategy):
         if ns.get("group") != os_.get("group"):
             errs.append(invalid("spec.group", ns.get("group"), "field is immutable"))
         return errs
+
+
+def _pattern_errors(schema: Any, path: str) -> list[JsonDict]:
+    """ValidateCustomResourceDefinitionOpenAPISchema's pattern check, everywhere in a version's
+    schema: a `pattern` Go's regexp does not compile is `Invalid value: "(": must be a valid
+    regular expression, but isn't: error parsing regexp: missing closing ): `(``."""
+    if not isinstance(schema, dict):
+        return []
+    errs: list[JsonDict] = []
+    pat = schema.get("pattern")
+    if isinstance(pat, str) and pat:
+        try:
+            compile_go(pat)
+        except GoRegexpError as e:
+            errs.append(invalid(f"{path}.pattern", pat, f"must be a valid regular expression, but isn't: {e}"))
+    for key in ("properties", "patternProperties", "definitions", "dependencies"):
+        for name, sub in as_dict(schema.get(key)).items():
+            errs.extend(_pattern_errors(sub, f"{path}.{key}[{name}]"))
+    items = schema.get("items")
+    if isinstance(items, list):
+        for i, sub in enumerate(items):
+            errs.extend(_pattern_errors(sub, f"{path}.items[{i}]"))
+    else:
+        errs.extend(_pattern_errors(items, f"{path}.items"))
+    errs.extend(_pattern_errors(schema.get("additionalProperties"), f"{path}.additionalProperties"))
+    errs.extend(_pattern_errors(schema.get("not"), f"{path}.not"))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(as_list(schema.get(key))):
+            errs.extend(_pattern_errors(sub, f"{path}.{key}[{i}]"))
+    return errs
 
 
 def _dns1035(v: str) -> list[str]:

@@ -24,3 +24,14 @@ def test_variables_are_converted_once_and_shared_by_their_extensions() -> None:
     assert cel.run("object.spec.replicas <= params.max", two) is True
     two.set("params", {"max": 2})  # a replaced value is converted again
     assert cel.run("object.spec.replicas <= params.max", two) is False
+
+
+def test_find_and_matches_run_in_linear_time_with_go_syntax() -> None:
+    # Go's RE2: a pattern that backtracks exponentially in Python's `re` answers at once
+    evil = {"object": {"data": {"x": "a" * 5000 + "b"}}}
+    assert cel.check("object.data.x.find('^(a+)+$') == ''", evil) is True
+    assert cel.check("object.data.x.matches('^(a+)+$')", evil) is False
+    assert cel.check("object.data.x.findAll('a{2}', 3) == ['aa', 'aa', 'aa']", evil) is True
+    # a pattern Go refuses is an evaluation error, not a Python look-ahead
+    matched, failures = cel.match_conditions(["object.data.x.find('(?=a)') == ''"], evil)
+    assert matched is True and failures and "invalid or unsupported Perl syntax" in failures[0]

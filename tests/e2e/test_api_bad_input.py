@@ -308,3 +308,43 @@ def test_a_warning_naming_a_field_with_a_line_break_keeps_the_response_whole(htt
                   headers={"Content-Type": "application/json"})
     assert r.status_code == 201, r.text
     assert r.headers["Warning"] == '299 - "unknown field \\"bad field  x\\""'
+
+
+def _crd(plural: str, pattern: str) -> dict:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "x": {"type": "string", "pattern": pattern}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.fuzz.example.com"},
+            "spec": {"group": "fuzz.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def test_a_crd_pattern_go_cannot_compile_is_refused(http):
+    r = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_crd("brokens", "("))
+    st = assert_status(r, 422, "Invalid")
+    assert st["details"]["causes"] == [{
+        "reason": "FieldValueInvalid",
+        "message": 'Invalid value: "(": must be a valid regular expression, but isn\'t: error parsing regexp: '
+                   "missing closing ): `(`",
+        "field": "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].pattern"}]
+
+
+def test_a_backtracking_pattern_does_not_freeze_the_server(http, nsname):
+    import time
+
+    from minik3s.testing.wait import wait_for
+
+    r = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_crd("evils", "^(a+)+$"))
+    assert r.status_code == 201, r.text
+    path = f"/apis/fuzz.example.com/v1/namespaces/{nsname}/evils"
+    wait_for(lambda: http.get(path).status_code == 200, timeout=30)
+    started = time.monotonic()
+    r = http.post(path, json={"apiVersion": "fuzz.example.com/v1", "kind": "Evil", "metadata": {"name": "e"},
+                              "spec": {"x": "a" * 40 + "b"}})
+    assert time.monotonic() - started < 2.0  # Python's backtracking `re`: hours at 40 characters
+    st = assert_status(r, 422, "Invalid")
+    assert st["details"]["causes"][0]["field"] == "spec.x"
+    assert http.post(path, json={"apiVersion": "fuzz.example.com/v1", "kind": "Evil", "metadata": {"name": "ok"},
+                                 "spec": {"x": "a" * 40}}).status_code == 201
