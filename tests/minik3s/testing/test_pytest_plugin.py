@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -23,6 +24,27 @@ import pytest
 # cannot be loaded twice in one process: loaded here, before any of them, it stays loaded (run
 # alone, this file otherwise failed from its second cluster on).
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def keep_library_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An in-process session's sys.modules snapshot drops what the session imported. The
+    kubernetes client loads its API and model modules lazily: a class first loaded inside a
+    session and dropped after it is loaded again later, and the client's pydantic-validated calls
+    then refuse instances of the other copy ("Input should be a valid dictionary or instance of
+    V1Namespace") in whatever test runs next in this process. Installed libraries stay loaded."""
+    from _pytest import pytester as pytester_module
+
+    restore = pytester_module.SysModulesSnapshot.restore
+
+    def restore_keeping_libraries(self: pytester_module.SysModulesSnapshot) -> None:
+        libraries = {name: mod for name, mod in sys.modules.items()
+                     if "site-packages" in (getattr(mod, "__file__", None) or "")}
+        restore(self)
+        for name, mod in libraries.items():
+            sys.modules.setdefault(name, mod)
+
+    monkeypatch.setattr(pytester_module.SysModulesSnapshot, "restore", restore_keeping_libraries)
 
 
 @pytest.fixture(autouse=True)
