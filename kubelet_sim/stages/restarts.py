@@ -107,11 +107,19 @@ def sidecar_lifetimes(pod: JsonDict) -> dict[str, Lifetime]:
     """The sidecars (init containers with restartPolicy Always) whose played command ends: the
     kubelet restarts them whatever the pod's policy, as long as the pod runs."""
     out: dict[str, Lifetime] = {}
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    runs = {str(cs.get("name") or ""): int(cs.get("restartCount") or 0)
+            for cs in (pod.get("status") or {}).get("initContainerStatuses") or () if isinstance(cs, dict)}
     for c in (pod.get("spec") or {}).get("initContainers") or ():
         if isinstance(c, dict) and is_sidecar(c):
+            name = str(c.get("name") or "")
+            ended = exit_code(uid, name, runs[name]) if name in runs else None
+            if ended is not None:  # its process ended outside the plan (killed by a failed probe)
+                out[name] = Lifetime(0.0, ended)
+                continue
             script = container_script(c)
             if script is not None and math.isfinite(script.seconds):
-                out[str(c.get("name") or "")] = Lifetime(script.seconds, script.exit_code)
+                out[name] = Lifetime(script.seconds, script.exit_code)
     return out
 
 

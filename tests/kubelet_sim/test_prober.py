@@ -270,3 +270,15 @@ async def test_a_late_sync_runs_only_the_latest_tick(kubelets: Kubelets) -> None
     assert await _events(kubelets, "late", "Unhealthy") == [(f"Readiness probe failed: {MISSING}", 2)]
     await kubelets.advance(2)
     assert await _events(kubelets, "late", "Unhealthy") == [(f"Readiness probe failed: {MISSING}", 4)]
+
+
+async def test_a_sidecar_failing_its_liveness_probe_is_restarted(kubelets: Kubelets) -> None:
+    sidecar = sleeper("proxy", restartPolicy="Always", livenessProbe=cat("/tmp/alive", failureThreshold=1))
+    await kubelets.pod("side", [sleeper()], init=[sidecar])
+    await kubelets.advance(0.5)  # the probe at 0 s fails: killed, ends at 1 s
+    assert await _events(kubelets, "side", "Killing") == [("Container proxy failed liveness probe, will be restarted", 1)]
+    await kubelets.advance(1)
+    pod = await _pod(kubelets, "side")
+    proxy = next(c for c in pod["status"]["initContainerStatuses"] if c["name"] == "proxy")
+    assert proxy["restartCount"] == 1 and proxy["lastState"]["terminated"]["exitCode"] == 137
+    assert _cs(pod)["restartCount"] == 0  # the regular container runs on
