@@ -50,7 +50,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from aiohttp.http_exceptions import BadHttpMethod
+from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError
 from aiohttp.http_parser import HttpRequestParserPy
 from aiohttp.web_protocol import MAX_MSG_QUEUE_SIZE, RequestHandler
 from aiohttp.web_request import BaseRequest
@@ -146,6 +146,16 @@ class _StatusErrors(RequestHandler):
     is routed like any method the API does not serve on that path (405 Status)."""
 
     __slots__ = ()
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A request the parser refused is the client's error, answered with its 400: logged at
+        debug level, as Go's http.Server does not log it (a traceback at ERROR level each time
+        let any client fill the log)."""
+        exc = kw.get("exc_info")
+        if isinstance(exc, HttpProcessingError) and (exc.code or 400) < 500:
+            self.logger.debug(*args, **kw)
+            return
+        super().log_exception(*args, **kw)
 
     def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
