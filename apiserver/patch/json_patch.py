@@ -180,7 +180,14 @@ def _replace(doc: Any, path: str, value: Any) -> Any:
 def _required(op: dict[str, Any], field: str) -> Any:
     if field not in op:
         raise PatchError(f"{op.get('op')} operation missing {field} field: missing value")
-    return op[field]
+    value = op[field]
+    if field in ("path", "from"):
+        # json-patch decodes the pointer into a Go string: null is "", another type an error
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise PatchError(f"{op.get('op')} operation failed to decode {field}: missing value")
+    return value
 
 
 def _encoded_size(value: Any) -> int:

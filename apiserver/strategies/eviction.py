@@ -28,6 +28,7 @@ from minik3s.api.selectors import label_selector_from_dict
 from minik3s.api.types import JsonDict
 
 from .rest import RegistryOps, meta_of
+from .schema import eviction_type_error
 
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 
@@ -44,6 +45,9 @@ def _too_many(pdb_name: str, message: str, retry_after: int | None = None) -> er
 async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str, eviction: object) -> JsonDict:
     if not isinstance(eviction, dict):
         raise BadRequestError("the object provided is not a JSON object")
+    bad = eviction_type_error(eviction)
+    if bad:  # decoded into the Go type before anything else (a wrongly typed deleteOptions field)
+        raise BadRequestError(f'Eviction in version "v1" cannot be handled as a Eviction: {bad}')
     emeta = meta_of(eviction)
     if not isinstance(eviction.get("deleteOptions") or {}, dict):
         raise BadRequestError("deleteOptions must be an object")

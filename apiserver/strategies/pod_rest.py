@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -248,10 +249,15 @@ def _int(q: Mapping[str, str], key: str) -> int | None:
     v = q.get(key)
     if v is None or v == "":
         return None
-    try:
-        return int(v)
-    except ValueError:
-        raise BadRequestError(f'strconv.ParseInt: parsing "{v}": invalid syntax') from None
+    if not _DECIMAL.fullmatch(v):  # Go's ParseInt: ASCII digits only (no "1_000", no "١")
+        raise BadRequestError(f'strconv.ParseInt: parsing "{v}": invalid syntax')
+    n = int(v)
+    if not -(1 << 63) <= n < (1 << 63):
+        raise BadRequestError(f'strconv.ParseInt: parsing "{v}": value out of range')
+    return n
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_log_options(q: Mapping[str, str], name: str) -> LogOptions:
@@ -434,7 +440,8 @@ class LogREST(Subresource):
         container = pick_container(pod, opts.container)
         since = opts.since_time
         if opts.since_seconds is not None:
-            since = _parse_time(ops.now()) - timedelta(seconds=opts.since_seconds)
+            # beyond ~300 years back: every line (Go's time arithmetic saturates; datetime overflows)
+            since = _parse_time(ops.now()) - timedelta(seconds=min(opts.since_seconds, 10**10))
         rv = str(meta_of(pod).get("resourceVersion") or "")
         plan = LogPlan(pod=name, container=container, options=opts, lines=[], resource_version=rv,
                        follow_id=None, since=since, bytes_left=opts.limit_bytes)

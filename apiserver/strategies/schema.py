@@ -628,6 +628,18 @@ _DELETE_OPTIONS = _ints("DeleteOptions", "gracePeriodSeconds", kind=_SCALARS[str
                  _SCALARS[bool])
 
 
+_EVICTION = Node("model", name="Eviction", fields={
+    "apiVersion": _SCALARS[str], "kind": _SCALARS[str], "metadata": Node("model", name="ObjectMeta", fields={}),
+    "deleteOptions": _DELETE_OPTIONS})
+
+
+def eviction_type_error(obj: Any) -> str | None:
+    """Go's decoding error for a policy/v1 Eviction body, e.g. `{"deleteOptions":
+    {"gracePeriodSeconds": "x"}}` -> `json: cannot unmarshal string into Go struct field
+    DeleteOptions.deleteOptions.gracePeriodSeconds of type int64`."""
+    return first_type_error(obj, _EVICTION)
+
+
 _UNSET = Node("unset")
 
 

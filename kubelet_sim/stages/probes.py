@@ -58,7 +58,7 @@ def due(pod: JsonDict, now: datetime) -> tuple[dict[str, tuple[bool, bool]], flo
     changes: dict[str, tuple[bool, bool]] = {}
     wait: float | None = None
     for key, c in probed_containers(pod):
-        cs = next((s for s in status.get(key) or () if s.get("name") == c.get("name")), None)
+        cs = next((s for s in status.get(key) or () if isinstance(s, dict) and s.get("name") == c.get("name")), None)
         running = ((cs or {}).get("state") or {}).get("running")
         if cs is None or not isinstance(running, dict) or (cs.get("started") and cs.get("ready")):
             continue

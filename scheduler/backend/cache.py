@@ -196,6 +196,8 @@ class Cache:
     def _add_node_images(self, name: str, ni: NodeInfo, node: JsonDict) -> None:
         summaries: dict[str, ImageStateSummary] = {}
         for img in (node.get("status") or {}).get("images") or ():
+            if not isinstance(img, dict):
+                continue  # a null entry (the API decodes it as an empty ContainerImage): nothing to add
             size = int(img.get("sizeBytes") or 0)
             for image_name in img.get("names") or ():
                 st = self._images.get(image_name)

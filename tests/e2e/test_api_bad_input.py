@@ -348,3 +348,39 @@ def test_a_backtracking_pattern_does_not_freeze_the_server(http, nsname):
     assert st["details"]["causes"][0]["field"] == "spec.x"
     assert http.post(path, json={"apiVersion": "fuzz.example.com/v1", "kind": "Evil", "metadata": {"name": "ok"},
                                  "spec": {"x": "a" * 40}}).status_code == 201
+
+
+def test_a_json_patch_pointer_that_is_not_a_string_is_422(http, nsname):
+    path = _deployment(http, nsname, "jp-types")
+    for target in (path, path + "/scale"):
+        r = http.patch(target, json=[{"op": "replace", "path": 5, "value": 1}],
+                       headers={"Content-Type": "application/json-patch+json"})
+        st = assert_status(r, 422, "Invalid")
+        assert st["details"]["causes"][0]["message"] == "replace operation failed to decode path: missing value"
+        r = http.patch(target, json=[{"op": "copy", "from": ["x"], "path": "/metadata/labels"}],
+                       headers={"Content-Type": "application/json-patch+json"})
+        assert assert_status(r, 422, "Invalid")["details"]["causes"][0]["message"] == \
+            "copy operation failed to decode from: missing value"
+
+
+def test_an_eviction_with_wrongly_typed_delete_options_is_400(http, nsname):
+    http.post(f"/api/v1/namespaces/{nsname}/pods", json=good_pod("evictee")).raise_for_status()
+    for opts, kind, field in (({"gracePeriodSeconds": "x"}, "string", "DeleteOptions.deleteOptions.gracePeriodSeconds"),
+                              ({"preconditions": 5}, "number", "DeleteOptions.deleteOptions.preconditions")):
+        r = http.post(f"/api/v1/namespaces/{nsname}/pods/evictee/eviction",
+                      json={"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "evictee"},
+                            "deleteOptions": opts})
+        st = assert_status(r, 400, "BadRequest")
+        assert st["message"].startswith('Eviction in version "v1" cannot be handled as a Eviction: json: cannot '
+                                        f"unmarshal {kind} into Go struct field {field}")
+    assert http.get(f"/api/v1/namespaces/{nsname}/pods/evictee").status_code == 200
+
+
+def test_pod_log_integer_parameters_parse_as_int64(http, nsname):
+    http.post(f"/api/v1/namespaces/{nsname}/pods", json=good_pod("logger")).raise_for_status()
+    r = http.get(f"/api/v1/namespaces/{nsname}/pods/logger/log", params={"sinceSeconds": str(2**62)})
+    assert r.status_code in (200, 400), r.text  # a huge look-back: every line (or not started yet)
+    assert r.status_code != 400 or "waiting to start" in r.text or "ContainerCreating" in r.text, r.text
+    for bad, why in ((str(2**63), "value out of range"), ("1_000", "invalid syntax")):
+        r = http.get(f"/api/v1/namespaces/{nsname}/pods/logger/log", params={"sinceSeconds": bad})
+        assert assert_status(r, 400, "BadRequest")["message"] == f'strconv.ParseInt: parsing "{bad}": {why}'
