@@ -2064,7 +2064,7 @@ def _row(printer: Printer, info: ResourceInfo, obj: JsonDict, now: datetime, inc
     return row
 
 
-def _check_include_object(include_object: str | None) -> str:
+def check_include_object(include_object: str | None) -> str:
     value = include_object or "Metadata"
     if value not in INCLUDE_OBJECT_VALUES:
         raise BadRequestError(f'unrecognized includeObject value: "{include_object}"')
@@ -2091,7 +2091,7 @@ def to_table(
     `no_headers=True` (watch events after the first) leaves `columnDefinitions` null.
     `printer` overrides the resource's own (a subresource's body, e.g. `SCALE_PRINTER`).
     """
-    include = _check_include_object(include_object)
+    include = check_include_object(include_object)
     if printer is None:
         printer = printer_for(info)
     if list_meta is None and len(objects) == 1:  # single-object GET: the object's resourceVersion

@@ -44,7 +44,7 @@ from aiohttp import web
 
 from apiserver.core import ApiCore
 from apiserver.handlers.common import Target, bool_param, end_stream, int_param, wants_table, warning_headers
-from apiserver.handlers.tables import watch_table_event
+from apiserver.handlers.tables import check_include_object, watch_table_event
 from apiserver.keys import (
     REQUEST_WARNINGS,
     SERVING,
@@ -178,7 +178,9 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
     opts.ready_probe = probe.append
     direct: list[StoreWatcher] = []
     table = wants_table(request)
-    if not table:
+    if table:  # a bad includeObject is a 400 before the stream's 200 goes out
+        check_include_object(request.query.get("includeObject"))
+    else:
         opts.direct_probe = direct.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)

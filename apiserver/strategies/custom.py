@@ -107,10 +107,10 @@ def _validate(v: Any, s: JsonDict, path: str, errs: list[JsonDict]) -> None:
             errs.append(type_invalid(path, actual, f'{path} in body must be of type {t}: "{actual}"'))
             return
     enum = s.get("enum")
-    if enum is not None and v not in enum:
+    if isinstance(enum, list) and v not in enum:
         errs.append(not_supported(path, v, [e if isinstance(e, str) else json.dumps(e) for e in enum]))
     if isinstance(v, int | float) and not isinstance(v, bool):
-        mn, mx = s.get("minimum"), s.get("maximum")
+        mn, mx = _num(s.get("minimum")), _num(s.get("maximum"))
         if mn is not None:
             if s.get("exclusiveMinimum") and v <= mn:
                 errs.append(invalid(path, v, f"{path} in body should be greater than {mn}"))
@@ -121,45 +121,61 @@ def _validate(v: Any, s: JsonDict, path: str, errs: list[JsonDict]) -> None:
                 errs.append(invalid(path, v, f"{path} in body should be less than {mx}"))
             elif v > mx:
                 errs.append(invalid(path, v, f"{path} in body should be less than or equal to {mx}"))
-        mo = s.get("multipleOf")
-        if mo and (v / mo) != int(v / mo):
+        mo = _num(s.get("multipleOf"))
+        if mo and not _multiple_of(v, mo):
             errs.append(invalid(path, v, f"{path} in body should be a multiple of {mo}"))
     elif isinstance(v, str):
-        if s.get("maxLength") is not None and len(v) > s["maxLength"]:
+        if _num(s.get("maxLength")) is not None and len(v) > s["maxLength"]:
             errs.append({"reason": "FieldValueTooLong", "field": path,
                          "message": f"Too long: may not be more than {s['maxLength']} bytes"})
-        if s.get("minLength") is not None and len(v) < s["minLength"]:
+        if _num(s.get("minLength")) is not None and len(v) < s["minLength"]:
             errs.append(invalid(path, v, f"{path} in body should be at least {s['minLength']} chars long"))
         pat = s.get("pattern")
-        if pat:
+        if isinstance(pat, str) and pat:
             rx = _pattern(pat)
             if rx is not None and not rx.search(v):
                 errs.append(invalid(path, v, f'{path} in body should match \'{pat}\''))
     elif isinstance(v, list):
-        if s.get("maxItems") is not None and len(v) > s["maxItems"]:
+        if _num(s.get("maxItems")) is not None and len(v) > s["maxItems"]:
             errs.append({"reason": "FieldValueTooMany", "field": path,
                          "message": f"Too many: {len(v)}: must have at most {s['maxItems']} items"})
-        if s.get("minItems") is not None and len(v) < s["minItems"]:
+        if _num(s.get("minItems")) is not None and len(v) < s["minItems"]:
             errs.append(invalid(path, len(v), f"{path} in body should have at least {s['minItems']} items"))
         items = s.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(v):
                 _validate(item, items, f"{path}[{i}]", errs)
     elif isinstance(v, dict):
-        props = s.get("properties") or {}
-        for key in s.get("required") or []:
-            if key not in v:
+        props_any = s.get("properties")
+        props: JsonDict = props_any if isinstance(props_any, dict) else {}
+        required_any = s.get("required")
+        for key in required_any if isinstance(required_any, list) else []:
+            if isinstance(key, str) and key not in v:
                 errs.append(required(_join(path, key), ""))
         addl = s.get("additionalProperties")
         for key, val in v.items():
             sub = props.get(key)
-            if sub is not None:
+            if isinstance(sub, dict):
                 _validate(val, sub, _join(path, key), errs)
             elif isinstance(addl, dict):
                 _validate(val, addl, _join(path, key), errs)
-        if s.get("maxProperties") is not None and len(v) > s["maxProperties"]:
+        if _num(s.get("maxProperties")) is not None and len(v) > s["maxProperties"]:
             errs.append({"reason": "FieldValueTooMany", "field": path,
                          "message": f"Too many: {len(v)}: must have at most {s['maxProperties']} items"})
+
+
+def _num(v: Any) -> int | float | None:
+    """A numeric schema keyword, or None when absent or of another type (a CRD stored before
+    its keywords were type-checked must not fail its objects' requests)."""
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _multiple_of(v: int | float, mo: int | float) -> bool:
+    try:
+        q = v / mo
+        return q == int(q)
+    except (OverflowError, ZeroDivisionError, ValueError):
+        return False
 
 
 def default_custom(obj: JsonDict, schema: JsonDict | None) -> None:
@@ -172,7 +188,8 @@ def default_custom(obj: JsonDict, schema: JsonDict | None) -> None:
 
 def _default(v: Any, s: JsonDict, *, top: bool = False) -> None:
     if isinstance(v, dict):
-        props = s.get("properties") or {}
+        props_any = s.get("properties")
+        props: JsonDict = props_any if isinstance(props_any, dict) else {}
         for key, sub in props.items():
             if top and key in _TOP:
                 continue
@@ -230,7 +247,7 @@ def _prune(v: Any, s: JsonDict, path: str, dropped: list[str]) -> None:
     if isinstance(v, dict):
         if s.get(_PRESERVE) and not s.get("properties"):
             return
-        props = s.get("properties")
+        props = s.get("properties") if isinstance(s.get("properties"), dict) else None
         addl = s.get("additionalProperties")
         if props is None and addl is None:
             if s.get(_PRESERVE) or s.get("type") != "object":
@@ -244,7 +261,7 @@ def _prune(v: Any, s: JsonDict, path: str, dropped: list[str]) -> None:
                     continue
                 del v[key]
                 dropped.append(_join(path, key))
-            else:
+            elif isinstance(sub, dict):
                 _prune(v[key], sub, _join(path, key), dropped)
     elif isinstance(v, list):
         items = s.get("items")

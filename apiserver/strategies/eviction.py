@@ -19,6 +19,8 @@ Data flow: handler -> pods' `EvictionREST` -> `evict(ops, ...)` -> reads and wri
 
 from __future__ import annotations
 
+import copy
+
 from minik3s.api import errors
 from minik3s.api.errors import BadRequestError
 from minik3s.api.helpers.pods import is_pod_ready
@@ -42,7 +44,8 @@ def _too_many(pdb_name: str, message: str, retry_after: int | None = None) -> er
     return errors.TooManyRequestsError(VIOLATION, details=details)
 
 
-async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str, eviction: object) -> JsonDict:
+async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str, eviction: object, *,
+                dry_run: bool = False) -> JsonDict:
     if not isinstance(eviction, dict):
         raise BadRequestError("the object provided is not a JSON object")
     bad = eviction_type_error(eviction)
@@ -58,6 +61,7 @@ async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str
         raise errors.InternalError("the poddisruptionbudgets resource is not registered")
     pod = core.get(pods, namespace, name)
     opts = DeleteOptions.from_dict(eviction.get("deleteOptions"))
+    opts.dry_run = opts.dry_run or dry_run
     pmeta = pod.get("metadata") or {}
     if opts.preconditions is None:
         opts.preconditions = {"uid": pmeta.get("uid")}
@@ -109,8 +113,12 @@ async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str
                 dp[name] = now
                 s["disruptedPods"] = dp
 
-            await core.guaranteed_update(pdbs_info, namespace, pdb_name, take, subresource="status")
-    await _mark_disruption_target(core, pods, namespace, name)
+            if opts.dry_run:  # checkAndDecrement with dryRun: the budget is checked, not spent
+                take(copy.deepcopy(core.get(pdbs_info, namespace, pdb_name)))
+            else:
+                await core.guaranteed_update(pdbs_info, namespace, pdb_name, take, subresource="status")
+    if not opts.dry_run:
+        await _mark_disruption_target(core, pods, namespace, name)
     await core.delete(pods, namespace, name, opts)
     return dict(SUCCESS)
 

@@ -143,7 +143,8 @@ class EvictionREST(Subresource):
 
     async def create(self, ops: RegistryOps, info: ResourceInfo, namespace: str | None, name: str, body: object,
                      opts: WriteOptions) -> JsonDict:
-        return await evict(ops, pods_info(ops), namespace or "", name, body)
+        # upstream's propagateDryRun: the request's ?dryRun applies to the deletion it makes
+        return await evict(ops, pods_info(ops), namespace or "", name, body, dry_run=opts.dry_run)
 
 
 POD_LOG_KIND = "PodLogOptions"

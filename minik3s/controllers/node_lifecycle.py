@@ -73,7 +73,7 @@ def node_name_index(pod: JsonDict) -> list[str]:
 
 def node_condition(node: JsonDict, ctype: str) -> JsonDict | None:
     for c in (node.get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype:
+        if isinstance(c, dict) and c.get("type") == ctype:
             return c if isinstance(c, dict) else None
     return None
 
@@ -82,6 +82,8 @@ def desired_no_schedule_taints(node: JsonDict) -> list[JsonDict]:
     """doNoScheduleTaintingPass: the NoSchedule taints the conditions and spec imply."""
     out: list[JsonDict] = []
     for c in (node.get("status") or {}).get("conditions") or []:
+        if not isinstance(c, dict):
+            continue  # a null entry (Go decodes it as an empty NodeCondition)
         key = CONDITION_TAINTS.get(str(c.get("type")), {}).get(str(c.get("status")))
         if key:
             out.append({"key": key, "effect": "NoSchedule"})
@@ -318,7 +320,7 @@ class NodeLifecycleController:
         logger.info("%s: node=%s taints=%s", self.NAME, name,
                     [f"{t.get('key')}:{t.get('effect')}" for t in taints])
         if node_condition(node, "Ready") and (node_condition(node, "Ready") or {}).get("status") == "True":
-            had = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
+            had = {t.get("key") for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict)}
             if had & NO_EXECUTE_KEYS:
                 self.recorder.event(node_ref(name, str(meta(node).get("uid") or "")), "Normal", "NodeReady",
                                     f"Node {name} status is now: NodeReady")

@@ -39,7 +39,8 @@ logger = logging.getLogger(__name__)
 
 
 def no_execute_taints(node: JsonDict | None) -> list[JsonDict]:
-    return [t for t in ((node or {}).get("spec") or {}).get("taints") or [] if t.get("effect") == "NoExecute"]
+    return [t for t in ((node or {}).get("spec") or {}).get("taints") or []
+            if isinstance(t, dict) and t.get("effect") == "NoExecute"]
 
 
 def eviction_delay(taints: list[JsonDict], tolerations: list[JsonDict]) -> float | None:

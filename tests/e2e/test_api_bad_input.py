@@ -384,3 +384,43 @@ def test_pod_log_integer_parameters_parse_as_int64(http, nsname):
     for bad, why in ((str(2**63), "value out of range"), ("1_000", "invalid syntax")):
         r = http.get(f"/api/v1/namespaces/{nsname}/pods/logger/log", params={"sinceSeconds": bad})
         assert assert_status(r, 400, "BadRequest")["message"] == f'strconv.ParseInt: parsing "{bad}": {why}'
+
+
+def test_an_eviction_with_dry_run_in_the_query_deletes_nothing(http, nsname):
+    pod = good_pod("dry-evictee")
+    pod["metadata"]["labels"] = {"app": "dry"}
+    http.post(f"/api/v1/namespaces/{nsname}/pods", json=pod).raise_for_status()
+    r = http.post(f"/api/v1/namespaces/{nsname}/pods/dry-evictee/eviction", params={"dryRun": "All"},
+                  json={"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "dry-evictee"}})
+    assert r.status_code == 201, r.text
+    got = http.get(f"/api/v1/namespaces/{nsname}/pods/dry-evictee")
+    assert got.status_code == 200 and "deletionTimestamp" not in got.json()["metadata"]
+    assert not any(c.get("type") == "DisruptionTarget" for c in got.json().get("status", {}).get("conditions") or [])
+
+
+def test_a_table_watch_with_a_bad_include_object_is_a_400_before_the_stream(http, nsname):
+    r = http.get(f"/api/v1/namespaces/{nsname}/pods", params={"watch": "1", "timeoutSeconds": "1",
+                                                              "includeObject": "Garbage"},
+                 headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    st = assert_status(r, 400, "BadRequest")
+    assert st["message"] == 'unrecognized includeObject value: "Garbage"'
+
+
+def test_custom_resources_of_a_schema_with_wrongly_typed_keywords_get_no_500(http, nsname):
+    from minik3s.testing.wait import wait_for
+
+    crd = _crd("oddities", "^a+$")
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    props.update({"n": {"type": "integer", "maximum": "x", "multipleOf": 1e-320},
+                  "o": {"type": "object", "properties": {"a": "x"}, "required": "abc"},
+                  "s": {"type": "string", "maxLength": "x", "pattern": 1}})
+    r = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert r.status_code in (201, 400, 422), r.text
+    if r.status_code != 201:
+        return  # refused when written: nothing to serve
+    path = f"/apis/fuzz.example.com/v1/namespaces/{nsname}/oddities"
+    wait_for(lambda: http.get(path).status_code == 200, timeout=30)
+    for i, spec in enumerate(({"n": 5}, {"o": {"a": 1}}, {"s": "abc"})):
+        r = http.post(path, json={"apiVersion": "fuzz.example.com/v1", "kind": "Odditie",
+                                  "metadata": {"name": f"o{i}"}, "spec": spec})
+        assert r.status_code < 500, r.text

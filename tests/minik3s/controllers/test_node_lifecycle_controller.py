@@ -167,3 +167,16 @@ async def test_registered_and_removing_node_events(harness):
     assert len(await _node_events(harness, "RegisteredNode")) == 1
     [reg] = await _node_events(harness, "RegisteredNode")
     assert reg["count"] == 1
+
+
+def test_a_null_condition_entry_does_not_stop_the_monitor() -> None:
+    # a status patch may store `conditions: [null, ...]` (Go decodes the null as an empty
+    # NodeCondition); one such node must not stop the monitor pass for every node
+    from minik3s.controllers.node_lifecycle import desired_no_schedule_taints, node_condition
+
+    node = {"metadata": {"name": "n"}, "spec": {}, "status": {"conditions": [
+        None, {"type": "Ready", "status": "False"}, {"type": "MemoryPressure", "status": "True"}]}}
+    assert node_condition(node, "Ready") == {"type": "Ready", "status": "False"}
+    assert node_condition(node, "PIDPressure") is None
+    assert desired_no_schedule_taints(node) == [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+                                                {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"}]
