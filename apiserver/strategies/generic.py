@@ -36,6 +36,7 @@ from .base import Strategy, as_dict, as_list
 from .custom import default_custom, prune_custom, validate_custom
 from .pod_rest import BINDING
 from .rest import FinishFunc, RegistryOps, Subresource
+from .schema import json_schema_props_type_error
 from .secret_warnings import warnings_for_secret
 
 
@@ -542,6 +543,14 @@ class CustomResourceDefinitionStrategy(Strategy):
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return [required("spec", "")]
+        for v in as_list(spec.get("versions")):
+            # decoded into the typed JSONSchemaProps first: a wrongly typed keyword is a 400
+            schema = as_dict(as_dict(v).get("schema")).get("openAPIV3Schema") if isinstance(v, dict) else None
+            bad = json_schema_props_type_error(schema, "spec.versions.schema.openAPIV3Schema") \
+                if isinstance(schema, dict) else None
+            if bad:
+                raise errors.BadRequestError(f'CustomResourceDefinition in version "v1" cannot be handled as a '
+                                             f"CustomResourceDefinition: {bad}")
         errs: list[JsonDict] = []
         group = spec.get("group") or ""
         names = as_dict(spec.get("names"))

@@ -640,6 +640,50 @@ def eviction_type_error(obj: Any) -> str | None:
     return first_type_error(obj, _EVICTION)
 
 
+def _json_schema_props() -> Node:
+    """apiextensions/v1 JSONSchemaProps, recursive (a CRD version's openAPIV3Schema): its typed
+    keywords; `items`, `additionalProperties`, `dependencies` (schema-or-array/bool unions) and the
+    value keywords (`default`, `enum` items, `example`) are not checked."""
+    props = Node("model", name="JSONSchemaProps")
+    of = {"list": Node("list", elem=props), "map": Node("map", elem=props)}
+    strings = Node("list", elem=_SCALARS[str])
+    props.fields.update({name: _SCALARS[str] for name in (
+        "id", "$schema", "$ref", "description", "type", "format", "title", "pattern",
+        "x-kubernetes-list-type", "x-kubernetes-map-type")})
+    props.fields.update({name: _SCALARS[float] for name in ("maximum", "minimum", "multipleOf")})
+    props.fields.update({name: _SCALARS[bool] for name in (
+        "exclusiveMaximum", "exclusiveMinimum", "uniqueItems", "nullable", "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string")})
+    props.fields.update({name: _SCALARS[int] for name in (
+        "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")})
+    props.fields.update({"required": strings, "x-kubernetes-list-map-keys": strings, "enum": Node("list", elem=_ANY),
+                         "properties": of["map"], "patternProperties": of["map"], "definitions": of["map"],
+                         "allOf": of["list"], "oneOf": of["list"], "anyOf": of["list"], "not": props,
+                         "externalDocs": Node("model", name="ExternalDocumentation",
+                                              fields={"description": _SCALARS[str], "url": _SCALARS[str]}),
+                         "x-kubernetes-validations": Node("list", elem=Node("model", name="ValidationRule", fields={
+                             "rule": _SCALARS[str], "message": _SCALARS[str], "messageExpression": _SCALARS[str],
+                             "reason": _SCALARS[str], "fieldPath": _SCALARS[str],
+                             "optionalOldSelf": _SCALARS[bool]}))})
+    return props
+
+
+_JSON_SCHEMA_PROPS = _json_schema_props()
+
+
+def json_schema_props_type_error(schema: Any, path: str) -> str | None:
+    """Go's decoding error for a JSONSchemaProps at `path` of its object, e.g. `{"maximum": "x"}`
+    at spec.versions.schema.openAPIV3Schema.properties -> `json: cannot unmarshal string into Go
+    struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.maximum of type
+    float64` (the struct is the innermost, the path the JSON names without indices or keys)."""
+    err = first_type_error(schema, _JSON_SCHEMA_PROPS)
+    if err is None:
+        return None
+    head, sep, rest = err.partition(" into Go struct field ")
+    struct, _, field_and_type = rest.partition(".")
+    return f"{head}{sep}{struct}.{path}.{field_and_type}" if sep else err
+
+
 _UNSET = Node("unset")
 
 
