@@ -63,7 +63,7 @@ from datetime import datetime
 from typing import Literal
 
 from kubelet_sim.events import WARNING, ContainerEvent
-from kubelet_sim.stages.lifecycle import probe_runs
+from kubelet_sim.stages.lifecycle import EXIT_KILLED, probe_runs
 from kubelet_sim.stages.probes import probed_containers
 from kubelet_sim.stages.timing import ANNOTATION_SHUTDOWN_SECONDS, parse_seconds
 from minik3s.api.errors import go_quote
@@ -82,7 +82,6 @@ __all__ = ["Prober", "Kill", "ProbeResult", "evaluate", "has_run_probes"]
 Kind = Literal["startup", "liveness", "readiness"]
 _FIELDS: dict[Kind, str] = {"startup": "startupProbe", "liveness": "livenessProbe", "readiness": "readinessProbe"}
 _TITLES: dict[Kind, str] = {"startup": "Startup", "liveness": "Liveness", "readiness": "Readiness"}
-EXIT_KILLED = 137
 DEFAULT_SHUTDOWN_SECONDS = 1.0
 DEFAULT_GRACE_SECONDS = 30
 # kubelet's probe output limit (pkg/probe: maxReadLength)
@@ -379,10 +378,7 @@ async def _evaluate_network(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: Jso
     async def write(data: bytes) -> None:
         answer.append(data)
 
-    uid = str((pod.get("metadata") or {}).get("uid") or "")
-    start = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt")) or now
-    files = container_files(uid, c, int(cs.get("restartCount") or 0), IMAGE_FILES.get(repository, {}),
-                            (now - start).total_seconds())
+    files = container_files(pod, c, cs, IMAGE_FILES.get(repository, {}), now)
     await server(read, write, files, now.timestamp)
     status_line = b"".join(answer).split(b"\r\n", 1)[0].split(b" ")
     code = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
@@ -411,9 +407,7 @@ async def _evaluate_exec(pod: JsonDict, c: JsonDict, cs: JsonDict, probe: JsonDi
         hostname, workdir, uid = str((pod.get("metadata") or {}).get("name") or ""), "/", 0
     running = ((cs.get("state") or {}).get("running") or {})
     start = parse_time(running.get("startedAt")) or now
-    elapsed = (now - start).total_seconds()
-    files = container_files(str((pod.get("metadata") or {}).get("uid") or ""), c, int(cs.get("restartCount") or 0),
-                            below, elapsed)
+    files = container_files(pod, c, cs, below, now)
     timeout = float(_int(probe, "timeoutSeconds", 1))
     spent = 0.0
 

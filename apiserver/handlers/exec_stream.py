@@ -490,11 +490,7 @@ async def _files_of(request: web.Request, core: ApiCore, pod: JsonDict, containe
                           cluster_dns=CLUSTER_DNS, cluster_domain=CLUSTER_DOMAIN,
                           node_allocatable=((node or {}).get("status") or {}).get("allocatable"))
     image = IMAGE_FILES.get(_repository(pod, container), {})
-    started = parse_time(((cs.get("state") or {}).get("running") or {}).get("startedAt"))
-    elapsed = (core.clock.now() - started).total_seconds() if started is not None else None
-    uid = str((pod.get("metadata") or {}).get("uid") or "")
-    return view, container_files(uid, container_spec(pod, container), int(cs.get("restartCount") or 0),
-                                 {**image, **view.files}, elapsed)
+    return view, container_files(pod, container_spec(pod, container), cs, {**image, **view.files}, core.clock.now())
 
 
 def _repository(pod: JsonDict, container: str) -> str:

@@ -52,8 +52,6 @@ async def evict(core: RegistryOps, pods: ResourceInfo, namespace: str, name: str
     if bad:  # decoded into the Go type before anything else (a wrongly typed deleteOptions field)
         raise BadRequestError(f'Eviction in version "v1" cannot be handled as a Eviction: {bad}')
     emeta = meta_of(eviction)
-    if not isinstance(eviction.get("deleteOptions") or {}, dict):
-        raise BadRequestError("deleteOptions must be an object")
     if emeta.get("name") and emeta["name"] != name:
         raise BadRequestError("name in URL does not match name in Eviction object")
     pdbs_info = core.registry.get("policy", "v1", "poddisruptionbudgets")

@@ -183,16 +183,25 @@ async def test_probes_stop_when_the_pod_is_deleted(kubelets: Kubelets) -> None:
 
 
 def test_a_runs_files_layer_the_writable_layer_over_the_script_over_the_image() -> None:
+    from datetime import UTC, datetime, timedelta
+
     container = {"name": "c", "image": "busybox", "command": ["sh", "-c", "touch /tmp/a; sleep 5; rm -f /tmp/a"]}
+    pod = {"metadata": {"uid": "uid-1"}}
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    run0 = {"restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
     image = {"/etc/motd": b"hi\n"}
-    assert set(container_files("uid-1", container, 0, image, 1.0)) == {"/etc/motd", "/tmp/a"}
-    assert set(container_files("uid-1", container, 0, image, 5.0)) == {"/etc/motd"}
-    assert set(container_files("uid-1", container, 0, image, None)) == {"/etc/motd"}
-    files = container_files("uid-1", container, 0, image, 1.0)
+
+    def at(status: dict[str, Any], seconds: float) -> set[str]:
+        return set(container_files(pod, container, status, image, start + timedelta(seconds=seconds)))
+
+    assert at(run0, 1) == {"/etc/motd", "/tmp/a"}
+    assert at(run0, 5) == {"/etc/motd"}
+    assert at({"restartCount": 0, "state": {"waiting": {}}}, 1) == {"/etc/motd"}  # no start known
+    files = container_files(pod, container, run0, image, start + timedelta(seconds=1))
     files["/tmp/b"] = b"x"
     del files["/etc/motd"]  # a whiteout in the run's layer; the image keeps its file
-    assert set(container_files("uid-1", container, 0, image, 1.0)) == {"/tmp/a", "/tmp/b"}
-    assert set(container_files("uid-1", container, 1, image, 1.0)) == {"/etc/motd", "/tmp/a"}  # a new run
+    assert at(run0, 1) == {"/tmp/a", "/tmp/b"}
+    assert at({**run0, "restartCount": 1}, 1) == {"/etc/motd", "/tmp/a"}  # a new run
     assert image == {"/etc/motd": b"hi\n"}
 
 
@@ -282,3 +291,14 @@ async def test_a_sidecar_failing_its_liveness_probe_is_restarted(kubelets: Kubel
     proxy = next(c for c in pod["status"]["initContainerStatuses"] if c["name"] == "proxy")
     assert proxy["restartCount"] == 1 and proxy["lastState"]["terminated"]["exitCode"] == 137
     assert _cs(pod)["restartCount"] == 0  # the regular container runs on
+
+
+async def test_a_probe_grace_period_cuts_a_slow_shutdown(kubelets: Kubelets) -> None:
+    # killed at 0 s; the container would take 20 s to stop, the probe's grace period gives it 3
+    probe = cat("/tmp/ok", failureThreshold=1, terminationGracePeriodSeconds=3)
+    await kubelets.pod("slowstop", [sleeper(livenessProbe=probe)], shutdown_seconds="20")
+    await kubelets.advance(2.5)
+    assert _cs(await _pod(kubelets, "slowstop"))["restartCount"] == 0
+    await kubelets.advance(1)
+    cs = _cs(await _pod(kubelets, "slowstop"))
+    assert cs["restartCount"] == 1 and cs["lastState"]["terminated"]["finishedAt"] == "2026-01-01T00:00:03Z"

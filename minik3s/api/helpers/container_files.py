@@ -23,9 +23,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, MutableMapping
+from datetime import datetime
 
 from minik3s.api.helpers.script import container_script
 from minik3s.api.types import JsonDict
+from minik3s.utils.clock import parse_time
 
 __all__ = ["Layered", "clear", "container_files", "main_command", "mounts_by_access", "writable_layer"]
 
@@ -97,22 +99,24 @@ class Layered(MutableMapping[str, bytes]):
         return key in self.lower
 
 
-def container_files(uid: str, container: JsonDict, run: int, below: Mapping[str, bytes],
-                    elapsed: float | None) -> Layered:
-    """The files of `container`'s run `run` of pod `uid`, `elapsed` seconds after it started
-    (None: not known, the played command's files are left out): the writable layer over the
-    played command's files over `below` (mounts over image)."""
+def container_files(pod: JsonDict, container: JsonDict, status: JsonDict, below: Mapping[str, bytes],
+                    now: datetime) -> Layered:
+    """The files of `container`'s current run (its `status`: restartCount, the running state's
+    startedAt) of `pod` at `now`: the run's writable layer over the played command's files by
+    then over `below` (mounts over image). A run whose start is not known sees no played files."""
     lower: Mapping[str, bytes] = below
     script = container_script(container)
-    if script is not None and script.files and elapsed is not None:
+    started = parse_time(((status.get("state") or {}).get("running") or {}).get("startedAt"))
+    if script is not None and script.files and started is not None:
         merged = dict(below)
-        for path, exists in script.files_at(elapsed).items():
+        for path, exists in script.files_at((now - started).total_seconds()).items():
             if exists:
                 merged.setdefault(path, b"")
             else:
                 merged.pop(path, None)
         lower = merged
-    return Layered(writable_layer(uid, str(container.get("name") or ""), run), lower)
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    return Layered(writable_layer(uid, str(container.get("name") or ""), int(status.get("restartCount") or 0)), lower)
 
 
 def main_command(spec: JsonDict, repository: str) -> tuple[str, ...]:

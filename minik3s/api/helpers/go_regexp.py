@@ -50,16 +50,13 @@ class GoRegexpError(ValueError):
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile(pattern: str) -> Any:
+def compile_go(pattern: str) -> Any:
+    """The compiled pattern (a `re2` pattern: `search`, `finditer`, `fullmatch`), memoised;
+    raises GoRegexpError with Go's text for a pattern Go refuses."""
     try:
         return re2.compile(pattern, options=_OPTIONS)
     except re2.error as e:
         raise GoRegexpError(_go_message(e, pattern)) from None
-
-
-def compile_go(pattern: str) -> Any:
-    """The compiled pattern (a `re2` pattern: `search`, `finditer`, `fullmatch`), memoised."""
-    return _compile(pattern)
 
 
 def _go_message(err: Exception, pattern: str) -> str:

@@ -87,9 +87,6 @@ class Script:
             out[path] = exists
         return out
 
-    def next_file_change_after(self, elapsed: float) -> float | None:
-        """The offset of the first file effect after `elapsed` seconds, or None."""
-        return next((at for at, _, _ in self.files if at > elapsed), None)
 
     def lines_until(self, until: float, after: float = -math.inf) -> list[tuple[float, str]]:
         """The lines printed after `after` and by `until` seconds from the start (the newest

@@ -169,7 +169,7 @@ def test_files_at_a_moment_of_the_run():
     assert s is not None
     assert s.files_at(0) == {"/tmp/healthy": True} and s.files_at(29.9) == {"/tmp/healthy": True}
     assert s.files_at(30) == {"/tmp/healthy": False}  # an effect at that very moment has happened
-    assert s.next_file_change_after(0) == 30 and s.next_file_change_after(30) is None
+    assert s.files_at(600) == {"/tmp/healthy": False}  # the last effect holds to the end
 
 
 @pytest.mark.parametrize("script", [
