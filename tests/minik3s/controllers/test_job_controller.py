@@ -356,7 +356,7 @@ async def test_ttl_after_finished_deletes_the_job_and_its_pods(harness):
     ctl = JobController(harness.client, harness.informers, sync_batch_period=0.02)
     gc = GarbageCollector(harness.client, harness.informers)
     harness.start(ctl.run, gc.run, harness.kubelet)
-    await harness.client.create(JOBS, job_obj("short", ttlSecondsAfterFinished=1))
+    await harness.client.create(JOBS, job_obj("short", ttlSecondsAfterFinished=3))  # Complete stays visible long enough to be seen
     pods = await wait_pods(harness, "short", 1)
     await finish(harness, pods[0], "Succeeded", 0)
     await wait_condition(harness, "short", "Complete")
