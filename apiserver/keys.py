@@ -68,7 +68,9 @@ class ServingLimits:
     - `request_timeout`: reading a request body may take at most this long (the 504 of
       kube-apiserver's `--request-timeout`, 60 s, for requests that are not long-running).
     - `watch_send_buffer`: bytes a watch may have queued in its connection's user-space send
-      buffer; the kernel's send buffer of a watch socket is capped at the same size.
+      buffer before its next write waits for the client (a commit batch handed to an idle
+      watch goes out whole, so at most one batch more is queued); the kernel's send buffer of
+      a watch socket is capped at the same size.
     - `watch_send_timeout`: a watch whose client accepts none of those bytes for this long,
       while an event waits to be sent, cannot keep up and is closed (upstream's cacher
       terminates a watcher whose buffer stays full); the client re-lists and re-watches.

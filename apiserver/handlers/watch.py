@@ -11,8 +11,8 @@ sent as stored (no selectors, bookmarks, Table or stored-version conversion) att
 `DirectSink` to its store watcher whenever it is idle (nothing buffered, nothing held). The
 broadcaster then hands each commit batch's events to the sink, which writes them, encoded once
 and shared through the same cache, as one chunk straight to the connection's transport while
-it fits under the send bound, and the handler coroutine stays asleep. When the chunk does not
-fit (or the connection is closing) the sink refuses it: the events go to the store watcher's
+the client has less than the send bound left unread, and the handler coroutine stays asleep.
+When it has more (or the connection is closing) the sink refuses the batch: the events go to the store watcher's
 bounded queue in order, the handler wakes and sends them through `StreamSender` exactly as
 without the sink (slow-client budget and abort included), and re-attaches once idle. The stream registers a `WatchStream` in `WATCHES` so
 server shutdown can end it (by moving its deadline to now); it ends at `timeoutSeconds`
@@ -141,7 +141,12 @@ class DirectSink:
 
     def deliver(self, batch: SinkBatch) -> bool:
         t = self.transport
-        if t.is_closing():
+        # The bound is on what the client has left unread, not on this batch's size: a commit
+        # batch larger than the bound (a burst's group commit) still goes out as one write to a
+        # client that keeps up; its bytes are shared with every other watcher's transport.
+        # Sizing the batch against the bound sent every watcher of a burst down the per-event
+        # path, which cost more than the bytes (1,000 watchers: 334 vs 911 pods/s bound).
+        if t.is_closing() or t.get_write_buffer_size() >= self.limit:
             return False
         frame = batch.encoded.get(self.api_version)
         if frame is None:
@@ -149,8 +154,6 @@ class DirectSink:
             cache, api_version = self.cache, self.api_version
             body = b"".join([encode_event(cache, ev.type, ev.object, api_version) for ev in batch.events])
             frame = batch.encoded[api_version] = b"%x\r\n%b\r\n" % (len(body), body)  # one chunk
-        if t.get_write_buffer_size() + len(frame) >= self.limit:
-            return False
         t.write(frame)
         return True
 

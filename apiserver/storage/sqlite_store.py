@@ -115,8 +115,10 @@ _PAGE_SIZE = 16384
 # limit of 32,766 since 3.32; a build with a lower limit gets fewer, see _rows_per_statement).
 _MAX_ROWS_PER_STATEMENT = 1024
 # Once a batch has been in SQLite's thread this long, the loop releases the GIL at most every
-# _HAND_OVER_INTERVAL seconds until it is back (see _hand_over_gil).
-_HAND_OVER_AFTER = 0.1
+# _HAND_OVER_INTERVAL seconds until it is back (see _hand_over_gil). 10 ms: a burst's watch lag
+# p99 ~45 ms (100 ms gave ~240 ms) at the same throughput; from 5 ms down the extra wake-ups
+# cost throughput (docs/performance.md, "Session 24").
+_HAND_OVER_AFTER = 0.01
 _HAND_OVER_INTERVAL = 0.001
 # A load of at least this many objects is frozen out of the cyclic GC (see start); smaller ones
 # (tests, small clusters) are left to it, so a process that opens many small stores (a test
