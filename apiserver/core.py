@@ -85,6 +85,9 @@ logger = logging.getLogger(__name__)
 # upstream's GuaranteedUpdate retries without bound; each round here lets at least one contender
 # commit, so this bound is only reached by a livelock (then a 409)
 MAX_UPDATE_RETRIES = 1000
+# create attempts in all when the name is generated from generateName and taken (upstream
+# store.go maxNameGenerationCreateAttempts)
+GENERATE_NAME_ATTEMPTS = 8
 BOOKMARK_INTERVAL = 30.0
 
 Selector = Callable[[JsonDict], bool]
@@ -640,18 +643,46 @@ class ApiCore:
             if quotas and self.resource_quota is not None:
                 await self.resource_quota.admit(info.group, info.resource, "CREATE", obj, None, quotas,
                                                 self._charge_quota, dry_run=opts.dry_run)
+            if not opts.dry_run:
+                _check_create_resource_version(obj)
+            created = await self._store_create(info, namespace, obj, regenerate=not body_named,
+                                               dry_run=opts.dry_run)
             if opts.dry_run:
-                return obj
-            _check_create_resource_version(obj)
-            try:
-                created = await self.store.create(info.key(namespace, name), obj)
-            except KeyExistsError:
-                raise errors.already_exists(info.resource, info.group, name) from None
+                return created
             committed = True
         finally:
             if finish is not None:
                 finish(committed)
         return await strategy.after_create(self, info, created)
+
+    async def _store_create(self, info: ResourceInfo, namespace: str | None, obj: JsonDict, *,
+                            regenerate: bool, dry_run: bool) -> JsonDict:
+        """A create's storage step. A name the server generated from `generateName` that is
+        taken is generated again, up to GENERATE_NAME_ATTEMPTS in all (kube-apiserver's
+        RetryGenerateName, GA since 1.32: with five random characters, a collision is likely
+        after a few thousand names of one prefix). A taken name is 409 AlreadyExists, worded as
+        the server's failure to pick a name (with retryAfterSeconds 1) whenever the object has a
+        `generateName` (rest.CheckGeneratedNameError). A dry run checks the name as well
+        (upstream's dry-run storage refuses an existing key), and writes nothing."""
+        meta = obj["metadata"]
+        for attempt in range(GENERATE_NAME_ATTEMPTS):
+            key = info.key(namespace, meta["name"])
+            if dry_run:
+                if self.store.get(key) is None:
+                    return obj
+            else:
+                try:
+                    return await self.store.create(key, obj)
+                except KeyExistsError:
+                    pass
+            if not regenerate or attempt == GENERATE_NAME_ATTEMPTS - 1:
+                break
+            meta["name"] = generate_name(meta["generateName"], self.rng)
+        name = meta["name"]
+        generated_from = meta.get("generateName")
+        if isinstance(generated_from, str) and generated_from:
+            raise errors.generate_name_conflict(info.resource, info.group, name)
+        raise errors.already_exists(info.resource, info.group, name)
 
     async def _create_converted(self, info: ResourceInfo, stored: ResourceInfo, namespace: str | None,
                                 body: Any, opts: WriteOptions) -> JsonDict:

@@ -302,6 +302,15 @@ def already_exists(resource: str, group: str, name: str) -> AlreadyExistsError:
                               details=status_details(resource, group, name))
 
 
+def generate_name_conflict(resource: str, group: str, name: str) -> AlreadyExistsError:
+    """errors.NewGenerateNameConflict: the name the server generated from generateName is taken
+    (after its retries); the client may try again in a second."""
+    details = status_details(resource, group, name)
+    details["retryAfterSeconds"] = 1
+    return AlreadyExistsError(f'{qualified(resource, group)} "{name}" already exists, the server was not able '
+                              "to generate a unique name for the object", details=details)
+
+
 def conflict(resource: str, group: str, name: str, why: str | None = None) -> ConflictError:
     details = status_details(resource, group, name)
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
