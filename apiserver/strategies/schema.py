@@ -221,7 +221,8 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
     `{"spec": {"foo": 1, "containers": [{"name": "c", "bar": 2, "resources": {"requests":
     {"cpu": 0.5}}}]}}` becomes `{"spec": {"containers": [{"name": "c", "resources": {"requests":
     {"cpu": "500m"}}}]}}`, `out` gets `spec.foo`, `spec.containers[0].bar`. Scalars are looked at
-    only where the schema says quantity; containers are descended once."""
+    only where the schema says quantity, and null elements of lists and maps become their Go
+    zero value (`_ZERO_SCALARS`); containers are descended once."""
     kind = node.kind
     if kind == "model":
         if not isinstance(obj, dict):
@@ -271,6 +272,11 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
             for i, item in enumerate(obj):
                 if isinstance(item, _CONTAINER_TYPES):
                     decode_walk(item, elem, f"{path}[{i}]", out)
+                elif item is None and ek == "model":
+                    obj[i] = {}  # Go leaves a null element of a struct slice as the zero struct
+        elif ek in _ZERO_SCALARS and None in obj:
+            zero = _ZERO_SCALARS[ek]
+            obj[:] = [zero if v is None else v for v in obj]
     elif kind == "map" and isinstance(obj, dict):
         if ek == "quantity":
             for k, v in obj.items():
@@ -281,9 +287,22 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
             for k, v in obj.items():
                 if isinstance(v, _CONTAINER_TYPES):
                     decode_walk(v, elem, f"{path}[{k}]", out)
+                elif v is None and ek == "model":
+                    obj[k] = {}  # an existing key: the dict's size does not change while iterating
+        elif ek in _ZERO_SCALARS and None in obj.values():
+            zero = _ZERO_SCALARS[ek]
+            for k, v in obj.items():
+                if v is None:
+                    obj[k] = zero
 
 
 _WALKED = frozenset(("model", "list", "map"))
+# What a JSON null element of a slice or map of these Go types decodes to: the type's zero value
+# (encoding/json ignores a null for a non-pointer element), so `labels: {a: null}` is stored as
+# `{a: ""}` and `args: [null]` as `[""]`. A null element of a struct slice is the zero struct,
+# written here as `{}` (Go also writes the struct's non-omitempty fields, e.g. a NodeCondition's
+# `"type": ""`); a null element of a slice or map of slices or maps stays null, as Go writes nil.
+_ZERO_SCALARS: dict[str, object] = {"string": "", "int": 0, "float": 0, "bool": False}
 _CONTAINER_TYPES = (dict, list)  # a constant tuple: `isinstance(v, dict | list)` builds a union per call
 
 # int64 fields (everything else typed `int` in the models is an int32 upstream)
