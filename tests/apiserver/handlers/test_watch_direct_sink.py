@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -63,12 +64,25 @@ async def store() -> AsyncIterator[SqliteStore]:
     await s.close()
 
 
-async def connect(peer: Peer) -> tuple[asyncio.AbstractServer, asyncio.Transport]:
+@dataclass
+class Link:
+    """A loopback connection: `transport` is the watch's end, `peer` the client's."""
+
+    peer: Peer
+    transport: asyncio.Transport
+
+
+@pytest.fixture
+async def link() -> AsyncIterator[Link]:
+    peer = Peer()
     server = await asyncio.start_server(peer.handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     transport, _ = await asyncio.get_running_loop().create_connection(asyncio.Protocol, "127.0.0.1", port)
     await peer.connected.wait()
-    return server, transport
+    yield Link(peer, transport)
+    transport.abort()
+    server.close()
+    await server.wait_closed()
 
 
 async def burst(store: SqliteStore, first: int, n: int) -> None:
@@ -82,62 +96,43 @@ async def wait_for(predicate: Any, timeout: float = 10.0) -> None:
             await asyncio.sleep(0.01)
 
 
-async def test_a_batch_over_the_send_bound_goes_out_whole_to_a_client_that_keeps_up(store: SqliteStore) -> None:
-    peer = Peer()
-    server, transport = await connect(peer)
-    try:
-        w = store.watch("core/configmaps/ns/", 0)
-        sink = DirectSink(transport, {}, "v1", LIMIT)
-        assert w.attach(sink)
-        await burst(store, 0, 40)  # one group commit, ~10 KiB encoded: over the 4 KiB bound
-        assert w.sink is sink and not w.ready()  # taken by the sink, nothing left for the handler
-        await wait_for(lambda: len(peer.events()) == 40)
-        names = [ev["object"]["metadata"]["name"] for ev in peer.events()]
-        assert names == [f"c{i:04d}" for i in range(40)]
-        assert all(ev["type"] == "ADDED" for ev in peer.events())
-        w.close()
-    finally:
-        transport.close()
-        server.close()
-        await server.wait_closed()
+async def test_a_batch_over_the_send_bound_goes_out_whole_to_a_client_that_keeps_up(store: SqliteStore,
+                                                                                  link: Link) -> None:
+    w = store.watch("core/configmaps/ns/", 0)
+    sink = DirectSink(link.transport, {}, "v1", LIMIT)
+    assert w.attach(sink)
+    await burst(store, 0, 40)  # one group commit, ~10 KiB encoded: over the 4 KiB bound
+    assert w.sink is sink and not w.ready()  # taken by the sink, nothing left for the handler
+    await wait_for(lambda: len(link.peer.events()) == 40)
+    names = [ev["object"]["metadata"]["name"] for ev in link.peer.events()]
+    assert names == [f"c{i:04d}" for i in range(40)]
+    assert all(ev["type"] == "ADDED" for ev in link.peer.events())
+    w.close()
 
 
 async def test_a_client_with_more_than_the_bound_unread_gets_the_next_batch_through_the_queue(
-        store: SqliteStore) -> None:
-    peer = Peer()
-    server, transport = await connect(peer)
-    try:
-        w = store.watch("core/configmaps/ns/", 0)
-        sink = DirectSink(transport, {}, "v1", LIMIT)
-        assert w.attach(sink)
-        peer.pause()
-        first = 0
-        while transport.get_write_buffer_size() < LIMIT:  # the kernel's buffers fill first
-            await burst(store, first, 40)
-            assert w.sink is sink and not w.ready()
-            first += 40
-        await burst(store, first, 3)
-        assert w.sink is None  # refused: detached, the handler's path takes over
-        queued = [(await anext(w)).object["metadata"]["name"] for _ in range(3)]
-        assert queued == [f"c{i:04d}" for i in range(first, first + 3)]
-        w.close()
-    finally:
-        transport.abort()
-        server.close()
-        await server.wait_closed()
+        store: SqliteStore, link: Link) -> None:
+    w = store.watch("core/configmaps/ns/", 0)
+    sink = DirectSink(link.transport, {}, "v1", LIMIT)
+    assert w.attach(sink)
+    link.peer.pause()
+    first = 0
+    while link.transport.get_write_buffer_size() < LIMIT:  # the kernel's buffers fill first
+        await burst(store, first, 40)
+        assert w.sink is sink and not w.ready()
+        first += 40
+    await burst(store, first, 3)
+    assert w.sink is None  # refused: detached, the handler's path takes over
+    queued = [(await anext(w)).object["metadata"]["name"] for _ in range(3)]
+    assert queued == [f"c{i:04d}" for i in range(first, first + 3)]
+    w.close()
 
 
-async def test_a_closing_connection_refuses_the_batch(store: SqliteStore) -> None:
-    peer = Peer()
-    server, transport = await connect(peer)
-    try:
-        w = store.watch("core/configmaps/ns/", 0)
-        assert w.attach(DirectSink(transport, {}, "v1", LIMIT))
-        transport.close()
-        await burst(store, 0, 2)
-        assert w.sink is None
-        assert [(await anext(w)).revision for _ in range(2)] == [1, 2]
-        w.close()
-    finally:
-        server.close()
-        await server.wait_closed()
+async def test_a_closing_connection_refuses_the_batch(store: SqliteStore, link: Link) -> None:
+    w = store.watch("core/configmaps/ns/", 0)
+    assert w.attach(DirectSink(link.transport, {}, "v1", LIMIT))
+    link.transport.close()
+    await burst(store, 0, 2)
+    assert w.sink is None
+    assert [(await anext(w)).revision for _ in range(2)] == [1, 2]
+    w.close()
