@@ -275,8 +275,8 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                 elif item is None and ek == "model":
                     obj[i] = {}  # Go leaves a null element of a struct slice as the zero struct
         elif ek in _ZERO_SCALARS and None in obj:
-            zero = _ZERO_SCALARS[ek]
-            obj[:] = [zero if v is None else v for v in obj]
+            fill = _ZERO_SCALARS[ek]
+            obj[:] = [fill if v is None else v for v in obj]
     elif kind == "map" and isinstance(obj, dict):
         if ek == "quantity":
             for k, v in obj.items():
@@ -290,10 +290,10 @@ def decode_walk(obj: Any, node: Node, path: str, out: list[str]) -> None:
                 elif v is None and ek == "model":
                     obj[k] = {}  # an existing key: the dict's size does not change while iterating
         elif ek in _ZERO_SCALARS and None in obj.values():
-            zero = _ZERO_SCALARS[ek]
+            fill = _ZERO_SCALARS[ek]
             for k, v in obj.items():
                 if v is None:
-                    obj[k] = zero
+                    obj[k] = fill
 
 
 _WALKED = frozenset(("model", "list", "map"))
