@@ -46,12 +46,16 @@ from apiserver.patch.strategic_merge import (
     patched_top_level_fields,
 )
 from apiserver.storage.interface import (
+    ENCODE_LEVELS,
+    MAX_OBJECT_LEVELS,
+    UNENCODABLE_MESSAGE,
     KeyExistsError,
     KeyNotFoundError,
     RevisionMismatchError,
     Store,
     TooOldError,
     WatchOverflowError,
+    wrapped,
 )
 from apiserver.strategies import (
     DefaultPriorityClass,
@@ -223,6 +227,16 @@ class ListPage:
 
     def to_dict(self) -> JsonDict:
         return {"kind": self.kind, "apiVersion": self.api_version, "metadata": self.metadata, "items": self.items}
+
+
+def _check_patched_depth(obj: JsonDict) -> None:
+    """A patch can build an object deeper than any body may be (a JSON patch `copy` of a deep
+    subtree into itself): once decoded (a deep unknown field of a built-in kind is dropped, as
+    upstream's decoding drops it), one deeper than a body may be is refused."""
+    try:
+        orjson.dumps(wrapped(obj, ENCODE_LEVELS - MAX_OBJECT_LEVELS))
+    except orjson.JSONEncodeError:
+        raise BadRequestError(UNENCODABLE_MESSAGE) from None
 
 
 def _check_create_resource_version(obj: JsonDict) -> None:
@@ -1003,6 +1017,7 @@ class ApiCore:
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown()).decode()}: "
                                                                    f"{bad}")])
             self._decode_fields(target, out, opts, patched=shown)
+            _check_patched_depth(out)  # after decoding: a deep unknown field is dropped, as upstream's
             return out
 
         if stored is None:

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from apiserver.keys import SERVING
 from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
+from apiserver.storage.interface import ENCODE_LEVELS, MAX_OBJECT_LEVELS, wrapped
 from minik3s.api.errors import (
     BadRequestError,
     RequestEntityTooLargeError,
@@ -151,17 +152,18 @@ def _check_aliasing(raw: bytes) -> None:
                 sizes[anchor] = decoded - start
 
 
-# orjson encodes at most 255 levels: deeper values could be decoded but never stored or served
-MAX_DEPTH = 254
+# a body nested deeper could be decoded but not stored with its managedFields, or served
+MAX_DEPTH = MAX_OBJECT_LEVELS
 _DEPTH_MSG = f"the body of the request was in an unknown format: exceeded max depth of {MAX_DEPTH}"
 
 
 def check_depth(obj: Any) -> None:
-    """Refuse values nested deeper than the server can encode (a 400, before any recursive walk).
-    One C-speed encode: a typical pod costs microseconds."""
+    """Refuse values nested deeper than MAX_DEPTH (a 400, before any recursive walk). One
+    C-speed encode inside the levels left up to the encoder's bound: a typical pod costs
+    microseconds."""
     if isinstance(obj, dict | list):
         try:
-            orjson.dumps(obj)
+            orjson.dumps(wrapped(obj, ENCODE_LEVELS - MAX_DEPTH))
         except orjson.JSONEncodeError as e:
             if "ecursion" in str(e):
                 raise BadRequestError(_DEPTH_MSG) from None

@@ -34,7 +34,12 @@ from apiserver.handlers.health import health
 from apiserver.handlers.openapi import serve_openapi
 from apiserver.handlers.subresources import subresource
 from apiserver.keys import CORE, METRICS_API, REGISTRY_DOCS, REQUEST_WARNINGS, SERVING_NAMES, USAGE
-from apiserver.storage.interface import KeyNotFoundError, ObjectTooLargeError, UnencodableObjectError
+from apiserver.storage.interface import (
+    UNENCODABLE_MESSAGE,
+    KeyNotFoundError,
+    ObjectTooLargeError,
+    UnencodableObjectError,
+)
 from minik3s.api import errors
 from minik3s.api.errors import ApiError
 from minik3s.api.resources import ALL_VERBS
@@ -73,8 +78,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         err = errors.RequestEntityTooLargeError("etcdserver: request is too large")
         return codec.json_response(err.to_status(), status=err.code)
     except UnencodableObjectError:
-        # a patch built a value the encoder refuses (nesting beyond codec.MAX_DEPTH)
-        err = errors.BadRequestError(f"the resulting object cannot be encoded: it exceeds max depth of {codec.MAX_DEPTH}")
+        # a write built a value the encoder refuses (nesting beyond the store's bound)
+        err = errors.BadRequestError(UNENCODABLE_MESSAGE)
         return codec.json_response(err.to_status(), status=err.code)
     except KeyNotFoundError:
         # the object went away between the read and the write (a concurrent delete)

@@ -66,6 +66,28 @@ class UnencodableObjectError(StorageError):
 # etcd's default --max-request-bytes: the largest object a write may store
 MAX_OBJECT_BYTES = 1536 * 1024
 
+# Nesting. orjson, the server's JSON encoder, writes values at most ENCODE_LEVELS levels of
+# objects/arrays deep and refuses deeper ones. A stored object is served inside at most
+# SERVE_WRAP_LEVELS more (a watch event of a Table row that holds the object), so the store keeps
+# only objects it can also serve. A request body, and what a patch builds, may be at most
+# MAX_OBJECT_LEVELS deep: room on top for its managedFields (a fieldsV1 tree mirrors the object a
+# level deeper, under metadata.managedFields[i]) and for serving. kube-apiserver's decoder allows
+# 10,000 levels; no real object comes near either bound.
+ENCODE_LEVELS = 254
+SERVE_WRAP_LEVELS = 4
+MAX_OBJECT_LEVELS = 240
+# the 400 for an object the store cannot encode (what a patch built past the bounds above)
+UNENCODABLE_MESSAGE = f"the resulting object cannot be encoded: it exceeds max depth of {MAX_OBJECT_LEVELS}"
+
+
+def wrapped(value: object, levels: int) -> object:
+    """`value` inside `levels` one-element arrays: encoding the result fails exactly when
+    `value` is deeper than ENCODE_LEVELS - `levels`, and its bytes are the value's inside
+    `levels` brackets each side."""
+    for _ in range(levels):
+        value = [value]
+    return value
+
 
 class ObjectTooLargeError(StorageError):
     """The serialised object exceeds the store's limit (etcd: "request is too large")."""

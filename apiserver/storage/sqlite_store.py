@@ -80,6 +80,7 @@ from apiserver.storage import schema
 from apiserver.storage.broadcaster import Broadcaster, StoreWatcher
 from apiserver.storage.interface import (
     MAX_OBJECT_BYTES,
+    SERVE_WRAP_LEVELS,
     KeyExistsError,
     KeyNotFoundError,
     ObjectTooLargeError,
@@ -88,6 +89,7 @@ from apiserver.storage.interface import (
     StoreEvent,
     TooOldError,
     UnencodableObjectError,
+    wrapped,
 )
 from minik3s.api.field_order import order_fields
 from minik3s.api.types import JsonDict
@@ -1060,7 +1062,9 @@ def _stamp(obj: JsonDict, rev: int, restore: list[tuple[JsonDict, Any]]) -> byte
     md["resourceVersion"] = str(rev)
     order_fields(obj)  # kube-apiserver's field order on the wire (minik3s.api.field_order)
     try:
-        data = _dumps(obj)
+        # encoded inside the levels it will be served in, so an object nested too deep to be
+        # served (a watch event, a Table row) is refused here rather than failing every reader
+        data = _dumps(wrapped(obj, SERVE_WRAP_LEVELS))[SERVE_WRAP_LEVELS:-SERVE_WRAP_LEVELS]
     except TypeError:
         if old is _MISSING:
             del md["resourceVersion"]

@@ -424,3 +424,75 @@ def test_a_crd_schema_with_wrongly_typed_keywords_is_refused_as_its_go_type_deco
                                  f"JSONSchemaProps.spec.versions.schema.openAPIV3Schema.{field} of type {go_type}")
     r = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_crd("oddities", "^a+$"))
     assert r.status_code == 201, r.text
+
+
+def _nested(levels: int) -> dict:
+    """A JSON object `levels` objects deep: {"a": {"a": ... {}}}."""
+    value: dict = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+def _free_form_crd(plural: str) -> dict:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.fuzz.example.com"},
+            "spec": {"group": "fuzz.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def test_an_object_at_the_depth_bound_is_stored_listed_and_watched_and_one_deeper_is_400(http, nsname):
+    from minik3s.testing.wait import wait_for
+
+    assert http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                     json=_free_form_crd("deeps")).status_code == 201
+    path = f"/apis/fuzz.example.com/v1/namespaces/{nsname}/deeps"
+    wait_for(lambda: http.get(path).status_code == 200, timeout=30)
+    rv = http.get(path).json()["metadata"]["resourceVersion"]
+    # the whole body 240 levels deep: the object, its spec and 238 more
+    body = {"apiVersion": "fuzz.example.com/v1", "kind": "Deep", "metadata": {"name": "at-bound"},
+            "spec": _nested(239)}
+    r = http.post(path, json=body, params={"fieldManager": "depth-test"})
+    assert r.status_code == 201, r.text
+    assert http.get(f"{path}/at-bound").json()["spec"] == body["spec"]
+    assert [i["metadata"]["name"] for i in http.get(path).json()["items"]] == ["at-bound"]
+    # a watch of Table rows with their objects wraps the object four levels deeper still
+    with http.stream("GET", path, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "1",
+                                          "includeObject": "Object"},
+                     headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}) as w:
+        assert w.status_code == 200
+        events = [json.loads(line) for line in w.iter_lines() if line.strip()]
+    assert [e["object"]["rows"][0]["object"]["metadata"]["name"] for e in events] == ["at-bound"]
+    with http.stream("GET", path, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "1"}) as w:
+        assert [json.loads(line)["object"]["spec"] == body["spec"] for line in w.iter_lines() if line.strip()] == [True]
+    # server-side apply of the same object records fieldsV1 one level deeper than the object
+    r = http.patch(f"{path}/at-bound", params={"fieldManager": "applier", "force": "true"},
+                   content=json.dumps({**body, "spec": _nested(239)}),
+                   headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status_code == 200, r.text
+    deeper = {**body, "metadata": {"name": "past-bound"}, "spec": _nested(240)}
+    st = assert_status(http.post(path, json=deeper), 400, "BadRequest")
+    assert st["message"] == "the body of the request was in an unknown format: exceeded max depth of 240"
+    assert http.get(f"{path}/past-bound").status_code == 404
+
+
+def test_a_json_patch_that_builds_an_object_too_deep_is_400_and_changes_nothing(http, nsname):
+    from minik3s.testing.wait import wait_for
+
+    assert http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                     json=_free_form_crd("copies")).status_code == 201
+    path = f"/apis/fuzz.example.com/v1/namespaces/{nsname}/copies"
+    wait_for(lambda: http.get(path).status_code == 200, timeout=30)
+    r = http.post(path, json={"apiVersion": "fuzz.example.com/v1", "kind": "Copie", "metadata": {"name": "c"},
+                              "spec": {"x": _nested(150)}})
+    assert r.status_code == 201, r.text
+    before = http.get(f"{path}/c").json()
+    pointer = "/spec/x" + "/a" * 148  # the innermost object, 150 levels below /spec/x
+    r = http.patch(f"{path}/c", json=[{"op": "copy", "from": "/spec/x", "path": pointer + "/copy"}],
+                   headers={"Content-Type": "application/json-patch+json"})
+    st = assert_status(r, 400, "BadRequest")
+    assert st["message"] == "the resulting object cannot be encoded: it exceeds max depth of 240"
+    assert http.get(f"{path}/c").json() == before
