@@ -531,6 +531,8 @@ class ApiCore:
                 tok = orjson.loads(base64.urlsafe_b64decode(opts.continue_.encode() + b"=="))
                 start_after = str(tok["start"])
                 tok_rv = int(tok["rv"])
+                if not 0 < tok_rv < 2**63:  # upstream decodes an int64 and refuses 0
+                    raise ValueError(tok_rv)
             except Exception:  # noqa: BLE001 - any malformed token is a 400
                 raise BadRequestError("continue key is not valid: incorrect encoded start resourceVersion "
                                       "(version meta.k8s.io/v1)") from None

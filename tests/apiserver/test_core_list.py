@@ -3,6 +3,9 @@ across pages, the all-namespaces prefix, and malformed continue tokens (400)."""
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from apiserver.core import ApiCore
@@ -78,8 +81,16 @@ async def test_list_without_limit_returns_everything_without_continue(core: ApiC
     assert "continue" not in lst["metadata"]
 
 
+def _token(rv: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"rv": rv, "start": "core/configmaps/default/cm1"}).encode()).decode().rstrip("=")
+
+
 @pytest.mark.parametrize("token", [pytest.param("not-base64!", id="garbage"),
-                                   pytest.param("eyJmb28iOjF9", id="json-without-start-and-rv")])
+                                   pytest.param("eyJmb28iOjF9", id="json-without-start-and-rv"),
+                                   pytest.param(_token(0), id="rv-0"),
+                                   pytest.param(_token(-5), id="rv-negative"),
+                                   pytest.param(_token(2**63), id="rv-past-int64"),
+                                   pytest.param(_token(10**30), id="rv-past-uint64")])
 async def test_malformed_continue_token_is_a_400(core: ApiCore, token: str) -> None:
     with pytest.raises(BadRequestError, match="continue key is not valid"):
         core.list(_info(core, "configmaps"), "default", ListOptions(limit=1, continue_=token))
