@@ -228,10 +228,14 @@ async def run_workers(queue: Any, sync: SyncFn, *, workers: int, name: str) -> N
     """Run `workers` tasks popping keys from a client-go style WorkQueue until cancelled.
 
     A sync that raises is retried with the queue's rate limiter (5 ms doubling, as
-    client-go's default controller rate limiter); a clean sync forgets the key's backoff."""
+    client-go's default controller rate limiter); a clean sync forgets the key's backoff. A
+    worker lets the event loop run between keys: a sync that never suspends (it reads caches,
+    the in-process API answers at once) re-queueing keys would otherwise hold the loop, and with
+    it the whole server, for as long as the queue is not empty."""
 
     async def worker() -> None:
         while True:
+            await asyncio.sleep(0)
             try:
                 key = await queue.get()
             except ShutDownError:

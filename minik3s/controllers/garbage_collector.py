@@ -267,12 +267,13 @@ class GarbageCollector:
                 self.attempt_to_delete.add(owner.uid)
             if owner.virtual and not owner.dependents:
                 self.graph.pop(owner.uid, None)
-        for dep in node.dependents:
+        # an object listed as its own owner is not its own dependent once it is gone
+        dependents = node.dependents - {uid}
+        for dep in dependents:
             self.attempt_to_delete.add(dep)
-        if node.dependents:
+        if dependents:
             # keep the dependents pointing at a virtual node until they are re-checked
-            ghost = Node(uid, res, node.namespace, node.name, dependents=set(node.dependents), virtual=True,
-                         gone=gone)
+            ghost = Node(uid, res, node.namespace, node.name, dependents=dependents, virtual=True, gone=gone)
             self.graph[uid] = ghost
 
     def _res_for(self, ref: JsonDict) -> ResourceInfo | None:
@@ -421,7 +422,8 @@ class GarbageCollector:
                 live = await self._get_live(node)
                 if live is None or meta(live).get("uid") != uid:
                     for dep in list(node.dependents):
-                        self.attempt_to_delete.add(dep)
+                        if dep != uid:  # never re-queue itself: the worker would spin without yielding
+                            self.attempt_to_delete.add(dep)
             return
         live = await self._get_live(node)
         if live is None or meta(live).get("uid") != uid:

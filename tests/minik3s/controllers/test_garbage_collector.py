@@ -90,6 +90,30 @@ async def test_dangling_owner_references(harness, second_owner_exists):
         await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dependent collected")
 
 
+@pytest.mark.timeout(60)  # the bug this guards against spun the event loop: only a thread timeout ends it
+async def test_an_object_owning_itself_is_deleted_and_the_collector_goes_on(harness):
+    """A ConfigMap listed as its own owner (upstream's collector tolerates the self-reference):
+    its delete leaves nothing for the collector to spin on; a dependent deleted later is still
+    collected."""
+    gc = start_all(harness, with_workloads=False)
+    selfish = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "self"}}, "default")
+    uid = selfish["metadata"]["uid"]
+    await harness.client.patch(CONFIGMAPS, "self", {"metadata": {"ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "self", "uid": uid}]}}, "default")
+    await harness.client.delete(CONFIGMAPS, "self", "default")
+    assert await harness.gone(CONFIGMAPS, "self")
+
+    async def settled() -> bool:  # nothing left to re-check: no node kept for it, an idle queue
+        return uid not in gc.graph and len(gc.attempt_to_delete) == 0
+
+    await harness.eventually(settled, what="the deleted self-owner left the graph")
+    owner = await harness.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, "default")
+    await harness.client.create(CONFIGMAPS, {"metadata": {"name": "dep", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}]}}, "default")
+    await harness.client.delete(CONFIGMAPS, "owner", "default")
+    await harness.eventually(lambda: harness.gone(CONFIGMAPS, "dep"), what="dependent collected")
+
+
 # ---- custom resources: the collector follows CRDs and watches their kinds as any other kind
 
 GADGETS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, builtin=False)
