@@ -47,8 +47,28 @@ def dumps(obj: Any) -> bytes:
 
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """A JSON body ending in the newline Go's json.Encoder writes after every value, as every
-    response kube-apiserver serializes does."""
-    return web.Response(body=orjson.dumps(obj) + b"\n", status=status, content_type=JSON_CT, headers=headers)
+    response kube-apiserver serializes does. Text that is not valid Unicode (an error message
+    quoting header bytes that are not UTF-8, which the HTTP parser keeps as lone surrogates) is
+    written with U+FFFD in place of each bad byte, as Go's encoder writes it."""
+    try:
+        body = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        body = orjson.dumps(_valid_text(obj))
+    return web.Response(body=body + b"\n", status=status, content_type=JSON_CT, headers=headers)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid_text(v) for v in value]
+    return value
 
 
 def media_type(request: web.Request) -> str:

@@ -496,3 +496,32 @@ def test_a_json_patch_that_builds_an_object_too_deep_is_400_and_changes_nothing(
     st = assert_status(r, 400, "BadRequest")
     assert st["message"] == "the resulting object cannot be encoded: it exceeds max depth of 240"
     assert http.get(f"{path}/c").json() == before
+
+
+def _raw_request(http, request: bytes) -> tuple[bytes, bytes]:
+    """Send `request` as bytes on a new connection; (status line, body) of the answer."""
+    import socket
+
+    url = http.base_url
+    with socket.create_connection((url.host, url.port), timeout=10) as s:
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], body
+
+
+def test_header_bytes_that_are_not_utf8_are_quoted_as_replacement_characters(http, nsname):
+    status, body = _raw_request(http, (
+        f"GET /api/v1/namespaces/{nsname}/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Impersonate-User: ").encode() + b"\xff\xfe\r\nConnection: close\r\n\r\n")
+    assert status == b"HTTP/1.1 403 Forbidden"
+    st = json.loads(body)
+    assert st["reason"] == "Forbidden"
+    assert st["message"].startswith('pods is forbidden: User "\ufffd\ufffd" cannot list resource "pods"')
+    status, body = _raw_request(http, (
+        f"POST /api/v1/namespaces/{nsname}/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/").encode() + b"\xff\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+    assert status == b"HTTP/1.1 415 Unsupported Media Type"
+    assert json.loads(body)["reason"] == "UnsupportedMediaType"
