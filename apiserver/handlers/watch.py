@@ -251,6 +251,14 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
         # "Connection lost" from a write waiting for drain): an ordinary end of a watch
         logger.debug("watch client went away path=%s", request.path)
         return resp
+    except Exception:
+        # a bug while streaming: the 200 and part of the body are out, so no error answer can
+        # follow in this response (a second status line would corrupt the chunked framing).
+        # The connection is cut; the client sees the stream end, re-lists and re-watches.
+        logger.exception("watch failed while streaming path=%s", request.path)
+        if request.transport is not None:
+            request.transport.abort()
+        return resp
     finally:
         if stream is not None:
             watches.discard(stream)

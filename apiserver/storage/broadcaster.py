@@ -143,8 +143,12 @@ class StoreWatcher:
         """Called by the broadcaster with this watcher's events of one batch while a sink is
         attached. Returns False when the watcher must be dropped (it overflowed)."""
         sink = self.sink
-        if sink is not None and sink.deliver(batch):
-            return True
+        if sink is not None:
+            try:
+                if sink.deliver(batch):
+                    return True
+            except Exception:  # a bug in the consumer's sink: its own path gets the events
+                logger.exception("watch sink failed prefix=%s; its events go to the watcher's queue", self.prefix)
         self.sink = None
         for ev in batch.events:
             if not self.push(ev):
@@ -284,27 +288,38 @@ class Broadcaster:
                     break
                 end = nxt + 1
         dropped: list[StoreWatcher] = []
+        failed: list[StoreWatcher] = []
         for group, evs in matched.values():
             shared = SinkBatch(evs)
             first = evs[0].revision
             for w in group:
-                if w.sink is not None and not w.closed:
-                    if w.min_revision < first:
-                        batch = shared
-                    else:  # watching from a revision inside this batch
-                        own = [ev for ev in evs if ev.revision > w.min_revision]
-                        if not own:
-                            continue
-                        batch = SinkBatch(own)
-                    if not w.deliver(batch):
+                try:
+                    if not self._hand(w, evs, first, shared):
                         dropped.append(w)
-                    continue
-                for ev in evs:
-                    if not w.push(ev):
-                        dropped.append(w)
-                        break
+                except Exception:  # one watcher's failure never costs the others their events
+                    logger.exception("watch delivery failed prefix=%s; the watch is closed", w.prefix)
+                    failed.append(w)
         for w in dropped:
             self.unsubscribe(w)
+        for w in failed:
+            w.close()  # unsubscribes it; its consumer's stream ends
+
+    @staticmethod
+    def _hand(w: StoreWatcher, evs: list[StoreEvent], first: int, shared: SinkBatch) -> bool:
+        """One watcher's events of a published batch; False when it must be dropped."""
+        if w.sink is not None and not w.closed:
+            if w.min_revision < first:
+                batch = shared
+            else:  # watching from a revision inside this batch
+                own = [ev for ev in evs if ev.revision > w.min_revision]
+                if not own:
+                    return True
+                batch = SinkBatch(own)
+            return w.deliver(batch)
+        for ev in evs:
+            if not w.push(ev):
+                return False
+        return True
 
     def close_all(self) -> None:
         watchers = [w for bucket in self._by_anchor.values() for group in bucket.values() for w in group]

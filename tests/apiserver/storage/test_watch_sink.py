@@ -127,3 +127,53 @@ async def test_close_detaches_the_sink(store: SqliteStore) -> None:
     assert w.sink is None
     await store.create(key("g"), obj("g"))
     assert sink.batches == []
+
+
+class Broken:
+    """A sink with a bug: every delivery raises."""
+
+    def deliver(self, batch: SinkBatch) -> bool:
+        raise RuntimeError("sink bug")
+
+
+async def test_a_sink_that_raises_costs_nobody_an_event(store: SqliteStore) -> None:
+    """The writes commit and answer; the broken sink's watcher gets the events through its own
+    queue; another watcher of the same prefix, attached after it, gets them through its sink."""
+    w = store.watch("core/configmaps/ns/", 0)
+    other = store.watch("core/configmaps/ns/", 0)
+    good = Recorder()
+    assert w.attach(Broken()) and other.attach(good)
+    created = await store.create(key("a"), obj("a"))
+    assert created["metadata"]["resourceVersion"] == "1"
+    assert good.batches == [[1]]
+    assert w.sink is None
+    assert (await anext(w)).revision == 1
+    await store.create(key("b"), obj("b"))
+    assert good.batches == [[1], [2]]
+    assert (await anext(w)).revision == 2
+    w.close()
+    other.close()
+
+
+async def test_a_watcher_whose_delivery_raises_is_closed_and_the_others_get_the_batch(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apiserver.storage.broadcaster import StoreWatcher
+
+    w = store.watch("core/configmaps/ns/", 0)
+    other = store.watch("core/configmaps/ns/", 0)
+    sink = Recorder()
+    assert other.attach(sink)
+    real_push = StoreWatcher.push
+
+    def push(self: StoreWatcher, ev: Any) -> bool:
+        if self is w:
+            raise RuntimeError("push bug")
+        return real_push(self, ev)
+
+    monkeypatch.setattr(StoreWatcher, "push", push)
+    await store.create(key("a"), obj("a"))
+    assert sink.batches == [[1]]
+    assert w.closed
+    with pytest.raises(StopAsyncIteration):
+        await anext(w)
+    other.close()
