@@ -209,11 +209,10 @@ def meta_of(obj: object) -> JsonDict:
 
 
 def rv_int(rv: object, what: str = "resourceVersion") -> int:
-    """A resourceVersion as an int, or 400 as upstream for a malformed one."""
-    try:
-        n = int(str(rv))
-    except (TypeError, ValueError):
-        raise errors.BadRequestError(f'Invalid value for {what}: "{rv}"') from None
-    if n < 0:
+    """A resourceVersion as an int, or 400 as upstream for a malformed one: ASCII decimal digits
+    within uint64, as Go's strconv.ParseUint reads it (Python's int() would also take a sign,
+    `1_0`, surrounding blanks and other scripts' digits)."""
+    text = str(rv)
+    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) >= 2**64:
         raise errors.BadRequestError(f'Invalid value for {what}: "{rv}"')
-    return n
+    return int(text)

@@ -225,6 +225,12 @@ def test_json_patch_building_too_deep_a_value_is_400(http, ns):
 @pytest.mark.parametrize(("params", "code", "message"), [
     ({"watch": "1", "resourceVersion": "abc"}, 400, 'Invalid value for resourceVersion: "abc"'),
     ({"watch": "1", "resourceVersion": "-1"}, 400, 'Invalid value for resourceVersion: "-1"'),
+    # Go's ParseUint: ASCII digits only, within uint64
+    ({"watch": "1", "resourceVersion": "+1"}, 400, 'Invalid value for resourceVersion: "+1"'),
+    ({"resourceVersion": "1_0"}, 400, 'Invalid value for resourceVersion: "1_0"'),
+    ({"resourceVersion": " 1"}, 400, 'Invalid value for resourceVersion: " 1"'),
+    ({"resourceVersion": "\uff11"}, 400, 'Invalid value for resourceVersion: "\uff11"'),
+    ({"resourceVersion": "18446744073709551616"}, 400, 'Invalid value for resourceVersion: "18446744073709551616"'),
     ({"resourceVersion": "abc", "resourceVersionMatch": "Exact"}, 400, 'Invalid value for resourceVersion: "abc"'),
     ({"watch": "1", "timeoutSeconds": "soon"}, 400, 'invalid value for timeoutSeconds: "soon"'),
     ({"watch": "1", "resourceVersionMatch": "Exact", "resourceVersion": "1"}, 422,
