@@ -195,7 +195,9 @@ def builtin_resources() -> list[ResourceInfo]:
     """The built-in resources minik3s serves (a fresh list per call: no global mutable state)."""
     R = ResourceInfo
     return [
+        # no deletecollection: upstream's namespace REST storage does not offer it (405)
         R("", "v1", "namespaces", "Namespace", False, ("ns",), subresources=("status", "finalize"),
+          verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
           field_labels={"status.phase": path_getter("status.phase")}),
         R("", "v1", "nodes", "Node", False, ("no",), subresources=("status",),
           field_labels={"spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false"}),

@@ -525,3 +525,14 @@ def test_header_bytes_that_are_not_utf8_are_quoted_as_replacement_characters(htt
         "Content-Type: application/").encode() + b"\xff\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
     assert status == b"HTTP/1.1 415 Unsupported Media Type"
     assert json.loads(body)["reason"] == "UnsupportedMediaType"
+
+
+def test_namespaces_offer_no_delete_collection(http, nsname):
+    """Upstream's namespace storage has no deletecollection: a collection DELETE is 405 and
+    deletes nothing, whatever its selector; discovery does not list the verb."""
+    r = http.delete("/api/v1/namespaces", params={"labelSelector": f"kubernetes.io/metadata.name={nsname}"})
+    st = assert_status(r, 405, "MethodNotAllowed")
+    assert st["message"] == "the server does not allow this method on the requested resource"
+    assert http.get(f"/api/v1/namespaces/{nsname}").json()["status"]["phase"] == "Active"
+    verbs = next(r["verbs"] for r in http.get("/api/v1").json()["resources"] if r["name"] == "namespaces")
+    assert "deletecollection" not in verbs and "delete" in verbs
