@@ -117,6 +117,11 @@ class _Loader(_BASE_LOADER):  # type: ignore[misc]
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
     for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()}
+# go-yaml v2 also reads an exponent without a dot as a float (`1e3`), which YAML 1.1 (PyYAML)
+# leaves a string; checked after the int and float resolvers, so `123` stays an int
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"),
+                              list("-+.0123456789"))
 _Loader.add_constructor(_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
 _Loader.add_constructor("tag:yaml.org,2002:binary",
                         lambda loader, node: yaml.SafeLoader.construct_yaml_binary(loader, node)
@@ -206,12 +211,16 @@ def _yaml_load(raw: bytes) -> Any:
 def _json_keys(v: Any) -> Any:
     """sigs.k8s.io/yaml's JSON conversion of YAML mapping keys: integers, floats and booleans
     become their text (`1: a` -> "1", `true: a` -> "true"); another key (null, a sequence) is a
-    400 "error converting YAML to JSON"; a `!!set` becomes a mapping to nulls."""
+    400 "error converting YAML to JSON"; a `!!set` becomes a mapping to nulls. A float with no
+    fraction is written as the integer Go's json.Marshal writes for it (`replicas: 1.0` and
+    `1e3` reach the typed decoding as 1 and 1000, so an int32 field takes them)."""
+    if type(v) is float:
+        return int(v) if v.is_integer() and abs(v) < 1e21 else v
     if isinstance(v, set | frozenset):
         v = dict.fromkeys(v)
     if isinstance(v, dict):
         if all(type(k) is str for k in v):
-            return {k: _json_keys(x) for k, x in v.items()} if any(isinstance(x, dict | list | set) for x in
+            return {k: _json_keys(x) for k, x in v.items()} if any(isinstance(x, dict | list | set | float) for x in
                                                                    v.values()) else v
         out: dict[str, Any] = {}
         for k, x in v.items():
@@ -225,7 +234,7 @@ def _json_keys(v: Any) -> Any:
             out[key] = _json_keys(x)
         return out
     if isinstance(v, list):
-        return [_json_keys(x) for x in v] if any(isinstance(x, dict | list | set) for x in v) else v
+        return [_json_keys(x) for x in v] if any(isinstance(x, dict | list | set | float) for x in v) else v
     return v
 
 

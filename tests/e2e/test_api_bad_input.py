@@ -536,3 +536,23 @@ def test_namespaces_offer_no_delete_collection(http, nsname):
     assert http.get(f"/api/v1/namespaces/{nsname}").json()["status"]["phase"] == "Active"
     verbs = next(r["verbs"] for r in http.get("/api/v1").json()["resources"] if r["name"] == "namespaces")
     assert "deletecollection" not in verbs and "delete" in verbs
+
+
+def test_yaml_numbers_reach_int_fields_as_go_yaml_writes_them(http, nsname):
+    """sigs.k8s.io/yaml turns YAML into JSON through Go's float64: `1.0` and `1e3` are written
+    1 and 1000, so an int32 field takes them; JSON's `1.0` is still refused for it."""
+    body = (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: yaml-numbers\nspec:\n"
+            b"  replicas: 1.0\n  revisionHistoryLimit: 1e1\n"
+            b"  selector:\n    matchLabels: {app: y}\n  template:\n    metadata:\n      labels: {app: y}\n"
+            b"    spec:\n      containers:\n      - name: c\n        image: nginx\n")
+    r = http.post(f"/apis/apps/v1/namespaces/{nsname}/deployments", content=body,
+                  headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["replicas"] == 1 and r.json()["spec"]["revisionHistoryLimit"] == 10
+    doc = json.loads(json.dumps(r.json()))
+    doc["metadata"] = {"name": "json-float"}
+    raw = json.dumps({**doc, "status": {}}).replace('"replicas": 1,', '"replicas": 1.0,', 1)
+    r = http.post(f"/apis/apps/v1/namespaces/{nsname}/deployments", content=raw.encode(),
+                  headers={"Content-Type": "application/json"})
+    st = assert_status(r, 400, "BadRequest")
+    assert "cannot unmarshal number 1.0 into Go struct field DeploymentSpec.spec.replicas of type int32" in st["message"]
