@@ -18,8 +18,10 @@ from minik3s.api.resources import ResourceInfo
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import (
     duplicate,
+    forbidden,
     invalid,
     is_dns1123_label,
+    is_dns1123_subdomain,
     not_supported,
     required,
     type_invalid,
@@ -28,8 +30,15 @@ from minik3s.api.validation import (
 
 from . import service_alloc
 from .base import Strategy, as_dict, as_list
-from .net_warnings import get_warnings_for_cidr, get_warnings_for_ip
-from .podspec import PROTOCOLS
+from .net_warnings import (
+    CIDR_MSG,
+    IP_MSG,
+    get_warnings_for_cidr,
+    get_warnings_for_ip,
+    parse_cidr_sloppy,
+    parse_ip_sloppy,
+)
+from .podspec import PROTOCOLS, is_valid_port_name
 from .rest import FinishFunc, RegistryOps
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
@@ -174,9 +183,17 @@ class ServiceStrategy(Strategy):
             tp = p.get("targetPort")
             if isinstance(tp, int) and not isinstance(tp, bool) and not 1 <= tp <= 65535:
                 errs.append(invalid(f"{pp}.targetPort", tp, "must be between 1 and 65535, inclusive"))
+            elif isinstance(tp, str) and tp:
+                errs.extend(invalid(f"{pp}.targetPort", tp, m) for m in is_valid_port_name(tp))
         sa = spec.get("sessionAffinity")
         if sa not in SESSION_AFFINITIES:
             errs.append(not_supported("spec.sessionAffinity", sa, SESSION_AFFINITIES))
+        elif sa == "ClientIP":
+            timeout = as_dict(as_dict(spec.get("sessionAffinityConfig")).get("clientIP")).get("timeoutSeconds")
+            if isinstance(timeout, int) and not isinstance(timeout, bool) and not 0 < timeout <= MAX_CLIENT_IP_SECONDS:
+                errs.append(invalid("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
+                                    f"must be greater than 0 and less than {MAX_CLIENT_IP_SECONDS}"))
+        errs.extend(_address_errors(spec, stype))
         for key in ("internalTrafficPolicy", "externalTrafficPolicy"):
             v = spec.get(key)
             if v is not None and v not in TRAFFIC_POLICIES:
@@ -186,6 +203,8 @@ class ServiceStrategy(Strategy):
             en = spec.get("externalName")
             if not en:
                 errs.append(required("spec.externalName", ""))
+            elif isinstance(en, str):
+                errs.extend(invalid("spec.externalName", en, m) for m in is_dns1123_subdomain(en))
         return errs
 
     def _validate_update(self, new: JsonDict, old: JsonDict) -> list[JsonDict]:
@@ -207,6 +226,53 @@ class ServiceStrategy(Strategy):
 
     def warnings_on_update(self, new: JsonDict, old: JsonDict) -> list[str]:
         return get_warnings_for_service(new)
+
+
+MAX_CLIENT_IP_SECONDS = 86400  # core.MaxClientIPServiceAffinitySeconds
+
+
+def _special_ip(ip: bytes, text: str) -> str | None:
+    """ValidateNonSpecialIP's refusal of an address (packed, 4 or 16 bytes; `text` as sent), or
+    None."""
+    v4 = ip[12:] if len(ip) == 16 and ip[:12] == b"\0" * 10 + b"\xff\xff" else ip if len(ip) == 4 else None
+    if (v4 is not None and v4 == b"\0\0\0\0") or ip == b"\0" * 16:
+        return f"may not be unspecified ({text})"
+    if (v4 is not None and v4[0] == 127) or ip == b"\0" * 15 + b"\1":
+        return "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+    if (v4 is not None and v4[:2] == b"\xa9\xfe") or (v4 is None and ip[0] == 0xfe and ip[1] & 0xc0 == 0x80):
+        return "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+    if (v4 is not None and v4[:3] == b"\xe0\0\0") or (v4 is None and ip[0] == 0xff and ip[1] & 0x0f == 0x02):
+        return "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+    return None
+
+
+def _address_errors(spec: JsonDict, stype: object) -> list[JsonDict]:
+    """ValidateService's address rules: a headless Service is neither NodePort nor LoadBalancer,
+    ipFamilies has no repeated family, externalIPs are valid and not special, and
+    loadBalancerSourceRanges (LoadBalancer only) are CIDRs."""
+    errs: list[JsonDict] = []
+    if spec.get("clusterIP") == "None" and stype in ("LoadBalancer", "NodePort"):
+        errs.append(invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {stype} services"))
+    seen: set[object] = set()
+    for i, fam in enumerate(as_list(spec.get("ipFamilies"))):
+        if fam in seen:
+            errs.append(duplicate(f"spec.ipFamilies[{i}]", fam))
+        seen.add(fam)
+    for i, ip in enumerate(as_list(spec.get("externalIPs"))):
+        path = f"spec.externalIPs[{i}]"
+        packed = parse_ip_sloppy(ip) if isinstance(ip, str) else None
+        if packed is None:
+            errs.append(invalid(path, ip, IP_MSG))
+        elif (problem := _special_ip(packed, ip)) is not None:
+            errs.append(invalid(path, ip, problem))
+    ranges = as_list(spec.get("loadBalancerSourceRanges"))
+    if ranges:
+        if stype != "LoadBalancer":
+            errs.append(forbidden("spec.loadBalancerSourceRanges", "may only be used when `type` is 'LoadBalancer'"))
+        for i, cidr in enumerate(ranges):
+            if not isinstance(cidr, str) or parse_cidr_sloppy(cidr.strip()) is None:
+                errs.append(invalid(f"spec.loadBalancerSourceRanges[{i}]", cidr, CIDR_MSG))
+    return errs
 
 
 # ---- the IPAddress objects of the multi-CIDR allocator (KEP-1880) ----------------------------------

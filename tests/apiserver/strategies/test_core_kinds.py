@@ -140,6 +140,48 @@ def test_service_defaults():
                      ['spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", '
                       '"LoadBalancer", "NodePort"'], id="bad-type"),
         pytest.param(svc(), ["spec.ports: Required value"], id="no-ports"),
+        # found by fuzzing: each stored before; upstream's ValidateService refuses them
+        pytest.param(svc(ports=[{"port": 80, "targetPort": "a-very-long-port-name"}]),
+                     ['spec.ports[0].targetPort: Invalid value: "a-very-long-port-name": must be no more than 15 '
+                      'characters'], id="target-port-name-too-long"),
+        pytest.param(svc(ports=[{"port": 80}], ipFamilies=["IPv4", "IPv4"], ipFamilyPolicy="PreferDualStack"),
+                     ['spec.ipFamilies[1]: Duplicate value: "IPv4"'], id="repeated-ip-family"),
+        pytest.param(svc(ports=[{"port": 80}], clusterIP="None", type="LoadBalancer"),
+                     ["spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for LoadBalancer "
+                      "services"], id="headless-load-balancer"),
+        pytest.param(svc(ports=[{"port": 80}], clusterIP="None", type="NodePort"),
+                     ["spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for NodePort services"],
+                     id="headless-node-port"),
+        pytest.param(svc(ports=[{"port": 80}], externalIPs=["0.0.0.0", "127.0.0.2", "169.254.1.1", "224.0.0.9", "x",
+                                                            "fe80::1", "1.2.3.4"]),
+                     ['spec.externalIPs[0]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)',
+                      'spec.externalIPs[1]: Invalid value: "127.0.0.2": may not be in the loopback range '
+                      '(127.0.0.0/8, ::1/128)',
+                      'spec.externalIPs[2]: Invalid value: "169.254.1.1": may not be in the link-local range '
+                      '(169.254.0.0/16, fe80::/10)',
+                      'spec.externalIPs[3]: Invalid value: "224.0.0.9": may not be in the link-local multicast range '
+                      '(224.0.0.0/24, ff02::/10)',
+                      'spec.externalIPs[4]: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or '
+                      '2001:db8::ffff)',
+                      'spec.externalIPs[5]: Invalid value: "fe80::1": may not be in the link-local range '
+                      '(169.254.0.0/16, fe80::/10)'], id="special-external-ips"),
+        pytest.param(svc(ports=[{"port": 80}], sessionAffinity="ClientIP",
+                         sessionAffinityConfig={"clientIP": {"timeoutSeconds": 0}}),
+                     ["spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 0: must be greater than 0 "
+                      "and less than 86400"], id="client-ip-timeout-zero"),
+        pytest.param(svc(ports=[{"port": 80}], type="LoadBalancer", loadBalancerSourceRanges=["1.1.1.1/33"]),
+                     ['spec.loadBalancerSourceRanges[0]: Invalid value: "1.1.1.1/33": must be a valid CIDR value, '
+                      '(e.g. 10.9.8.0/24 or 2001:db8::/64)'], id="source-range-not-a-cidr"),
+        pytest.param(svc(ports=[{"port": 80}], loadBalancerSourceRanges=["10.0.0.0/8"]),
+                     ["spec.loadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'"],
+                     id="source-ranges-need-a-load-balancer"),
+        pytest.param(svc(type="ExternalName", externalName="a" * 254),
+                     [f'spec.externalName: Invalid value: "{"a" * 254}": must be no more than 253 characters'],
+                     id="external-name-too-long"),
+        pytest.param(svc(ports=[{"port": 80}], type="LoadBalancer", loadBalancerSourceRanges=[" 10.0.0.0/8"],
+                         externalIPs=["1.2.3.4"], sessionAffinity="ClientIP",
+                         sessionAffinityConfig={"clientIP": {"timeoutSeconds": 86400}}), [],
+                     id="valid-addresses-and-affinity"),
     ],
 )
 def test_service_validation(obj, expected):
