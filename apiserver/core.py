@@ -1019,7 +1019,10 @@ class ApiCore:
                 raise errors.invalid("", "", [errors.cause("patch", f"Invalid value: {orjson.dumps(shown()).decode()}: "
                                                                    f"{bad}")])
             self._decode_fields(target, out, opts, patched=shown)
-            _check_patched_depth(out)  # after decoding: a deep unknown field is dropped, as upstream's
+            if patch_type == "json":
+                # only a JSON patch's copy/move can nest deeper than its body or the live object
+                # (both bounded already); after decoding, which drops a deep unknown field
+                _check_patched_depth(out)
             return out
 
         if stored is None:
