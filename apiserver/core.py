@@ -19,6 +19,7 @@ satisfies. Layering: handlers -> core -> strategies -> storage.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import builtins
 import contextlib
@@ -92,6 +93,8 @@ MAX_UPDATE_RETRIES = 1000
 # create attempts in all when the name is generated from generateName and taken (upstream
 # store.go maxNameGenerationCreateAttempts)
 GENERATE_NAME_ATTEMPTS = 8
+# how long a list at a resourceVersion not yet reached waits for it (the watch cache's blockTimeout)
+FRESH_WAIT = 3.0
 BOOKMARK_INTERVAL = 30.0
 
 Selector = Callable[[JsonDict], bool]
@@ -580,6 +583,24 @@ class ApiCore:
             meta["continue"] = cont
             meta["remainingItemCount"] = remaining
         return ListPage(info.list_kind, info.api_version, meta, out, keys)
+
+    async def wait_fresh(self, opts: ListOptions) -> None:
+        """A list at a resourceVersion the store has not reached yet (NotOlderThan, or an rv
+        without a match) waits for it as upstream's watch cache does, up to FRESH_WAIT seconds,
+        then is 504 "Too large resource version". An Exact or continued list, rv "" or "0" does
+        not wait."""
+        rv = opts.resource_version
+        if not rv or rv == "0" or opts.continue_ or opts.resource_version_match == "Exact":
+            return
+        want = rv_int(rv)
+        if want <= self.store.revision:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FRESH_WAIT
+        while self.store.revision < want:
+            if loop.time() >= deadline:
+                raise errors.too_large_resource_version(want, self.store.revision)
+            await asyncio.sleep(0.05)
 
     # ------------------------------------------------------------------ create
     async def create(self, info: ResourceInfo, namespace: str | None, body: Any,

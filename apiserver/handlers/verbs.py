@@ -48,6 +48,7 @@ async def list_or_watch(request: web.Request, core: ApiCore, t: Target) -> web.S
     opts = ListOptions(label_selector=q.get("labelSelector"), field_selector=q.get("fieldSelector"),
                        limit=int_param(q, "limit"), continue_=q.get("continue") or None,
                        resource_version=q.get("resourceVersion"), resource_version_match=q.get("resourceVersionMatch"))
+    await core.wait_fresh(opts)
     page = core.list_page(t.info, t.namespace, opts)
     if wants_table(request):
         return codec.json_response(table(request, t.info, page.items, page.metadata))

@@ -319,5 +319,13 @@ def conflict(resource: str, group: str, name: str, why: str | None = None) -> Co
     )
 
 
+def too_large_resource_version(requested: int, current: int) -> TimeoutError_:
+    """storage.NewTooLargeResourceVersionError: a list at a resourceVersion the store has not
+    reached after the wait (504, retry after a second)."""
+    return TimeoutError_(f"Timeout: Too large resource version: {requested}, current: {current}", details={
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1})
+
+
 def too_old(requested: int, oldest: int) -> GoneError:
     return GoneError(f"too old resource version: {requested} ({oldest})")

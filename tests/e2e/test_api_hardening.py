@@ -449,3 +449,33 @@ def test_quantities_stored_canonically_over_http(http, ns):
     assert r.status_code == 201, r.text
     res = http.get(f"/api/v1/namespaces/{ns}/pods/qty").json()["spec"]["containers"][0]["resources"]
     assert res == {"requests": {"cpu": "1500m", "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "1Gi"}}
+
+
+def test_a_list_at_a_resource_version_not_reached_waits_then_is_504(http, ns):
+    """As upstream's watch cache: a list at a future resourceVersion (NotOlderThan, or no match)
+    waits up to 3 s for the store to reach it; one reached meanwhile is served, one never
+    reached is 504 "Too large resource version" with retry-after 1."""
+    import threading
+    import time
+
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    current = int(http.get(path).json()["metadata"]["resourceVersion"])
+    started = time.monotonic()
+    r = http.get(path, params={"resourceVersion": str(current + 10**6)})
+    assert time.monotonic() - started >= 2.9
+    assert r.status_code == 504
+    assert r.headers["Retry-After"] == "1"
+    st = r.json()
+    assert st["reason"] == "Timeout"
+    assert st["message"].startswith(f"Timeout: Too large resource version: {current + 10**6}, current: ")
+    assert st["details"] == {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                             "retryAfterSeconds": 1}
+    current = int(http.get(path).json()["metadata"]["resourceVersion"])
+    writer = threading.Timer(0.3, lambda: http.post(path, json={"metadata": {"name": "arrives"}}))
+    writer.start()
+    try:
+        r = http.get(path, params={"resourceVersion": str(current + 1), "resourceVersionMatch": "NotOlderThan"})
+    finally:
+        writer.join()
+    assert r.status_code == 200
+    assert "arrives" in [i["metadata"]["name"] for i in r.json()["items"]]
