@@ -14,16 +14,50 @@ from minik3s.api.validation import forbidden, invalid, type_invalid
 from .base import Strategy, as_dict
 from .podspec import validate_resource_list_values, validate_taints
 
+# NodeSystemInfo's string fields, none omitempty: written "" when unset
+NODE_INFO_STRINGS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+                     "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture")
+NODE_INFO_ORDER = (*NODE_INFO_STRINGS, "swap")
+# NodeStatus's fields in the Go struct's order (what the wire shows)
+NODE_STATUS_ORDER = ("capacity", "allocatable", "phase", "conditions", "addresses", "daemonEndpoints", "nodeInfo",
+                     "images", "volumesInUse", "volumesAttached", "config", "runtimeHandlers", "features")
+
+
+def _in_go_order(fields: JsonDict, order: tuple[str, ...]) -> JsonDict:
+    """`fields` with the known keys in `order`, then any others as they came."""
+    out = {k: fields[k] for k in order if k in fields}
+    out.update((k, v) for k, v in fields.items() if k not in out)
+    return out
+
 
 class NodeStrategy(Strategy):
     kind = "Node"
     has_status = True
 
     def _default(self, obj: JsonDict) -> None:
-        """SetDefaults_NodeStatus: allocatable defaults to capacity."""
+        """SetDefaults_NodeStatus: allocatable defaults to capacity. And what Go's encoding of a
+        Node always writes, its struct fields having no usable omitempty: `spec: {}`, and in
+        the status the daemon endpoints and node info with their zero values (a hand-made
+        Node without them reads back as kube-apiserver returns it)."""
+        if "spec" not in obj:
+            obj["spec"] = {}
         status = obj.get("status")
-        if isinstance(status, dict) and status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
+        if status is None:
+            status = obj["status"] = {}
+        if not isinstance(status, dict):
+            return
+        if status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
             status["allocatable"] = dict(status["capacity"])
+        endpoints = status.setdefault("daemonEndpoints", {})
+        if isinstance(endpoints, dict):
+            kubelet = endpoints.setdefault("kubeletEndpoint", {})
+            if isinstance(kubelet, dict):
+                kubelet.setdefault("Port", 0)
+        info = status.setdefault("nodeInfo", {})
+        if isinstance(info, dict) and any(key not in info for key in NODE_INFO_STRINGS):
+            status["nodeInfo"] = _in_go_order({**dict.fromkeys(NODE_INFO_STRINGS, ""), **info}, NODE_INFO_ORDER)
+        if any(a != b for a, b in zip(status, (k for k in NODE_STATUS_ORDER if k in status), strict=False)):
+            obj["status"] = _in_go_order(status, NODE_STATUS_ORDER)
 
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         # nodes register with their status (kubelet POSTs a full Node); upstream keeps it
