@@ -112,7 +112,9 @@ def retry_after(err: ApiError) -> dict[str, str] | None:
 
 
 def bool_param(v: str | None) -> bool:
-    return v is not None and v.lower() in ("true", "1", "yes")
+    """A boolean query parameter as upstream's Convert_Slice_string_To_bool reads it: absent,
+    "0" or "false" (any case) is false, any other value, the empty one included, is true."""
+    return v is not None and v != "0" and v.lower() != "false"
 
 
 def int_param(q: MultiMapping[str], name: str) -> int | None:

@@ -5,6 +5,7 @@ over HTTP against a real server; nothing bad is stored and /readyz stays up."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import httpx
@@ -479,3 +480,25 @@ def test_a_list_at_a_resource_version_not_reached_waits_then_is_504(http, ns):
         writer.join()
     assert r.status_code == 200
     assert "arrives" in [i["metadata"]["name"] for i in r.json()["items"]]
+
+
+@pytest.mark.parametrize(("value", "watches"), [
+    pytest.param("true", True, id="true"), pytest.param("1", True, id="one"),
+    pytest.param("bogus", True, id="any-other-word"), pytest.param("", True, id="empty"),
+    pytest.param("false", False, id="false"), pytest.param("FALSE", False, id="false-any-case"),
+    pytest.param("0", False, id="zero"),
+])
+def test_boolean_query_parameters_read_as_upstream(http, ns, value, watches):
+    """Convert_Slice_string_To_bool: only "0" and "false" (any case) are false; any other value
+    of a present parameter, the empty one included, is true."""
+    created = http.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "bool-probe"}})
+    assert created.status_code in (201, 409)
+    with http.stream("GET", f"/api/v1/namespaces/{ns}/configmaps",
+                     params={"watch": value, "timeoutSeconds": "1"}) as r:
+        assert r.status_code == 200
+        body = b"".join(r.iter_bytes())
+    first = json.loads(body.splitlines()[0]) if body.strip() else {}
+    if watches:
+        assert "type" in first and first["type"] == "ADDED"  # an event stream, not a list
+    else:
+        assert first.get("kind") == "ConfigMapList"
