@@ -55,7 +55,7 @@ from apiserver.keys import (
     WatchStream,
 )
 from apiserver.storage.broadcaster import SinkBatch, StoreWatcher
-from minik3s.api.options import WatchOptions
+from minik3s.api.options import ListOptions, WatchOptions
 from minik3s.api.types import JsonDict
 
 logger = logging.getLogger(__name__)
@@ -187,6 +187,12 @@ async def watch(request: web.Request, core: ApiCore, t: Target) -> web.StreamRes
         opts.direct_probe = direct.append
     # validate selectors before committing to a 200
     core.compile_selectors(t.info, opts.label_selector, opts.field_selector)
+    if opts.send_initial_events:
+        # the initial events must be those of a state at least as new as the resourceVersion
+        # asked for: wait for it as a list does (504 "Too large resource version" after 3 s);
+        # a plain watch from a future resourceVersion just skips the events up to it
+        await core.wait_fresh(ListOptions(resource_version=opts.resource_version,
+                                          resource_version_match=q.get("resourceVersionMatch")))
     # a deprecated resource's warning (recorded by dispatch) goes out with the stream's headers
     resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                    "Cache-Control": "no-cache, private",

@@ -502,3 +502,24 @@ def test_boolean_query_parameters_read_as_upstream(http, ns, value, watches):
         assert "type" in first and first["type"] == "ADDED"  # an event stream, not a list
     else:
         assert first.get("kind") == "ConfigMapList"
+
+
+def test_a_watch_with_initial_events_at_a_resource_version_not_reached_is_504(http, ns):
+    """sendInitialEvents at a resourceVersion the store has not reached waits as a list does,
+    then is 504 before any event; a plain watch from that resourceVersion starts at once and
+    skips the events up to it, as upstream's watch cache serves it."""
+    import time
+
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    future = int(http.get(path).json()["metadata"]["resourceVersion"]) + 10**6
+    started = time.monotonic()
+    r = http.get(path, params={"watch": "1", "sendInitialEvents": "true", "allowWatchBookmarks": "true",
+                               "resourceVersionMatch": "NotOlderThan", "resourceVersion": str(future)})
+    assert time.monotonic() - started >= 2.9
+    assert r.status_code == 504
+    assert r.json()["message"].startswith(f"Timeout: Too large resource version: {future}, current: ")
+    started = time.monotonic()
+    with http.stream("GET", path, params={"watch": "1", "resourceVersion": str(future), "timeoutSeconds": "1"}) as w:
+        assert w.status_code == 200
+        assert b"".join(w.iter_bytes()) == b""
+    assert time.monotonic() - started < 2.9
