@@ -8,26 +8,16 @@ drop, and a non-empty spec.externalID."""
 
 from __future__ import annotations
 
+from minik3s.api.field_order import NODE_SYSTEM_INFO
 from minik3s.api.types import JsonDict
 from minik3s.api.validation import forbidden, invalid, type_invalid
 
 from .base import Strategy, as_dict
 from .podspec import validate_resource_list_values, validate_taints
 
-# NodeSystemInfo's string fields, none omitempty: written "" when unset
-NODE_INFO_STRINGS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
-                     "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture")
-NODE_INFO_ORDER = (*NODE_INFO_STRINGS, "swap")
-# NodeStatus's fields in the Go struct's order (what the wire shows)
-NODE_STATUS_ORDER = ("capacity", "allocatable", "phase", "conditions", "addresses", "daemonEndpoints", "nodeInfo",
-                     "images", "volumesInUse", "volumesAttached", "config", "runtimeHandlers", "features")
-
-
-def _in_go_order(fields: JsonDict, order: tuple[str, ...]) -> JsonDict:
-    """`fields` with the known keys in `order`, then any others as they came."""
-    out = {k: fields[k] for k in order if k in fields}
-    out.update((k, v) for k, v in fields.items() if k not in out)
-    return out
+# NodeSystemInfo's string fields, none omitempty: written "" when unset (the store puts them, and
+# the status, in Go's order: minik3s.api.field_order)
+NODE_INFO_STRINGS = tuple(k for k in NODE_SYSTEM_INFO if k != "swap")
 
 
 class NodeStrategy(Strategy):
@@ -54,10 +44,9 @@ class NodeStrategy(Strategy):
             if isinstance(kubelet, dict):
                 kubelet.setdefault("Port", 0)
         info = status.setdefault("nodeInfo", {})
-        if isinstance(info, dict) and any(key not in info for key in NODE_INFO_STRINGS):
-            status["nodeInfo"] = _in_go_order({**dict.fromkeys(NODE_INFO_STRINGS, ""), **info}, NODE_INFO_ORDER)
-        if any(a != b for a, b in zip(status, (k for k in NODE_STATUS_ORDER if k in status), strict=False)):
-            obj["status"] = _in_go_order(status, NODE_STATUS_ORDER)
+        if isinstance(info, dict):
+            for key in NODE_INFO_STRINGS:
+                info.setdefault(key, "")
 
     def _reset_status_on_create(self, obj: JsonDict) -> None:
         # nodes register with their status (kubelet POSTs a full Node); upstream keeps it

@@ -10,7 +10,9 @@ elsewhere keep seeing them); the store applies it to each object it commits. Key
 not name keep their relative order after the named ones.
 
 Nested types below metadata keep the order their writers gave them (Go order for every nested
-struct of every kind would need the whole schema; clients compare objects, not key orders).
+struct of every kind would need the whole schema; clients compare objects, not key orders),
+except the structs `_NESTED` names: a Node's status and node info, whose zero values the Node
+strategy adds and which `kubectl get node -o json` shows in Go's order.
 """
 
 from __future__ import annotations
@@ -33,11 +35,22 @@ _KIND_FIELDS: dict[str, tuple[str, ...]] = {
 }
 _DEFAULT_FIELDS = ("spec", "status")
 
+# core/v1 NodeStatus and NodeSystemInfo, in declaration order
+NODE_STATUS = ("capacity", "allocatable", "phase", "conditions", "addresses", "daemonEndpoints", "nodeInfo",
+               "images", "volumesInUse", "volumesAttached", "config", "runtimeHandlers", "features")
+NODE_SYSTEM_INFO = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+                    "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture", "swap")
+# nested structs kept in Go order too: kind -> (path below the object, the struct's field order)
+_NESTED: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    "Node": ((("status",), NODE_STATUS), (("status", "nodeInfo"), NODE_SYSTEM_INFO)),
+}
+
 
 # key sequence seen -> the sequence to put them in (None: already in order); the shapes of
 # objects repeat (every pod of a Deployment), so each is worked out once
 _TOP: dict[tuple[object, tuple[str, ...]], tuple[str, ...] | None] = {}
 _META: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+_INNER: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
 _MEMO_LIMIT = 4096
 
 
@@ -60,7 +73,8 @@ def _put_in(d: JsonDict, order: tuple[str, ...]) -> None:
 
 
 def order_fields(obj: JsonDict) -> None:
-    """Reorder `obj`'s top level and its metadata in place, as kube-apiserver would write them."""
+    """Reorder `obj`'s top level, its metadata and the `_NESTED` structs of its kind in place, as
+    kube-apiserver would write them."""
     kind = obj.get("kind")
     keys = tuple(obj)
     memo_key = (kind, keys)
@@ -86,3 +100,20 @@ def order_fields(obj: JsonDict) -> None:
             _META[mkeys] = mwant
         if mwant is not None:
             _put_in(md, mwant)
+    nested = _NESTED.get(kind) if isinstance(kind, str) else None
+    if nested:
+        for path, order in nested:
+            d: object = obj
+            for step in path:
+                d = d.get(step) if isinstance(d, dict) else None
+            if isinstance(d, dict):
+                ikey = (order, tuple(d))
+                if ikey in _INNER:
+                    iwant = _INNER[ikey]
+                else:
+                    iwant = _target(ikey[1], order)
+                    if len(_INNER) >= _MEMO_LIMIT:
+                        _INNER.clear()
+                    _INNER[ikey] = iwant
+                if iwant is not None:
+                    _put_in(d, iwant)
