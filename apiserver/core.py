@@ -47,8 +47,6 @@ from apiserver.patch.strategic_merge import (
     patched_top_level_fields,
 )
 from apiserver.storage.interface import (
-    ENCODE_LEVELS,
-    MAX_OBJECT_LEVELS,
     UNENCODABLE_MESSAGE,
     KeyExistsError,
     KeyNotFoundError,
@@ -56,7 +54,7 @@ from apiserver.storage.interface import (
     Store,
     TooOldError,
     WatchOverflowError,
-    wrapped,
+    check_object_levels,
 )
 from apiserver.strategies import (
     DefaultPriorityClass,
@@ -237,7 +235,7 @@ def _check_patched_depth(obj: JsonDict) -> None:
     subtree into itself): once decoded (a deep unknown field of a built-in kind is dropped, as
     upstream's decoding drops it), one deeper than a body may be is refused."""
     try:
-        orjson.dumps(wrapped(obj, ENCODE_LEVELS - MAX_OBJECT_LEVELS))
+        check_object_levels(obj)
     except orjson.JSONEncodeError:
         raise BadRequestError(UNENCODABLE_MESSAGE) from None
 

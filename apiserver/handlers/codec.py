@@ -20,7 +20,7 @@ from aiohttp import web
 
 from apiserver.keys import SERVING
 from apiserver.protobuf import ProtobufError, UnsupportedKindError, decode_protobuf
-from apiserver.storage.interface import ENCODE_LEVELS, MAX_OBJECT_LEVELS, wrapped
+from apiserver.storage.interface import MAX_OBJECT_LEVELS, check_object_levels
 from minik3s.api.errors import (
     BadRequestError,
     RequestEntityTooLargeError,
@@ -183,12 +183,10 @@ _DEPTH_MSG = f"the body of the request was in an unknown format: exceeded max de
 
 
 def check_depth(obj: Any) -> None:
-    """Refuse values nested deeper than MAX_DEPTH (a 400, before any recursive walk). One
-    C-speed encode inside the levels left up to the encoder's bound: a typical pod costs
-    microseconds."""
+    """Refuse values nested deeper than MAX_DEPTH (a 400, before any recursive walk)."""
     if isinstance(obj, dict | list):
         try:
-            orjson.dumps(wrapped(obj, ENCODE_LEVELS - MAX_DEPTH))
+            check_object_levels(obj)
         except orjson.JSONEncodeError as e:
             if "ecursion" in str(e):
                 raise BadRequestError(_DEPTH_MSG) from None

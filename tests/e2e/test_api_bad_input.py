@@ -312,8 +312,13 @@ def test_a_warning_naming_a_field_with_a_line_break_keeps_the_response_whole(htt
 
 
 def _crd(plural: str, pattern: str) -> dict:
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "x": {"type": "string", "pattern": pattern}}}}}
+    """A CRD whose spec.x must match `pattern`."""
+    return _crd_with(plural, {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "x": {"type": "string", "pattern": pattern}}}}})
+
+
+def _crd_with(plural: str, schema: dict) -> dict:
+    """A namespaced CRD in fuzz.example.com/v1 with `schema` as its openAPIV3Schema."""
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": f"{plural}.fuzz.example.com"},
             "spec": {"group": "fuzz.example.com", "scope": "Namespaced",
@@ -435,13 +440,8 @@ def _nested(levels: int) -> dict:
 
 
 def _free_form_crd(plural: str) -> dict:
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.fuzz.example.com"},
-            "spec": {"group": "fuzz.example.com", "scope": "Namespaced",
-                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "schema": {"openAPIV3Schema": schema}}]}}
+    return _crd_with(plural, {"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}})
 
 
 def test_an_object_at_the_depth_bound_is_stored_listed_and_watched_and_one_deeper_is_400(http, nsname):
